@@ -1,0 +1,52 @@
+# RNIC: open RDMA NIC for Alveo cards, with its full-system simulation.
+#
+#   make demo    set up, build, boot two simulated NICs and run the RDMA WRITE demo
+#   make test    set up, build and run every test (ends with "N passed, N failed")
+#
+# Each part keeps its rules in its own fragment, included below.
+
+.DEFAULT_GOAL := demo
+SHELL := /bin/bash
+
+ROOT := $(abspath .)
+BUILD := $(ROOT)/build
+VENV := $(ROOT)/.venv
+PY := $(VENV)/bin/python
+SPEC_INC := $(ROOT)/spec/gen
+SETUP_STAMP := $(VENV)/.requirements
+
+CC := gcc
+CXX := g++
+CFLAGS_COMMON := -O2 -g -Wall -Wextra -Werror -std=gnu11
+BUILD_ID := $(shell git rev-parse --short=8 HEAD 2>/dev/null || echo 0)
+BUILD_TIME := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+.PHONY: demo test setup spec spec-check all clean
+
+setup: $(SETUP_STAMP)
+$(SETUP_STAMP): requirements.txt scripts/setup.sh
+	bash scripts/setup.sh
+
+spec:
+	python3 spec/gen.py
+
+spec-check:
+	python3 spec/gen.py --check
+
+include hw/kernels/kernels.mk
+include hw/rtl/rtl.mk
+include firmware/firmware.mk
+include driver/driver.mk
+include host-lib/host-lib.mk
+include sim/sim.mk
+
+all: $(SETUP_STAMP) $(ALL_TARGETS)
+
+demo: all
+	$(PY) sim/run_demo.py
+
+test: all
+	$(PY) -m pytest -q tests
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,29 @@
+# HLS C kernels, built for the host: libkernels.a for rnic-sim (DPI-C), libkernels.so for the
+# Python cycle-by-cycle tests (same DPI-C entry points through ctypes).
+KERNEL_CFLAGS := $(CFLAGS_COMMON) -Wno-unknown-pragmas -fPIC \
+	-I$(ROOT)/hw/kernels/common -I$(SPEC_INC) -I/usr/share/verilator/include/vltstd
+KERNEL_SRCS := hw/kernels/common/rnic_crc.c
+KERNEL_HDRS := hw/kernels/common/rnic_kernel.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h
+
+include hw/kernels/tx/tx.mk
+include hw/kernels/rx/rx.mk
+include hw/kernels/cq/cq.mk
+
+KERNEL_OBJS := $(patsubst %.c,$(BUILD)/kernels/%.o,$(KERNEL_SRCS))
+KERNEL_LIB := $(BUILD)/kernels/libkernels.a
+KERNEL_SO := $(BUILD)/kernels/libkernels.so
+
+$(BUILD)/kernels/%.o: %.c $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+
+$(KERNEL_LIB): $(KERNEL_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(KERNEL_SO): $(KERNEL_OBJS)
+	$(CC) -shared -o $@ $^
+
+.PHONY: kernels
+kernels: $(KERNEL_LIB) $(KERNEL_SO)
+ALL_TARGETS += kernels
