@@ -29,6 +29,7 @@
 #define RNIC_IMM_LEN 4
 #define RNIC_ICRC_LEN 4
 #define RNIC_IPPROTO_UDP 17
+#define RNIC_PAGE_SIZE_BYTES (1u << RNIC_PAGE_SHIFT)
 
 /* BTH byte 2 flag bits (IBTA Vol. 1 9.2): SE, MigReq, pad count, TVer; byte 8 bit 7: AckReq. */
 #define RNIC_BTH_SE 0x80
@@ -154,6 +155,124 @@ static inline uint32_t rnic_ipv4_csum(const uint8_t *p)
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return ~sum & 0xffff;
+}
+
+/* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
+ * copy, written by the same configuration writes: a BRAM per reader instead of a shared port). */
+#define RNIC_QPC_WORDS 18
+#define RNIC_MPT_WORDS 8
+
+typedef struct {
+	uint32_t qpc[RNIC_MAX_QP][RNIC_QPC_WORDS];
+	uint32_t mpt[RNIC_MAX_MPT][RNIC_MPT_WORDS];
+	uint64_t mtt[RNIC_MAX_MTT];
+	uint32_t port[4];
+} rnic_tables_t;
+
+/* Apply one configuration write; returns the table number if it committed an entry of a table
+ * with running state (word 0 of QPC/CQC/EQC), else 0. *index gets the entry index. */
+static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data, uint32_t *index)
+{
+	uint32_t tbl = addr >> RNIC_CFG_TABLE_SHIFT;
+	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
+	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+
+	*index = idx;
+	if (tbl == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS) {
+		t->qpc[idx][word] = data;
+		return word == 0 ? RNIC_CFG_TBL_QPC : 0;
+	}
+	if (tbl == RNIC_CFG_TBL_MPT && idx < RNIC_MAX_MPT && word < RNIC_MPT_WORDS)
+		t->mpt[idx][word] = data;
+	else if (tbl == RNIC_CFG_TBL_MTT && idx < RNIC_MAX_MTT && word < 2)
+		t->mtt[idx] = word ? (t->mtt[idx] & 0xffffffffull) | ((uint64_t)data << 32)
+				   : (t->mtt[idx] & ~0xffffffffull) | data;
+	else if (tbl == RNIC_CFG_TBL_PORT && idx == 0 && word < 4)
+		t->port[word] = data;
+	return 0;
+}
+
+#define QPC_W(t, qpn, reg) ((t)->qpc[qpn][RNIC_QPC_##reg / 4])
+#define QPC_F(t, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_W(t, qpn, reg))
+#define MPT_W(t, i, reg) ((t)->mpt[i][RNIC_MPT_##reg / 4])
+
+/* Memory key check and translation (IBTA 10.6: key, PD, access, bounds). Returns 0 and the MPT
+ * index, or -1. */
+static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
+				 uint64_t va, uint64_t len, uint32_t *mpt_index)
+{
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+	uint32_t ctrl;
+	uint64_t base, size;
+
+	if (i >= RNIC_MAX_MPT)
+		return -1;
+	ctrl = MPT_W(t, i, CTRL);
+	base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
+	size = ((uint64_t)MPT_W(t, i, LEN_HI) << 32) | MPT_W(t, i, LEN_LO);
+	if (!RNIC_GET(RNIC_MPT_CTRL_VALID, ctrl) || RNIC_GET(RNIC_MPT_CTRL_TAG, ctrl) != (key & 0xff) ||
+	    MPT_W(t, i, PDN) != pdn || (RNIC_GET(RNIC_MPT_CTRL_ACCESS, ctrl) & access) != access ||
+	    va < base || len > size || va - base > size - len)
+		return -1;
+	*mpt_index = i;
+	return 0;
+}
+
+/* Bus address of virtual address va inside the MR of MPT entry i (4 KiB pages). */
+static inline uint64_t rnic_translate(const rnic_tables_t *t, uint32_t i, uint64_t va)
+{
+	uint64_t base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
+	uint32_t page = (uint32_t)((va >> 12) - (base >> 12));
+
+	return t->mtt[(MPT_W(t, i, MTT_BASE) + page) % RNIC_MAX_MTT] + (va & 0xfff);
+}
+
+/* Path MTU in bytes from the QPC's enum ibv_mtu value. */
+static inline uint32_t rnic_mtu_bytes(uint32_t pmtu)
+{
+	return pmtu >= 1 && pmtu <= 5 ? 128u << pmtu : 1024;
+}
+
+/* Our MAC (bytes 0..5 at p) and IPv4 address from the PORT table. */
+static inline void rnic_port_mac(const rnic_tables_t *t, uint8_t *p)
+{
+	rnic_put_be16(p, t->port[RNIC_PORTC_MAC_HI / 4]);
+	rnic_put_be32(p + 2, t->port[RNIC_PORTC_MAC_LO / 4]);
+}
+
+/* Build Ethernet + IPv4 + UDP + BTH for a RoCEv2 packet of `payload_len` bytes after the BTH
+ * (extension headers + payload + pad + ICRC) toward the peer of QP `qpn`. */
+static inline void rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, uint8_t *h, uint32_t opcode,
+				      uint32_t pad, uint32_t ackreq, uint32_t psn, uint32_t payload_len)
+{
+	uint32_t net = QPC_W(t, qpn, NET);
+	uint32_t iplen = RNIC_IP_HLEN + RNIC_UDP_HLEN + RNIC_BTH_LEN + payload_len;
+
+	rnic_put_be16(h, QPC_W(t, qpn, DMAC_HI));
+	rnic_put_be32(h + 2, QPC_W(t, qpn, DMAC_LO));
+	rnic_port_mac(t, h + 6);
+	rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV4);
+	h[14] = 0x45;
+	h[15] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TOS, net);
+	rnic_put_be16(h + 16, iplen);
+	rnic_put_be16(h + 18, 0);
+	rnic_put_be16(h + 20, 0x4000); /* DF */
+	h[22] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
+	h[23] = RNIC_IPPROTO_UDP;
+	rnic_put_be32(h + 26, t->port[RNIC_PORTC_IPV4 / 4]);
+	rnic_put_be32(h + 30, QPC_W(t, qpn, DIP));
+	rnic_put_be16(h + 24, rnic_ipv4_csum(h + 14));
+	rnic_put_be16(h + 34, RNIC_GET(RNIC_QPC_NET_SPORT, net));
+	rnic_put_be16(h + 36, RNIC_ROCE_UDP_PORT);
+	rnic_put_be16(h + 38, iplen - RNIC_IP_HLEN);
+	rnic_put_be16(h + 40, 0);
+	h[42] = (uint8_t)opcode;
+	h[43] = (uint8_t)(pad << RNIC_BTH_PAD_SHIFT);
+	rnic_put_be16(h + 44, 0xffff);
+	h[46] = 0;
+	rnic_put_be24(h + 47, QPC_F(t, qpn, DEST_QPN, QPN));
+	h[50] = ackreq ? RNIC_BTH_ACKREQ : 0;
+	rnic_put_be24(h + 51, psn & RNIC_PSN_MASK);
 }
 
 #endif

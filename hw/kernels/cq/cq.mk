@@ -1,1 +1,1 @@
-# (placeholder: filled by the part's owner)
+KERNEL_SRCS += hw/kernels/cq/cq.c hw/kernels/cq/cq_dpi.c

@@ -1,1 +1,1 @@
-# (placeholder: filled by the part's owner)
+KERNEL_SRCS += hw/kernels/rx/rx.c hw/kernels/rx/rx_dpi.c

@@ -1,1 +1,1 @@
-# (placeholder: filled by the part's owner)
+KERNEL_SRCS += hw/kernels/tx/tx.c hw/kernels/tx/tx_dpi.c

@@ -1,0 +1,144 @@
+/* CQ kernel: completion queues.
+ *
+ * Per clock (contract: docs/ARCHITECTURE.md) it takes at most one completion request (from the
+ * TX or RX kernel, round-robin) and writes its CQE as one 64-byte DMA beat; the OWNER byte is the
+ * pass parity (1 on the first pass through the ring), so the host sees a CQE as new when OWNER
+ * differs from the previous pass. A completion that would overwrite an unconsumed CQE (consumer
+ * index from CQ doorbells) is dropped and counted. An armed CQ gets an EQE in its context's event
+ * queue after the CQE and an MSI-X message (vector = CQC.VECTOR).
+ */
+#include "cq.h"
+
+#define CQC_F(st, n, reg, f) RNIC_GET(RNIC_CQC_##reg##_##f, (st)->cqc[n][RNIC_CQC_##reg / 4])
+#define CQC_BASE(st, n) (((uint64_t)(st)->cqc[n][RNIC_CQC_BASE_HI / 4] << 32) | (st)->cqc[n][RNIC_CQC_BASE_LO / 4])
+
+static void cfg(rnic_cq_state_t *st, uint32_t addr, uint32_t data)
+{
+	uint32_t tbl = addr >> RNIC_CFG_TABLE_SHIFT;
+	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
+	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+
+	if (tbl == RNIC_CFG_TBL_CQC && idx < RNIC_MAX_CQ && word < CQC_WORDS) {
+		st->cqc[idx][word] = data;
+		if (!word)
+			st->cq[idx] = (cq_run_t){0};
+	} else if (tbl == RNIC_CFG_TBL_EQC && idx < RNIC_NUM_CTX && word < EQC_WORDS) {
+		st->eqc[idx][word] = data;
+		if (!word)
+			st->eq_pi[idx] = 0;
+	}
+}
+
+static void write_cqe(rnic_cq_state_t *st, const rnic_cpl_t *c, uint64_t cycle)
+{
+	uint32_t n = c->cqn, log, i;
+	uint8_t *e = st->o.wr_data;
+	cq_run_t *q;
+
+	if (n >= RNIC_MAX_CQ || !CQC_F(st, n, CTRL, VALID))
+		return;
+	q = &st->cq[n];
+	log = CQC_F(st, n, CTRL, LOG_SIZE);
+	if (q->pi - q->ci >= (1u << log)) {
+		st->o.stat_overflow++;
+		return;
+	}
+	for (i = 0; i < RNIC_BEAT; i++)
+		e[i] = 0;
+	RNIC_CQE_WR_ID_SET(e, c->wr_id);
+	RNIC_CQE_BYTE_LEN_SET(e, c->byte_len);
+	RNIC_CQE_IMM_SET(e, c->imm);
+	RNIC_CQE_QPN_SET(e, c->qpn);
+	RNIC_CQE_SRC_QP_SET(e, c->src_qp);
+	RNIC_CQE_OPCODE_SET(e, c->opcode);
+	RNIC_CQE_STATUS_SET(e, c->status);
+	RNIC_CQE_WC_FLAGS_SET(e, c->wc_flags);
+	RNIC_CQE_TS_START_SET(e, c->ts_start);
+	RNIC_CQE_TS_END_SET(e, cycle);
+	RNIC_CQE_OWNER_SET(e, ((q->pi >> log) & 1) ^ 1);
+	st->o.wr_valid = 1;
+	st->o.wr_addr = CQC_BASE(st, n) + (uint64_t)(q->pi & ((1u << log) - 1)) * RNIC_CQE_BYTES;
+	st->o.wr_len = RNIC_CQE_BYTES;
+	st->o.wr_last = 1;
+	q->pi++;
+	st->o.stat_cqes++;
+	if (q->armed) {
+		q->armed = 0;
+		st->eqe_pending = 1;
+		st->eqe_cqn = n;
+	}
+}
+
+/* The EQE for CQ eqe_cqn, then its MSI-X message. */
+static void write_eqe(rnic_cq_state_t *st)
+{
+	uint32_t ctx = CQC_F(st, st->eqe_cqn, CTRL, CTX) % RNIC_NUM_CTX;
+	uint32_t log = RNIC_GET(RNIC_EQC_CTRL_LOG_SIZE, st->eqc[ctx][0]);
+	uint64_t base = ((uint64_t)st->eqc[ctx][RNIC_EQC_BASE_HI / 4] << 32) | st->eqc[ctx][RNIC_EQC_BASE_LO / 4];
+	uint8_t *e = st->o.wr_data;
+	uint32_t i;
+
+	if (st->o.irq_valid)
+		return;
+	st->eqe_pending = 0;
+	st->o.irq_valid = 1;
+	st->o.irq_vector = (uint8_t)st->cqc[st->eqe_cqn][RNIC_CQC_VECTOR / 4];
+	if (!RNIC_GET(RNIC_EQC_CTRL_VALID, st->eqc[ctx][0]))
+		return;
+	for (i = 0; i < RNIC_BEAT; i++)
+		e[i] = 0;
+	RNIC_EQE_TYPE_SET(e, RNIC_EQE_TYPE_COMP);
+	RNIC_EQE_DATA_SET(e, st->eqe_cqn);
+	RNIC_EQE_OWNER_SET(e, ((st->eq_pi[ctx] >> log) & 1) ^ 1);
+	st->o.wr_valid = 1;
+	st->o.wr_addr = base + (uint64_t)(st->eq_pi[ctx] & ((1u << log) - 1)) * RNIC_EQE_BYTES;
+	st->o.wr_len = RNIC_EQE_BYTES;
+	st->o.wr_last = 1;
+	st->eq_pi[ctx]++;
+}
+
+void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *out)
+{
+#pragma HLS PIPELINE II = 1
+	const rnic_cpl_t *c = 0;
+
+	if (in->rst) {
+		uint32_t i;
+
+		for (i = 0; i < RNIC_MAX_CQ; i++)
+			st->cq[i] = (cq_run_t){0};
+		st->eqe_pending = 0;
+		st->o = (rnic_cq_out_t){0};
+		*out = st->o;
+		return;
+	}
+	if (st->o.wr_valid && in->wr_ready)
+		st->o.wr_valid = 0;
+	if (st->o.irq_valid && in->irq_ready)
+		st->o.irq_valid = 0;
+	if (in->cfg_valid)
+		cfg(st, in->cfg_addr, in->cfg_data);
+	if (in->db_valid && st->o.db_ready && in->db_cqn < RNIC_MAX_CQ &&
+	    CQC_F(st, in->db_cqn, CTRL, CTX) == in->db_ctx) {
+		st->cq[in->db_cqn].ci = (st->cq[in->db_cqn].pi & ~0xffffu) | in->db_ci;
+		if (st->cq[in->db_cqn].ci > st->cq[in->db_cqn].pi)
+			st->cq[in->db_cqn].ci -= 0x10000;
+		if (in->db_arm)
+			st->cq[in->db_cqn].armed = in->db_arm;
+	}
+	if (in->txc_valid && st->o.txc_ready)
+		c = &in->txc;
+	else if (in->rxc_valid && st->o.rxc_ready)
+		c = &in->rxc;
+	if (c) {
+		write_cqe(st, c, in->cycle);
+		st->rr ^= 1;
+	} else if (st->eqe_pending && !st->o.wr_valid) {
+		write_eqe(st);
+	}
+	/* take a completion next clock only if its CQE beat can be presented then */
+	st->o.db_ready = 1;
+	st->o.txc_ready = !st->eqe_pending && !st->o.wr_valid ? st->rr == 0 || !in->rxc_valid : 0;
+	st->o.rxc_ready = !st->eqe_pending && !st->o.wr_valid && !st->o.txc_ready;
+	*out = st->o;
+}

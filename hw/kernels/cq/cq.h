@@ -1,0 +1,29 @@
+/* CQ kernel: writes CQEs and EQEs, raises MSI-X. */
+#ifndef RNIC_CQ_H
+#define RNIC_CQ_H
+
+#include "rnic_kernel.h"
+
+#define CQC_WORDS 4
+#define EQC_WORDS 3
+
+typedef struct {
+	uint32_t pi;     /* next CQE slot (free running) */
+	uint32_t ci;     /* consumer index from the doorbell */
+	uint8_t armed;   /* 1: next completion, 2: next solicited */
+} cq_run_t;
+
+typedef struct {
+	uint32_t cqc[RNIC_MAX_CQ][CQC_WORDS];
+	uint32_t eqc[RNIC_NUM_CTX][EQC_WORDS];
+	cq_run_t cq[RNIC_MAX_CQ];
+	uint32_t eq_pi[RNIC_NUM_CTX];
+	uint8_t rr;          /* round-robin between the TX and RX completion inputs */
+	uint8_t eqe_pending; /* an EQE (and MSI-X) follows the CQE just written */
+	uint32_t eqe_cqn;
+	rnic_cq_out_t o;     /* outputs presented during the current cycle */
+} rnic_cq_state_t;
+
+void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *out);
+
+#endif

@@ -1,0 +1,63 @@
+"""A minimal host-link client (the PCIe side of rnic-sim) for tests: BAR0 reads and writes from
+Python, with the message layout taken from the generated spec."""
+import pathlib
+import socket
+import struct
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "spec" / "gen"))
+import rnic_spec as S  # noqa: E402
+
+HDR = struct.Struct("<IIQQII")
+assert HDR.size == S.LINK_HDR[0]
+MSG = S.LINK_MSG
+
+
+class LinkClient:
+    def __init__(self, sock_path, timeout=30):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(timeout)
+        self.s.connect(str(sock_path))
+        self.tag = 0
+        self._send(MSG["HELLO"], value=S.LINK_VERSION)
+        t, _, _, value, _, _ = self._recv_until(MSG["HELLO_ACK"])
+        self.ctx = value
+
+    def _send(self, mtype, addr=0, value=0, tag=0, payload=b"", status=0):
+        self.s.sendall(HDR.pack(mtype, len(payload), addr, value, tag, status) + payload)
+
+    def _recvn(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.s.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("rnic-sim closed the link")
+            buf += chunk
+        return buf
+
+    def _recv_until(self, mtype, tag=None):
+        while True:
+            t, ln, addr, value, rtag, status = HDR.unpack(self._recvn(HDR.size))
+            payload = self._recvn(ln) if ln else b""
+            if t == MSG["DMA_RD"]:  # this client maps no memory: refuse
+                self._send(MSG["DMA_RD_RESP"], addr=addr, tag=rtag, status=1)
+                continue
+            if t == mtype and (tag is None or rtag == tag):
+                return t, ln, addr, value, status, payload
+
+    def read32(self, off):
+        self.tag += 1
+        self._send(MSG["MMIO_RD"], addr=off, tag=self.tag)
+        return self._recv_until(MSG["MMIO_RD_RESP"], self.tag)[3] & 0xFFFFFFFF
+
+    def write32(self, off, value):
+        self._send(MSG["MMIO_WR"], addr=off, value=value)
+
+    def stat(self, name):
+        return self.read32(S.STATS["COUNTER0"][0] + 4 * S.STAT[name])
+
+    def close(self):
+        try:
+            self._send(MSG["BYE"])
+        finally:
+            self.s.close()

@@ -1,0 +1,197 @@
+"""Malformed frames injected into a simulated NIC's receive path through rnic-sim's UDP backend
+(the QEMU `-netdev dgram` format). The test plays the remote peer with scapy: bad ICRC, bad QPN,
+bad rkey, a key without remote write access, an out-of-bounds address and a PSN gap are dropped or
+NAKed, counted, and write nothing; a valid WRITE in between lands."""
+import os
+import pathlib
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+from scapy.compat import raw
+from scapy.contrib.roce import AETH, BTH
+from scapy.fields import IntField, XIntField, XLongField
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Packet, bind_layers
+
+import roce_check as R
+from link_client import LinkClient
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SIM = ROOT / "build" / "sim" / "rnic-sim"
+TARGET = ROOT / "build" / "tests" / "inject_target"
+NIC_MAC, NIC_IP = "02:00:00:00:00:31", "10.0.0.31"
+PEER_MAC, PEER_IP, PEER_QPN = "02:00:00:00:00:99", "10.0.0.99", 0x123
+
+
+class RETH(Packet):
+    name = "RETH"
+    fields_desc = [XLongField("va", 0), XIntField("rkey", 0), IntField("dlen", 0)]
+
+
+bind_layers(BTH, RETH, opcode=0x0A)
+
+
+class Peer:
+    """The remote end of the wire: a UDP socket that answers ARP and collects RoCE frames."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.frames = queue.Queue()
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            pkt = Ether(data)
+            if ARP in pkt and pkt[ARP].op == 1 and pkt[ARP].pdst == PEER_IP:
+                reply = Ether(dst=pkt.src, src=PEER_MAC) / ARP(
+                    op=2, hwsrc=PEER_MAC, psrc=PEER_IP, hwdst=pkt[ARP].hwsrc, pdst=pkt[ARP].psrc)
+                self.send(raw(reply))
+            elif R.is_roce_v4(data):
+                self.frames.put(data)
+
+    def send(self, frame):
+        self.sock.sendto(frame, ("127.0.0.1", self.nic_port))
+
+    def expect(self, timeout=20.0):
+        try:
+            return self.frames.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def quiet(self, wait=3.0):
+        """True if the NIC sends nothing for `wait` seconds."""
+        return self.expect(timeout=wait) is None
+
+
+def write_only(qpn, psn, va, rkey, payload, corrupt_icrc=False):
+    pkt = (Ether(src=PEER_MAC, dst=NIC_MAC) / IP(src=PEER_IP, dst=NIC_IP, flags="DF", ttl=64) /
+           UDP(sport=0xC123, dport=4791, chksum=0) /
+           BTH(opcode=0x0A, dqpn=qpn, psn=psn, ackreq=1, pkey=0xFFFF) /
+           RETH(va=va, rkey=rkey, dlen=len(payload)) / payload)
+    frame = bytearray(raw(pkt))
+    assert R.icrc_ok(bytes(frame))
+    if corrupt_icrc:
+        frame[-1] ^= 0x01
+    return bytes(frame)
+
+
+@pytest.fixture(scope="module")
+def nic(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("inject")
+    peer = Peer()
+    peer.nic_port = _free_udp_port()
+    sim = subprocess.Popen([str(SIM), "--name", "rnic9", "--mac", NIC_MAC, "--ip", NIC_IP,
+                            "--sock-dir", str(tmp), "--pcap", str(tmp / "inject.pcap"),
+                            "--eth-udp", f"{peer.nic_port}:127.0.0.1:{peer.port}"],
+                           stdout=open(tmp / "sim.log", "w"), stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while not (tmp / "rnic9.sock").exists():
+        assert sim.poll() is None and time.time() < deadline, (tmp / "sim.log").read_text()
+        time.sleep(0.05)
+    env = dict(os.environ, RNIC_SIM_DIR=str(tmp))
+    target = subprocess.Popen([str(TARGET), "rnic9", PEER_IP, str(PEER_QPN)], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    ready = target.stdout.readline()
+    assert ready.startswith("READY"), ready + (tmp / "sim.log").read_text()
+    info = {k: int(v) for k, v in (kv.split("=") for kv in ready.split()[1:])}
+    link = LinkClient(tmp / "rnic9.sock")
+    yield {"peer": peer, "info": info, "target": target, "link": link, "tmp": tmp}
+    link.close()
+    target.stdin.write("quit\n")
+    target.stdin.close()
+    target.wait(timeout=30)
+    sim.send_signal(signal.SIGTERM)
+    sim.wait(timeout=30)
+    peer.stop = True
+
+
+def _free_udp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def changed(nic):
+    t = nic["target"]
+    t.stdin.write("check\n")
+    t.stdin.flush()
+    ranges = []
+    for line in iter(t.stdout.readline, ""):
+        if line.startswith("DONE"):
+            return ranges
+        _, a, b = line.split()
+        ranges.append((int(a), int(b)))
+    raise AssertionError("inject_target died")
+
+
+def aeth_syndrome(frame):
+    return raw(Ether(frame)[AETH])[0]
+
+
+@pytest.fixture(scope="module")
+def valid_write(nic):
+    """A well-formed WRITE lands and is ACKed: proof that the set-up reaches the responder."""
+    i, peer = nic["info"], nic["peer"]
+    payload = bytes(range(64))
+    peer.send(write_only(i["qpn"], i["rq_psn"], i["addr"] + 128, i["rkey"], payload))
+    ack = peer.expect()
+    assert ack is not None and R.icrc_ok(ack)
+    op, qpn, psn, _ = R.bth(ack)
+    assert (op, qpn, psn) == (0x11, PEER_QPN, i["rq_psn"]) and aeth_syndrome(ack) == 0x1F
+    off = i["addr"] - i["buf"] + 128
+    assert changed(nic) == [(off, off + 64)]
+    return i["rq_psn"] + 1
+
+
+CASES = {
+    # name: (frame builder, expected NAK syndrome or None for a silent drop, counter)
+    "bad_icrc": (lambda i, psn: write_only(i["qpn"], psn, i["addr"], i["rkey"], b"x" * 64, corrupt_icrc=True),
+                 None, "RX_DROP_ICRC"),
+    "bad_qpn": (lambda i, psn: write_only(0x77, psn, i["addr"], i["rkey"], b"x" * 64), None, "RX_DROP_QPN"),
+    "bad_rkey": (lambda i, psn: write_only(i["qpn"], psn, i["addr"], i["rkey"] ^ 0x100, b"x" * 64),
+                 0x62, "RX_NAK_ACCESS"),
+    "no_remote_write": (lambda i, psn: write_only(i["qpn"], psn, i["addr_ro"], i["rkey_ro"], b"x" * 64),
+                        0x62, "RX_NAK_ACCESS"),
+    "out_of_bounds": (lambda i, psn: write_only(i["qpn"], psn, i["addr"] + i["len"] - 32, i["rkey"], b"x" * 64),
+                      0x62, "RX_NAK_ACCESS"),
+    "psn_gap": (lambda i, psn: write_only(i["qpn"], psn + 5, i["addr"], i["rkey"], b"x" * 64),
+                0x60, "RX_NAK_PSN"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_malformed_frame_writes_nothing(nic, valid_write, case):
+    build, syndrome, counter = CASES[case]
+    i, peer, link = nic["info"], nic["peer"], nic["link"]
+    before = link.stat(counter)
+    expected_changes = changed(nic)
+    peer.send(build(i, valid_write))
+    if syndrome is None:
+        assert peer.quiet()
+    else:
+        nak = peer.expect()
+        assert nak is not None and R.icrc_ok(nak)
+        assert R.bth(nak)[0] == 0x11 and aeth_syndrome(nak) == syndrome
+        assert R.bth(nak)[2] == valid_write  # a NAK carries the expected PSN
+    deadline = time.time() + 10
+    while link.stat(counter) == before and time.time() < deadline:
+        time.sleep(0.1)
+    assert link.stat(counter) == before + 1
+    assert changed(nic) == expected_changes

@@ -1,0 +1,216 @@
+"""The HLS C kernels called cycle by cycle (through their DPI-C entry points): a requester
+(TX + RX + CQ of NIC A) and a responder (RX of NIC B) joined back to back, with host memory
+models answering DMA. Frames are checked with scapy / the independent ICRC checker."""
+import struct
+
+import pytest
+from scapy.contrib.roce import BTH
+from scapy.layers.l2 import Ether
+
+import roce_check as R
+from kernel_tb import Kernel, S
+
+MAC_A, MAC_B = 0x020000000001, 0x020000000002
+IP_A, IP_B = 0x0A000001, 0x0A000002
+QPN_A, QPN_B = 2, 3
+PD = 1
+SQ_BASE, CQ_BASE, BUF_BASE = 0x1000_0000, 0x2000_0000, 0x4000_0000
+RD_LATENCY = 150
+
+
+class Memory:
+    """Host memory behind a DMA port: reads answered in order after a latency, one beat per clock."""
+
+    def __init__(self):
+        self.mem = {}
+        self.reads = []  # [due_cycle, addr, len, beats_sent]
+
+    def write(self, addr, data):
+        for i, b in enumerate(data):
+            self.mem[addr + i] = b
+
+    def read(self, addr, n):
+        return bytes(self.mem.get(addr + i, 0) for i in range(n))
+
+    def request(self, cycle, addr, n):
+        self.reads.append([cycle + RD_LATENCY, addr, n, 0])
+
+    def beat(self, cycle):
+        """(data, last) of the next read beat due, or None."""
+        if not self.reads or self.reads[0][0] > cycle:
+            return None
+        r = self.reads[0]
+        data = self.read(r[1] + 64 * r[3], 64)
+        r[3] += 1
+        last = 64 * r[3] >= r[2]
+        if last:
+            self.reads.pop(0)
+        return data, last
+
+
+def qpc_words(dmac, dip, dest_qpn, sq_psn, rq_psn, pmtu=S.MTU["1024"], state=S.QPS["RTS"]):
+    w = [0] * 18
+    f = S.QPC
+    w[0] = 1 | (state << 1) | (S.QPT["RC"] << 4) | (0 << 8) | (pmtu << 16)
+    w[f["PDN"][0] // 4] = PD
+    w[f["SQ_BASE_LO"][0] // 4] = SQ_BASE
+    w[f["RING_LOG"][0] // 4] = 6 | (6 << 8)
+    w[f["CQN"][0] // 4] = 5
+    w[f["DEST_QPN"][0] // 4] = dest_qpn
+    w[f["SQ_PSN"][0] // 4] = sq_psn
+    w[f["RQ_PSN"][0] // 4] = rq_psn
+    w[f["DMAC_LO"][0] // 4] = dmac & 0xFFFFFFFF
+    w[f["DMAC_HI"][0] // 4] = dmac >> 32
+    w[f["DIP"][0] // 4] = dip
+    w[f["ACCESS"][0] // 4] = S.ACCESS["REMOTE_WRITE"]
+    w[f["NET"][0] // 4] = 0xC000 | (64 << 24)
+    return w
+
+
+def program(k, mac, ip, qpn, peer_mac, peer_ip, peer_qpn, key_index, length):
+    k.cfg_entry(S.CFG_TBL_PORT, 0, [mac & 0xFFFFFFFF, mac >> 32, ip])
+    pages = (length + 4095) // 4096
+    for p in range(pages):
+        k.cfg_entry(S.CFG_TBL_MTT, p, [(BUF_BASE + 4096 * p) & 0xFFFFFFFF, (BUF_BASE + 4096 * p) >> 32])
+    access = S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"]
+    k.cfg_entry(S.CFG_TBL_MPT, key_index, [1 | (access << 4) | (0x11 << 8), PD, BUF_BASE, 0, length, 0, 0, 12])
+    k.cfg_entry(S.CFG_TBL_QPC, qpn, qpc_words(peer_mac, peer_ip, peer_qpn, 100, 200))
+
+
+def key(index):
+    return (index << 8) | 0x11
+
+
+@pytest.fixture
+def pair():
+    ka = {n: Kernel(n) for n in ("tx", "rx", "cq")}
+    rxb = Kernel("rx")
+    for k in list(ka.values()) + [rxb]:
+        k.reset()
+    return ka, rxb
+
+
+def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000):
+    """Post one signaled WRITE of `size` bytes from A to B; returns (frames A->B, frames B->A,
+    memory B, CQE bytes, cycles)."""
+    ka, rxb = pair
+    length = 1 << 20
+    for k in (ka["tx"], ka["rx"]):
+        program(k, MAC_A, IP_A, QPN_A, MAC_B, IP_B, QPN_B, 1, length)
+        k.cfg_entry(S.CFG_TBL_QPC, QPN_A, qpc_words(MAC_B, IP_B, QPN_B, 100, 200, pmtu))
+    program(rxb, MAC_B, IP_B, QPN_B, MAC_A, IP_A, QPN_A, 1, length)
+    rxb.cfg_entry(S.CFG_TBL_QPC, QPN_B, qpc_words(MAC_A, IP_A, QPN_A, 200, 100, pmtu))
+    ka["cq"].cfg_entry(S.CFG_TBL_CQC, 5, [1 | (4 << 4), CQ_BASE, 0, 0])
+    mem_a, mem_b = Memory(), Memory()
+    payload = bytes((i * 7 + 3) & 0xFF for i in range(size))
+    mem_a.write(BUF_BASE + 100, payload)
+    wqe = bytearray(128)
+    struct.pack_into("<QBBB", wqe, 0, 0xABCD, S.WQE_OP["RDMA_WRITE"], S.WQE_FLAG["SIGNALED"], 1)
+    struct.pack_into("<QII", wqe, 16, BUF_BASE + 50, key(1) if rkey is None else rkey, size)
+    struct.pack_into("<QII", wqe, 64, BUF_BASE + 100, size, key(1))
+    mem_a.write(SQ_BASE, wqe)
+    tx, rxa, cq = ka["tx"], ka["rx"], ka["cq"]
+    tx.inp.set("db_valid", 1)
+    tx.inp.set("db_qpn", QPN_A)
+    tx.inp.set("db_pi", 1)
+    for k in (tx,):
+        k.inp.set("rdreq_ready", 1)
+        k.inp.set("eth_ready", 1)
+        k.inp.set("cpl_ready", 1)
+    for k in (rxa, rxb):
+        k.inp.set("wr_ready", 1)
+        k.inp.set("eth_ready", 1)
+        k.inp.set("fw_ready", 1)
+        k.inp.set("ack_ready", 1)
+    cq.inp.set("wr_ready", 1)
+    cq.inp.set("irq_ready", 1)
+    a2b, b2a, cur_ab, cur_ba = [], [], b"", b""
+    cqe = None
+    for cycle in range(max_cycles):
+        o = tx.out
+        # A.tx -> memory A, wire -> B.rx
+        if o.get("rdreq_valid"):
+            mem_a.request(cycle, o.get("rdreq_addr"), o.get("rdreq_len"))
+        beat = mem_a.beat(cycle) if o.get("rd_ready") else None
+        tx.inp.set("rd_valid", 1 if beat else 0)
+        if beat:
+            tx.inp.set("rd_data", beat[0])
+            tx.inp.set("rd_last", int(beat[1]))
+        rxb.inp.set("eth_valid", o.get("eth_valid"))
+        if o.get("eth_valid"):
+            n = bin(o.get("eth_keep")).count("1")
+            rxb.inp.set("eth_data", o.get("eth_data"))
+            rxb.inp.set("eth_keep", o.get("eth_keep"))
+            rxb.inp.set("eth_last", o.get("eth_last"))
+            cur_ab += o.get("eth_data")[:n]
+            if o.get("eth_last"):
+                a2b.append(cur_ab)
+                cur_ab = b""
+        # B.rx -> memory B, ACKs -> A.rx
+        ob = rxb.out
+        if ob.get("wr_valid"):
+            off = ob.get("wr_addr")
+            mem_b.writes = getattr(mem_b, "writes", {})
+            key_ = (off, ob.get("wr_len"))
+            done = mem_b.writes.get(key_, 0)
+            n = min(64, ob.get("wr_len") - done)
+            mem_b.write(off + done, ob.get("wr_data")[:n])
+            mem_b.writes[key_] = done + n if not ob.get("wr_last") else 0
+        rxa.inp.set("eth_valid", ob.get("eth_valid"))
+        if ob.get("eth_valid"):
+            n = bin(ob.get("eth_keep")).count("1")
+            rxa.inp.set("eth_data", ob.get("eth_data"))
+            rxa.inp.set("eth_keep", ob.get("eth_keep"))
+            rxa.inp.set("eth_last", ob.get("eth_last"))
+            cur_ba += ob.get("eth_data")[:n]
+            if ob.get("eth_last"):
+                b2a.append(cur_ba)
+                cur_ba = b""
+        # A.rx ack -> A.tx, A.tx cpl -> A.cq
+        oa = rxa.out
+        tx.inp.set("ack_valid", oa.get("ack_valid"))
+        for f in ("qpn", "psn", "syndrome", "msn"):
+            tx.inp.set("ack_" + f, oa.get("ack_" + f))
+        cq.inp.set("txc_valid", o.get("cpl_valid"))
+        cq.inp.set("txc", o.get("cpl"))
+        if cq.out.get("wr_valid"):
+            cqe = cq.out.get("wr_data")
+            break
+        for k in (tx, rxb, rxa, cq):
+            k.step()
+        if cycle == 0:
+            tx.inp.set("db_valid", 0)
+    return a2b, b2a, mem_b, cqe, cycle, payload
+
+
+@pytest.mark.parametrize("size,pmtu", [(1, 3), (1000, 3), (4096, 3), (10000, 3), (9000, 5)])
+def test_write_loopback(pair, size, pmtu):
+    a2b, b2a, mem_b, cqe, cycles, payload = run_write(pair, size, pmtu)
+    assert cqe is not None, f"no completion after {cycles} cycles"
+    assert mem_b.read(BUF_BASE + 50, size) == payload
+    mtu = 128 << pmtu
+    npk = max(1, -(-size // mtu))
+    assert len(a2b) == npk
+    for i, f in enumerate(a2b):
+        assert R.is_roce_v4(f) and R.icrc_ok(f)
+        op, qpn, psn, ackreq = R.bth(f)
+        assert qpn == QPN_B and psn == 100 + i
+        assert op == (0x0A if npk == 1 else 0x06 if i == 0 else 0x08 if i == npk - 1 else 0x07)
+        assert ackreq == (i == npk - 1)
+        pkt = Ether(f)
+        assert pkt[BTH].opcode == op and pkt.chksum is not None
+    assert len(b2a) == 1 and R.icrc_ok(b2a[0]) and R.bth(b2a[0])[:3] == (0x11, QPN_A, 100 + npk - 1)
+    assert len(b2a[0]) == 62
+    assert struct.unpack_from("<Q", cqe, 0)[0] == 0xABCD
+    assert cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+    assert cqe[S.CQE[1]["OPCODE"][0]] == S.WC_OP["RDMA_WRITE"]
+    assert struct.unpack_from("<I", cqe, 8)[0] == size
+    assert cqe[63] == 1
+
+
+def test_bad_rkey_nak_error_cqe(pair):
+    a2b, b2a, mem_b, cqe, cycles, payload = run_write(pair, 64, rkey=key(1) ^ 0x100)
+    assert cqe is not None
+    assert cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["REM_ACCESS_ERR"]
+    assert len(b2a) == 1 and R.bth(b2a[0])[0] == 0x11 and b2a[0][54] == 0x62
+    assert not getattr(mem_b, "mem", {})

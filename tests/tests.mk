@@ -1,0 +1,11 @@
+# Programs used by the system tests, linked against the project's verbs library.
+TESTAPP_DIR := $(BUILD)/tests
+TESTAPPS := $(TESTAPP_DIR)/inject_target
+
+$(TESTAPP_DIR)/%: tests/apps/%.c $(BUILD)/host-lib/librnicverbs.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(BUILD)/host-lib -lrnicverbs -Wl,-rpath,$(BUILD)/host-lib
+
+.PHONY: testapps
+testapps: $(TESTAPPS)
+ALL_TARGETS += testapps
