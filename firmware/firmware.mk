@@ -1,1 +1,25 @@
-# (placeholder: filled by the part's owner)
+# Firmware for the RV32IM soft core (Debian's riscv64-unknown-elf-gcc), and its logic built for
+# the host with a fake HAL for the unit tests.
+FW_DIR := $(BUILD)/fw
+FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c util.c mem.c hal_rv.c)
+FW_HDRS := firmware/src/fw.h firmware/src/hal.h $(SPEC_INC)/rnic_spec.h
+FW_CC := riscv64-unknown-elf-gcc
+FW_CFLAGS := -march=rv32im -mabi=ilp32 -Os -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
+	-std=gnu11 -I$(SPEC_INC) -Ifirmware/src -Wl,--no-warn-rwx-segments -Wl,-T,firmware/src/link.ld
+FW_HEX := $(FW_DIR)/rnic-fw.hex
+
+$(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld
+	@mkdir -p $(dir $@)
+	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) -lgcc -o $@
+
+$(FW_DIR)/rnic-fw.bin: $(FW_DIR)/rnic-fw.elf
+	riscv64-unknown-elf-objcopy -O binary $< $@
+	truncate -s %4 $@
+
+$(FW_HEX): $(FW_DIR)/rnic-fw.bin
+	od -An -v -tx4 -w4 $< | sed 's/^ //' > $@
+
+
+.PHONY: fw
+fw: $(FW_HEX)
+ALL_TARGETS += fw

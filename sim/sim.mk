@@ -1,1 +1,16 @@
-# (placeholder: filled by the part's owner)
+# rnic-sim: the Verilated rnic_top with its C++ models of the PCIe and Ethernet surroundings.
+SIM_DIR := $(BUILD)/sim
+SIM_BIN := $(SIM_DIR)/rnic-sim
+SIM_SRCS := $(addprefix $(ROOT)/sim/,rnic_sim.cpp host.cpp eth.cpp)
+
+$(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(FW_HEX)
+	@mkdir -p $(SIM_DIR)
+	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) --top-module $(RTL_TOP) \
+		-Mdir $(SIM_DIR)/obj -o $(SIM_BIN) \
+		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \
+		-CFLAGS "-std=c++17 -I$(SPEC_INC)" -MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" \
+		$(RTL_SRCS) $(SIM_SRCS) $(KERNEL_LIB)
+
+.PHONY: sim
+sim: $(SIM_BIN)
+ALL_TARGETS += sim

@@ -79,3 +79,10 @@ def test_c_header_compiles_for_host_and_soft_core(tmp_path):
         r = subprocess.run(cc + ["-Wall", "-Wextra", "-Werror", "-c", "-I", str(ROOT / "spec" / "gen"),
                                  str(src), "-o", str(tmp_path / "t.o")], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+def test_block_registers_leave_the_common_header_alone():
+    for blk in ("ID", "CLOCK", "STATS", "PORT", "ADMIN", "CTXBLK"):
+        base = getattr(S, blk)["_BASE"][0]
+        for name, (off, _f) in getattr(S, blk).items():
+            assert name == "_BASE" or off - base >= 0x10, f"{blk}.{name} overlaps the block header"

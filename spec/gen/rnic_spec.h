@@ -247,7 +247,7 @@
 #define RNIC_LINK_MSG_IRQ 0x9u
 #define RNIC_LINK_MSG_BYE 0xau
 
-/* STAT: Index of each datapath counter in the STATS block (counter i at STATS + 0x10 + 4*i). */
+/* STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i). */
 #define RNIC_STAT_RX_FRAMES 0x0u
 #define RNIC_STAT_RX_ROCE 0x1u
 #define RNIC_STAT_RX_TO_FW 0x2u
@@ -318,13 +318,13 @@
 #define RNIC_CLOCK_CYCLES_HI 0x114u /* High word latched by the last CYCLES_LO read */
 #define RNIC_CLOCK_FREQ_KHZ 0x118u /* Datapath clock frequency */
 
-/* STATS: Datapath counters, 32 bits, wrapping; counter i (enum STAT) at 0x10 + 4*i. */
+/* STATS: Datapath counters, 32 bits, wrapping; counter i (enum STAT) at 0x20 + 4*i. */
 #define RNIC_STATS_BASE 0x200u
 #define RNIC_STATS_TYPE RNIC_BLOCK_TYPE_STATS
 #define RNIC_STATS_VERSION 1u
 #define RNIC_STATS_SIZE 0x100u
-#define RNIC_STATS_COUNT 0x20cu /* Number of counters */
-#define RNIC_STATS_COUNTER0 0x210u /* First counter */
+#define RNIC_STATS_COUNT 0x210u /* Number of counters */
+#define RNIC_STATS_COUNTER0 0x220u /* First counter */
 
 /* PORT: Ethernet port addresses and state. */
 #define RNIC_PORT_BASE 0x300u

@@ -286,8 +286,8 @@ CLOCK = {
 }
 STATS = {
     '_BASE': (0x200, {}),
-    'COUNT': (0x20c, {}),
-    'COUNTER0': (0x210, {}),
+    'COUNT': (0x210, {}),
+    'COUNTER0': (0x220, {}),
 }
 PORT = {
     '_BASE': (0x300, {}),

@@ -246,7 +246,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_LINK_MSG_IRQ = 'h9;
   localparam int unsigned RNIC_LINK_MSG_BYE = 'ha;
 
-  // STAT: Index of each datapath counter in the STATS block (counter i at STATS + 0x10 + 4*i).
+  // STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i).
   localparam int unsigned RNIC_STAT_RX_FRAMES = 'h0;
   localparam int unsigned RNIC_STAT_RX_ROCE = 'h1;
   localparam int unsigned RNIC_STAT_RX_TO_FW = 'h2;
@@ -307,12 +307,12 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CLOCK_CYCLES_HI = 'h114;
   localparam int unsigned RNIC_CLOCK_FREQ_KHZ = 'h118;
 
-  // STATS: Datapath counters, 32 bits, wrapping; counter i (enum STAT) at 0x10 + 4*i.
+  // STATS: Datapath counters, 32 bits, wrapping; counter i (enum STAT) at 0x20 + 4*i.
   localparam int unsigned RNIC_STATS_BASE = 'h200;
   localparam int unsigned RNIC_STATS_VERSION = 1;
   localparam int unsigned RNIC_STATS_SIZE = 'h100;
-  localparam int unsigned RNIC_STATS_COUNT = 'h20c;
-  localparam int unsigned RNIC_STATS_COUNTER0 = 'h210;
+  localparam int unsigned RNIC_STATS_COUNT = 'h210;
+  localparam int unsigned RNIC_STATS_COUNTER0 = 'h220;
 
   // PORT: Ethernet port addresses and state.
   localparam int unsigned RNIC_PORT_BASE = 'h300;

@@ -1,0 +1,728 @@
+/* Firmware logic: command queues, resource tables, the IBTA QP state machine, ARP. */
+#include "fw.h"
+#include "hal.h"
+
+struct fw fw;
+
+#define CMD_IN(p, S, F) RNIC_CMDI_##S##_##F##_GET(p)
+#define QPA(x) RNIC_QP_ATTR_##x
+
+static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+
+static uint32_t cfg_addr(uint32_t table, uint32_t index, uint32_t word)
+{
+	return (table << RNIC_CFG_TABLE_SHIFT) | (index << RNIC_CFG_INDEX_SHIFT) | (word << RNIC_CFG_WORD_SHIFT);
+}
+
+/* Write a table entry into the kernels: words 1..n-1, then word 0, which commits it. */
+static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 1; i < n; i++)
+		hal_cfg(cfg_addr(table, index, i), w[i]);
+	hal_cfg(cfg_addr(table, index, 0), w[0]);
+}
+
+static uint32_t mac_hi(const uint8_t *m)
+{
+	return ((uint32_t)m[0] << 8) | m[1];
+}
+
+static uint32_t mac_lo(const uint8_t *m)
+{
+	return ((uint32_t)m[2] << 24) | ((uint32_t)m[3] << 16) | ((uint32_t)m[4] << 8) | m[5];
+}
+
+void fw_init(void)
+{
+	uint32_t port[3], hi = hal_mac_hi(), lo = hal_mac_lo();
+
+	/* fw is in .bss, zeroed by start.S */
+	fw.mac[0] = (uint8_t)(hi >> 8);
+	fw.mac[1] = (uint8_t)hi;
+	fw.mac[2] = (uint8_t)(lo >> 24);
+	fw.mac[3] = (uint8_t)(lo >> 16);
+	fw.mac[4] = (uint8_t)(lo >> 8);
+	fw.mac[5] = (uint8_t)lo;
+	fw.ip = hal_ipv4();
+	port[RNIC_PORTC_MAC_LO / 4] = lo;
+	port[RNIC_PORTC_MAC_HI / 4] = hi;
+	port[RNIC_PORTC_IPV4 / 4] = fw.ip;
+	cfg_entry(RNIC_CFG_TBL_PORT, 0, port, 3);
+}
+
+/* ---- QP context toward the kernels */
+static void qpc_write(uint32_t qpn)
+{
+	const struct fw_qp *q = &fw.qp[qpn];
+	uint32_t w[RNIC_QPC_QKEY / 4 + 1];
+
+	memset(w, 0, sizeof(w));
+	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, q->used && q->state != RNIC_QPS_RESET) |
+			       RNIC_SET(RNIC_QPC_CTRL_STATE, q->state) | RNIC_SET(RNIC_QPC_CTRL_TYPE, q->type) |
+			       RNIC_SET(RNIC_QPC_CTRL_CTX, q->ctx) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu);
+	w[RNIC_QPC_PDN / 4] = q->pdn;
+	w[RNIC_QPC_SQ_BASE_LO / 4] = (uint32_t)q->sq_base;
+	w[RNIC_QPC_SQ_BASE_HI / 4] = (uint32_t)(q->sq_base >> 32);
+	w[RNIC_QPC_RING_LOG / 4] = RNIC_SET(RNIC_QPC_RING_LOG_SQ, q->sq_log) | RNIC_SET(RNIC_QPC_RING_LOG_RQ, q->rq_log);
+	w[RNIC_QPC_RQ_BASE_LO / 4] = (uint32_t)q->rq_base;
+	w[RNIC_QPC_RQ_BASE_HI / 4] = (uint32_t)(q->rq_base >> 32);
+	w[RNIC_QPC_CQN / 4] = RNIC_SET(RNIC_QPC_CQN_SEND, q->send_cqn) | RNIC_SET(RNIC_QPC_CQN_RECV, q->recv_cqn);
+	w[RNIC_QPC_DEST_QPN / 4] = q->dest_qpn;
+	w[RNIC_QPC_SQ_PSN / 4] = q->sq_psn;
+	w[RNIC_QPC_RQ_PSN / 4] = q->rq_psn;
+	w[RNIC_QPC_DMAC_LO / 4] = mac_lo(q->dmac);
+	w[RNIC_QPC_DMAC_HI / 4] = mac_hi(q->dmac);
+	w[RNIC_QPC_DIP / 4] = q->dip;
+	w[RNIC_QPC_ACCESS / 4] = q->access;
+	/* RoCEv2 A17.3.4: the UDP source port carries per-QP entropy for ECMP */
+	w[RNIC_QPC_NET / 4] = RNIC_SET(RNIC_QPC_NET_SPORT, 0xc000 | (qpn & 0x3fff)) |
+			      RNIC_SET(RNIC_QPC_NET_TOS, q->tclass) |
+			      RNIC_SET(RNIC_QPC_NET_TTL, q->hop_limit ? q->hop_limit : 64);
+	w[RNIC_QPC_RETRY / 4] = RNIC_SET(RNIC_QPC_RETRY_TIMEOUT, q->timeout) |
+				RNIC_SET(RNIC_QPC_RETRY_RETRY_CNT, q->retry_cnt) |
+				RNIC_SET(RNIC_QPC_RETRY_RNR_RETRY, q->rnr_retry) |
+				RNIC_SET(RNIC_QPC_RETRY_MIN_RNR, q->min_rnr) |
+				RNIC_SET(RNIC_QPC_RETRY_MAX_RD_ATOMIC, q->max_rd) |
+				RNIC_SET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, q->max_dest_rd);
+	w[RNIC_QPC_QKEY / 4] = q->qkey;
+	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_QKEY / 4 + 1);
+}
+
+/* ---- IBTA Vol. 1 10.3.1 / 11.2.5 (as Linux ib_modify_qp_is_ok for RC): required and optional
+ * attributes of each allowed transition. */
+struct qp_rule {
+	uint8_t cur, next;
+	uint32_t req, opt;
+};
+
+static const struct qp_rule qp_rules[] = {
+	{RNIC_QPS_RESET, RNIC_QPS_INIT, QPA(PKEY_INDEX) | QPA(PORT) | QPA(ACCESS_FLAGS), 0},
+	{RNIC_QPS_INIT, RNIC_QPS_INIT, 0, QPA(PKEY_INDEX) | QPA(PORT) | QPA(ACCESS_FLAGS)},
+	{RNIC_QPS_INIT, RNIC_QPS_RTR,
+	 QPA(AV) | QPA(PATH_MTU) | QPA(DEST_QPN) | QPA(RQ_PSN) | QPA(MAX_DEST_RD_ATOMIC) | QPA(MIN_RNR_TIMER),
+	 QPA(ACCESS_FLAGS) | QPA(PKEY_INDEX)},
+	{RNIC_QPS_RTR, RNIC_QPS_RTS,
+	 QPA(SQ_PSN) | QPA(TIMEOUT) | QPA(RETRY_CNT) | QPA(RNR_RETRY) | QPA(MAX_QP_RD_ATOMIC),
+	 QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
+	{RNIC_QPS_RTS, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
+	{RNIC_QPS_SQE, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
+};
+
+uint32_t fw_qp_transition_ok(uint32_t cur, uint32_t next, uint32_t mask)
+{
+	uint32_t i, extra = mask & ~(QPA(STATE) | QPA(CUR_STATE));
+
+	if (next == RNIC_QPS_RESET || next == RNIC_QPS_ERR)
+		return extra ? RNIC_CMD_ST_BAD_PARAM : RNIC_CMD_ST_OK;
+	for (i = 0; i < sizeof(qp_rules) / sizeof(qp_rules[0]); i++) {
+		if (qp_rules[i].cur != cur || qp_rules[i].next != next)
+			continue;
+		if ((extra & qp_rules[i].req) != qp_rules[i].req || (extra & ~(qp_rules[i].req | qp_rules[i].opt)))
+			return RNIC_CMD_ST_BAD_PARAM;
+		return RNIC_CMD_ST_OK;
+	}
+	return RNIC_CMD_ST_BAD_STATE;
+}
+
+/* ---- ARP */
+uint32_t fw_arp_build(uint8_t *f, uint32_t op, const uint8_t *tha, uint32_t tpa)
+{
+	static const uint8_t hdr[8] = {0, 1, 8, 0, 6, 4, 0, 0};
+	uint32_t i;
+
+	for (i = 0; i < 6; i++) {
+		f[i] = op == 1 ? 0xff : tha[i];
+		f[6 + i] = fw.mac[i];
+		f[22 + i] = fw.mac[i];
+		f[32 + i] = op == 1 ? 0 : tha[i];
+	}
+	f[12] = 0x08;
+	f[13] = 0x06;
+	memcpy(f + 14, hdr, 8);
+	f[21] = (uint8_t)op;
+	for (i = 0; i < 4; i++) {
+		f[28 + i] = (uint8_t)(fw.ip >> (24 - 8 * i));
+		f[38 + i] = (uint8_t)(tpa >> (24 - 8 * i));
+	}
+	return 42;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static void arp_learn(uint32_t ip, const uint8_t *mac)
+{
+	uint32_t i, slot = fw.arp_next;
+
+	for (i = 0; i < FW_ARP_ENTRIES; i++)
+		if (fw.arp[i].valid && fw.arp[i].ip == ip)
+			slot = i;
+	if (slot == fw.arp_next)
+		fw.arp_next = (fw.arp_next + 1) % FW_ARP_ENTRIES;
+	fw.arp[slot].ip = ip;
+	memcpy(fw.arp[slot].mac, mac, 6);
+	fw.arp[slot].valid = 1;
+}
+
+int fw_arp_lookup(uint32_t ip, uint8_t *mac)
+{
+	uint32_t i;
+
+	if (ip == fw.ip) {
+		memcpy(mac, fw.mac, 6);
+		return 0;
+	}
+	for (i = 0; i < FW_ARP_ENTRIES; i++) {
+		if (fw.arp[i].valid && fw.arp[i].ip == ip) {
+			memcpy(mac, fw.arp[i].mac, 6);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* An Ethernet II ARP frame for IPv4: learn the sender, answer a request for our address. */
+void fw_arp_input(const uint8_t *f, uint32_t len)
+{
+	uint32_t op, spa, tpa;
+
+	if (len < 42 || f[12] != 0x08 || f[13] != 0x06 || f[14] != 0 || f[15] != 1 || f[16] != 8 ||
+	    f[17] != 0 || f[18] != 6 || f[19] != 4) {
+		fw.drops++;
+		return;
+	}
+	op = ((uint32_t)f[20] << 8) | f[21];
+	spa = be32(f + 28);
+	tpa = be32(f + 38);
+	if (op == 2 || (op == 1 && tpa == fw.ip))
+		arp_learn(spa, f + 22);
+	if (op == 1 && tpa == fw.ip)
+		hal_pkt_send(fw_arp_build(hal_pkt_tx_buf(), 2, f + 22, spa));
+}
+
+void fw_poll_frames(void)
+{
+	const uint8_t *f;
+	uint32_t len = hal_pkt_rx(&f);
+
+	if (!len)
+		return;
+	fw_arp_input(f, len);
+	hal_pkt_rx_pop();
+}
+
+/* Resolve an IPv4 peer's MAC: cache, else up to FW_ARP_TRIES requests, serving frames meanwhile. */
+static int arp_resolve(uint32_t ip, uint8_t *mac)
+{
+	uint32_t t;
+	uint64_t start;
+
+	for (t = 0; t < FW_ARP_TRIES; t++) {
+		if (!fw_arp_lookup(ip, mac))
+			return 0;
+		hal_pkt_send(fw_arp_build(hal_pkt_tx_buf(), 1, 0, ip));
+		start = hal_cycles();
+		while (hal_cycles() - start < FW_ARP_WAIT_CYCLES) {
+			fw_poll_frames();
+			if (!fw_arp_lookup(ip, mac))
+				return 0;
+		}
+	}
+	return -1;
+}
+
+/* ---- MTT allocation */
+static int mtt_busy(uint32_t i)
+{
+	return (fw.mtt_used[i / 32] >> (i % 32)) & 1;
+}
+
+int32_t fw_mtt_alloc(uint32_t n)
+{
+	uint32_t start = 0, i;
+
+	if (!n || n > RNIC_MAX_MTT)
+		return -1;
+	for (i = 0; i < RNIC_MAX_MTT; i++) {
+		if (mtt_busy(i)) {
+			start = i + 1;
+			continue;
+		}
+		if (i + 1 - start == n) {
+			for (i = start; i < start + n; i++)
+				fw.mtt_used[i / 32] |= 1u << (i % 32);
+			return (int32_t)start;
+		}
+	}
+	return -1;
+}
+
+void fw_mtt_free(uint32_t base, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = base; i < base + n && i < RNIC_MAX_MTT; i++)
+		fw.mtt_used[i / 32] &= ~(1u << (i % 32));
+}
+
+/* ---- commands */
+static uint32_t get_handle(const uint8_t *in)
+{
+	return RNIC_CMDI_HANDLE_HANDLE_GET(in);
+}
+
+static int owned(const struct fw_owner *o, uint32_t n, uint32_t max, uint32_t ctx)
+{
+	return n < max && o[n].used && o[n].ctx == ctx;
+}
+
+static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, uint32_t ctx, uint8_t *out)
+{
+	uint32_t i;
+
+	for (i = first; i < max; i++) {
+		if (!o[i].used) {
+			o[i].used = 1;
+			o[i].ctx = (uint8_t)ctx;
+			o[i].refs = 0;
+			RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
+			return RNIC_CMD_ST_OK;
+		}
+	}
+	return RNIC_CMD_ST_NO_RESOURCES;
+}
+
+static void query_device(uint8_t *out)
+{
+	RNIC_CMDO_QUERY_DEVICE_FW_VERSION_SET(out, FW_VERSION_CODE);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_SET(out, RNIC_MAX_QP - FW_FIRST_QPN);
+	RNIC_CMDO_QUERY_DEVICE_MAX_CQ_SET(out, RNIC_MAX_CQ - 1);
+	RNIC_CMDO_QUERY_DEVICE_MAX_MR_SET(out, RNIC_MAX_MPT - 1);
+	RNIC_CMDO_QUERY_DEVICE_MAX_PD_SET(out, RNIC_MAX_PD - 1);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_SET(out, 1u << RNIC_MAX_QP_WR_LOG);
+	RNIC_CMDO_QUERY_DEVICE_MAX_CQE_SET(out, (1u << RNIC_MAX_CQE_LOG) - 1);
+	RNIC_CMDO_QUERY_DEVICE_MAX_SGE_SET(out, RNIC_MAX_SGE);
+	RNIC_CMDO_QUERY_DEVICE_MAX_INLINE_SET(out, RNIC_MAX_INLINE);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_RD_ATOM_SET(out, 16);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_INIT_RD_ATOM_SET(out, 16);
+	RNIC_CMDO_QUERY_DEVICE_PAGE_SIZE_CAP_SET(out, 1u << RNIC_PAGE_SHIFT);
+	RNIC_CMDO_QUERY_DEVICE_MAX_MR_SIZE_SET(out, 1ull << 32);
+	memcpy(out + RNIC_CMDO_QUERY_DEVICE_MAC_OFF, fw.mac, 6);
+	RNIC_CMDO_QUERY_DEVICE_IPV4_SET(out, fw.ip);
+	RNIC_CMDO_QUERY_DEVICE_LINK_UP_SET(out, 1);
+	RNIC_CMDO_QUERY_DEVICE_MAX_MTU_SET(out, RNIC_MTU_4096);
+	RNIC_CMDO_QUERY_DEVICE_SPEED_GBPS_SET(out, 100);
+	RNIC_CMDO_QUERY_DEVICE_NUM_CTX_SET(out, RNIC_NUM_CTX);
+}
+
+static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
+{
+	uint64_t base = CMD_IN(in, CREATE_CQ, BASE);
+	uint32_t log = CMD_IN(in, CREATE_CQ, LOG_SIZE), st, cqn, w[4];
+
+	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)))
+		return RNIC_CMD_ST_BAD_PARAM;
+	st = alloc_owner(fw.cq, RNIC_MAX_CQ, 1, ctx, out);
+	if (st)
+		return st;
+	cqn = RNIC_CMDO_HANDLE_HANDLE_GET(out);
+	w[RNIC_CQC_CTRL / 4] = RNIC_SET(RNIC_CQC_CTRL_VALID, 1) | RNIC_SET(RNIC_CQC_CTRL_LOG_SIZE, log) |
+			       RNIC_SET(RNIC_CQC_CTRL_CTX, ctx);
+	w[RNIC_CQC_BASE_LO / 4] = (uint32_t)base;
+	w[RNIC_CQC_BASE_HI / 4] = (uint32_t)(base >> 32);
+	w[RNIC_CQC_VECTOR / 4] = ctx;
+	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
+	return RNIC_CMD_ST_OK;
+}
+
+static void destroy_cq(uint32_t cqn)
+{
+	uint32_t w[4] = {0};
+
+	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
+	fw.cq[cqn].used = 0;
+}
+
+static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
+{
+	uint64_t base = CMD_IN(in, CREATE_EQ, BASE);
+	uint32_t log = CMD_IN(in, CREATE_EQ, LOG_SIZE), w[3];
+
+	if (!log || log > 12 || (base & (RNIC_EQE_BYTES - 1)))
+		return RNIC_CMD_ST_BAD_PARAM;
+	w[RNIC_EQC_CTRL / 4] = RNIC_SET(RNIC_EQC_CTRL_VALID, 1) | RNIC_SET(RNIC_EQC_CTRL_LOG_SIZE, log);
+	w[RNIC_EQC_BASE_LO / 4] = (uint32_t)base;
+	w[RNIC_EQC_BASE_HI / 4] = (uint32_t)(base >> 32);
+	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, 3);
+	return RNIC_CMD_ST_OK;
+}
+
+static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
+{
+	uint32_t pdn = CMD_IN(in, CREATE_QP, PDN), scq = CMD_IN(in, CREATE_QP, SEND_CQN);
+	uint32_t rcq = CMD_IN(in, CREATE_QP, RECV_CQN), type = CMD_IN(in, CREATE_QP, TYPE);
+	uint32_t sq_log = CMD_IN(in, CREATE_QP, SQ_LOG), rq_log = CMD_IN(in, CREATE_QP, RQ_LOG), i;
+	struct fw_qp *q;
+
+	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx) || !owned(fw.cq, scq, RNIC_MAX_CQ, ctx) ||
+	    !owned(fw.cq, rcq, RNIC_MAX_CQ, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (type != RNIC_QPT_RC)
+		return RNIC_CMD_ST_BAD_PARAM; /* UC and UD come with the next milestone */
+	if (sq_log > RNIC_MAX_QP_WR_LOG || rq_log > RNIC_MAX_QP_WR_LOG)
+		return RNIC_CMD_ST_BAD_PARAM;
+	for (i = FW_FIRST_QPN; i < RNIC_MAX_QP && fw.qp[i].used; i++)
+		;
+	if (i == RNIC_MAX_QP)
+		return RNIC_CMD_ST_NO_RESOURCES;
+	q = &fw.qp[i];
+	memset(q, 0, sizeof(*q));
+	q->used = 1;
+	q->ctx = (uint8_t)ctx;
+	q->type = (uint8_t)type;
+	q->state = RNIC_QPS_RESET;
+	q->pdn = pdn;
+	q->send_cqn = scq;
+	q->recv_cqn = rcq;
+	q->sq_log = (uint8_t)sq_log;
+	q->rq_log = (uint8_t)rq_log;
+	q->sq_base = CMD_IN(in, CREATE_QP, SQ_BASE);
+	q->rq_base = CMD_IN(in, CREATE_QP, RQ_BASE);
+	q->pmtu = RNIC_MTU_1024;
+	fw.pd[pdn].refs++;
+	fw.cq[scq].refs++;
+	fw.cq[rcq].refs++;
+	qpc_write(i);
+	RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
+	return RNIC_CMD_ST_OK;
+}
+
+static void destroy_qp(uint32_t qpn)
+{
+	struct fw_qp *q = &fw.qp[qpn];
+
+	fw.pd[q->pdn].refs--;
+	fw.cq[q->send_cqn].refs--;
+	fw.cq[q->recv_cqn].refs--;
+	q->used = 0;
+	qpc_write(qpn);
+}
+
+static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
+{
+	uint32_t qpn = CMD_IN(in, MODIFY_QP, QPN), mask = CMD_IN(in, MODIFY_QP, ATTR_MASK);
+	uint32_t next = CMD_IN(in, MODIFY_QP, NEW_STATE), st, ip;
+	const uint8_t *dgid = in + RNIC_CMDI_MODIFY_QP_DGID_OFF;
+	struct fw_qp *q, n;
+	uint32_t i;
+
+	if (qpn >= RNIC_MAX_QP || !fw.qp[qpn].used || fw.qp[qpn].ctx != ctx)
+		return RNIC_CMD_ST_BAD_HANDLE;
+	q = &fw.qp[qpn];
+	if (!(mask & QPA(STATE)))
+		next = q->state; /* attribute change without a transition */
+	if ((mask & QPA(CUR_STATE)) && CMD_IN(in, MODIFY_QP, CUR_STATE) != q->state)
+		return RNIC_CMD_ST_BAD_STATE;
+	if (next > RNIC_QPS_ERR)
+		return RNIC_CMD_ST_BAD_PARAM;
+	st = fw_qp_transition_ok(q->state, next, mask);
+	if (st)
+		return st;
+	n = *q;
+	if (mask & QPA(PORT) && CMD_IN(in, MODIFY_QP, PORT) != 1)
+		return RNIC_CMD_ST_BAD_PARAM;
+	if (mask & QPA(PKEY_INDEX) && CMD_IN(in, MODIFY_QP, PKEY_INDEX) != 0)
+		return RNIC_CMD_ST_BAD_PARAM;
+	if (mask & QPA(ACCESS_FLAGS)) {
+		n.access = CMD_IN(in, MODIFY_QP, ACCESS);
+		if (n.access & ~(RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
+				 RNIC_ACCESS_REMOTE_ATOMIC))
+			return RNIC_CMD_ST_BAD_PARAM;
+	}
+	if (mask & QPA(PATH_MTU)) {
+		n.pmtu = CMD_IN(in, MODIFY_QP, PATH_MTU);
+		if (n.pmtu < RNIC_MTU_256 || n.pmtu > RNIC_MTU_4096)
+			return RNIC_CMD_ST_BAD_PARAM;
+	}
+	if (mask & QPA(DEST_QPN))
+		n.dest_qpn = CMD_IN(in, MODIFY_QP, DEST_QPN);
+	if (mask & QPA(RQ_PSN))
+		n.rq_psn = CMD_IN(in, MODIFY_QP, RQ_PSN);
+	if (mask & QPA(SQ_PSN))
+		n.sq_psn = CMD_IN(in, MODIFY_QP, SQ_PSN);
+	if ((n.dest_qpn | n.rq_psn | n.sq_psn) > 0xffffff)
+		return RNIC_CMD_ST_BAD_PARAM;
+	if (mask & QPA(TIMEOUT))
+		n.timeout = CMD_IN(in, MODIFY_QP, TIMEOUT);
+	if (mask & QPA(RETRY_CNT))
+		n.retry_cnt = CMD_IN(in, MODIFY_QP, RETRY_CNT);
+	if (mask & QPA(RNR_RETRY))
+		n.rnr_retry = CMD_IN(in, MODIFY_QP, RNR_RETRY);
+	if (mask & QPA(MIN_RNR_TIMER))
+		n.min_rnr = CMD_IN(in, MODIFY_QP, MIN_RNR_TIMER);
+	if (mask & QPA(MAX_QP_RD_ATOMIC))
+		n.max_rd = CMD_IN(in, MODIFY_QP, MAX_RD_ATOMIC);
+	if (mask & QPA(MAX_DEST_RD_ATOMIC))
+		n.max_dest_rd = CMD_IN(in, MODIFY_QP, MAX_DEST_RD_ATOMIC);
+	if (n.timeout > 31 || n.retry_cnt > 7 || n.rnr_retry > 7 || n.min_rnr > 31 || n.max_rd > 16 ||
+	    n.max_dest_rd > 16)
+		return RNIC_CMD_ST_BAD_PARAM;
+	if (mask & QPA(AV)) {
+		/* RoCEv2 over IPv4: the GID is the IPv4-mapped IPv6 address */
+		for (i = 0; i < 10; i++)
+			if (dgid[i])
+				return RNIC_CMD_ST_BAD_PARAM;
+		if (dgid[10] != 0xff || dgid[11] != 0xff || !CMD_IN(in, MODIFY_QP, IS_GLOBAL))
+			return RNIC_CMD_ST_BAD_PARAM;
+		ip = be32(dgid + 12);
+		if (arp_resolve(ip, n.dmac)) {
+			fw_printf("qp %u: no ARP reply from %I\n", qpn, ip);
+			return RNIC_CMD_ST_UNREACHABLE;
+		}
+		n.dip = ip;
+		n.tclass = CMD_IN(in, MODIFY_QP, TRAFFIC_CLASS);
+		n.hop_limit = CMD_IN(in, MODIFY_QP, HOP_LIMIT);
+	}
+	if (next == RNIC_QPS_RESET) {
+		/* back to the state of a new QP: attributes are forgotten */
+		memset(&n, 0, sizeof(n));
+		n.used = 1;
+		n.ctx = q->ctx;
+		n.type = q->type;
+		n.pdn = q->pdn;
+		n.send_cqn = q->send_cqn;
+		n.recv_cqn = q->recv_cqn;
+		n.sq_log = q->sq_log;
+		n.rq_log = q->rq_log;
+		n.sq_base = q->sq_base;
+		n.rq_base = q->rq_base;
+		n.pmtu = RNIC_MTU_1024;
+	}
+	if (next != q->state) {
+		if (next == RNIC_QPS_RTR)
+			fw_printf("qp %u ctx %u: %s->%s peer %I qp %u mtu %u\n", qpn, ctx, state_name[q->state],
+				  state_name[next], n.dip, n.dest_qpn, 128u << n.pmtu);
+		else
+			fw_printf("qp %u ctx %u: %s->%s\n", qpn, ctx, state_name[q->state], state_name[next]);
+	}
+	n.state = (uint8_t)next;
+	*q = n;
+	qpc_write(qpn);
+	return RNIC_CMD_ST_OK;
+}
+
+static void query_qp(uint32_t qpn, uint8_t *out)
+{
+	const struct fw_qp *q = &fw.qp[qpn];
+
+	RNIC_CMDO_QUERY_QP_STATE_SET(out, q->state);
+	RNIC_CMDO_QUERY_QP_PATH_MTU_SET(out, q->pmtu);
+	RNIC_CMDO_QUERY_QP_DEST_QPN_SET(out, q->dest_qpn);
+	RNIC_CMDO_QUERY_QP_RQ_PSN_SET(out, q->rq_psn);
+	RNIC_CMDO_QUERY_QP_SQ_PSN_SET(out, q->sq_psn);
+	RNIC_CMDO_QUERY_QP_ACCESS_SET(out, q->access);
+	memcpy(out + RNIC_CMDO_QUERY_QP_DMAC_OFF, q->dmac, 6);
+}
+
+static void mpt_write(uint32_t i)
+{
+	const struct fw_mr *m = &fw.mr[i];
+	uint32_t w[8];
+
+	w[RNIC_MPT_CTRL / 4] = RNIC_SET(RNIC_MPT_CTRL_VALID, m->used) | RNIC_SET(RNIC_MPT_CTRL_ACCESS, m->access) |
+			       RNIC_SET(RNIC_MPT_CTRL_TAG, m->tag);
+	w[RNIC_MPT_PDN / 4] = m->pdn;
+	w[RNIC_MPT_VA_LO / 4] = (uint32_t)m->va;
+	w[RNIC_MPT_VA_HI / 4] = (uint32_t)(m->va >> 32);
+	w[RNIC_MPT_LEN_LO / 4] = (uint32_t)m->len;
+	w[RNIC_MPT_LEN_HI / 4] = (uint32_t)(m->len >> 32);
+	w[RNIC_MPT_MTT_BASE / 4] = m->mtt_base;
+	w[RNIC_MPT_PAGE / 4] = RNIC_PAGE_SHIFT;
+	cfg_entry(RNIC_CFG_TBL_MPT, i, w, 8);
+}
+
+static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
+{
+	uint32_t pdn = CMD_IN(in, REG_MR, PDN), access = CMD_IN(in, REG_MR, ACCESS);
+	uint64_t va = CMD_IN(in, REG_MR, VA), len = CMD_IN(in, REG_MR, LENGTH);
+	uint64_t list = CMD_IN(in, REG_MR, PAGELIST);
+	uint32_t npages = CMD_IN(in, REG_MR, NPAGES), i, done, chunk;
+	uint8_t *buf = hal_dmabuf() + RNIC_DMA_MAX_LEN;
+	int32_t base;
+	struct fw_mr *m;
+
+	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	/* IBTA 10.6.3.1: remote write or atomic access needs local write */
+	if ((access & ~(RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
+			RNIC_ACCESS_REMOTE_ATOMIC)) ||
+	    ((access & (RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_ATOMIC)) && !(access & RNIC_ACCESS_LOCAL_WRITE)))
+		return RNIC_CMD_ST_BAD_PARAM;
+	if (!len || len > (1ull << 32) || CMD_IN(in, REG_MR, PAGE_SHIFT) != RNIC_PAGE_SHIFT ||
+	    npages != (uint32_t)(((va + len - 1) >> RNIC_PAGE_SHIFT) - (va >> RNIC_PAGE_SHIFT) + 1))
+		return RNIC_CMD_ST_BAD_PARAM;
+	for (i = 1; i < RNIC_MAX_MPT && fw.mr[i].used; i++)
+		;
+	if (i == RNIC_MAX_MPT)
+		return RNIC_CMD_ST_NO_RESOURCES;
+	base = fw_mtt_alloc(npages);
+	if (base < 0)
+		return RNIC_CMD_ST_NO_RESOURCES;
+	for (done = 0; done < npages; done += chunk) {
+		chunk = npages - done < RNIC_DMA_MAX_LEN / 8 ? npages - done : RNIC_DMA_MAX_LEN / 8;
+		if (hal_dma(list + done * 8ull, RNIC_DMA_MAX_LEN, chunk * 8, 0)) {
+			fw_mtt_free((uint32_t)base, npages);
+			return RNIC_CMD_ST_DMA_ERROR;
+		}
+		for (uint32_t k = 0; k < chunk; k++) {
+			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
+
+			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
+			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
+		}
+	}
+	m = &fw.mr[i];
+	m->used = 1;
+	m->ctx = (uint8_t)ctx;
+	m->tag = (uint8_t)(m->tag + 1);
+	m->pdn = pdn;
+	m->access = access;
+	m->va = va;
+	m->len = len;
+	m->mtt_base = (uint32_t)base;
+	m->npages = npages;
+	fw.pd[pdn].refs++;
+	mpt_write(i);
+	RNIC_CMDO_HANDLE_HANDLE_SET(out, (i << RNIC_KEY_TAG_BITS) | m->tag);
+	return RNIC_CMD_ST_OK;
+}
+
+static void dereg_mr(uint32_t i)
+{
+	struct fw_mr *m = &fw.mr[i];
+
+	m->used = 0;
+	mpt_write(i);
+	fw_mtt_free(m->mtt_base, m->npages);
+	fw.pd[m->pdn].refs--;
+}
+
+static int mr_owned(uint32_t key, uint32_t ctx)
+{
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+
+	return i < RNIC_MAX_MPT && fw.mr[i].used && fw.mr[i].ctx == ctx && fw.mr[i].tag == (key & 0xff);
+}
+
+uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
+{
+	const uint8_t *in = cmd + RNIC_CMD_PAYLOAD_OFF;
+	uint32_t h = get_handle(in);
+
+	switch (RNIC_CMD_OPCODE_GET(cmd)) {
+	case RNIC_CMD_NOP:
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_QUERY_DEVICE:
+		query_device(out);
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_ALLOC_PD:
+		return alloc_owner(fw.pd, RNIC_MAX_PD, 1, ctx, out);
+	case RNIC_CMD_DEALLOC_PD:
+		if (!owned(fw.pd, h, RNIC_MAX_PD, ctx))
+			return RNIC_CMD_ST_BAD_HANDLE;
+		if (fw.pd[h].refs)
+			return RNIC_CMD_ST_BUSY;
+		fw.pd[h].used = 0;
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_CREATE_CQ:
+		return create_cq(ctx, in, out);
+	case RNIC_CMD_DESTROY_CQ:
+		if (!owned(fw.cq, h, RNIC_MAX_CQ, ctx))
+			return RNIC_CMD_ST_BAD_HANDLE;
+		if (fw.cq[h].refs)
+			return RNIC_CMD_ST_BUSY;
+		destroy_cq(h);
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_CREATE_EQ:
+		return create_eq(ctx, in);
+	case RNIC_CMD_CREATE_QP:
+		return create_qp(ctx, in, out);
+	case RNIC_CMD_DESTROY_QP:
+		if (h >= RNIC_MAX_QP || !fw.qp[h].used || fw.qp[h].ctx != ctx)
+			return RNIC_CMD_ST_BAD_HANDLE;
+		destroy_qp(h);
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_MODIFY_QP:
+		return modify_qp(ctx, in);
+	case RNIC_CMD_QUERY_QP:
+		if (h >= RNIC_MAX_QP || !fw.qp[h].used || fw.qp[h].ctx != ctx)
+			return RNIC_CMD_ST_BAD_HANDLE;
+		query_qp(h, out);
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_REG_MR:
+		return reg_mr(ctx, in, out);
+	case RNIC_CMD_DEREG_MR:
+		if (!mr_owned(h, ctx))
+			return RNIC_CMD_ST_BAD_HANDLE;
+		dereg_mr(h >> RNIC_KEY_TAG_BITS);
+		return RNIC_CMD_ST_OK;
+	default:
+		return RNIC_CMD_ST_BAD_OPCODE;
+	}
+}
+
+/* The owner of context ctx is gone: free everything it had, QPs first (they hold PDs, CQs). */
+void fw_ctx_reset(uint32_t ctx)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < RNIC_MAX_QP; i++)
+		if (fw.qp[i].used && fw.qp[i].ctx == ctx)
+			destroy_qp(i), n++;
+	for (i = 0; i < RNIC_MAX_MPT; i++)
+		if (fw.mr[i].used && fw.mr[i].ctx == ctx)
+			dereg_mr(i), n++;
+	for (i = 0; i < RNIC_MAX_CQ; i++)
+		if (fw.cq[i].used && fw.cq[i].ctx == ctx)
+			destroy_cq(i), n++;
+	for (i = 0; i < RNIC_MAX_PD; i++)
+		if (fw.pd[i].used && fw.pd[i].ctx == ctx)
+			fw.pd[i].used = 0, n++;
+	fw.ci[ctx] = 0;
+	hal_ctx_set_ci(ctx, 0);
+	fw_printf("ctx %u reset: %u resources freed\n", ctx, n);
+}
+
+/* Serve one command of context ctx if its producer index moved. */
+void fw_poll_cmdq(uint32_t ctx)
+{
+	uint32_t ctrl = hal_ctx_rd(ctx, RNIC_CTX_CMDQ_CTRL), pi, mask, st;
+	uint64_t cmdq, cmdc;
+	uint8_t *buf = hal_dmabuf(), *c = buf + RNIC_CMD_BYTES;
+
+	if (!(ctrl & RNIC_CTX_CMDQ_CTRL_ENABLE_MASK))
+		return;
+	pi = hal_ctx_rd(ctx, RNIC_CTX_CMDQ_PI) & 0xffff;
+	if (pi == fw.ci[ctx])
+		return;
+	mask = (1u << RNIC_GET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, ctrl)) - 1;
+	cmdq = ((uint64_t)hal_ctx_rd(ctx, RNIC_CTX_CMDQ_BASE_HI) << 32) | hal_ctx_rd(ctx, RNIC_CTX_CMDQ_BASE_LO);
+	cmdc = ((uint64_t)hal_ctx_rd(ctx, RNIC_CTX_CMDC_BASE_HI) << 32) | hal_ctx_rd(ctx, RNIC_CTX_CMDC_BASE_LO);
+	hal_dma(cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0);
+	memset(c, 0, RNIC_CMDC_BYTES);
+	st = fw_cmd(ctx, buf, c + RNIC_CMDC_OUT_OFF);
+	if (st)
+		fw_printf("ctx %u cmd %u: status %u\n", ctx, RNIC_CMD_OPCODE_GET(buf), st);
+	RNIC_CMDC_COOKIE_SET(c, RNIC_CMD_COOKIE_GET(buf));
+	RNIC_CMDC_STATUS_SET(c, st);
+	RNIC_CMDC_OPCODE_SET(c, RNIC_CMD_OPCODE_GET(buf));
+	RNIC_CMDC_OWNER_SET(c, ((fw.ci[ctx] >> RNIC_GET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, ctrl)) & 1) ^ 1);
+	hal_dma(cmdc + (fw.ci[ctx] & mask) * RNIC_CMDC_BYTES, RNIC_CMD_BYTES, RNIC_CMDC_BYTES, 1);
+	fw.ci[ctx] = (uint16_t)(fw.ci[ctx] + 1);
+	hal_ctx_set_ci(ctx, fw.ci[ctx]);
+	hal_irq(ctx);
+}

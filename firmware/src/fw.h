@@ -1,0 +1,80 @@
+/* Firmware state and logic: resources of each context, command execution, ARP. */
+#ifndef FW_FW_H
+#define FW_FW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rnic_spec.h"
+
+#define FW_VERSION_CODE ((0u << 16) | (1u << 8) | 0u) /* 0.1.0 */
+#define FW_ARP_ENTRIES 16
+#define FW_ARP_TRIES 3
+#define FW_ARP_WAIT_CYCLES 12500 /* 50 us at 250 MHz */
+#define FW_FIRST_QPN 2
+
+struct fw_owner {
+	uint8_t used;
+	uint8_t ctx;
+	uint16_t refs; /* QPs or MRs that use this PD / QPs that use this CQ */
+};
+
+struct fw_qp {
+	uint8_t used, ctx, state, type;
+	uint8_t sq_log, rq_log, pmtu, timeout, retry_cnt, rnr_retry, min_rnr, max_rd, max_dest_rd;
+	uint8_t tclass, hop_limit;
+	uint8_t dmac[6];
+	uint32_t pdn, send_cqn, recv_cqn, access, dest_qpn, rq_psn, sq_psn, qkey, dip;
+	uint64_t sq_base, rq_base;
+};
+
+struct fw_mr {
+	uint8_t used, ctx, tag;
+	uint32_t pdn, access, mtt_base, npages;
+	uint64_t va, len;
+};
+
+struct fw_arp {
+	uint32_t ip;
+	uint8_t mac[6];
+	uint8_t valid;
+};
+
+struct fw {
+	uint32_t ip;
+	uint8_t mac[6];
+	uint16_t ci[RNIC_NUM_CTX];
+	struct fw_owner pd[RNIC_MAX_PD];
+	struct fw_owner cq[RNIC_MAX_CQ];
+	struct fw_qp qp[RNIC_MAX_QP];
+	struct fw_mr mr[RNIC_MAX_MPT];
+	uint32_t mtt_used[RNIC_MAX_MTT / 32];
+	struct fw_arp arp[FW_ARP_ENTRIES];
+	uint32_t arp_next;
+	uint32_t drops;
+};
+
+extern struct fw fw;
+
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+void fw_printf(const char *fmt, ...);
+
+void fw_init(void);
+uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out);
+void fw_ctx_reset(uint32_t ctx);
+void fw_poll_cmdq(uint32_t ctx);
+void fw_poll_frames(void);
+
+/* the IBTA modify-QP table: 0 if the transition and its attribute mask are allowed */
+uint32_t fw_qp_transition_ok(uint32_t cur, uint32_t next, uint32_t mask);
+
+/* ARP (RFC 826) */
+uint32_t fw_arp_build(uint8_t *f, uint32_t op, const uint8_t *tha, uint32_t tpa);
+void fw_arp_input(const uint8_t *f, uint32_t len);
+int fw_arp_lookup(uint32_t ip, uint8_t *mac);
+
+/* MTT allocation: first fit; returns the base or -1 */
+int32_t fw_mtt_alloc(uint32_t n);
+void fw_mtt_free(uint32_t base, uint32_t n);
+
+#endif

@@ -1,0 +1,36 @@
+/* Hardware access of the firmware. hal_rv.c implements it on the NIC's soft core; the unit
+ * tests implement it on the host (firmware/tests/hal_fake.c). */
+#ifndef FW_HAL_H
+#define FW_HAL_H
+
+#include <stdint.h>
+
+uint32_t hal_mac_hi(void);
+uint32_t hal_mac_lo(void);
+uint32_t hal_ipv4(void);
+uint64_t hal_cycles(void);
+void hal_putc(char c);
+void hal_set_version(uint32_t v);
+void hal_set_status(uint32_t v);
+void hal_irq(uint32_t vector);
+
+/* context registers: word index of regblock CTX */
+uint32_t hal_ctx_rd(uint32_t ctx, uint32_t off);
+void hal_ctx_set_ci(uint32_t ctx, uint32_t ci);
+uint32_t hal_reset_pending(void);
+void hal_reset_clear(uint32_t mask);
+
+/* datapath table write (CFG_ADDR/CFG_DATA) */
+void hal_cfg(uint32_t addr, uint32_t data);
+
+/* DMA between host bus address and the DMA buffer; returns 0 when done */
+uint8_t *hal_dmabuf(void);
+int hal_dma(uint64_t host, uint32_t local, uint32_t len, int write);
+
+/* frames: transmit buffer, receive buffer (length 0: nothing received) */
+uint8_t *hal_pkt_tx_buf(void);
+void hal_pkt_send(uint32_t len);
+uint32_t hal_pkt_rx(const uint8_t **frame);
+void hal_pkt_rx_pop(void);
+
+#endif

@@ -1,0 +1,26 @@
+/* NIC firmware entry: boot, then serve frames, context resets and command queues forever. */
+#include "fw.h"
+#include "hal.h"
+
+int main(void)
+{
+	uint32_t ctx, resets;
+
+	fw_init();
+	hal_set_version(FW_VERSION_CODE);
+	fw_printf("rnic firmware %u.%u.%u: mac %x:%x:%x:%x:%x:%x ip %I\n", FW_VERSION_CODE >> 16,
+		  (FW_VERSION_CODE >> 8) & 0xff, FW_VERSION_CODE & 0xff, fw.mac[0], fw.mac[1], fw.mac[2],
+		  fw.mac[3], fw.mac[4], fw.mac[5], fw.ip);
+	hal_set_status(RNIC_ID_FW_STATUS_READY_MASK);
+	for (;;) {
+		fw_poll_frames();
+		resets = hal_reset_pending();
+		for (ctx = 0; ctx < RNIC_NUM_CTX; ctx++) {
+			if (resets & (1u << ctx)) {
+				fw_ctx_reset(ctx);
+				hal_reset_clear(1u << ctx);
+			}
+			fw_poll_cmdq(ctx);
+		}
+	}
+}

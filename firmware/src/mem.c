@@ -1,0 +1,21 @@
+/* Freestanding memset/memcpy (the compiler emits calls to them); the host tests use libc's. */
+#include "fw.h"
+
+void *memset(void *d, int c, size_t n)
+{
+	uint8_t *p = d;
+
+	while (n--)
+		*p++ = (uint8_t)c;
+	return d;
+}
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+	uint8_t *p = d;
+	const uint8_t *q = s;
+
+	while (n--)
+		*p++ = *q++;
+	return d;
+}

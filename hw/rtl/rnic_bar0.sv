@@ -1,0 +1,212 @@
+// BAR0: AXI4-Lite slave with the self-describing register blocks (ID, CLOCK, STATS, PORT, ADMIN,
+// CTXBLK, chained by NEXT) and one doorbell page per context. SQ and CQ doorbells leave as
+// streams; the firmware reads the context registers through a side port and writes CMDQ_CI.
+// One AXI transaction at a time; a read answers one cycle after the address.
+`default_nettype none
+
+module rnic_bar0
+    import rnic_spec_pkg::*;
+#(
+    parameter logic [31:0] BUILD_ID = 32'h0,   // git commit of the image
+    parameter logic [31:0] BUILD_TIME = 32'h0  // build time, seconds since 1970
+) (
+    input  wire         clk,
+    input  wire         rst,
+    input  wire  [63:0] cycle,
+    input  wire  [47:0] strap_mac,
+    input  wire  [31:0] strap_ipv4,
+
+    input  wire  [19:0] s_axil_awaddr,
+    input  wire         s_axil_awvalid,
+    output logic        s_axil_awready,
+    input  wire  [31:0] s_axil_wdata,
+    input  wire  [3:0]  s_axil_wstrb,
+    input  wire         s_axil_wvalid,
+    output logic        s_axil_wready,
+    output logic [1:0]  s_axil_bresp,
+    output logic        s_axil_bvalid,
+    input  wire         s_axil_bready,
+    input  wire  [19:0] s_axil_araddr,
+    input  wire         s_axil_arvalid,
+    output logic        s_axil_arready,
+    output logic [31:0] s_axil_rdata,
+    output logic [1:0]  s_axil_rresp,
+    output logic        s_axil_rvalid,
+    input  wire         s_axil_rready,
+
+    // firmware state shown in the ID block
+    input  wire  [31:0] fw_version,
+    input  wire  [31:0] fw_status,
+    input  wire  [31:0] ctx_reset_pending,
+    output logic        ctx_reset_valid,     // ADMIN.CTX_RESET written
+    output logic [7:0]  ctx_reset_ctx,
+    input  wire  [31:0] stats [32],
+
+    // firmware side of the context registers
+    input  wire  [3:0]  fw_ctx,
+    input  wire  [3:0]  fw_word,
+    output logic [31:0] fw_ctx_rdata,
+    input  wire         fw_ci_we,
+    input  wire  [15:0] fw_ci,
+
+    // doorbells
+    output logic [39:0] sq_db_data,          // {ctx[7:0], pi[15:0], qpn[15:0]}
+    output logic        sq_db_valid,
+    input  wire         sq_db_ready,
+    output logic [47:0] cq_db_data,          // {ctx[7:0], arm[7:0], ci[15:0], cqn[15:0]}
+    output logic        cq_db_valid,
+    input  wire         cq_db_ready
+);
+    localparam int NCTX = int'(RNIC_NUM_CTX);
+    localparam int CTX_WORDS = 8;            // CMDQ_BASE_LO .. CMDQ_CI
+
+    logic [31:0] ctx_regs [NCTX][CTX_WORDS];
+    logic [31:0] cycles_hi_reg;
+
+    // ---- write path: address and data together
+    logic wr_go, sq_room, cq_room, is_sq_db, is_cq_db;
+    logic [19:0] wr_addr;
+    // a doorbell waits (AXI backpressure) while its FIFO is full: none is lost
+    assign wr_go = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid &&
+                   !(is_sq_db && !sq_room) && !(is_cq_db && !cq_room);
+    assign s_axil_awready = wr_go;
+    assign s_axil_wready = wr_go;
+    assign s_axil_bresp = 2'b00;
+    assign wr_addr = s_axil_awaddr;
+
+    logic in_ctx;
+    logic [3:0] wr_ctx;
+    logic [11:0] wr_off;
+    assign in_ctx = wr_addr >= 20'(RNIC_BAR0_CTX_BASE) &&
+                    wr_addr < 20'(RNIC_BAR0_CTX_BASE + NCTX * RNIC_BAR0_CTX_STRIDE);
+    assign wr_ctx = 4'(wr_addr[19:12] - 8'(RNIC_BAR0_CTX_BASE >> 12));
+    assign wr_off = wr_addr[11:0];
+
+    logic sq_push, cq_push;
+    logic [39:0] sq_in;
+    logic [47:0] cq_in;
+    assign is_sq_db = in_ctx && wr_off == 12'(RNIC_CTX_SQ_DB);
+    assign is_cq_db = in_ctx && wr_off == 12'(RNIC_CTX_CQ_DB);
+    assign sq_push = wr_go && is_sq_db;
+    assign cq_push = wr_go && is_cq_db;
+    assign sq_in = {4'b0, wr_ctx, s_axil_wdata[31:16], s_axil_wdata[15:0]};
+    assign cq_in = {4'b0, wr_ctx, 6'b0, s_axil_wdata[13:12], s_axil_wdata[31:16], 4'b0, s_axil_wdata[11:0]};
+
+    rnic_fifo #(.WIDTH(40), .DEPTH(64)) sq_fifo (
+        .clk, .rst, .s_data(sq_in), .s_valid(sq_push), .s_ready(sq_room),
+        .m_data(sq_db_data), .m_valid(sq_db_valid), .m_ready(sq_db_ready));
+    rnic_fifo #(.WIDTH(48), .DEPTH(64)) cq_fifo (
+        .clk, .rst, .s_data(cq_in), .s_valid(cq_push), .s_ready(cq_room),
+        .m_data(cq_db_data), .m_valid(cq_db_valid), .m_ready(cq_db_ready));
+
+    always_ff @(posedge clk) begin
+        ctx_reset_valid <= 1'b0;
+        if (rst) begin
+            s_axil_bvalid <= 1'b0;
+            for (int c = 0; c < NCTX; c++)
+                for (int w = 0; w < CTX_WORDS; w++)
+                    ctx_regs[c][w] <= '0;
+        end else begin
+            if (s_axil_bvalid && s_axil_bready)
+                s_axil_bvalid <= 1'b0;
+            if (wr_go) begin
+                s_axil_bvalid <= 1'b1;
+                // CMDQ_CI (word 6) belongs to the firmware
+                if (in_ctx && wr_off < 12'(RNIC_CTX_CMDQ_CI))
+                    ctx_regs[wr_ctx][wr_off[4:2]] <= s_axil_wdata;
+                if (wr_addr == 20'(RNIC_ADMIN_CTX_RESET)) begin
+                    ctx_reset_valid <= 1'b1;
+                    ctx_reset_ctx <= s_axil_wdata[7:0];
+                end
+            end
+            if (fw_ci_we)
+                ctx_regs[fw_ctx][RNIC_CTX_CMDQ_CI / 4] <= {16'b0, fw_ci};
+        end
+    end
+
+    assign fw_ctx_rdata = fw_word < 4'(CTX_WORDS) ? ctx_regs[fw_ctx][fw_word[2:0]] : 32'b0;
+
+    // ---- read path
+    function automatic logic [31:0] blk_hdr(input logic [7:0] off, input logic [31:0] typ,
+                                            input logic [31:0] next);
+        case (off)
+            8'h00: return typ;
+            8'h04: return 32'd1;
+            8'h08: return next;
+            8'h0c: return 32'h100;
+            default: return 32'h0;
+        endcase
+    endfunction
+
+    logic [31:0] rd_data;
+    logic [19:0] ra;
+    assign ra = s_axil_araddr;
+
+    always_comb begin
+        rd_data = 32'h0;
+        if (ra < 20'h600 && ra[7:0] < 8'h10) begin
+            case (ra[11:8])
+                4'h0: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_ID), 32'h100);
+                4'h1: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_CLOCK), 32'h200);
+                4'h2: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_STATS), 32'h300);
+                4'h3: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_PORT), 32'h400);
+                4'h4: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_ADMIN), 32'h500);
+                4'h5: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_CTX), 32'h0);
+                default: rd_data = 32'h0;
+            endcase
+        end else if (ra >= 20'(RNIC_STATS_COUNTER0) && ra < 20'(RNIC_STATS_COUNTER0 + 32 * 4)) begin
+            rd_data = stats[5'((ra - 20'(RNIC_STATS_COUNTER0)) >> 2)];
+        end else if (ra >= 20'(RNIC_BAR0_CTX_BASE) &&
+                     ra < 20'(RNIC_BAR0_CTX_BASE + NCTX * RNIC_BAR0_CTX_STRIDE)) begin
+            if (ra[11:0] < 12'(CTX_WORDS * 4))
+                rd_data = ctx_regs[4'(ra[19:12] - 8'(RNIC_BAR0_CTX_BASE >> 12))][ra[4:2]];
+        end else begin
+            case (ra)
+                20'(RNIC_ID_VENDOR_DEVICE): rd_data = {16'(RNIC_DEVICE_ID), 16'(RNIC_VENDOR_ID)};
+                20'(RNIC_ID_IF_VERSION): rd_data = 32'(RNIC_IF_VERSION);
+                20'(RNIC_ID_BUILD_ID): rd_data = BUILD_ID;
+                20'(RNIC_ID_BUILD_TIME): rd_data = BUILD_TIME;
+                20'(RNIC_ID_FW_VERSION): rd_data = fw_version;
+                20'(RNIC_ID_FW_STATUS): rd_data = fw_status;
+                20'(RNIC_ID_NUM_CTX): rd_data = 32'(NCTX);
+                20'(RNIC_ID_CTX_BASE): rd_data = 32'(RNIC_BAR0_CTX_BASE);
+                20'(RNIC_ID_CTX_STRIDE): rd_data = 32'(RNIC_BAR0_CTX_STRIDE);
+                20'(RNIC_CLOCK_CYCLES_LO): rd_data = cycle[31:0];
+                20'(RNIC_CLOCK_CYCLES_HI): rd_data = cycles_hi_reg;
+                20'(RNIC_CLOCK_FREQ_KHZ): rd_data = 32'(RNIC_CLOCK_MHZ * 1000);
+                20'(RNIC_STATS_COUNT): rd_data = 32'd22;
+                20'(RNIC_PORT_MAC_LO): rd_data = strap_mac[31:0];
+                20'(RNIC_PORT_MAC_HI): rd_data = {16'b0, strap_mac[47:32]};
+                20'(RNIC_PORT_IPV4): rd_data = strap_ipv4;
+                20'(RNIC_PORT_LINK): rd_data = 32'd1;
+                20'(RNIC_PORT_SPEED_GBPS): rd_data = 32'd100;
+                20'(RNIC_ADMIN_CTX_RESET_PENDING): rd_data = ctx_reset_pending;
+                20'(RNIC_CTXBLK_COUNT): rd_data = 32'(NCTX);
+                default: rd_data = 32'h0;
+            endcase
+        end
+    end
+
+    assign s_axil_arready = !s_axil_rvalid;
+    assign s_axil_rresp = 2'b00;
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            s_axil_rvalid <= 1'b0;
+        end else begin
+            if (s_axil_rvalid && s_axil_rready)
+                s_axil_rvalid <= 1'b0;
+            if (s_axil_arvalid && s_axil_arready) begin
+                s_axil_rvalid <= 1'b1;
+                s_axil_rdata <= rd_data;
+                if (ra == 20'(RNIC_CLOCK_CYCLES_LO))
+                    cycles_hi_reg <= cycle[63:32];
+            end
+        end
+    end
+
+    logic unused;
+    assign unused = &{1'b0, s_axil_wstrb};
+endmodule
+
+`default_nettype wire

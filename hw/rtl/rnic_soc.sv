@@ -1,0 +1,340 @@
+// Soft-core subsystem: PicoRV32 (RV32IM, from the PyPI package pythondata-cpu-picorv32) with
+// its RAM (loaded from FW_HEX), the FW register block, the firmware DMA engine with its 16 KiB
+// buffer, the frame buffers for ARP and the configuration port into the datapath tables.
+// Address map and registers: spec constants "fwmap", regblock FW. Every access takes two cycles.
+`default_nettype none
+
+module rnic_soc
+    import rnic_spec_pkg::*;
+#(
+    parameter string FW_HEX = ""  // firmware image, one 32-bit word per line
+) (
+    input  wire          clk,
+    input  wire          rst,
+    input  wire  [63:0]  cycle,
+    input  wire  [47:0]  strap_mac,
+    input  wire  [31:0]  strap_ipv4,
+
+    output logic [31:0]  fw_version,
+    output logic [31:0]  fw_status,
+    output logic         console_valid,
+    output logic [7:0]   console_char,
+
+    // context registers (in rnic_bar0) and context resets
+    output logic [3:0]   ctx_sel,
+    output logic [3:0]   ctx_word,
+    input  wire  [31:0]  ctx_rdata,
+    output logic         ci_we,
+    output logic [15:0]  ci_val,
+    input  wire          ctx_reset_valid,
+    input  wire  [7:0]   ctx_reset_ctx,
+    output logic [31:0]  ctx_reset_pending,
+
+    // configuration writes into the kernels' tables
+    output logic         cfg_valid,
+    output logic [31:0]  cfg_addr,
+    output logic [31:0]  cfg_data,
+
+    // MSI-X requests
+    output logic         irq_valid,
+    output logic [7:0]   irq_vector,
+    input  wire          irq_ready,
+
+    // firmware DMA
+    output logic         rdreq_valid,
+    input  wire          rdreq_ready,
+    output logic [63:0]  rdreq_addr,
+    output logic [15:0]  rdreq_len,
+    input  wire          rd_valid,
+    output logic         rd_ready,
+    input  wire  [511:0] rd_data,
+    input  wire          rd_last,
+    output logic         wr_valid,
+    input  wire          wr_ready,
+    output logic [63:0]  wr_addr,
+    output logic [15:0]  wr_len,
+    output logic [511:0] wr_data,
+    output logic         wr_last,
+
+    // frames to and from the Ethernet port
+    output logic [511:0] tx_data,
+    output logic [63:0]  tx_keep,
+    output logic         tx_valid,
+    output logic         tx_last,
+    input  wire          tx_ready,
+    input  wire  [511:0] rx_data,
+    input  wire  [63:0]  rx_keep,
+    input  wire          rx_valid,
+    input  wire          rx_last,
+    output logic         rx_ready
+);
+    localparam int RAM_WORDS = int'(RNIC_FW_RAM_SIZE / 4);
+
+    // ---- CPU
+    logic        mem_valid, mem_instr, mem_ready;
+    logic [31:0] mem_addr, mem_wdata, mem_rdata;
+    logic [3:0]  mem_wstrb;
+    logic        trap;
+
+    picorv32 #(
+        .ENABLE_COUNTERS(1),
+        .ENABLE_MUL(1),
+        .ENABLE_DIV(1),
+        .BARREL_SHIFTER(1),
+        .COMPRESSED_ISA(0),
+        .PROGADDR_RESET(32'h0),
+        .STACKADDR(32'(RNIC_FW_RAM_SIZE))
+    ) cpu (
+        .clk, .resetn(!rst), .trap,
+        .mem_valid, .mem_instr, .mem_ready, .mem_addr, .mem_wdata, .mem_wstrb, .mem_rdata,
+        .pcpi_wr(1'b0), .pcpi_rd(32'b0), .pcpi_wait(1'b0), .pcpi_ready(1'b0), .irq(32'b0)
+    );
+
+    // ---- memories
+    logic [31:0]  ram [RAM_WORDS];
+    logic [511:0] dbuf [256];   // FW DMA buffer, 16 KiB
+    logic [511:0] ptx [32];     // frame to send, 2 KiB
+    logic [511:0] prx [32];     // received frame, 2 KiB
+    initial if (FW_HEX != "") $readmemh(FW_HEX, ram);
+
+    // ---- FW registers
+    logic [31:0] cycles_hi_reg, cfg_addr_reg, ctx_reset_reg;
+    logic [63:0] dma_host_reg;
+    logic [7:0]  dma_local_reg;   // 64-byte line of the buffer
+    logic [15:0] dma_len_reg;
+    logic        dma_busy_reg, dma_write_reg;
+    logic [7:0]  dma_beat_reg;
+    logic [10:0] ptx_len_reg, prx_len_reg;
+    logic [5:0]  ptx_beat_reg, prx_beat_reg;
+    logic        ptx_busy_reg, prx_valid_reg;
+
+    assign ctx_reset_pending = ctx_reset_reg;
+    assign cfg_addr = cfg_addr_reg;
+
+    // word lane helpers for the 512-bit buffers
+    function automatic logic [511:0] merge(input logic [511:0] line, input logic [3:0] word,
+                                           input logic [31:0] data, input logic [3:0] strb);
+        logic [511:0] r = line;
+        for (int b = 0; b < 4; b++)
+            if (strb[b])
+                r[{word, 5'b0} + 9'(b * 8) +: 8] = data[b * 8 +: 8];
+        return r;
+    endfunction
+
+    logic [31:0] a;
+    logic [3:0]  wsel;
+    logic [7:0]  reg_off;
+    assign a = mem_addr;
+    assign wsel = a[5:2];
+    assign reg_off = a[7:0];
+    assign ctx_sel = a[11:8];
+    assign ctx_word = a[5:2];
+
+    logic [31:0] reg_rdata;
+    always_comb begin
+        case (reg_off)
+            8'(RNIC_FW_CYCLES_LO): reg_rdata = cycle[31:0];
+            8'(RNIC_FW_CYCLES_HI): reg_rdata = cycles_hi_reg;
+            8'(RNIC_FW_MAC_LO): reg_rdata = strap_mac[31:0];
+            8'(RNIC_FW_MAC_HI): reg_rdata = {16'b0, strap_mac[47:32]};
+            8'(RNIC_FW_IPV4): reg_rdata = strap_ipv4;
+            8'(RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
+            8'(RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
+            8'(RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
+            8'(RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
+            8'(RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_valid_reg};
+            8'(RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len_reg};
+            default: reg_rdata = 32'b0;
+        endcase
+    end
+
+    logic is_reg, is_ctx, is_dbuf, is_ptx, is_prx, is_ram, wr;
+    assign is_ram = a < 32'(RNIC_FW_RAM_SIZE);
+    assign is_reg = a[31:8] == 24'(RNIC_FW_REG_BASE >> 8);
+    assign is_ctx = a[31:16] == 16'(RNIC_FW_CTXREG_BASE >> 16);
+    assign is_dbuf = a[31:16] == 16'(RNIC_FW_DMABUF_BASE >> 16) && a[15:14] == 2'b0;
+    assign is_ptx = a[31:16] == 16'(RNIC_FW_PKTTX_BASE >> 16) && a[15:11] == 5'b0;
+    assign is_prx = a[31:16] == 16'(RNIC_FW_PKTRX_BASE >> 16) && a[15:11] == 5'b0;
+    assign wr = |mem_wstrb;
+
+    // an IRQ write waits while the previous one is pending
+    logic stall;
+    assign stall = wr && is_reg && reg_off == 8'(RNIC_FW_IRQ) && irq_valid;
+
+    always_ff @(posedge clk) begin
+        mem_ready <= 1'b0;
+        console_valid <= 1'b0;
+        cfg_valid <= 1'b0;
+        ci_we <= 1'b0;
+        if (rst) begin
+            fw_version <= '0;
+            fw_status <= '0;
+            cfg_addr_reg <= '0;
+            ctx_reset_reg <= '0;
+            irq_valid <= 1'b0;
+        end else begin
+            if (irq_valid && irq_ready)
+                irq_valid <= 1'b0;
+            if (ctx_reset_valid && ctx_reset_ctx < 8'(RNIC_NUM_CTX))
+                ctx_reset_reg[ctx_reset_ctx[4:0]] <= 1'b1;
+            if (mem_valid && !mem_ready && !stall) begin
+                mem_ready <= 1'b1;
+                mem_rdata <= 32'b0;
+                if (is_ram) begin
+                    mem_rdata <= ram[a[16:2]];
+                    for (int b = 0; b < 4; b++)
+                        if (mem_wstrb[b])
+                            ram[a[16:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+                end else if (is_dbuf) begin
+                    mem_rdata <= dbuf[a[13:6]][{wsel, 5'b0} +: 32];
+                    if (wr)
+                        dbuf[a[13:6]] <= merge(dbuf[a[13:6]], wsel, mem_wdata, mem_wstrb);
+                end else if (is_ptx) begin
+                    mem_rdata <= ptx[a[10:6]][{wsel, 5'b0} +: 32];
+                    if (wr)
+                        ptx[a[10:6]] <= merge(ptx[a[10:6]], wsel, mem_wdata, mem_wstrb);
+                end else if (is_prx) begin
+                    mem_rdata <= prx[a[10:6]][{wsel, 5'b0} +: 32];
+                end else if (is_ctx) begin
+                    mem_rdata <= ctx_rdata;
+                    if (wr && ctx_word == 4'(RNIC_CTX_CMDQ_CI / 4)) begin
+                        ci_we <= 1'b1;
+                        ci_val <= mem_wdata[15:0];
+                    end
+                end else if (is_reg) begin
+                    mem_rdata <= reg_rdata;
+                    if (!wr && reg_off == 8'(RNIC_FW_CYCLES_LO))
+                        cycles_hi_reg <= cycle[63:32];
+                    if (wr) begin
+                        case (reg_off)
+                            8'(RNIC_FW_CONSOLE): begin
+                                console_valid <= 1'b1;
+                                console_char <= mem_wdata[7:0];
+                            end
+                            8'(RNIC_FW_FW_VERSION): fw_version <= mem_wdata;
+                            8'(RNIC_FW_FW_STATUS): fw_status <= mem_wdata;
+                            8'(RNIC_FW_CTX_RESET): ctx_reset_reg <= ctx_reset_reg & ~mem_wdata;
+                            8'(RNIC_FW_IRQ): begin
+                                irq_valid <= 1'b1;
+                                irq_vector <= mem_wdata[7:0];
+                            end
+                            8'(RNIC_FW_CFG_ADDR): cfg_addr_reg <= mem_wdata;
+                            8'(RNIC_FW_CFG_DATA): begin
+                                cfg_valid <= 1'b1;
+                                cfg_data <= mem_wdata;
+                                cfg_addr_reg <= cfg_addr_reg + 32'd4;
+                            end
+                            default: ;
+                        endcase
+                    end
+                end
+            end
+        end
+    end
+
+    // ---- FW DMA engine: one request at a time between host memory and dbuf
+    logic dma_go;
+    assign dma_go = mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(RNIC_FW_DMA_CTRL) &&
+                    mem_wdata[0] && !dma_busy_reg;
+    assign rd_ready = dma_busy_reg && !dma_write_reg;
+    assign wr_addr = dma_host_reg;
+    assign wr_len = dma_len_reg;
+    assign rdreq_addr = dma_host_reg;
+    assign rdreq_len = dma_len_reg;
+    assign wr_data = dbuf[dma_local_reg + dma_beat_reg];
+    assign wr_last = {dma_beat_reg, 6'b0} + 14'd64 >= 14'(dma_len_reg);
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            dma_busy_reg <= 1'b0;
+            rdreq_valid <= 1'b0;
+            wr_valid <= 1'b0;
+        end else begin
+            if (mem_valid && !mem_ready && wr && is_reg) begin
+                case (reg_off)
+                    8'(RNIC_FW_DMA_HOST_LO): dma_host_reg[31:0] <= mem_wdata;
+                    8'(RNIC_FW_DMA_HOST_HI): dma_host_reg[63:32] <= mem_wdata;
+                    8'(RNIC_FW_DMA_LOCAL): dma_local_reg <= mem_wdata[13:6];
+                    8'(RNIC_FW_DMA_LEN): dma_len_reg <= mem_wdata[15:0];
+                    default: ;
+                endcase
+            end
+            if (dma_go) begin
+                dma_busy_reg <= 1'b1;
+                dma_write_reg <= mem_wdata[1];
+                dma_beat_reg <= '0;
+                rdreq_valid <= !mem_wdata[1];
+                wr_valid <= mem_wdata[1];
+            end
+            if (rdreq_valid && rdreq_ready)
+                rdreq_valid <= 1'b0;
+            if (rd_valid && rd_ready) begin
+                dbuf[dma_local_reg + dma_beat_reg] <= rd_data;
+                dma_beat_reg <= dma_beat_reg + 1'b1;
+                if (rd_last)
+                    dma_busy_reg <= 1'b0;
+            end
+            if (wr_valid && wr_ready) begin
+                dma_beat_reg <= dma_beat_reg + 1'b1;
+                if (wr_last) begin
+                    wr_valid <= 1'b0;
+                    dma_busy_reg <= 1'b0;
+                end
+            end
+        end
+    end
+
+    // ---- frame out (PKT_TX_LEN) and frame in (one at a time; rx_ready low while held)
+    assign tx_data = ptx[ptx_beat_reg[4:0]];
+    assign tx_last = {ptx_beat_reg, 6'b0} + 12'd64 >= {1'b0, ptx_len_reg};
+    assign tx_keep = tx_last ? ~(64'hffff_ffff_ffff_ffff << ptx_len_reg[5:0]) | {64{ptx_len_reg[5:0] == 6'd0}}
+                             : 64'hffff_ffff_ffff_ffff;
+    assign tx_valid = ptx_busy_reg;
+    assign rx_ready = !prx_valid_reg;
+
+    function automatic logic [6:0] keep_count(input logic [63:0] k);
+        logic [6:0] n = 0;
+        for (int i = 0; i < 64; i++)
+            n = n + 7'(k[i]);
+        return n;
+    endfunction
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            ptx_busy_reg <= 1'b0;
+            prx_valid_reg <= 1'b0;
+            prx_beat_reg <= '0;
+            prx_len_reg <= '0;
+        end else begin
+            if (mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(RNIC_FW_PKT_TX_LEN) &&
+                !ptx_busy_reg && mem_wdata[10:0] != 11'd0) begin
+                ptx_busy_reg <= 1'b1;
+                ptx_len_reg <= mem_wdata[10:0];
+                ptx_beat_reg <= '0;
+            end
+            if (tx_valid && tx_ready) begin
+                ptx_beat_reg <= ptx_beat_reg + 1'b1;
+                if (tx_last)
+                    ptx_busy_reg <= 1'b0;
+            end
+            if (rx_valid && rx_ready) begin
+                if (prx_beat_reg < 6'd32)
+                    prx[prx_beat_reg[4:0]] <= rx_data;
+                prx_beat_reg <= prx_beat_reg + 1'b1;
+                prx_len_reg <= prx_len_reg + 11'(keep_count(rx_keep));
+                if (rx_last)
+                    prx_valid_reg <= 1'b1;
+            end
+            if (mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(RNIC_FW_PKT_RX_POP)) begin
+                prx_valid_reg <= 1'b0;
+                prx_beat_reg <= '0;
+                prx_len_reg <= '0;
+            end
+        end
+    end
+
+    logic unused;
+    assign unused = &{1'b0, trap, mem_instr, a[31:17] == 15'b0};
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,291 @@
+// RNIC top level, as it sits on an Alveo card: BAR0 (AXI4-Lite from XDMA/QDMA), a DMA master
+// toward host memory (descriptor + data streams: the XDMA/QDMA boundary), MSI-X, a 512-bit
+// AXI-Stream Ethernet port (the CMAC boundary), the soft-core subsystem and the datapath kernels.
+// Ports and data flow: docs/ARCHITECTURE.md.
+`default_nettype none
+
+module rnic_top
+    import rnic_spec_pkg::*;
+#(
+    parameter string FW_HEX = "",              // firmware image ($readmemh)
+    parameter logic [31:0] BUILD_ID = 32'h0,   // git commit of the image
+    parameter logic [31:0] BUILD_TIME = 32'h0  // seconds since 1970
+) (
+    input  wire          clk,
+    input  wire          rst,
+    input  wire  [47:0]  strap_mac,
+    input  wire  [31:0]  strap_ipv4,
+
+    input  wire  [19:0]  s_axil_awaddr,
+    input  wire          s_axil_awvalid,
+    output logic         s_axil_awready,
+    input  wire  [31:0]  s_axil_wdata,
+    input  wire  [3:0]   s_axil_wstrb,
+    input  wire          s_axil_wvalid,
+    output logic         s_axil_wready,
+    output logic [1:0]   s_axil_bresp,
+    output logic         s_axil_bvalid,
+    input  wire          s_axil_bready,
+    input  wire  [19:0]  s_axil_araddr,
+    input  wire          s_axil_arvalid,
+    output logic         s_axil_arready,
+    output logic [31:0]  s_axil_rdata,
+    output logic [1:0]   s_axil_rresp,
+    output logic         s_axil_rvalid,
+    input  wire          s_axil_rready,
+
+    output logic         m_dma_rd_req_valid,
+    input  wire          m_dma_rd_req_ready,
+    output logic [63:0]  m_dma_rd_req_addr,
+    output logic [15:0]  m_dma_rd_req_len,
+    output logic [7:0]   m_dma_rd_req_tag,
+    input  wire          s_dma_rd_valid,
+    output logic         s_dma_rd_ready,
+    input  wire  [511:0] s_dma_rd_data,
+    input  wire  [7:0]   s_dma_rd_tag,
+    input  wire          s_dma_rd_last,
+
+    output logic         m_dma_wr_valid,
+    input  wire          m_dma_wr_ready,
+    output logic [63:0]  m_dma_wr_addr,
+    output logic [15:0]  m_dma_wr_len,
+    output logic [511:0] m_dma_wr_data,
+    output logic         m_dma_wr_last,
+
+    output logic         irq_valid,
+    input  wire          irq_ready,
+    output logic [7:0]   irq_vector,
+
+    output logic [511:0] m_axis_eth_tx_tdata,
+    output logic [63:0]  m_axis_eth_tx_tkeep,
+    output logic         m_axis_eth_tx_tvalid,
+    input  wire          m_axis_eth_tx_tready,
+    output logic         m_axis_eth_tx_tlast,
+    input  wire  [511:0] s_axis_eth_rx_tdata,
+    input  wire  [63:0]  s_axis_eth_rx_tkeep,
+    input  wire          s_axis_eth_rx_tvalid,
+    input  wire          s_axis_eth_rx_tlast,
+
+    output logic         fw_console_valid,
+    output logic [7:0]   fw_console_char
+);
+    logic [63:0] cycle_reg;
+    always_ff @(posedge clk)
+        cycle_reg <= rst ? 64'd0 : cycle_reg + 64'd1;
+
+    // kernel ports: the DPI vectors keep every field in whole 32-bit words, so the padding bits
+    // of the output structs are never read
+    rnic_tx_in_t tx_in;
+    rnic_rx_in_t rx_in;
+    rnic_cq_in_t cq_in;
+    /* verilator lint_off UNUSEDSIGNAL */
+    rnic_tx_out_t tx_out;
+    rnic_rx_out_t rx_out;
+    rnic_cq_out_t cq_out;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // ---- BAR0 and the soft core
+    logic [31:0] fw_version, fw_status, ctx_reset_pending, ctx_rdata, stats [32];
+    logic        ctx_reset_valid, ci_we;
+    logic [7:0]  ctx_reset_ctx;
+    logic [3:0]  ctx_sel, ctx_word;
+    logic [15:0] ci_val;
+    logic [39:0] sq_db;
+    logic [47:0] cq_db;
+    logic        sq_db_valid, cq_db_valid;
+    logic        cfg_valid;
+    logic [31:0] cfg_addr, cfg_data;
+
+    rnic_bar0 #(.BUILD_ID(BUILD_ID), .BUILD_TIME(BUILD_TIME)) bar0 (
+        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4,
+        .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
+        .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
+        .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
+        .s_axil_rvalid, .s_axil_rready,
+        .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx, .stats,
+        .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci(ci_val),
+        .sq_db_data(sq_db), .sq_db_valid, .sq_db_ready(tx_out.db_ready),
+        .cq_db_data(cq_db), .cq_db_valid, .cq_db_ready(cq_out.db_ready));
+
+    logic         fw_rdreq_valid, fw_rdreq_ready, fw_rd_ready, fw_wr_valid, fw_wr_ready, fw_wr_last;
+    logic [63:0]  fw_rdreq_addr, fw_wr_addr;
+    logic [15:0]  fw_rdreq_len, fw_wr_len;
+    logic [511:0] fw_wr_data, fw_tx_data;
+    logic [63:0]  fw_tx_keep;
+    logic         fw_tx_valid, fw_tx_last, fw_tx_ready, fw_rx_ready;
+    logic         fw_irq_valid, fw_irq_ready;
+    logic [7:0]   fw_irq_vector;
+
+    rnic_soc #(.FW_HEX(FW_HEX)) soc (
+        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4,
+        .fw_version, .fw_status, .console_valid(fw_console_valid), .console_char(fw_console_char),
+        .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_val, .ctx_reset_valid, .ctx_reset_ctx,
+        .ctx_reset_pending, .cfg_valid, .cfg_addr, .cfg_data,
+        .irq_valid(fw_irq_valid), .irq_vector(fw_irq_vector), .irq_ready(fw_irq_ready),
+        .rdreq_valid(fw_rdreq_valid), .rdreq_ready(fw_rdreq_ready), .rdreq_addr(fw_rdreq_addr),
+        .rdreq_len(fw_rdreq_len), .rd_valid(s_dma_rd_valid && s_dma_rd_tag == 8'd1),
+        .rd_ready(fw_rd_ready), .rd_data(s_dma_rd_data), .rd_last(s_dma_rd_last),
+        .wr_valid(fw_wr_valid), .wr_ready(fw_wr_ready), .wr_addr(fw_wr_addr), .wr_len(fw_wr_len),
+        .wr_data(fw_wr_data), .wr_last(fw_wr_last),
+        .tx_data(fw_tx_data), .tx_keep(fw_tx_keep), .tx_valid(fw_tx_valid), .tx_last(fw_tx_last),
+        .tx_ready(fw_tx_ready),
+        .rx_data(rx_out.fw_data), .rx_keep(rx_out.fw_keep), .rx_valid(rx_out.fw_valid),
+        .rx_last(rx_out.fw_last), .rx_ready(fw_rx_ready));
+
+    // ---- DMA reads: TX kernel (tag 0) and firmware (tag 1); data routed back by tag
+    logic [87:0] rdq_data [2];
+    logic        rdq_valid [2], rdq_last [2], rdq_ready [2];
+    logic        rdq_m_last;
+    assign rdq_data[0] = {8'd0, tx_out.rdreq_addr, tx_out.rdreq_len};
+    assign rdq_data[1] = {8'd1, fw_rdreq_addr, fw_rdreq_len};
+    assign rdq_valid[0] = tx_out.rdreq_valid;
+    assign rdq_valid[1] = fw_rdreq_valid;
+    assign rdq_last[0] = 1'b1;
+    assign rdq_last[1] = 1'b1;
+    assign fw_rdreq_ready = rdq_ready[1];
+    rnic_pkt_arb #(.N(2), .WIDTH(88)) rd_arb (
+        .clk, .rst, .s_data(rdq_data), .s_valid(rdq_valid), .s_last(rdq_last), .s_ready(rdq_ready),
+        .m_data({m_dma_rd_req_tag, m_dma_rd_req_addr, m_dma_rd_req_len}), .m_valid(m_dma_rd_req_valid),
+        .m_last(rdq_m_last), .m_ready(m_dma_rd_req_ready));
+    assign s_dma_rd_ready = s_dma_rd_tag == 8'd0 ? tx_out.rd_ready : fw_rd_ready;
+
+    // ---- DMA writes: RX payload, CQ kernel, firmware
+    logic [591:0] wrq_data [3];
+    logic         wrq_valid [3], wrq_last [3], wrq_ready [3];
+    assign wrq_data[0] = {rx_out.wr_addr, rx_out.wr_len, rx_out.wr_data};
+    assign wrq_data[1] = {cq_out.wr_addr, cq_out.wr_len, cq_out.wr_data};
+    assign wrq_data[2] = {fw_wr_addr, fw_wr_len, fw_wr_data};
+    assign wrq_valid[0] = rx_out.wr_valid;
+    assign wrq_valid[1] = cq_out.wr_valid;
+    assign wrq_valid[2] = fw_wr_valid;
+    assign wrq_last[0] = rx_out.wr_last;
+    assign wrq_last[1] = cq_out.wr_last;
+    assign wrq_last[2] = fw_wr_last;
+    assign fw_wr_ready = wrq_ready[2];
+    rnic_pkt_arb #(.N(3), .WIDTH(592)) wr_arb (
+        .clk, .rst, .s_data(wrq_data), .s_valid(wrq_valid), .s_last(wrq_last), .s_ready(wrq_ready),
+        .m_data({m_dma_wr_addr, m_dma_wr_len, m_dma_wr_data}), .m_valid(m_dma_wr_valid),
+        .m_last(m_dma_wr_last), .m_ready(m_dma_wr_ready));
+
+    // ---- Ethernet transmit: requests (TX), ACK/NAK (RX), firmware frames (ARP)
+    logic [575:0] ethq_data [3];
+    logic         ethq_valid [3], ethq_last [3], ethq_ready [3];
+    assign ethq_data[0] = {tx_out.eth_keep, tx_out.eth_data};
+    assign ethq_data[1] = {rx_out.eth_keep, rx_out.eth_data};
+    assign ethq_data[2] = {fw_tx_keep, fw_tx_data};
+    assign ethq_valid[0] = tx_out.eth_valid;
+    assign ethq_valid[1] = rx_out.eth_valid;
+    assign ethq_valid[2] = fw_tx_valid;
+    assign ethq_last[0] = tx_out.eth_last;
+    assign ethq_last[1] = rx_out.eth_last;
+    assign ethq_last[2] = fw_tx_last;
+    assign fw_tx_ready = ethq_ready[2];
+    rnic_pkt_arb #(.N(3), .WIDTH(576)) eth_arb (
+        .clk, .rst, .s_data(ethq_data), .s_valid(ethq_valid), .s_last(ethq_last), .s_ready(ethq_ready),
+        .m_data({m_axis_eth_tx_tkeep, m_axis_eth_tx_tdata}), .m_valid(m_axis_eth_tx_tvalid),
+        .m_last(m_axis_eth_tx_tlast), .m_ready(m_axis_eth_tx_tready));
+
+    // ---- MSI-X: CQ kernel and firmware
+    logic [7:0] irqq_data [2];
+    logic       irqq_valid [2], irqq_last [2], irqq_ready [2], irq_m_last;
+    assign irqq_data[0] = cq_out.irq_vector;
+    assign irqq_data[1] = fw_irq_vector;
+    assign irqq_valid[0] = cq_out.irq_valid;
+    assign irqq_valid[1] = fw_irq_valid;
+    assign irqq_last[0] = 1'b1;
+    assign irqq_last[1] = 1'b1;
+    assign fw_irq_ready = irqq_ready[1];
+    rnic_pkt_arb #(.N(2), .WIDTH(8)) irq_arb (
+        .clk, .rst, .s_data(irqq_data), .s_valid(irqq_valid), .s_last(irqq_last), .s_ready(irqq_ready),
+        .m_data(irq_vector), .m_valid(irq_valid), .m_last(irq_m_last), .m_ready(irq_ready));
+
+    // ---- kernels
+    always_comb begin
+        tx_in = '0;
+        tx_in.cfg_valid = cfg_valid;
+        tx_in.cfg_addr = cfg_addr;
+        tx_in.cfg_data = cfg_data;
+        tx_in.db_valid = sq_db_valid;
+        tx_in.db_ctx = sq_db[39:32];
+        tx_in.db_pi = sq_db[31:16];
+        tx_in.db_qpn = sq_db[15:0];
+        tx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'd0;
+        tx_in.rd_data = s_dma_rd_data;
+        tx_in.rd_last = s_dma_rd_last;
+        tx_in.ack_valid = rx_out.ack_valid;
+        tx_in.ack_qpn = rx_out.ack_qpn;
+        tx_in.ack_psn = rx_out.ack_psn;
+        tx_in.ack_syndrome = rx_out.ack_syndrome;
+        tx_in.ack_msn = rx_out.ack_msn;
+        tx_in.rdreq_ready = rdq_ready[0];
+        tx_in.eth_ready = ethq_ready[0];
+        tx_in.cpl_ready = cq_out.txc_ready;
+
+        rx_in = '0;
+        rx_in.cfg_valid = cfg_valid;
+        rx_in.cfg_addr = cfg_addr;
+        rx_in.cfg_data = cfg_data;
+        rx_in.eth_valid = s_axis_eth_rx_tvalid;
+        rx_in.eth_data = s_axis_eth_rx_tdata;
+        rx_in.eth_keep = s_axis_eth_rx_tkeep;
+        rx_in.eth_last = s_axis_eth_rx_tlast;
+        rx_in.wr_ready = wrq_ready[0];
+        rx_in.ack_ready = tx_out.ack_ready;
+        rx_in.eth_ready = ethq_ready[1];
+        rx_in.fw_ready = fw_rx_ready;
+        rx_in.cpl_ready = cq_out.rxc_ready;
+
+        cq_in = '0;
+        cq_in.cfg_valid = cfg_valid;
+        cq_in.cfg_addr = cfg_addr;
+        cq_in.cfg_data = cfg_data;
+        cq_in.txc_valid = tx_out.cpl_valid;
+        cq_in.txc = tx_out.cpl;
+        cq_in.rxc_valid = rx_out.cpl_valid;
+        cq_in.rxc = rx_out.cpl;
+        cq_in.db_valid = cq_db_valid;
+        cq_in.db_ctx = cq_db[47:40];
+        cq_in.db_arm = cq_db[39:32];
+        cq_in.db_ci = cq_db[31:16];
+        cq_in.db_cqn = cq_db[15:0];
+        cq_in.wr_ready = wrq_ready[1];
+        cq_in.irq_ready = irqq_ready[0];
+    end
+
+    rnic_tx_kernel tx_k (.clk, .rst, .cycle(cycle_reg), .k_in(tx_in), .k_out(tx_out));
+    rnic_rx_kernel rx_k (.clk, .rst, .cycle(cycle_reg), .k_in(rx_in), .k_out(rx_out));
+    rnic_cq_kernel cq_k (.clk, .rst, .cycle(cycle_reg), .k_in(cq_in), .k_out(cq_out));
+
+    // ---- counters (enum STAT order)
+    always_comb begin
+        for (int i = 0; i < 32; i++)
+            stats[i] = 32'h0;
+        stats[RNIC_STAT_RX_FRAMES] = rx_out.stat_frames;
+        stats[RNIC_STAT_RX_ROCE] = rx_out.stat_roce;
+        stats[RNIC_STAT_RX_TO_FW] = rx_out.stat_to_fw;
+        stats[RNIC_STAT_RX_DROP_ICRC] = rx_out.stat_drop_icrc;
+        stats[RNIC_STAT_RX_DROP_MALFORMED] = rx_out.stat_drop_malformed;
+        stats[RNIC_STAT_RX_DROP_QPN] = rx_out.stat_drop_qpn;
+        stats[RNIC_STAT_RX_NAK_PSN] = rx_out.stat_nak_psn;
+        stats[RNIC_STAT_RX_DUP] = rx_out.stat_dup;
+        stats[RNIC_STAT_RX_NAK_ACCESS] = rx_out.stat_nak_access;
+        stats[RNIC_STAT_RX_NAK_INV] = rx_out.stat_nak_inv;
+        stats[RNIC_STAT_RX_DROP_OVERFLOW] = rx_out.stat_drop_overflow;
+        stats[RNIC_STAT_RX_WRITE_BYTES] = rx_out.stat_write_bytes;
+        stats[RNIC_STAT_TX_FRAMES] = tx_out.stat_frames;
+        stats[RNIC_STAT_TX_ACKS] = rx_out.stat_acks;
+        stats[RNIC_STAT_TX_WQES] = tx_out.stat_wqes;
+        stats[RNIC_STAT_TX_BYTES] = tx_out.stat_bytes;
+        stats[RNIC_STAT_TX_RETRANSMITS] = tx_out.stat_retransmits;
+        stats[RNIC_STAT_TX_NAKS_RCVD] = tx_out.stat_naks;
+        stats[RNIC_STAT_CQ_CQES] = cq_out.stat_cqes;
+        stats[RNIC_STAT_CQ_OVERFLOW] = cq_out.stat_overflow;
+        stats[RNIC_STAT_TX_DROP_DB] = tx_out.stat_drop_db;
+        stats[RNIC_STAT_RX_FW_DROP] = rx_out.stat_fw_drop;
+    end
+
+    logic unused;
+    assign unused = &{1'b0, rdq_m_last, irq_m_last, rdq_ready[0], tx_out.rdreq_valid};
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,65 @@
+// Ethernet side of rnic-sim: the 100G MAC model (pacing), the link backends (direct link to
+// another rnic-sim in lock-step, or UDP datagrams), fault injection and pcap capture.
+#ifndef RNIC_SIM_ETH_H
+#define RNIC_SIM_ETH_H
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <random>
+#include <string>
+#include <vector>
+
+struct EthFrame {
+	uint64_t cycle; // arrival cycle at the receiving MAC
+	std::vector<uint8_t> data;
+};
+
+struct FaultOpts {
+	double drop = 0, dup = 0, reorder = 0, corrupt = 0;
+	uint64_t seed = 1;
+};
+
+class EthPort {
+public:
+	enum Mode { NONE, LISTEN, CONNECT, UDP };
+
+	EthPort(Mode mode, const std::string &arg, double gbps, uint32_t latency_cycles, const FaultOpts &f,
+		const std::string &pcap);
+	~EthPort();
+
+	// a frame left the NIC at cycle `done` (its last byte on the wire)
+	void transmit(uint64_t done, std::vector<uint8_t> frame);
+	// cycles the wire is busy with a frame of `len` bytes
+	uint64_t wire_cycles(size_t len) const;
+	// end of cycle `now`: exchange with the peer (lock-step at quantum boundaries)
+	void tick(uint64_t now);
+	// the next received frame due at or before `now`, if any
+	bool receive(uint64_t now, EthFrame &f);
+	void close();
+
+	uint64_t tx_frames = 0, rx_frames = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0;
+
+private:
+	void send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len);
+	bool read_msgs(bool block);
+	void capture(uint64_t cycle, const std::vector<uint8_t> &f);
+	void wire_out(uint64_t arrival, std::vector<uint8_t> frame);
+
+	Mode mode_;
+	int fd_ = -1, listen_fd_ = -1;
+	std::string path_;
+	double bytes_per_cycle_;
+	uint32_t latency_;
+	FaultOpts faults_;
+	std::mt19937_64 rng_;
+	std::deque<EthFrame> rxq_;
+	std::vector<uint8_t> inbuf_;
+	uint64_t peer_time_ = 0, next_sync_ = 0;
+	bool peer_alive_ = false;
+	bool held_valid_ = false;
+	EthFrame held_;
+	FILE *pcap_ = nullptr;
+};
+
+#endif

@@ -1,0 +1,229 @@
+// Host link of rnic-sim (docs/ARCHITECTURE.md "Host link").
+#include "host.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdexcept>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rnic_spec.h"
+
+namespace {
+bool write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = static_cast<const uint8_t *>(p);
+	while (n) {
+		ssize_t w = ::send(fd, b, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		b += w;
+		n -= static_cast<size_t>(w);
+	}
+	return true;
+}
+} // namespace
+
+HostLink::HostLink(const std::string &path) : path_(path), clients_(RNIC_NUM_CTX)
+{
+	sockaddr_un a{};
+	a.sun_family = AF_UNIX;
+	if (path.size() >= sizeof(a.sun_path))
+		throw std::runtime_error("socket path too long: " + path);
+	std::strcpy(a.sun_path, path.c_str());
+	::unlink(path.c_str());
+	listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+	if (::bind(listen_fd_, reinterpret_cast<sockaddr *>(&a), sizeof(a)) || ::listen(listen_fd_, 16))
+		throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(errno));
+	::fcntl(listen_fd_, F_SETFL, O_NONBLOCK);
+}
+
+HostLink::~HostLink()
+{
+	for (auto &c : clients_)
+		if (c.fd >= 0)
+			::close(c.fd);
+	::close(listen_fd_);
+	::unlink(path_.c_str());
+}
+
+bool HostLink::alive(int ctx) const
+{
+	return ctx >= 0 && ctx < static_cast<int>(clients_.size()) && clients_[ctx].fd >= 0;
+}
+
+void HostLink::send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint32_t tag, uint32_t status,
+		    const uint8_t *p, uint32_t len)
+{
+	uint8_t h[RNIC_LINK_HDR_SIZE] = {};
+
+	if (!alive(ctx))
+		return;
+	RNIC_LINK_HDR_TYPE_SET(h, type);
+	RNIC_LINK_HDR_LEN_SET(h, len);
+	RNIC_LINK_HDR_ADDR_SET(h, addr);
+	RNIC_LINK_HDR_VALUE_SET(h, value);
+	RNIC_LINK_HDR_TAG_SET(h, tag);
+	RNIC_LINK_HDR_STATUS_SET(h, status);
+	if (!write_all(clients_[ctx].fd, h, sizeof(h)) || (len && !write_all(clients_[ctx].fd, p, len)))
+		drop(ctx);
+}
+
+void HostLink::drop(int ctx)
+{
+	::close(clients_[ctx].fd);
+	clients_[ctx].fd = -1;
+	clients_[ctx].in.clear();
+	gone.push_back(ctx);
+	for (auto &p : pending_)
+		if (p.second == ctx)
+			p.second = -1;
+}
+
+void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
+{
+	uint32_t type = RNIC_LINK_HDR_TYPE_GET(h), len = RNIC_LINK_HDR_LEN_GET(h), tag = RNIC_LINK_HDR_TAG_GET(h);
+
+	switch (type) {
+	case RNIC_LINK_MSG_HELLO:
+		send(ctx, RNIC_LINK_MSG_HELLO_ACK, 0, static_cast<uint64_t>(ctx), tag, 0, nullptr, 0);
+		break;
+	case RNIC_LINK_MSG_MMIO_WR:
+		mmio.push_back({ctx, true, static_cast<uint32_t>(RNIC_LINK_HDR_ADDR_GET(h)),
+				static_cast<uint32_t>(RNIC_LINK_HDR_VALUE_GET(h)), tag});
+		break;
+	case RNIC_LINK_MSG_MMIO_RD:
+		mmio.push_back({ctx, false, static_cast<uint32_t>(RNIC_LINK_HDR_ADDR_GET(h)), 0, tag});
+		break;
+	case RNIC_LINK_MSG_DMA_RD_RESP: {
+		auto it = pending_.find(tag);
+		if (it == pending_.end())
+			break;
+		pending_.erase(it);
+		if (RNIC_LINK_HDR_STATUS_GET(h)) {
+			dma_errors++;
+			done_[tag] = {};
+		} else {
+			done_[tag] = std::vector<uint8_t>(payload, payload + len);
+		}
+		break;
+	}
+	case RNIC_LINK_MSG_BYE:
+		drop(ctx);
+		break;
+	default:
+		break;
+	}
+}
+
+bool HostLink::read_client(int ctx, bool block)
+{
+	uint8_t buf[65536];
+	Client &c = clients_[ctx];
+	pollfd p{c.fd, POLLIN, 0};
+
+	if (::poll(&p, 1, block ? 30000 : 0) <= 0)
+		return false;
+	ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+	if (n <= 0) {
+		drop(ctx);
+		return false;
+	}
+	c.in.insert(c.in.end(), buf, buf + n);
+	size_t off = 0;
+	while (c.fd >= 0 && c.in.size() - off >= RNIC_LINK_HDR_SIZE) {
+		uint32_t len = RNIC_LINK_HDR_LEN_GET(c.in.data() + off);
+		if (len > RNIC_LINK_MAX_PAYLOAD) {
+			drop(ctx);
+			return false;
+		}
+		if (c.in.size() - off < RNIC_LINK_HDR_SIZE + len)
+			break;
+		handle(ctx, c.in.data() + off, c.in.data() + off + RNIC_LINK_HDR_SIZE);
+		off += RNIC_LINK_HDR_SIZE + len;
+	}
+	if (c.fd >= 0)
+		c.in.erase(c.in.begin(), c.in.begin() + static_cast<long>(off));
+	return true;
+}
+
+void HostLink::poll()
+{
+	for (;;) {
+		int fd = ::accept(listen_fd_, nullptr, nullptr);
+		if (fd < 0)
+			break;
+		size_t ctx = 0;
+		while (ctx < clients_.size() && clients_[ctx].fd >= 0)
+			ctx++;
+		if (ctx == clients_.size()) {
+			::close(fd); // every context is taken
+			continue;
+		}
+		clients_[ctx].fd = fd;
+	}
+	for (size_t ctx = 0; ctx < clients_.size(); ctx++)
+		while (clients_[ctx].fd >= 0 && read_client(static_cast<int>(ctx), false))
+			;
+}
+
+uint32_t HostLink::dma_read(int ctx, uint64_t addr, uint32_t len)
+{
+	uint32_t id = next_id_++;
+
+	if (!alive(ctx)) {
+		dma_errors++;
+		done_[id] = {};
+		return id;
+	}
+	pending_[id] = ctx;
+	send(ctx, RNIC_LINK_MSG_DMA_RD, addr, len, id, 0, nullptr, 0);
+	return id;
+}
+
+bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
+{
+	for (;;) {
+		auto d = done_.find(id);
+		if (d != done_.end()) {
+			out = std::move(d->second);
+			done_.erase(d);
+			return !out.empty();
+		}
+		auto p = pending_.find(id);
+		if (p == pending_.end() || p->second < 0 || !alive(p->second)) {
+			if (p != pending_.end())
+				pending_.erase(p);
+			dma_errors++;
+			out.clear();
+			return false;
+		}
+		// simulated time stands still until the host process answers
+		if (!read_client(p->second, true) && alive(p->second))
+			continue;
+	}
+}
+
+void HostLink::dma_write(int ctx, uint64_t addr, const uint8_t *p, uint32_t len)
+{
+	if (!alive(ctx)) {
+		dma_errors++;
+		return;
+	}
+	send(ctx, RNIC_LINK_MSG_DMA_WR, addr, 0, 0, 0, p, len);
+}
+
+void HostLink::irq(int ctx, uint32_t vector)
+{
+	send(ctx, RNIC_LINK_MSG_IRQ, 0, vector, 0, 0, nullptr, 0);
+}
+
+void HostLink::mmio_response(int ctx, uint32_t tag, uint32_t value)
+{
+	send(ctx, RNIC_LINK_MSG_MMIO_RD_RESP, 0, value, tag, 0, nullptr, 0);
+}

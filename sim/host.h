@@ -1,0 +1,57 @@
+// PCIe side of rnic-sim: the host link (a Unix stream socket per simulator, one connection per
+// host process = one NIC context). Messages: struct LINK_HDR of spec/rnic.toml.
+#ifndef RNIC_SIM_HOST_H
+#define RNIC_SIM_HOST_H
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+struct MmioOp {
+	int ctx;          // -1: the simulator itself (privileged)
+	bool write;
+	uint32_t addr, value, tag;
+};
+
+class HostLink {
+public:
+	explicit HostLink(const std::string &path);
+	~HostLink();
+
+	// accept clients and read their messages; MMIO requests are queued in `mmio`
+	void poll();
+	// DMA read toward the context's process; the data arrives later (see dma_data)
+	uint32_t dma_read(int ctx, uint64_t addr, uint32_t len);
+	// the bytes of read `id`, blocking until they arrive; false: failed (zeros returned)
+	bool dma_data(uint32_t id, std::vector<uint8_t> &out);
+	void dma_write(int ctx, uint64_t addr, const uint8_t *p, uint32_t len);
+	void irq(int ctx, uint32_t vector);
+	void mmio_response(int ctx, uint32_t tag, uint32_t value);
+	bool alive(int ctx) const;
+
+	std::deque<MmioOp> mmio;
+	std::vector<int> gone;  // contexts whose process disconnected (to reset)
+	uint64_t dma_errors = 0;
+
+private:
+	struct Client {
+		int fd = -1;
+		std::vector<uint8_t> in;
+	};
+	void handle(int ctx, const uint8_t *hdr, const uint8_t *payload);
+	bool read_client(int ctx, bool block);
+	void drop(int ctx);
+	void send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint32_t tag, uint32_t status,
+		  const uint8_t *p, uint32_t len);
+
+	std::string path_;
+	int listen_fd_ = -1;
+	std::vector<Client> clients_;
+	std::map<uint32_t, std::vector<uint8_t>> done_;   // read id -> data
+	std::map<uint32_t, int> pending_;                 // read id -> ctx
+	uint32_t next_id_ = 1;
+};
+
+#endif

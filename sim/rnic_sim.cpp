@@ -1,0 +1,368 @@
+// rnic-sim: one simulated RNIC. Runs the Verilated rnic_top (RTL, HLS C kernels through DPI-C,
+// firmware on PicoRV32) and models what surrounds it on a card: the PCIe link to host processes
+// (host.cpp), the 100G Ethernet port and link (eth.cpp). One loop iteration = one 250 MHz cycle.
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "Vrnic_top.h"
+#include "eth.h"
+#include "host.h"
+#include "rnic_spec.h"
+#include "verilated.h"
+
+namespace {
+volatile std::sig_atomic_t stop_requested;
+
+void on_signal(int)
+{
+	stop_requested = 1;
+}
+
+struct Opts {
+	std::string name, sock_dir, pcap, eth_arg;
+	EthPort::Mode eth_mode = EthPort::NONE;
+	uint64_t mac = 0;
+	uint32_t ip = 0;
+	double link_gbps = 100, link_latency_ns = 500, pcie_gbytes = 13, pcie_rd_ns = 600;
+	FaultOpts faults;
+	bool quiet = false;
+};
+
+[[noreturn]] void usage(const std::string &err)
+{
+	std::cerr << "rnic-sim: " << err << "\n"
+		  << "usage: rnic-sim --name NAME --mac XX:XX:XX:XX:XX:XX --ip A.B.C.D [--sock-dir DIR]\n"
+		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE]\n"
+		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--seed N]\n"
+		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--quiet]\n";
+	std::exit(2);
+}
+
+double prob(const std::string &s, const char *opt)
+{
+	char *end;
+	double v = std::strtod(s.c_str(), &end);
+	if (*end || v < 0 || v > 1)
+		usage(std::string(opt) + " wants a probability between 0 and 1");
+	return v;
+}
+
+double positive(const std::string &s, const char *opt)
+{
+	char *end;
+	double v = std::strtod(s.c_str(), &end);
+	if (*end || v <= 0)
+		usage(std::string(opt) + " wants a positive number");
+	return v;
+}
+
+Opts parse(int argc, char **argv)
+{
+	Opts o;
+	const char *dir = std::getenv("RNIC_SIM_DIR");
+	o.sock_dir = dir ? dir : "/tmp/rnic-sim";
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "--quiet") {
+			o.quiet = true;
+			continue;
+		}
+		if (a.rfind("+", 0) == 0)
+			continue; // Verilator plusargs
+		if (i + 1 >= argc)
+			usage("missing value for " + a);
+		std::string v = argv[++i];
+		if (a == "--name") {
+			o.name = v;
+		} else if (a == "--mac") {
+			unsigned b[6];
+			if (std::sscanf(v.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+				usage("bad --mac " + v);
+			for (unsigned x : b)
+				o.mac = (o.mac << 8) | (x & 0xff);
+		} else if (a == "--ip") {
+			unsigned b[4];
+			char extra;
+			if (std::sscanf(v.c_str(), "%u.%u.%u.%u%c", &b[0], &b[1], &b[2], &b[3], &extra) != 4 ||
+			    b[0] > 255 || b[1] > 255 || b[2] > 255 || b[3] > 255)
+				usage("bad --ip " + v);
+			o.ip = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+		} else if (a == "--sock-dir") {
+			o.sock_dir = v;
+		} else if (a == "--eth-listen" || a == "--eth-connect" || a == "--eth-udp") {
+			if (o.eth_mode != EthPort::NONE)
+				usage("one Ethernet backend only");
+			o.eth_mode = a == "--eth-listen" ? EthPort::LISTEN : a == "--eth-connect" ? EthPort::CONNECT
+												  : EthPort::UDP;
+			o.eth_arg = v;
+		} else if (a == "--pcap") {
+			o.pcap = v;
+		} else if (a == "--drop") {
+			o.faults.drop = prob(v, "--drop");
+		} else if (a == "--dup") {
+			o.faults.dup = prob(v, "--dup");
+		} else if (a == "--reorder") {
+			o.faults.reorder = prob(v, "--reorder");
+		} else if (a == "--corrupt") {
+			o.faults.corrupt = prob(v, "--corrupt");
+		} else if (a == "--seed") {
+			o.faults.seed = std::strtoull(v.c_str(), nullptr, 0);
+		} else if (a == "--link-gbps") {
+			o.link_gbps = positive(v, "--link-gbps");
+		} else if (a == "--link-latency-ns") {
+			o.link_latency_ns = positive(v, "--link-latency-ns");
+		} else if (a == "--pcie-gbytes") {
+			o.pcie_gbytes = positive(v, "--pcie-gbytes");
+		} else if (a == "--pcie-rd-ns") {
+			o.pcie_rd_ns = positive(v, "--pcie-rd-ns");
+		} else {
+			usage("unknown option " + a);
+		}
+	}
+	if (o.name.empty() || !o.mac || !o.ip)
+		usage("--name, --mac and --ip are required");
+	return o;
+}
+
+constexpr double NS_PER_CYCLE = 1000.0 / RNIC_CLOCK_MHZ;
+
+struct DmaRead {
+	uint32_t id, len, beat;
+	uint8_t tag;
+	uint64_t due;
+	bool fetched;
+	std::vector<uint8_t> data;
+};
+
+int ctx_of(uint64_t bus)
+{
+	return static_cast<int>(bus >> RNIC_LINK_BUS_CTX_SHIFT) - 1;
+}
+
+void put_wide(VlWide<16> &w, const uint8_t *p)
+{
+	std::memcpy(w.data(), p, 64);
+}
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Opts o = parse(argc, argv);
+	Verilated::commandArgs(argc, argv);
+	std::signal(SIGINT, on_signal);
+	std::signal(SIGTERM, on_signal);
+	std::signal(SIGPIPE, SIG_IGN);
+
+	std::unique_ptr<EthPort> eth;
+	std::unique_ptr<HostLink> host;
+	try {
+		::mkdir(o.sock_dir.c_str(), 0755);
+		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg, o.link_gbps,
+						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE), o.faults, o.pcap);
+		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock");
+	} catch (const std::exception &e) {
+		std::cerr << "rnic-sim " << o.name << ": " << e.what() << "\n";
+		return 1;
+	}
+
+	auto top = std::make_unique<Vrnic_top>();
+	top->strap_mac = o.mac;
+	top->strap_ipv4 = o.ip;
+	top->s_axil_bready = 1;
+	top->s_axil_rready = 1;
+	top->s_axil_wstrb = 0xf;
+	top->m_dma_rd_req_ready = 1;
+	top->irq_ready = 1;
+
+	const double pcie_bytes_per_cycle = o.pcie_gbytes * NS_PER_CYCLE;
+	const uint64_t rd_latency = static_cast<uint64_t>(o.pcie_rd_ns / NS_PER_CYCLE);
+	std::deque<DmaRead> reads;
+	double rd_free = 0, wr_budget = 0;
+	std::vector<uint8_t> wr_buf, tx_frame;
+	uint64_t wr_addr = 0, wire_free = 0;
+	EthFrame rx_frame;
+	size_t rx_off = 0;
+	bool rx_busy = false;
+	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD } axi = AXI_IDLE;
+	MmioOp op{};
+	std::string console;
+	uint64_t cycle = 0;
+	auto t0 = std::chrono::steady_clock::now();
+
+	for (; !stop_requested; cycle++) {
+		top->rst = cycle < 8;
+
+		// ---- BAR0: one AXI4-Lite transaction at a time from the queue
+		if (axi == AXI_IDLE && !host->mmio.empty() && !top->rst) {
+			op = host->mmio.front();
+			host->mmio.pop_front();
+			uint32_t page = RNIC_BAR0_CTX_BASE + static_cast<uint32_t>(op.ctx) * RNIC_BAR0_CTX_STRIDE;
+			bool own = op.ctx < 0 || (op.addr >= page && op.addr < page + RNIC_BAR0_CTX_STRIDE);
+			bool global = op.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
+			if (op.write && own) {
+				top->s_axil_awaddr = op.addr;
+				top->s_axil_wdata = op.value;
+				top->s_axil_awvalid = top->s_axil_wvalid = 1;
+				axi = AXI_W;
+			} else if (!op.write && (own || global)) {
+				top->s_axil_araddr = op.addr;
+				top->s_axil_arvalid = 1;
+				axi = AXI_R;
+			} else if (!op.write) {
+				host->mmio_response(op.ctx, op.tag, 0); // not this context's to read
+			}
+		}
+
+		// ---- DMA read data, in request order, no earlier than due
+		bool rd_drive = false;
+		if (!reads.empty() && reads.front().due <= cycle) {
+			DmaRead &r = reads.front();
+			if (!r.fetched) {
+				host->dma_data(r.id, r.data);
+				r.data.resize(((r.len + 63) / 64) * 64);
+				r.fetched = true;
+			}
+			put_wide(top->s_dma_rd_data, r.data.data() + r.beat * 64);
+			top->s_dma_rd_tag = r.tag;
+			top->s_dma_rd_last = (r.beat + 1) * 64 >= r.len;
+			rd_drive = true;
+		}
+		top->s_dma_rd_valid = rd_drive;
+
+		// ---- DMA writes at the PCIe bandwidth
+		wr_budget = std::min(wr_budget + pcie_bytes_per_cycle, 4096.0);
+		top->m_dma_wr_ready = wr_budget >= 64;
+
+		// ---- Ethernet: transmit paced at the line rate, receive one beat per clock
+		top->m_axis_eth_tx_tready = cycle >= wire_free;
+		if (!rx_busy && eth->receive(cycle, rx_frame)) {
+			rx_busy = true;
+			rx_off = 0;
+		}
+		top->s_axis_eth_rx_tvalid = rx_busy;
+		if (rx_busy) {
+			uint8_t beat[64] = {};
+			size_t n = std::min<size_t>(64, rx_frame.data.size() - rx_off);
+			std::memcpy(beat, rx_frame.data.data() + rx_off, n);
+			put_wide(top->s_axis_eth_rx_tdata, beat);
+			top->s_axis_eth_rx_tkeep = n == 64 ? ~0ull : (1ull << n) - 1;
+			top->s_axis_eth_rx_tlast = rx_off + n >= rx_frame.data.size();
+		}
+
+		top->clk = 0;
+		top->eval();
+
+		// ---- transfers at this edge
+		// (valid signals drop after the edge that transfers them)
+		bool aw_done = false, ar_done = false;
+		if (axi == AXI_W && top->s_axil_awready) {
+			aw_done = true;
+			axi = AXI_B;
+		} else if (axi == AXI_B && top->s_axil_bvalid) {
+			axi = AXI_IDLE;
+		} else if (axi == AXI_R && top->s_axil_arready) {
+			ar_done = true;
+			axi = AXI_RD;
+		} else if (axi == AXI_RD && top->s_axil_rvalid) {
+			host->mmio_response(op.ctx, op.tag, top->s_axil_rdata);
+			axi = AXI_IDLE;
+		}
+		if (top->m_dma_rd_req_valid) {
+			uint64_t a = top->m_dma_rd_req_addr;
+			uint32_t len = top->m_dma_rd_req_len;
+			double start = std::max(static_cast<double>(cycle + rd_latency), rd_free);
+			rd_free = start + len / pcie_bytes_per_cycle;
+			reads.push_back({host->dma_read(ctx_of(a), a, len), len, 0, static_cast<uint8_t>(top->m_dma_rd_req_tag),
+					 static_cast<uint64_t>(start), false, {}});
+		}
+		if (rd_drive && top->s_dma_rd_ready) {
+			DmaRead &r = reads.front();
+			if (++r.beat * 64 >= r.len)
+				reads.pop_front();
+		}
+		if (top->m_dma_wr_valid && top->m_dma_wr_ready) {
+			uint32_t len = top->m_dma_wr_len;
+			const uint8_t *d = reinterpret_cast<const uint8_t *>(top->m_dma_wr_data.data());
+			if (wr_buf.empty())
+				wr_addr = top->m_dma_wr_addr;
+			size_t n = std::min<size_t>(64, len - std::min<size_t>(len, wr_buf.size()));
+			wr_buf.insert(wr_buf.end(), d, d + n);
+			wr_budget -= 64;
+			if (top->m_dma_wr_last) {
+				host->dma_write(ctx_of(wr_addr), wr_addr, wr_buf.data(), static_cast<uint32_t>(wr_buf.size()));
+				wr_buf.clear();
+			}
+		}
+		if (top->irq_valid)
+			host->irq(top->irq_vector, top->irq_vector);
+		if (top->m_axis_eth_tx_tvalid && top->m_axis_eth_tx_tready) {
+			const uint8_t *d = reinterpret_cast<const uint8_t *>(top->m_axis_eth_tx_tdata.data());
+			uint64_t keep = top->m_axis_eth_tx_tkeep;
+			for (int i = 0; i < 64; i++)
+				if ((keep >> i) & 1)
+					tx_frame.push_back(d[i]);
+			if (top->m_axis_eth_tx_tlast) {
+				wire_free = std::max(wire_free, cycle) + eth->wire_cycles(tx_frame.size());
+				eth->transmit(wire_free, std::move(tx_frame));
+				tx_frame.clear();
+			}
+		}
+		if (rx_busy) {
+			rx_off += 64;
+			if (rx_off >= rx_frame.data.size())
+				rx_busy = false;
+		}
+		if (top->fw_console_valid) {
+			char c = static_cast<char>(top->fw_console_char);
+			if (c == '\n') {
+				if (!o.quiet)
+					std::printf("[%s fw] %s\n", o.name.c_str(), console.c_str());
+				std::fflush(stdout);
+				console.clear();
+			} else {
+				console += c;
+			}
+		}
+
+		top->clk = 1;
+		top->eval();
+		if (aw_done)
+			top->s_axil_awvalid = top->s_axil_wvalid = 0;
+		if (ar_done)
+			top->s_axil_arvalid = 0;
+
+		eth->tick(cycle);
+		if ((cycle & 31) == 0) {
+			host->poll();
+			for (int ctx : host->gone) {
+				std::printf("[%s] context %d closed\n", o.name.c_str(), ctx);
+				host->mmio.push_back({-1, true, RNIC_ADMIN_CTX_RESET, static_cast<uint32_t>(ctx), 0});
+			}
+			host->gone.clear();
+		}
+	}
+
+	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	top->final();
+	std::printf("rnic-sim %s: %llu cycles, %.2f s wall, %.3f Mcycles/s\n", o.name.c_str(),
+		    static_cast<unsigned long long>(cycle), wall, cycle / wall / 1e6);
+	std::printf("rnic-sim %s: eth tx %llu rx %llu dropped %llu duplicated %llu reordered %llu corrupted %llu; "
+		    "dma errors %llu\n",
+		    o.name.c_str(), (unsigned long long)eth->tx_frames, (unsigned long long)eth->rx_frames,
+		    (unsigned long long)eth->dropped, (unsigned long long)eth->duplicated,
+		    (unsigned long long)eth->reordered, (unsigned long long)eth->corrupted,
+		    (unsigned long long)host->dma_errors);
+	eth->close();
+	return 0;
+}
