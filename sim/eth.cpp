@@ -50,9 +50,9 @@ sockaddr_un unix_addr(const std::string &path)
 }
 } // namespace
 
-EthPort::EthPort(Mode mode, const std::string &arg, double gbps, uint32_t latency_cycles, const FaultOpts &f,
+EthPort::EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, const FaultOpts &f,
 		 const std::string &pcap)
-	: mode_(mode), path_(arg), bytes_per_cycle_(gbps / 8.0 * 4.0), latency_(latency_cycles), faults_(f),
+	: mode_(mode), path_(arg), latency_(latency_cycles), faults_(f),
 	  rng_(f.seed)
 {
 	if (!pcap.empty()) {
@@ -127,11 +127,10 @@ void EthPort::close()
 	pcap_ = nullptr;
 }
 
-uint64_t EthPort::wire_cycles(size_t len) const
+size_t EthPort::wire_bytes(size_t len) const
 {
-	// preamble + SFD 8, FCS 4, inter-frame gap 12; frames are at least 64 bytes with FCS
-	size_t wire = (len + 4 < 64 ? 64 : len + 4) + 8 + 12;
-	return static_cast<uint64_t>(wire / bytes_per_cycle_ + 0.999);
+	/* preamble + SFD 8, FCS 4, inter-frame gap 12; at least 64 bytes with FCS */
+	return (len + 4 < 64 ? 64 : len + 4) + 8 + 12;
 }
 
 void EthPort::capture(uint64_t cycle, const std::vector<uint8_t> &f)

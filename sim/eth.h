@@ -24,14 +24,14 @@ class EthPort {
 public:
 	enum Mode { NONE, LISTEN, CONNECT, UDP };
 
-	EthPort(Mode mode, const std::string &arg, double gbps, uint32_t latency_cycles, const FaultOpts &f,
+	EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, const FaultOpts &f,
 		const std::string &pcap);
 	~EthPort();
 
 	// a frame left the NIC at cycle `done` (its last byte on the wire)
 	void transmit(uint64_t done, std::vector<uint8_t> frame);
-	// cycles the wire is busy with a frame of `len` bytes
-	uint64_t wire_cycles(size_t len) const;
+	// bytes a frame of `len` bytes occupies on the wire
+	size_t wire_bytes(size_t len) const;
 	// end of cycle `now`: exchange with the peer (lock-step at quantum boundaries)
 	void tick(uint64_t now);
 	// the next received frame due at or before `now`, if any
@@ -49,7 +49,6 @@ private:
 	Mode mode_;
 	int fd_ = -1, listen_fd_ = -1;
 	std::string path_;
-	double bytes_per_cycle_;
 	uint32_t latency_;
 	FaultOpts faults_;
 	std::mt19937_64 rng_;

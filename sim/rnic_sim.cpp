@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	std::unique_ptr<HostLink> host;
 	try {
 		::mkdir(o.sock_dir.c_str(), 0755);
-		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg, o.link_gbps,
+		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg,
 						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE), o.faults, o.pcap);
 		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock");
 	} catch (const std::exception &e) {
@@ -190,7 +190,9 @@ int main(int argc, char **argv)
 	std::deque<DmaRead> reads;
 	double rd_free = 0, wr_budget = 0;
 	std::vector<uint8_t> wr_buf, tx_frame;
-	uint64_t wr_addr = 0, wire_free = 0;
+	uint64_t wr_addr = 0;
+	double mac_credit = 0; /* bytes the wire can take: the MAC paces at the line rate */
+	const double line_bytes_per_cycle = o.link_gbps / 8.0 * NS_PER_CYCLE;
 	EthFrame rx_frame;
 	size_t rx_off = 0;
 	bool rx_busy = false;
@@ -245,7 +247,8 @@ int main(int argc, char **argv)
 		top->m_dma_wr_ready = wr_budget >= 64;
 
 		// ---- Ethernet: transmit paced at the line rate, receive one beat per clock
-		top->m_axis_eth_tx_tready = cycle >= wire_free;
+		mac_credit = std::min(mac_credit + line_bytes_per_cycle, 128.0);
+		top->m_axis_eth_tx_tready = mac_credit >= 64;
 		if (!rx_busy && eth->receive(cycle, rx_frame)) {
 			rx_busy = true;
 			rx_off = 0;
@@ -312,9 +315,11 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 64; i++)
 				if ((keep >> i) & 1)
 					tx_frame.push_back(d[i]);
+			mac_credit -= 64;
 			if (top->m_axis_eth_tx_tlast) {
-				wire_free = std::max(wire_free, cycle) + eth->wire_cycles(tx_frame.size());
-				eth->transmit(wire_free, std::move(tx_frame));
+				/* preamble, FCS, inter-frame gap and padding to the minimum frame */
+				mac_credit -= eth->wire_bytes(tx_frame.size()) - 64.0 * ((tx_frame.size() + 63) / 64);
+				eth->transmit(cycle + 1, std::move(tx_frame));
 				tx_frame.clear();
 			}
 		}

@@ -109,7 +109,6 @@ module rnic_soc
     logic        ptx_busy_reg, prx_valid_reg;
 
     assign ctx_reset_pending = ctx_reset_reg;
-    assign cfg_addr = cfg_addr_reg;
 
     // word lane helpers for the 512-bit buffers
     function automatic logic [511:0] merge(input logic [511:0] line, input logic [3:0] word,
@@ -221,6 +220,7 @@ module rnic_soc
                             8'(RNIC_FW_CFG_ADDR): cfg_addr_reg <= mem_wdata;
                             8'(RNIC_FW_CFG_DATA): begin
                                 cfg_valid <= 1'b1;
+                                cfg_addr <= cfg_addr_reg;
                                 cfg_data <= mem_wdata;
                                 cfg_addr_reg <= cfg_addr_reg + 32'd4;
                             end

@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* CPL: A completion request (TX->CQ and RX->CQ). */
-#define RNIC_CPL_WORDS 12u
+#define RNIC_CPL_WORDS 13u
 typedef struct {
 	uint16_t cqn;
 	uint32_t qpn;
@@ -20,6 +20,7 @@ typedef struct {
 	uint8_t status;
 	uint8_t wc_flags;
 	uint64_t ts_start;
+	uint16_t wqe_index;
 } rnic_cpl_t;
 
 static inline void rnic_cpl_pack(const rnic_cpl_t *s, uint32_t *w)
@@ -36,6 +37,7 @@ static inline void rnic_cpl_pack(const rnic_cpl_t *s, uint32_t *w)
 	w[9] = (uint32_t)s->wc_flags & 0xffu;
 	w[10] = (uint32_t)(s->ts_start & 0xffffffffffffffffull);
 	w[11] = (uint32_t)((s->ts_start & 0xffffffffffffffffull) >> 32);
+	w[12] = (uint32_t)s->wqe_index & 0xffffu;
 }
 
 static inline void rnic_cpl_unpack(const uint32_t *w, rnic_cpl_t *s)
@@ -50,6 +52,7 @@ static inline void rnic_cpl_unpack(const uint32_t *w, rnic_cpl_t *s)
 	s->status = (uint8_t)(w[8] & 0xffu);
 	s->wc_flags = (uint8_t)(w[9] & 0xffu);
 	s->ts_start = (uint64_t)w[10] | ((uint64_t)(w[11] & 0xffffffffu) << 32);
+	s->wqe_index = (uint16_t)(w[12] & 0xffffu);
 }
 
 /* TX_IN: Requester kernel inputs. */
@@ -127,7 +130,7 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 46u
+#define RNIC_TX_OUT_WORDS 47u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -165,12 +168,12 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[26] = (uint32_t)s->eth_last & 0x1u;
 	w[27] = (uint32_t)s->cpl_valid & 0x1u;
 	rnic_cpl_pack(&s->cpl, &w[28]);
-	w[40] = (uint32_t)s->stat_frames & 0xffffffffu;
-	w[41] = (uint32_t)s->stat_wqes & 0xffffffffu;
-	w[42] = (uint32_t)s->stat_bytes & 0xffffffffu;
-	w[43] = (uint32_t)s->stat_retransmits & 0xffffffffu;
-	w[44] = (uint32_t)s->stat_naks & 0xffffffffu;
-	w[45] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[41] = (uint32_t)s->stat_frames & 0xffffffffu;
+	w[42] = (uint32_t)s->stat_wqes & 0xffffffffu;
+	w[43] = (uint32_t)s->stat_bytes & 0xffffffffu;
+	w[44] = (uint32_t)s->stat_retransmits & 0xffffffffu;
+	w[45] = (uint32_t)s->stat_naks & 0xffffffffu;
+	w[46] = (uint32_t)s->stat_drop_db & 0xffffffffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -187,12 +190,12 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->eth_last = (uint8_t)(w[26] & 0x1u);
 	s->cpl_valid = (uint8_t)(w[27] & 0x1u);
 	rnic_cpl_unpack(&w[28], &s->cpl);
-	s->stat_frames = (uint32_t)(w[40] & 0xffffffffu);
-	s->stat_wqes = (uint32_t)(w[41] & 0xffffffffu);
-	s->stat_bytes = (uint32_t)(w[42] & 0xffffffffu);
-	s->stat_retransmits = (uint32_t)(w[43] & 0xffffffffu);
-	s->stat_naks = (uint32_t)(w[44] & 0xffffffffu);
-	s->stat_drop_db = (uint32_t)(w[45] & 0xffffffffu);
+	s->stat_frames = (uint32_t)(w[41] & 0xffffffffu);
+	s->stat_wqes = (uint32_t)(w[42] & 0xffffffffu);
+	s->stat_bytes = (uint32_t)(w[43] & 0xffffffffu);
+	s->stat_retransmits = (uint32_t)(w[44] & 0xffffffffu);
+	s->stat_naks = (uint32_t)(w[45] & 0xffffffffu);
+	s->stat_drop_db = (uint32_t)(w[46] & 0xffffffffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
@@ -253,7 +256,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 93u
+#define RNIC_RX_OUT_WORDS 94u
 typedef struct {
 	uint8_t wr_valid;
 	uint64_t wr_addr;
@@ -316,20 +319,20 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[65] = (uint32_t)s->fw_last & 0x1u;
 	w[66] = (uint32_t)s->cpl_valid & 0x1u;
 	rnic_cpl_pack(&s->cpl, &w[67]);
-	w[79] = (uint32_t)s->stat_frames & 0xffffffffu;
-	w[80] = (uint32_t)s->stat_roce & 0xffffffffu;
-	w[81] = (uint32_t)s->stat_to_fw & 0xffffffffu;
-	w[82] = (uint32_t)s->stat_drop_icrc & 0xffffffffu;
-	w[83] = (uint32_t)s->stat_drop_malformed & 0xffffffffu;
-	w[84] = (uint32_t)s->stat_drop_qpn & 0xffffffffu;
-	w[85] = (uint32_t)s->stat_nak_psn & 0xffffffffu;
-	w[86] = (uint32_t)s->stat_dup & 0xffffffffu;
-	w[87] = (uint32_t)s->stat_nak_access & 0xffffffffu;
-	w[88] = (uint32_t)s->stat_nak_inv & 0xffffffffu;
-	w[89] = (uint32_t)s->stat_drop_overflow & 0xffffffffu;
-	w[90] = (uint32_t)s->stat_write_bytes & 0xffffffffu;
-	w[91] = (uint32_t)s->stat_acks & 0xffffffffu;
-	w[92] = (uint32_t)s->stat_fw_drop & 0xffffffffu;
+	w[80] = (uint32_t)s->stat_frames & 0xffffffffu;
+	w[81] = (uint32_t)s->stat_roce & 0xffffffffu;
+	w[82] = (uint32_t)s->stat_to_fw & 0xffffffffu;
+	w[83] = (uint32_t)s->stat_drop_icrc & 0xffffffffu;
+	w[84] = (uint32_t)s->stat_drop_malformed & 0xffffffffu;
+	w[85] = (uint32_t)s->stat_drop_qpn & 0xffffffffu;
+	w[86] = (uint32_t)s->stat_nak_psn & 0xffffffffu;
+	w[87] = (uint32_t)s->stat_dup & 0xffffffffu;
+	w[88] = (uint32_t)s->stat_nak_access & 0xffffffffu;
+	w[89] = (uint32_t)s->stat_nak_inv & 0xffffffffu;
+	w[90] = (uint32_t)s->stat_drop_overflow & 0xffffffffu;
+	w[91] = (uint32_t)s->stat_write_bytes & 0xffffffffu;
+	w[92] = (uint32_t)s->stat_acks & 0xffffffffu;
+	w[93] = (uint32_t)s->stat_fw_drop & 0xffffffffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -354,24 +357,24 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->fw_last = (uint8_t)(w[65] & 0x1u);
 	s->cpl_valid = (uint8_t)(w[66] & 0x1u);
 	rnic_cpl_unpack(&w[67], &s->cpl);
-	s->stat_frames = (uint32_t)(w[79] & 0xffffffffu);
-	s->stat_roce = (uint32_t)(w[80] & 0xffffffffu);
-	s->stat_to_fw = (uint32_t)(w[81] & 0xffffffffu);
-	s->stat_drop_icrc = (uint32_t)(w[82] & 0xffffffffu);
-	s->stat_drop_malformed = (uint32_t)(w[83] & 0xffffffffu);
-	s->stat_drop_qpn = (uint32_t)(w[84] & 0xffffffffu);
-	s->stat_nak_psn = (uint32_t)(w[85] & 0xffffffffu);
-	s->stat_dup = (uint32_t)(w[86] & 0xffffffffu);
-	s->stat_nak_access = (uint32_t)(w[87] & 0xffffffffu);
-	s->stat_nak_inv = (uint32_t)(w[88] & 0xffffffffu);
-	s->stat_drop_overflow = (uint32_t)(w[89] & 0xffffffffu);
-	s->stat_write_bytes = (uint32_t)(w[90] & 0xffffffffu);
-	s->stat_acks = (uint32_t)(w[91] & 0xffffffffu);
-	s->stat_fw_drop = (uint32_t)(w[92] & 0xffffffffu);
+	s->stat_frames = (uint32_t)(w[80] & 0xffffffffu);
+	s->stat_roce = (uint32_t)(w[81] & 0xffffffffu);
+	s->stat_to_fw = (uint32_t)(w[82] & 0xffffffffu);
+	s->stat_drop_icrc = (uint32_t)(w[83] & 0xffffffffu);
+	s->stat_drop_malformed = (uint32_t)(w[84] & 0xffffffffu);
+	s->stat_drop_qpn = (uint32_t)(w[85] & 0xffffffffu);
+	s->stat_nak_psn = (uint32_t)(w[86] & 0xffffffffu);
+	s->stat_dup = (uint32_t)(w[87] & 0xffffffffu);
+	s->stat_nak_access = (uint32_t)(w[88] & 0xffffffffu);
+	s->stat_nak_inv = (uint32_t)(w[89] & 0xffffffffu);
+	s->stat_drop_overflow = (uint32_t)(w[90] & 0xffffffffu);
+	s->stat_write_bytes = (uint32_t)(w[91] & 0xffffffffu);
+	s->stat_acks = (uint32_t)(w[92] & 0xffffffffu);
+	s->stat_fw_drop = (uint32_t)(w[93] & 0xffffffffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */
-#define RNIC_CQ_IN_WORDS 39u
+#define RNIC_CQ_IN_WORDS 41u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -401,15 +404,15 @@ static inline void rnic_cq_in_pack(const rnic_cq_in_t *s, uint32_t *w)
 	w[5] = (uint32_t)s->cfg_data & 0xffffffffu;
 	w[6] = (uint32_t)s->txc_valid & 0x1u;
 	rnic_cpl_pack(&s->txc, &w[7]);
-	w[19] = (uint32_t)s->rxc_valid & 0x1u;
-	rnic_cpl_pack(&s->rxc, &w[20]);
-	w[32] = (uint32_t)s->db_valid & 0x1u;
-	w[33] = (uint32_t)s->db_ctx & 0xffu;
-	w[34] = (uint32_t)s->db_cqn & 0xffffu;
-	w[35] = (uint32_t)s->db_arm & 0xffu;
-	w[36] = (uint32_t)s->db_ci & 0xffffu;
-	w[37] = (uint32_t)s->wr_ready & 0x1u;
-	w[38] = (uint32_t)s->irq_ready & 0x1u;
+	w[20] = (uint32_t)s->rxc_valid & 0x1u;
+	rnic_cpl_pack(&s->rxc, &w[21]);
+	w[34] = (uint32_t)s->db_valid & 0x1u;
+	w[35] = (uint32_t)s->db_ctx & 0xffu;
+	w[36] = (uint32_t)s->db_cqn & 0xffffu;
+	w[37] = (uint32_t)s->db_arm & 0xffu;
+	w[38] = (uint32_t)s->db_ci & 0xffffu;
+	w[39] = (uint32_t)s->wr_ready & 0x1u;
+	w[40] = (uint32_t)s->irq_ready & 0x1u;
 }
 
 static inline void rnic_cq_in_unpack(const uint32_t *w, rnic_cq_in_t *s)
@@ -421,15 +424,15 @@ static inline void rnic_cq_in_unpack(const uint32_t *w, rnic_cq_in_t *s)
 	s->cfg_data = (uint32_t)(w[5] & 0xffffffffu);
 	s->txc_valid = (uint8_t)(w[6] & 0x1u);
 	rnic_cpl_unpack(&w[7], &s->txc);
-	s->rxc_valid = (uint8_t)(w[19] & 0x1u);
-	rnic_cpl_unpack(&w[20], &s->rxc);
-	s->db_valid = (uint8_t)(w[32] & 0x1u);
-	s->db_ctx = (uint8_t)(w[33] & 0xffu);
-	s->db_cqn = (uint16_t)(w[34] & 0xffffu);
-	s->db_arm = (uint8_t)(w[35] & 0xffu);
-	s->db_ci = (uint16_t)(w[36] & 0xffffu);
-	s->wr_ready = (uint8_t)(w[37] & 0x1u);
-	s->irq_ready = (uint8_t)(w[38] & 0x1u);
+	s->rxc_valid = (uint8_t)(w[20] & 0x1u);
+	rnic_cpl_unpack(&w[21], &s->rxc);
+	s->db_valid = (uint8_t)(w[34] & 0x1u);
+	s->db_ctx = (uint8_t)(w[35] & 0xffu);
+	s->db_cqn = (uint16_t)(w[36] & 0xffffu);
+	s->db_arm = (uint8_t)(w[37] & 0xffu);
+	s->db_ci = (uint16_t)(w[38] & 0xffffu);
+	s->wr_ready = (uint8_t)(w[39] & 0x1u);
+	s->irq_ready = (uint8_t)(w[40] & 0x1u);
 }
 
 /* CQ_OUT: Completion kernel outputs. */

@@ -693,6 +693,9 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CQE_TS_END_OFF 40u
 #define RNIC_CQE_TS_END_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
 #define RNIC_CQE_TS_END_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))
+#define RNIC_CQE_WQE_INDEX_OFF 48u
+#define RNIC_CQE_WQE_INDEX_GET(b) ((uint16_t)rnic_rd_le((const uint8_t *)(b) + 48, 2))
+#define RNIC_CQE_WQE_INDEX_SET(b, v) rnic_wr_le((uint8_t *)(b) + 48, 2, (uint64_t)(v))
 #define RNIC_CQE_OWNER_OFF 63u
 #define RNIC_CQE_OWNER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 63, 1))
 #define RNIC_CQE_OWNER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 63, 1, (uint64_t)(v))

@@ -430,6 +430,7 @@ CQE = (64, {
     'VENDOR_ERR': (28, 'u32', 4),
     'TS_START': (32, 'u64', 8),
     'TS_END': (40, 'u64', 8),
+    'WQE_INDEX': (48, 'u16', 2),
     'OWNER': (63, 'u8', 1),
 })
 EQE = (32, {
@@ -549,7 +550,7 @@ LINK_HDR = (32, {
 })
 
 # Kernel ports: name -> (words, [(field, type, bits, first word, words)])
-PORT_CPL = (12, [
+PORT_CPL = (13, [
     ('cqn', 'u16', 16, 0, 1),
     ('qpn', 'u24', 24, 1, 1),
     ('src_qp', 'u24', 24, 2, 1),
@@ -560,6 +561,7 @@ PORT_CPL = (12, [
     ('status', 'u8', 8, 8, 1),
     ('wc_flags', 'u8', 8, 9, 1),
     ('ts_start', 'u64', 64, 10, 2),
+    ('wqe_index', 'u16', 16, 12, 1),
 ])
 PORT_TX_IN = (36, [
     ('rst', 'bit', 1, 0, 1),
@@ -583,7 +585,7 @@ PORT_TX_IN = (36, [
     ('eth_ready', 'bit', 1, 34, 1),
     ('cpl_ready', 'bit', 1, 35, 1),
 ])
-PORT_TX_OUT = (46, [
+PORT_TX_OUT = (47, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('ack_ready', 'bit', 1, 2, 1),
@@ -595,13 +597,13 @@ PORT_TX_OUT = (46, [
     ('eth_keep', 'u64', 64, 24, 2),
     ('eth_last', 'bit', 1, 26, 1),
     ('cpl_valid', 'bit', 1, 27, 1),
-    ('cpl', 'CPL', 384, 28, 12),
-    ('stat_frames', 'u32', 32, 40, 1),
-    ('stat_wqes', 'u32', 32, 41, 1),
-    ('stat_bytes', 'u32', 32, 42, 1),
-    ('stat_retransmits', 'u32', 32, 43, 1),
-    ('stat_naks', 'u32', 32, 44, 1),
-    ('stat_drop_db', 'u32', 32, 45, 1),
+    ('cpl', 'CPL', 416, 28, 13),
+    ('stat_frames', 'u32', 32, 41, 1),
+    ('stat_wqes', 'u32', 32, 42, 1),
+    ('stat_bytes', 'u32', 32, 43, 1),
+    ('stat_retransmits', 'u32', 32, 44, 1),
+    ('stat_naks', 'u32', 32, 45, 1),
+    ('stat_drop_db', 'u32', 32, 46, 1),
 ])
 PORT_RX_IN = (31, [
     ('rst', 'bit', 1, 0, 1),
@@ -619,7 +621,7 @@ PORT_RX_IN = (31, [
     ('fw_ready', 'bit', 1, 29, 1),
     ('cpl_ready', 'bit', 1, 30, 1),
 ])
-PORT_RX_OUT = (93, [
+PORT_RX_OUT = (94, [
     ('wr_valid', 'bit', 1, 0, 1),
     ('wr_addr', 'u64', 64, 1, 2),
     ('wr_len', 'u16', 16, 3, 1),
@@ -639,39 +641,39 @@ PORT_RX_OUT = (93, [
     ('fw_keep', 'u64', 64, 63, 2),
     ('fw_last', 'bit', 1, 65, 1),
     ('cpl_valid', 'bit', 1, 66, 1),
-    ('cpl', 'CPL', 384, 67, 12),
-    ('stat_frames', 'u32', 32, 79, 1),
-    ('stat_roce', 'u32', 32, 80, 1),
-    ('stat_to_fw', 'u32', 32, 81, 1),
-    ('stat_drop_icrc', 'u32', 32, 82, 1),
-    ('stat_drop_malformed', 'u32', 32, 83, 1),
-    ('stat_drop_qpn', 'u32', 32, 84, 1),
-    ('stat_nak_psn', 'u32', 32, 85, 1),
-    ('stat_dup', 'u32', 32, 86, 1),
-    ('stat_nak_access', 'u32', 32, 87, 1),
-    ('stat_nak_inv', 'u32', 32, 88, 1),
-    ('stat_drop_overflow', 'u32', 32, 89, 1),
-    ('stat_write_bytes', 'u32', 32, 90, 1),
-    ('stat_acks', 'u32', 32, 91, 1),
-    ('stat_fw_drop', 'u32', 32, 92, 1),
+    ('cpl', 'CPL', 416, 67, 13),
+    ('stat_frames', 'u32', 32, 80, 1),
+    ('stat_roce', 'u32', 32, 81, 1),
+    ('stat_to_fw', 'u32', 32, 82, 1),
+    ('stat_drop_icrc', 'u32', 32, 83, 1),
+    ('stat_drop_malformed', 'u32', 32, 84, 1),
+    ('stat_drop_qpn', 'u32', 32, 85, 1),
+    ('stat_nak_psn', 'u32', 32, 86, 1),
+    ('stat_dup', 'u32', 32, 87, 1),
+    ('stat_nak_access', 'u32', 32, 88, 1),
+    ('stat_nak_inv', 'u32', 32, 89, 1),
+    ('stat_drop_overflow', 'u32', 32, 90, 1),
+    ('stat_write_bytes', 'u32', 32, 91, 1),
+    ('stat_acks', 'u32', 32, 92, 1),
+    ('stat_fw_drop', 'u32', 32, 93, 1),
 ])
-PORT_CQ_IN = (39, [
+PORT_CQ_IN = (41, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
     ('cfg_addr', 'u32', 32, 4, 1),
     ('cfg_data', 'u32', 32, 5, 1),
     ('txc_valid', 'bit', 1, 6, 1),
-    ('txc', 'CPL', 384, 7, 12),
-    ('rxc_valid', 'bit', 1, 19, 1),
-    ('rxc', 'CPL', 384, 20, 12),
-    ('db_valid', 'bit', 1, 32, 1),
-    ('db_ctx', 'u8', 8, 33, 1),
-    ('db_cqn', 'u16', 16, 34, 1),
-    ('db_arm', 'u8', 8, 35, 1),
-    ('db_ci', 'u16', 16, 36, 1),
-    ('wr_ready', 'bit', 1, 37, 1),
-    ('irq_ready', 'bit', 1, 38, 1),
+    ('txc', 'CPL', 416, 7, 13),
+    ('rxc_valid', 'bit', 1, 20, 1),
+    ('rxc', 'CPL', 416, 21, 13),
+    ('db_valid', 'bit', 1, 34, 1),
+    ('db_ctx', 'u8', 8, 35, 1),
+    ('db_cqn', 'u16', 16, 36, 1),
+    ('db_arm', 'u8', 8, 37, 1),
+    ('db_ci', 'u16', 16, 38, 1),
+    ('wr_ready', 'bit', 1, 39, 1),
+    ('irq_ready', 'bit', 1, 40, 1),
 ])
 PORT_CQ_OUT = (28, [
     ('txc_ready', 'bit', 1, 0, 1),

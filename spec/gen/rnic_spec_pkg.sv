@@ -521,8 +521,10 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_PORTC_IPV4 = 'h8;
 
   // CPL: A completion request (TX->CQ and RX->CQ).
-  localparam int unsigned RNIC_CPL_WORDS = 12;
+  localparam int unsigned RNIC_CPL_WORDS = 13;
   typedef struct packed {
+    logic [15:0] pad_wqe_index;
+    logic [15:0] wqe_index;
     logic [63:0] ts_start;
     logic [23:0] pad_wc_flags;
     logic [7:0] wc_flags;
@@ -583,7 +585,7 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 46;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 47;
   typedef struct packed {
     logic [31:0] stat_drop_db;
     logic [31:0] stat_naks;
@@ -642,7 +644,7 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 93;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 94;
   typedef struct packed {
     logic [31:0] stat_fw_drop;
     logic [31:0] stat_acks;
@@ -694,7 +696,7 @@ package rnic_spec_pkg;
   } rnic_rx_out_t;
 
   // CQ_IN: Completion kernel inputs.
-  localparam int unsigned RNIC_CQ_IN_WORDS = 39;
+  localparam int unsigned RNIC_CQ_IN_WORDS = 41;
   typedef struct packed {
     logic [30:0] pad_irq_ready;
     logic irq_ready;

@@ -55,6 +55,7 @@ static void write_cqe(rnic_cq_state_t *st, const rnic_cpl_t *c, uint64_t cycle)
 	RNIC_CQE_WC_FLAGS_SET(e, c->wc_flags);
 	RNIC_CQE_TS_START_SET(e, c->ts_start);
 	RNIC_CQE_TS_END_SET(e, cycle);
+	RNIC_CQE_WQE_INDEX_SET(e, c->wqe_index);
 	RNIC_CQE_OWNER_SET(e, ((q->pi >> log) & 1) ^ 1);
 	st->o.wr_valid = 1;
 	st->o.wr_addr = CQC_BASE(st, n) + (uint64_t)(q->pi & ((1u << log) - 1)) * RNIC_CQE_BYTES;

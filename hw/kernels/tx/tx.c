@@ -28,7 +28,7 @@ static int cpl_full(const rnic_tx_state_t *st)
 }
 
 static void cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t len, uint32_t status,
-		     uint64_t ts)
+		     uint64_t ts, uint32_t index)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
@@ -40,6 +40,7 @@ static void cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t
 	c->opcode = RNIC_WC_OP_RDMA_WRITE;
 	c->status = (uint8_t)status;
 	c->ts_start = ts;
+	c->wqe_index = (uint16_t)index;
 	st->cpl_tail++;
 }
 
@@ -122,7 +123,8 @@ static void start_message(rnic_tx_state_t *st)
 	p->ci++;
 	st->sched_hint = 1;
 	if (p->err) {
-		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db);
+		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
+			 (uint16_t)(p->ci - 1));
 		st->phase = 0;
 		return;
 	}
@@ -157,7 +159,7 @@ static void start_message(rnic_tx_state_t *st)
 	}
 	if (status != RNIC_WC_STATUS_SUCCESS) {
 		/* a local error completes the WQE (signaled or not) and moves the QP to error */
-		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, status, p->ts_db);
+		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, status, p->ts_db, (uint16_t)(p->ci - 1));
 		p->err = 1;
 		st->phase = 0;
 		return;
@@ -170,6 +172,7 @@ static void start_message(rnic_tx_state_t *st)
 	ob->len = st->msg_len;
 	ob->last_psn = (p->psn + st->npkts - 1) & RNIC_PSN_MASK;
 	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
+	ob->index = (uint16_t)(p->ci - 1);
 	p->ob_tail++;
 	st->iss_off = st->iss_sge = st->iss_sge_off = 0;
 	st->pkt = 0;
@@ -324,13 +327,13 @@ static void acknowledge(rnic_tx_state_t *st)
 		return;
 	}
 	if (p->err) {
-		cpl_push(st, st->ack_qpn, ob->wr_id, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, ob->ts);
+		cpl_push(st, st->ack_qpn, ob->wr_id, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, ob->ts, ob->index);
 		p->ob_head++;
 		return;
 	}
 	if (type == RNIC_AETH_TYPE_ACK && rnic_psn_diff(st->ack_psn, ob->last_psn) >= 0) {
 		if (ob->signaled)
-			cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts);
+			cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts, ob->index);
 		p->ob_head++;
 		return;
 	}
@@ -338,14 +341,14 @@ static void acknowledge(rnic_tx_state_t *st)
 		/* a NAK implicitly acknowledges the WQEs before the one it names (9.7.5.1.5) */
 		if (rnic_psn_diff(st->ack_psn, ob->last_psn) > 0) {
 			if (ob->signaled)
-				cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts);
+				cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts, ob->index);
 			p->ob_head++;
 			return;
 		}
 		status = st->ack_syn == RNIC_AETH_NAK_REM_ACCESS ? RNIC_WC_STATUS_REM_ACCESS_ERR :
 			 st->ack_syn == RNIC_AETH_NAK_REM_OP ? RNIC_WC_STATUS_REM_OP_ERR :
 			 RNIC_WC_STATUS_REM_INV_REQ_ERR;
-		cpl_push(st, st->ack_qpn, ob->wr_id, 0, status, ob->ts);
+		cpl_push(st, st->ack_qpn, ob->wr_id, 0, status, ob->ts, ob->index);
 		st->o.stat_naks++;
 		p->ob_head++;
 		p->err = 1;

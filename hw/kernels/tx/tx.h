@@ -15,6 +15,7 @@ typedef struct {
 	uint64_t ts;
 	uint32_t last_psn;
 	uint32_t len;
+	uint16_t index;      /* SQ index of the WQE */
 	uint8_t signaled;
 } tx_ob_t;
 

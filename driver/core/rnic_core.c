@@ -1,0 +1,291 @@
+/* Portable driver core: bring-up, command queue client, resources. */
+#include <errno.h>
+#include <string.h>
+
+#include "rnic_core.h"
+
+#define PAGE 4096u
+
+static uint32_t rd(struct rnic_dev *d, uint32_t off)
+{
+	return d->ops->mmio_read(d->bus, off);
+}
+
+static void wr(struct rnic_dev *d, uint32_t off, uint32_t v)
+{
+	d->ops->mmio_write(d->bus, off, v);
+}
+
+int rnic_status_errno(uint32_t status)
+{
+	switch (status) {
+	case RNIC_CMD_ST_OK:
+		return 0;
+	case RNIC_CMD_ST_BAD_OPCODE:
+		return -EOPNOTSUPP;
+	case RNIC_CMD_ST_NO_RESOURCES:
+		return -ENOMEM;
+	case RNIC_CMD_ST_BUSY:
+		return -EBUSY;
+	case RNIC_CMD_ST_UNREACHABLE:
+		return -EHOSTUNREACH;
+	case RNIC_CMD_ST_DMA_ERROR:
+		return -EFAULT;
+	case RNIC_CMD_ST_BAD_PARAM:
+	case RNIC_CMD_ST_BAD_STATE:
+	case RNIC_CMD_ST_BAD_HANDLE:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+/* Walk the self-describing blocks from offset 0; check identity and interface version. */
+static int probe_blocks(struct rnic_dev *d)
+{
+	uint32_t off = 0, seen = 0, n;
+
+	for (n = 0; n < 64; n++) {
+		uint32_t type = rd(d, off + RNIC_BLK_TYPE), next = rd(d, off + RNIC_BLK_NEXT);
+
+		if (type == RNIC_BLOCK_TYPE_ID) {
+			if (rd(d, RNIC_ID_VENDOR_DEVICE) != (RNIC_VENDOR_ID | (RNIC_DEVICE_ID << 16)))
+				return -ENODEV;
+			if (rd(d, RNIC_ID_IF_VERSION) != RNIC_IF_VERSION)
+				return -EPROTO;
+			d->build_id = rd(d, RNIC_ID_BUILD_ID);
+			d->page = rd(d, RNIC_ID_CTX_BASE) + d->ctx * rd(d, RNIC_ID_CTX_STRIDE);
+			if (d->ctx >= rd(d, RNIC_ID_NUM_CTX))
+				return -EINVAL;
+			seen |= 1;
+		} else if (type == RNIC_BLOCK_TYPE_CTX) {
+			seen |= 2;
+		}
+		if (!next)
+			return seen == 3 ? 0 : -ENODEV;
+		if (next <= off || next >= RNIC_BAR0_CTX_BASE)
+			return -ENODEV;
+		off = next;
+	}
+	return -ENODEV;
+}
+
+int rnic_dev_init(struct rnic_dev *d, const struct rnic_bus_ops *ops, void *bus, uint32_t ctx)
+{
+	uint8_t in[RNIC_CMDI_CREATE_EQ_SIZE];
+	uint64_t start;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	d->ops = ops;
+	d->bus = bus;
+	d->ctx = ctx;
+	ret = probe_blocks(d);
+	if (ret)
+		return ret;
+	start = ops->now_us(bus);
+	while (!(rd(d, RNIC_ID_FW_STATUS) & RNIC_ID_FW_STATUS_READY_MASK)) {
+		if (ops->now_us(bus) - start > RNIC_FW_READY_TIMEOUT_US)
+			return -ETIMEDOUT;
+		ops->relax(bus);
+	}
+	d->cmdq = ops->dma_alloc(bus, RNIC_CMD_BYTES << RNIC_CMD_LOG, &d->cmdq_bus);
+	d->cmdc = ops->dma_alloc(bus, RNIC_CMDC_BYTES << RNIC_CMD_LOG, &d->cmdc_bus);
+	d->eq = ops->dma_alloc(bus, RNIC_EQE_BYTES << RNIC_EQ_LOG, &d->eq_bus);
+	if (!d->cmdq || !d->cmdc || !d->eq) {
+		rnic_dev_fini(d);
+		return -ENOMEM;
+	}
+	/* a new owner of the context starts from index 0 with the queue disabled */
+	wr(d, d->page + RNIC_CTX_CMDQ_CTRL, 0);
+	wr(d, d->page + RNIC_CTX_CMDQ_BASE_LO, (uint32_t)d->cmdq_bus);
+	wr(d, d->page + RNIC_CTX_CMDQ_BASE_HI, (uint32_t)(d->cmdq_bus >> 32));
+	wr(d, d->page + RNIC_CTX_CMDC_BASE_LO, (uint32_t)d->cmdc_bus);
+	wr(d, d->page + RNIC_CTX_CMDC_BASE_HI, (uint32_t)(d->cmdc_bus >> 32));
+	wr(d, d->page + RNIC_CTX_CMDQ_PI, 0);
+	if (rd(d, d->page + RNIC_CTX_CMDQ_CI) & 0xffff) {
+		rnic_dev_fini(d);
+		return -EBUSY; /* the firmware has not finished resetting this context */
+	}
+	wr(d, d->page + RNIC_CTX_CMDQ_CTRL, RNIC_SET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, RNIC_CMD_LOG) |
+	   RNIC_CTX_CMDQ_CTRL_ENABLE_MASK);
+	ret = rnic_cmd_exec(d, RNIC_CMD_QUERY_DEVICE, NULL, 0, d->info, sizeof(d->info));
+	if (!ret) {
+		memset(in, 0, sizeof(in));
+		RNIC_CMDI_CREATE_EQ_BASE_SET(in, d->eq_bus);
+		RNIC_CMDI_CREATE_EQ_LOG_SIZE_SET(in, RNIC_EQ_LOG);
+		ret = rnic_cmd_exec(d, RNIC_CMD_CREATE_EQ, in, sizeof(in), NULL, 0);
+	}
+	if (ret)
+		rnic_dev_fini(d);
+	return ret;
+}
+
+void rnic_dev_fini(struct rnic_dev *d)
+{
+	if (!d->dead && d->cmdq)
+		wr(d, d->page + RNIC_CTX_CMDQ_CTRL, 0);
+	if (d->cmdq)
+		d->ops->dma_free(d->bus, d->cmdq, RNIC_CMD_BYTES << RNIC_CMD_LOG);
+	if (d->cmdc)
+		d->ops->dma_free(d->bus, d->cmdc, RNIC_CMDC_BYTES << RNIC_CMD_LOG);
+	if (d->eq)
+		d->ops->dma_free(d->bus, d->eq, RNIC_EQE_BYTES << RNIC_EQ_LOG);
+	d->cmdq = d->cmdc = d->eq = NULL;
+}
+
+/* One command at a time: post it, ring CMDQ_PI, poll the completion's owner byte. A timeout
+ * marks the device dead instead of hanging (the firmware answers every command). */
+int rnic_cmd_exec(struct rnic_dev *d, uint32_t opcode, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	uint32_t mask = (1u << RNIC_CMD_LOG) - 1, slot = d->cmd_pi & mask;
+	uint8_t *cmd = d->cmdq + slot * RNIC_CMD_BYTES;
+	volatile uint8_t *cpl = d->cmdc + slot * RNIC_CMDC_BYTES;
+	uint8_t owner = ((d->cmd_pi >> RNIC_CMD_LOG) & 1) ^ 1;
+	uint64_t start;
+
+	if (d->dead)
+		return -EIO;
+	if (inlen > RNIC_CMD_PAYLOAD_LEN || outlen > RNIC_CMDC_OUT_LEN)
+		return -EINVAL;
+	memset(cmd, 0, RNIC_CMD_BYTES);
+	RNIC_CMD_OPCODE_SET(cmd, opcode);
+	RNIC_CMD_COOKIE_SET(cmd, ++d->cookie);
+	if (inlen)
+		memcpy(cmd + RNIC_CMD_PAYLOAD_OFF, in, inlen);
+	d->cmd_pi++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	wr(d, d->page + RNIC_CTX_CMDQ_PI, d->cmd_pi);
+	start = d->ops->now_us(d->bus);
+	while (__atomic_load_n(&cpl[RNIC_CMDC_OWNER_OFF], __ATOMIC_ACQUIRE) != owner) {
+		if (d->ops->now_us(d->bus) - start > RNIC_CMD_TIMEOUT_US) {
+			d->dead = 1;
+			return -EIO;
+		}
+		d->ops->relax(d->bus);
+	}
+	if (RNIC_CMDC_COOKIE_GET((const uint8_t *)cpl) != d->cookie) {
+		d->dead = 1;
+		return -EIO;
+	}
+	if (outlen)
+		memcpy(out, (const uint8_t *)cpl + RNIC_CMDC_OUT_OFF, outlen);
+	return rnic_status_errno(cpl[RNIC_CMDC_STATUS_OFF]);
+}
+
+static int cmd_handle(struct rnic_dev *d, uint32_t opcode, const uint8_t *in, size_t inlen, uint32_t *handle)
+{
+	uint8_t out[RNIC_CMDO_HANDLE_SIZE];
+	int ret = rnic_cmd_exec(d, opcode, in, inlen, out, sizeof(out));
+
+	if (!ret)
+		*handle = RNIC_CMDO_HANDLE_HANDLE_GET(out);
+	return ret;
+}
+
+int rnic_alloc_pd(struct rnic_dev *d, uint32_t *pdn)
+{
+	return cmd_handle(d, RNIC_CMD_ALLOC_PD, NULL, 0, pdn);
+}
+
+int rnic_destroy(struct rnic_dev *d, uint32_t opcode, uint32_t handle)
+{
+	uint8_t in[RNIC_CMDI_HANDLE_SIZE] = {0};
+
+	RNIC_CMDI_HANDLE_HANDLE_SET(in, handle);
+	return rnic_cmd_exec(d, opcode, in, sizeof(in), NULL, 0);
+}
+
+int rnic_create_cq(struct rnic_dev *d, uint64_t ring_bus, uint32_t log_size, uint32_t *cqn)
+{
+	uint8_t in[RNIC_CMDI_CREATE_CQ_SIZE] = {0};
+
+	RNIC_CMDI_CREATE_CQ_BASE_SET(in, ring_bus);
+	RNIC_CMDI_CREATE_CQ_LOG_SIZE_SET(in, log_size);
+	RNIC_CMDI_CREATE_CQ_VECTOR_SET(in, d->ctx);
+	return cmd_handle(d, RNIC_CMD_CREATE_CQ, in, sizeof(in), cqn);
+}
+
+int rnic_create_qp(struct rnic_dev *d, const struct rnic_qp_create *c, uint32_t *qpn)
+{
+	uint8_t in[RNIC_CMDI_CREATE_QP_SIZE] = {0};
+
+	RNIC_CMDI_CREATE_QP_PDN_SET(in, c->pdn);
+	RNIC_CMDI_CREATE_QP_TYPE_SET(in, c->type);
+	RNIC_CMDI_CREATE_QP_SQ_LOG_SET(in, c->sq_log);
+	RNIC_CMDI_CREATE_QP_RQ_LOG_SET(in, c->rq_log);
+	RNIC_CMDI_CREATE_QP_SQ_BASE_SET(in, c->sq_bus);
+	RNIC_CMDI_CREATE_QP_RQ_BASE_SET(in, c->rq_bus);
+	RNIC_CMDI_CREATE_QP_SEND_CQN_SET(in, c->send_cqn);
+	RNIC_CMDI_CREATE_QP_RECV_CQN_SET(in, c->recv_cqn);
+	return cmd_handle(d, RNIC_CMD_CREATE_QP, in, sizeof(in), qpn);
+}
+
+int rnic_modify_qp(struct rnic_dev *d, const uint8_t *in)
+{
+	return rnic_cmd_exec(d, RNIC_CMD_MODIFY_QP, in, RNIC_CMDI_MODIFY_QP_SIZE, NULL, 0);
+}
+
+int rnic_query_qp(struct rnic_dev *d, uint32_t qpn, uint8_t *out)
+{
+	uint8_t in[RNIC_CMDI_HANDLE_SIZE] = {0};
+
+	RNIC_CMDI_HANDLE_HANDLE_SET(in, qpn);
+	return rnic_cmd_exec(d, RNIC_CMD_QUERY_QP, in, sizeof(in), out, RNIC_CMDO_QUERY_QP_SIZE);
+}
+
+/* Map the pages, hand their bus addresses to the firmware in a DMA page list, which it copies
+ * into the MTT; the list is freed once the command has completed. */
+int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key)
+{
+	uint8_t in[RNIC_CMDI_REG_MR_SIZE] = {0};
+	uint64_t first = (uint64_t)(uintptr_t)va / PAGE, last = ((uint64_t)(uintptr_t)va + len - 1) / PAGE;
+	uint64_t npages = last - first + 1, list_bus;
+	uint64_t *list;
+	size_t list_size;
+	int ret;
+
+	if (!len || npages > RNIC_MAX_MTT)
+		return -EINVAL;
+	list_size = (npages * 8 + PAGE - 1) / PAGE * PAGE;
+	list = d->ops->dma_alloc(d->bus, list_size, &list_bus);
+	if (!list)
+		return -ENOMEM;
+	ret = d->ops->dma_map(d->bus, va, len, list, (uint32_t)npages);
+	if (ret) {
+		d->ops->dma_free(d->bus, list, list_size);
+		return ret;
+	}
+	RNIC_CMDI_REG_MR_PDN_SET(in, pdn);
+	RNIC_CMDI_REG_MR_ACCESS_SET(in, access);
+	RNIC_CMDI_REG_MR_VA_SET(in, (uint64_t)(uintptr_t)va);
+	RNIC_CMDI_REG_MR_LENGTH_SET(in, len);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(in, list_bus);
+	RNIC_CMDI_REG_MR_NPAGES_SET(in, npages);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(in, RNIC_PAGE_SHIFT);
+	ret = cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
+	d->ops->dma_free(d->bus, list, list_size);
+	if (ret)
+		d->ops->dma_unmap(d->bus, va, len);
+	return ret;
+}
+
+int rnic_dereg_mr(struct rnic_dev *d, uint32_t key, void *va, uint64_t len)
+{
+	int ret = rnic_destroy(d, RNIC_CMD_DEREG_MR, key);
+
+	if (!ret)
+		d->ops->dma_unmap(d->bus, va, len);
+	return ret;
+}
+
+void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi)
+{
+	wr(d, d->page + RNIC_CTX_SQ_DB, RNIC_SET(RNIC_CTX_SQ_DB_QPN, qpn) | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi));
+}
+
+void rnic_ring_cq(struct rnic_dev *d, uint32_t cqn, uint16_t ci, uint32_t arm)
+{
+	wr(d, d->page + RNIC_CTX_CQ_DB, RNIC_SET(RNIC_CTX_CQ_DB_CQN, cqn) | RNIC_SET(RNIC_CTX_CQ_DB_ARM, arm) |
+	   RNIC_SET(RNIC_CTX_CQ_DB_CI, ci));
+}

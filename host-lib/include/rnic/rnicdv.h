@@ -1,0 +1,23 @@
+/* RNIC direct-verbs extensions (in the manner of mlx5dv): what the standard verbs do not say. */
+#ifndef RNIC_RNICDV_H
+#define RNIC_RNICDV_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* NIC clock cycles of the last CQE polled from cq: when the WQE's doorbell (requester) or first
+ * packet (responder) arrived, and when the CQE was written. */
+int rnicdv_cq_last_ts(struct ibv_cq *cq, uint64_t *start_cycle, uint64_t *end_cycle);
+/* the NIC clock: frequency and current value */
+uint64_t rnicdv_clock_hz(struct ibv_context *context);
+uint64_t rnicdv_read_clock(struct ibv_context *context);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,322 @@
+/* Simulator backend: MMIO over the host link, and a service thread that plays the host side of
+ * PCIe — it answers the NIC's DMA reads and applies its DMA writes, but only inside memory this
+ * process mapped (rings and registered MRs), like an IOMMU: nothing else is ever touched. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim_bus.h"
+
+#define BUS_VA_MASK ((1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1)
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+	uint8_t *b = p;
+
+	while (n) {
+		ssize_t r = read(fd, b, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void msg(struct sim_bus *b, uint32_t type, uint64_t addr, uint64_t value, uint32_t tag, uint32_t status,
+		const void *payload, uint32_t len)
+{
+	uint8_t h[RNIC_LINK_HDR_SIZE] = {0};
+
+	RNIC_LINK_HDR_TYPE_SET(h, type);
+	RNIC_LINK_HDR_LEN_SET(h, len);
+	RNIC_LINK_HDR_ADDR_SET(h, addr);
+	RNIC_LINK_HDR_VALUE_SET(h, value);
+	RNIC_LINK_HDR_TAG_SET(h, tag);
+	RNIC_LINK_HDR_STATUS_SET(h, status);
+	pthread_mutex_lock(&b->send_lock);
+	if (write_all(b->fd, h, sizeof(h)) || (len && write_all(b->fd, payload, len)))
+		b->alive = 0;
+	pthread_mutex_unlock(&b->send_lock);
+}
+
+/* the host virtual address of a DMA, if [bus, bus + len) lies inside one mapped range */
+static uint8_t *dma_target(struct sim_bus *b, uint64_t bus, uint32_t len)
+{
+	uint64_t va = bus & BUS_VA_MASK;
+	uint8_t *p = NULL;
+	uint32_t i;
+
+	if ((bus >> RNIC_LINK_BUS_CTX_SHIFT) != b->ctx + 1ull)
+		return NULL;
+	pthread_mutex_lock(&b->lock);
+	for (i = 0; i < b->nranges; i++)
+		if (va >= b->ranges[i].start && va + len <= b->ranges[i].end && va + len >= va)
+			p = (uint8_t *)(uintptr_t)va;
+	if (!p)
+		b->refused++;
+	pthread_mutex_unlock(&b->lock);
+	return p;
+}
+
+static void *service(void *arg)
+{
+	struct sim_bus *b = arg;
+	uint8_t h[RNIC_LINK_HDR_SIZE];
+	static __thread uint8_t buf[RNIC_LINK_MAX_PAYLOAD];
+	uint8_t *p;
+
+	for (;;) {
+		uint32_t type, len, tag;
+		uint64_t addr, value;
+
+		if (read_all(b->fd, h, sizeof(h)))
+			break;
+		type = RNIC_LINK_HDR_TYPE_GET(h);
+		len = RNIC_LINK_HDR_LEN_GET(h);
+		addr = RNIC_LINK_HDR_ADDR_GET(h);
+		value = RNIC_LINK_HDR_VALUE_GET(h);
+		tag = RNIC_LINK_HDR_TAG_GET(h);
+		if (len > RNIC_LINK_MAX_PAYLOAD || (len && read_all(b->fd, buf, len)))
+			break;
+		switch (type) {
+		case RNIC_LINK_MSG_DMA_RD:
+			if (value > RNIC_LINK_MAX_PAYLOAD || !(p = dma_target(b, addr, (uint32_t)value)))
+				msg(b, RNIC_LINK_MSG_DMA_RD_RESP, addr, 0, tag, 1, NULL, 0);
+			else
+				msg(b, RNIC_LINK_MSG_DMA_RD_RESP, addr, 0, tag, 0, p, (uint32_t)value);
+			break;
+		case RNIC_LINK_MSG_DMA_WR:
+			p = dma_target(b, addr, len);
+			if (!p)
+				break;
+			/* in increasing address order, the last 8 bytes (owner bytes) last */
+			if (len > 8)
+				memcpy(p, buf, len - 8);
+			__atomic_thread_fence(__ATOMIC_RELEASE);
+			memcpy(p + (len > 8 ? len - 8 : 0), buf + (len > 8 ? len - 8 : 0), len > 8 ? 8 : len);
+			break;
+		case RNIC_LINK_MSG_MMIO_RD_RESP:
+			pthread_mutex_lock(&b->lock);
+			b->resp_tag = tag;
+			b->resp_value = (uint32_t)value;
+			b->resp_ready = 1;
+			pthread_cond_broadcast(&b->cond);
+			pthread_mutex_unlock(&b->lock);
+			break;
+		case RNIC_LINK_MSG_IRQ:
+			__atomic_add_fetch(&b->irqs, 1, __ATOMIC_RELAXED);
+			break;
+		default:
+			break;
+		}
+	}
+	pthread_mutex_lock(&b->lock);
+	b->alive = 0;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+static uint32_t sim_mmio_read(void *bus, uint32_t off)
+{
+	struct sim_bus *b = bus;
+	uint32_t tag, v = 0xffffffff; /* what a vanished PCIe device reads as */
+
+	pthread_mutex_lock(&b->rd_lock); /* one read in flight */
+	pthread_mutex_lock(&b->lock);
+	tag = ++b->rd_tag;
+	b->resp_ready = 0;
+	pthread_mutex_unlock(&b->lock);
+	msg(b, RNIC_LINK_MSG_MMIO_RD, off, 0, tag, 0, NULL, 0);
+	pthread_mutex_lock(&b->lock);
+	while (b->alive && !(b->resp_ready && b->resp_tag == tag))
+		pthread_cond_wait(&b->cond, &b->lock);
+	if (b->resp_ready && b->resp_tag == tag)
+		v = b->resp_value;
+	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->rd_lock);
+	return v;
+}
+
+static void sim_mmio_write(void *bus, uint32_t off, uint32_t val)
+{
+	msg(bus, RNIC_LINK_MSG_MMIO_WR, off, val, 0, 0, NULL, 0);
+}
+
+static int add_range(struct sim_bus *b, uint64_t start, uint64_t end)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&b->lock);
+	if (b->nranges == b->cap) {
+		uint32_t cap = b->cap ? 2 * b->cap : 16;
+		struct sim_range *r = realloc(b->ranges, cap * sizeof(*r));
+
+		if (!r) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		b->ranges = r;
+		b->cap = cap;
+	}
+	b->ranges[b->nranges++] = (struct sim_range){start, end};
+out:
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+static void del_range(struct sim_bus *b, uint64_t start, uint64_t end)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&b->lock);
+	for (i = 0; i < b->nranges; i++) {
+		if (b->ranges[i].start == start && b->ranges[i].end == end) {
+			b->ranges[i] = b->ranges[--b->nranges];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+static uint64_t bus_addr(struct sim_bus *b, uint64_t va)
+{
+	return ((uint64_t)(b->ctx + 1) << RNIC_LINK_BUS_CTX_SHIFT) | va;
+}
+
+static void *sim_dma_alloc(void *bus, size_t size, uint64_t *bus_addr_out)
+{
+	struct sim_bus *b = bus;
+	void *p;
+
+	size = (size + 4095) & ~(size_t)4095;
+	if (posix_memalign(&p, 4096, size))
+		return NULL;
+	memset(p, 0, size);
+	if (add_range(b, (uintptr_t)p, (uintptr_t)p + size)) {
+		free(p);
+		return NULL;
+	}
+	*bus_addr_out = bus_addr(b, (uintptr_t)p);
+	return p;
+}
+
+static void sim_dma_free(void *bus, void *cpu, size_t size)
+{
+	size = (size + 4095) & ~(size_t)4095;
+	del_range(bus, (uintptr_t)cpu, (uintptr_t)cpu + size);
+	free(cpu);
+}
+
+static int sim_dma_map(void *bus, void *va, size_t len, uint64_t *pages, uint32_t npages)
+{
+	struct sim_bus *b = bus;
+	uint64_t first = (uintptr_t)va & ~4095ull;
+	uint32_t i;
+
+	for (i = 0; i < npages; i++)
+		pages[i] = bus_addr(b, first + 4096ull * i);
+	return add_range(b, (uintptr_t)va, (uintptr_t)va + len);
+}
+
+static void sim_dma_unmap(void *bus, void *va, size_t len)
+{
+	del_range(bus, (uintptr_t)va, (uintptr_t)va + len);
+}
+
+static uint64_t sim_now_us(void *bus)
+{
+	struct timespec t;
+
+	(void)bus;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+}
+
+static void sim_relax(void *bus)
+{
+	(void)bus;
+	usleep(20);
+}
+
+const struct rnic_bus_ops sim_bus_ops = {
+	.mmio_read = sim_mmio_read,
+	.mmio_write = sim_mmio_write,
+	.dma_alloc = sim_dma_alloc,
+	.dma_free = sim_dma_free,
+	.dma_map = sim_dma_map,
+	.dma_unmap = sim_dma_unmap,
+	.now_us = sim_now_us,
+	.relax = sim_relax,
+};
+
+int sim_bus_open(struct sim_bus *b, const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	uint8_t h[RNIC_LINK_HDR_SIZE];
+
+	memset(b, 0, sizeof(*b));
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a.sun_path, path);
+	b->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (b->fd < 0)
+		return -errno;
+	if (connect(b->fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(b->fd);
+		return -ENODEV;
+	}
+	b->alive = 1;
+	pthread_mutex_init(&b->send_lock, NULL);
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_mutex_init(&b->rd_lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	msg(b, RNIC_LINK_MSG_HELLO, 0, RNIC_LINK_VERSION, 0, 0, NULL, 0);
+	if (read_all(b->fd, h, sizeof(h)) || RNIC_LINK_HDR_TYPE_GET(h) != RNIC_LINK_MSG_HELLO_ACK) {
+		close(b->fd);
+		return -ENODEV;
+	}
+	b->ctx = (uint32_t)RNIC_LINK_HDR_VALUE_GET(h);
+	if (pthread_create(&b->thread, NULL, service, b)) {
+		close(b->fd);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+void sim_bus_close(struct sim_bus *b)
+{
+	msg(b, RNIC_LINK_MSG_BYE, 0, 0, 0, 0, NULL, 0);
+	shutdown(b->fd, SHUT_RDWR);
+	pthread_join(b->thread, NULL);
+	close(b->fd);
+	free(b->ranges);
+}

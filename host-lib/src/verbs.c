@@ -1,0 +1,818 @@
+/* The verbs API (rdma-core's <infiniband/verbs.h>, unchanged) over the RNIC: control verbs go
+ * through the driver core to the firmware; the data path (post_send, poll_cq, doorbells) is
+ * here, on rings in memory the NIC reaches by DMA. Errors as rdma-core returns them: NULL and
+ * errno for constructors, a positive errno for the others. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rnic/rnicdv.h"
+#include "rnic_core.h"
+#include "sim_bus.h"
+
+#define DEFAULT_SIM_DIR "/tmp/rnic-sim"
+
+struct rnic_device {
+	struct ibv_device ibv;
+	char sock[512];
+};
+
+struct rnic_qp;
+
+struct rnic_context {
+	struct verbs_context vctx; /* ends with struct ibv_context */
+	struct sim_bus bus;
+	struct rnic_dev dev;
+	pthread_mutex_t cmd_lock;  /* one firmware command at a time */
+	struct rnic_qp *qps[RNIC_MAX_QP];
+};
+
+struct rnic_cq {
+	struct ibv_cq ibv;
+	uint8_t *ring;
+	uint64_t bus;
+	uint32_t log, cqn, ci;
+	uint64_t ts_start, ts_end;
+	pthread_spinlock_t lock;
+};
+
+struct rnic_qp {
+	struct ibv_qp ibv;
+	uint8_t *sq, *rq;
+	uint64_t sq_bus, rq_bus;
+	uint32_t sq_log, rq_log;
+	uint16_t sq_pi;
+	uint16_t sq_ci;            /* free up to here (from CQE WQE_INDEX) */
+	struct ibv_qp_cap cap;
+	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
+	int sig_all;               /* sq_sig_all: every WQE completes */
+	pthread_spinlock_t lock;
+};
+
+static struct rnic_context *to_ctx(struct ibv_context *c)
+{
+	return (struct rnic_context *)((char *)c - offsetof(struct verbs_context, context));
+}
+
+/* driver core errors are negative errno values; verbs return them positive */
+static int cmd_errno(struct rnic_context *c, int ret)
+{
+	(void)c;
+	return -ret;
+}
+
+/* ---- devices */
+static int is_sock(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return n > 5 && !strcmp(e->d_name + n - 5, ".sock") && n - 5 < IBV_SYSFS_NAME_MAX;
+}
+
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	const char *dir = getenv("RNIC_SIM_DIR");
+	struct dirent **names = NULL;
+	struct ibv_device **list;
+	int n, i;
+
+	if (!dir)
+		dir = DEFAULT_SIM_DIR;
+	n = scandir(dir, &names, is_sock, alphasort);
+	if (n < 0)
+		n = 0; /* no simulator directory: no device */
+	list = calloc((size_t)n + 1, sizeof(*list));
+	if (!list) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct rnic_device *d = calloc(1, sizeof(*d));
+
+		if (!d) {
+			ibv_free_device_list(list);
+			list = NULL;
+			errno = ENOMEM;
+			goto out;
+		}
+		d->ibv.node_type = IBV_NODE_CA;
+		d->ibv.transport_type = IBV_TRANSPORT_IB;
+		snprintf(d->ibv.name, sizeof(d->ibv.name), "%.*s", (int)(strlen(names[i]->d_name) - 5),
+			 names[i]->d_name);
+		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "uverbs%d", i);
+		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "%s", dir);
+		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "%s", dir);
+		snprintf(d->sock, sizeof(d->sock), "%s/%s", dir, names[i]->d_name);
+		list[i] = &d->ibv;
+	}
+	if (num_devices)
+		*num_devices = n;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	struct ibv_device **d;
+
+	for (d = list; d && *d; d++)
+		free(*d);
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+static uint64_t guid_from_mac(const uint8_t *m)
+{
+	/* EUI-64 from the MAC, as RoCE devices do */
+	uint8_t g[8] = {m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+	uint64_t v;
+
+	memcpy(&v, g, 8);
+	return v;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	struct ibv_context *c = ibv_open_device(device);
+	__be64 guid = 0;
+
+	if (c) {
+		guid = guid_from_mac(to_ctx(c)->dev.info + RNIC_CMDO_QUERY_DEVICE_MAC_OFF);
+		ibv_close_device(c);
+	}
+	return guid;
+}
+
+/* ---- data path */
+static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+	struct rnic_context *c = to_ctx(ibqp->context);
+	uint32_t mask = (1u << qp->sq_log) - 1;
+	int ret = 0, posted = 0;
+
+	pthread_spin_lock(&qp->lock);
+	for (; wr; wr = wr->next) {
+		uint8_t *w = qp->sq + (size_t)(qp->sq_pi & mask) * RNIC_WQE_BYTES;
+		uint32_t total = 0, i;
+
+		if (ibqp->state != IBV_QPS_RTS || wr->opcode != IBV_WR_RDMA_WRITE ||
+		    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if ((uint16_t)(qp->sq_pi - qp->sq_ci) >= qp->cap.max_send_wr) {
+			ret = ENOMEM;
+			break;
+		}
+		for (i = 0; i < (uint32_t)wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if ((wr->send_flags & IBV_SEND_INLINE) && total > qp->cap.max_inline_data) {
+			ret = EINVAL;
+			break;
+		}
+		memset(w, 0, RNIC_WQE_BYTES);
+		RNIC_WQE_WR_ID_SET(w, wr->wr_id);
+		RNIC_WQE_OPCODE_SET(w, RNIC_WQE_OP_RDMA_WRITE);
+		RNIC_WQE_FLAGS_SET(w, ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0) |
+				      (wr->send_flags & IBV_SEND_INLINE ? RNIC_WQE_FLAG_INLINE : 0));
+		RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
+		RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
+		RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
+		RNIC_WQE_TOTAL_LEN_SET(w, total);
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			uint8_t *p = w + RNIC_WQE_SGE_OFF;
+
+			for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+				p += wr->sg_list[i].length;
+			}
+		} else {
+			for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+				uint8_t *s = w + RNIC_WQE_SGE_OFF + i * RNIC_SGE_SIZE;
+
+				RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
+				RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
+				RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
+			}
+		}
+		qp->sq_pi++;
+		posted++;
+	}
+	if (posted) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		rnic_ring_sq(&c->dev, ibqp->qp_num, qp->sq_pi);
+	}
+	pthread_spin_unlock(&qp->lock);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
+}
+
+static int rnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	(void)qp;
+	*bad = wr; /* the receive path comes with the next milestone */
+	return EOPNOTSUPP;
+}
+
+static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
+	struct rnic_context *c = to_ctx(ibcq->context);
+	uint32_t mask = (1u << cq->log) - 1;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	while (n < ne) {
+		const uint8_t *e = cq->ring + (size_t)(cq->ci & mask) * RNIC_CQE_BYTES;
+		uint8_t owner = ((cq->ci >> cq->log) & 1) ^ 1;
+		struct rnic_qp *qp;
+		uint32_t qpn;
+
+		if ((__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) != owner)
+			break;
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = RNIC_CQE_WR_ID_GET(e);
+		wc[n].status = RNIC_CQE_STATUS_GET(e);
+		wc[n].opcode = RNIC_CQE_OPCODE_GET(e);
+		wc[n].vendor_err = RNIC_CQE_VENDOR_ERR_GET(e);
+		wc[n].byte_len = RNIC_CQE_BYTE_LEN_GET(e);
+		wc[n].imm_data = RNIC_CQE_IMM_GET(e);
+		qpn = RNIC_CQE_QPN_GET(e);
+		wc[n].qp_num = qpn;
+		wc[n].src_qp = RNIC_CQE_SRC_QP_GET(e);
+		wc[n].wc_flags = RNIC_CQE_WC_FLAGS_GET(e);
+		cq->ts_start = RNIC_CQE_TS_START_GET(e);
+		cq->ts_end = RNIC_CQE_TS_END_GET(e);
+		qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
+		if (qp && wc[n].opcode < IBV_WC_RECV)
+			__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
+		cq->ci++;
+		n++;
+		/* tell the NIC how far we are, well before the ring could fill */
+		if (!(cq->ci & (mask >> 1)))
+			rnic_ring_cq(&c->dev, cq->cqn, (uint16_t)cq->ci, 0);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+static int rnic_req_notify_cq(struct ibv_cq *ibcq, int solicited)
+{
+	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
+
+	rnic_ring_cq(&to_ctx(ibcq->context)->dev, cq->cqn, (uint16_t)cq->ci, solicited ? 2 : 1);
+	return 0;
+}
+
+/* ---- device and port */
+static int rnic_query_port(struct ibv_context *context, uint8_t port, struct ibv_port_attr *a, size_t len)
+{
+	struct ibv_port_attr p = {0};
+
+	(void)context;
+	if (port != 1)
+		return EINVAL;
+	p.state = IBV_PORT_ACTIVE;
+	p.max_mtu = IBV_MTU_4096;
+	p.active_mtu = IBV_MTU_4096;
+	p.gid_tbl_len = 1;
+	p.port_cap_flags = IBV_PORT_CM_SUP;
+	p.max_msg_sz = 1u << 31;
+	p.pkey_tbl_len = 1;
+	p.active_width = 2;  /* 4x */
+	p.active_speed = 32; /* EDR: 4x EDR = 100 Gb/s */
+	p.phys_state = 5;    /* link up */
+	p.link_layer = IBV_LINK_LAYER_ETHERNET;
+	memcpy(a, &p, len < sizeof(p) ? len : sizeof(p));
+	return 0;
+}
+
+#undef ibv_query_port
+int ibv_query_port(struct ibv_context *context, uint8_t port, struct _compat_ibv_port_attr *attr)
+{
+	/* the old layout is the new one without its last member */
+	return rnic_query_port(context, port, (struct ibv_port_attr *)attr,
+			       offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	const uint8_t *i = to_ctx(context)->dev.info;
+	uint32_t fw = RNIC_CMDO_QUERY_DEVICE_FW_VERSION_GET(i);
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%u.%u.%u", fw >> 16, (fw >> 8) & 0xff, fw & 0xff);
+	a->node_guid = a->sys_image_guid = guid_from_mac(i + RNIC_CMDO_QUERY_DEVICE_MAC_OFF);
+	a->max_mr_size = RNIC_CMDO_QUERY_DEVICE_MAX_MR_SIZE_GET(i);
+	a->page_size_cap = RNIC_CMDO_QUERY_DEVICE_PAGE_SIZE_CAP_GET(i);
+	a->vendor_id = RNIC_VENDOR_ID;
+	a->vendor_part_id = RNIC_DEVICE_ID;
+	a->hw_ver = 1;
+	a->max_qp = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_GET(i);
+	a->max_qp_wr = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_GET(i);
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	a->max_sge = (int)RNIC_CMDO_QUERY_DEVICE_MAX_SGE_GET(i);
+	a->max_sge_rd = a->max_sge;
+	a->max_cq = (int)RNIC_CMDO_QUERY_DEVICE_MAX_CQ_GET(i);
+	a->max_cqe = (int)RNIC_CMDO_QUERY_DEVICE_MAX_CQE_GET(i);
+	a->max_mr = (int)RNIC_CMDO_QUERY_DEVICE_MAX_MR_GET(i);
+	a->max_pd = (int)RNIC_CMDO_QUERY_DEVICE_MAX_PD_GET(i);
+	a->max_qp_rd_atom = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_RD_ATOM_GET(i);
+	a->max_qp_init_rd_atom = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_INIT_RD_ATOM_GET(i);
+	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->max_pkeys = 1;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ibv_gid *gid)
+{
+	uint32_t ip = RNIC_CMDO_QUERY_DEVICE_IPV4_GET(to_ctx(context)->dev.info);
+
+	if (port != 1 || index != 0)
+		return -1; /* rdma-core returns -1 for an index past the table */
+	memset(gid, 0, sizeof(*gid));
+	/* RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d */
+	gid->raw[10] = gid->raw[11] = 0xff;
+	gid->raw[12] = (uint8_t)(ip >> 24);
+	gid->raw[13] = (uint8_t)(ip >> 16);
+	gid->raw[14] = (uint8_t)(ip >> 8);
+	gid->raw[15] = (uint8_t)ip;
+	return 0;
+}
+
+int ibv_query_pkey(struct ibv_context *context, uint8_t port, int index, __be16 *pkey)
+{
+	(void)context;
+	if (port != 1 || index != 0)
+		return -1;
+	*pkey = 0xffff;
+	return 0;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct rnic_device *d = (struct rnic_device *)device;
+	struct rnic_context *c = calloc(1, sizeof(*c));
+	struct ibv_context *ic;
+	int ret;
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = sim_bus_open(&c->bus, d->sock);
+	if (ret) {
+		free(c);
+		errno = -ret;
+		return NULL;
+	}
+	ret = rnic_dev_init(&c->dev, &sim_bus_ops, &c->bus, c->bus.ctx);
+	if (ret) {
+		sim_bus_close(&c->bus);
+		free(c);
+		errno = -ret;
+		return NULL;
+	}
+	pthread_mutex_init(&c->cmd_lock, NULL);
+	ic = &c->vctx.context;
+	ic->device = device;
+	ic->cmd_fd = -1;
+	ic->async_fd = -1;
+	ic->num_comp_vectors = 1;
+	ic->ops.post_send = rnic_post_send;
+	ic->ops.post_recv = rnic_post_recv;
+	ic->ops.poll_cq = rnic_poll_cq;
+	ic->ops.req_notify_cq = rnic_req_notify_cq;
+	pthread_mutex_init(&ic->mutex, NULL);
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = rnic_query_port;
+	ic->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	return ic;
+}
+
+int ibv_close_device(struct ibv_context *context)
+{
+	struct rnic_context *c = to_ctx(context);
+
+	rnic_dev_fini(&c->dev);
+	sim_bus_close(&c->bus);
+	free(c);
+	return 0;
+}
+
+/* ---- PD and MR */
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct rnic_context *c = to_ctx(context);
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	uint32_t pdn;
+	int ret;
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_alloc_pd(&c->dev, &pdn);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		free(pd);
+		errno = -ret;
+		return NULL;
+	}
+	pd->context = context;
+	pd->handle = pdn;
+	return pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct rnic_context *c = to_ctx(pd->context);
+	int ret;
+
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_destroy(&c->dev, RNIC_CMD_DEALLOC_PD, pd->handle);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	free(pd);
+	return 0;
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	const unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
+	struct rnic_context *c;
+	struct ibv_mr *mr;
+	uint32_t key;
+	int ret;
+
+	if (!pd || !length || (access & ~known) || iova != (uintptr_t)addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = to_ctx(pd->context);
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_reg_mr(&c->dev, pd->handle, access & ~IBV_ACCESS_RELAXED_ORDERING, addr, length, &key);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		free(mr);
+		errno = -ret;
+		return NULL;
+	}
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->handle = key;
+	mr->lkey = mr->rkey = key;
+	return mr;
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct rnic_context *c = to_ctx(mr->context);
+	int ret;
+
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_dereg_mr(&c->dev, mr->lkey, mr->addr, mr->length);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	free(mr);
+	return 0;
+}
+
+/* ---- CQ */
+static uint32_t log2_up(uint32_t n)
+{
+	uint32_t l = 0;
+
+	while ((1u << l) < n)
+		l++;
+	return l;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct rnic_context *c = to_ctx(context);
+	uint32_t max = RNIC_CMDO_QUERY_DEVICE_MAX_CQE_GET(c->dev.info);
+	struct rnic_cq *cq;
+	int ret;
+
+	if (cqe < 1 || (uint32_t)cqe > max || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (channel) {
+		errno = EOPNOTSUPP; /* completion channels come with the verbs-tools milestone */
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->log = log2_up((uint32_t)cqe + 1);
+	cq->ring = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_CQE_BYTES << cq->log, &cq->bus);
+	if (!cq->ring) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_create_cq(&c->dev, cq->bus, cq->log, &cq->cqn);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		sim_bus_ops.dma_free(&c->bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
+		free(cq);
+		errno = -ret;
+		return NULL;
+	}
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->ibv.context = context;
+	cq->ibv.cq_context = cq_context;
+	cq->ibv.handle = cq->cqn;
+	cq->ibv.cqe = (int)((1u << cq->log) - 1);
+	pthread_mutex_init(&cq->ibv.mutex, NULL);
+	pthread_cond_init(&cq->ibv.cond, NULL);
+	return &cq->ibv;
+}
+
+int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
+	struct rnic_context *c = to_ctx(ibcq->context);
+	int ret;
+
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_destroy(&c->dev, RNIC_CMD_DESTROY_CQ, cq->cqn);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	sim_bus_ops.dma_free(&c->bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
+	free(cq);
+	return 0;
+}
+
+/* ---- QP */
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	struct rnic_context *c;
+	struct rnic_qp_create q = {0};
+	struct rnic_qp *qp;
+	uint32_t qpn, max_wr;
+	int ret;
+
+	if (!pd || !a || !a->send_cq || !a->recv_cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = to_ctx(pd->context);
+	max_wr = RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_GET(c->dev.info);
+	if (a->qp_type != IBV_QPT_RC || a->srq) {
+		errno = EOPNOTSUPP; /* UC, UD and SRQ come with the transport milestone */
+		return NULL;
+	}
+	if (a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
+	    a->cap.max_send_wr > max_wr || a->cap.max_recv_wr > max_wr || a->cap.max_send_sge > RNIC_MAX_SGE ||
+	    a->cap.max_recv_sge > 3 || a->cap.max_inline_data > RNIC_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->sq_log = log2_up(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
+	qp->rq_log = log2_up(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1);
+	qp->sq = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_WQE_BYTES << qp->sq_log, &qp->sq_bus);
+	qp->rq = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_RWQE_BYTES << qp->rq_log, &qp->rq_bus);
+	if (!qp->sq || !qp->rq) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	q.pdn = pd->handle;
+	q.type = RNIC_QPT_RC;
+	q.send_cqn = ((struct rnic_cq *)a->send_cq)->cqn;
+	q.recv_cqn = ((struct rnic_cq *)a->recv_cq)->cqn;
+	q.sq_log = qp->sq_log;
+	q.rq_log = qp->rq_log;
+	q.sq_bus = qp->sq_bus;
+	q.rq_bus = qp->rq_bus;
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_create_qp(&c->dev, &q, &qpn);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		errno = -ret;
+		goto fail;
+	}
+	qp->cap.max_send_wr = 1u << qp->sq_log;
+	qp->cap.max_recv_wr = 1u << qp->rq_log;
+	qp->cap.max_send_sge = RNIC_MAX_SGE;
+	qp->cap.max_recv_sge = 3;
+	qp->cap.max_inline_data = RNIC_MAX_INLINE;
+	a->cap = qp->cap;
+	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
+	qp->ibv.context = pd->context;
+	qp->ibv.qp_context = a->qp_context;
+	qp->ibv.pd = pd;
+	qp->ibv.send_cq = a->send_cq;
+	qp->ibv.recv_cq = a->recv_cq;
+	qp->ibv.handle = qpn;
+	qp->ibv.qp_num = qpn;
+	qp->ibv.state = IBV_QPS_RESET;
+	qp->ibv.qp_type = a->qp_type;
+	pthread_mutex_init(&qp->ibv.mutex, NULL);
+	pthread_cond_init(&qp->ibv.cond, NULL);
+	qp->sig_all = a->sq_sig_all != 0;
+	c->qps[qpn] = qp;
+	return &qp->ibv;
+fail:
+	if (qp->sq)
+		sim_bus_ops.dma_free(&c->bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
+	if (qp->rq)
+		sim_bus_ops.dma_free(&c->bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
+	free(qp);
+	return NULL;
+}
+
+int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+	struct rnic_context *c = to_ctx(ibqp->context);
+	int ret;
+
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_destroy(&c->dev, RNIC_CMD_DESTROY_QP, ibqp->qp_num);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	c->qps[ibqp->qp_num] = NULL;
+	sim_bus_ops.dma_free(&c->bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
+	sim_bus_ops.dma_free(&c->bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
+	free(qp);
+	return 0;
+}
+
+int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
+{
+	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+	struct rnic_context *c = to_ctx(ibqp->context);
+	uint8_t in[RNIC_CMDI_MODIFY_QP_SIZE] = {0};
+	int ret;
+
+	RNIC_CMDI_MODIFY_QP_QPN_SET(in, ibqp->qp_num);
+	RNIC_CMDI_MODIFY_QP_ATTR_MASK_SET(in, mask);
+	RNIC_CMDI_MODIFY_QP_CUR_STATE_SET(in, a->cur_qp_state);
+	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(in, a->qp_state);
+	RNIC_CMDI_MODIFY_QP_PATH_MTU_SET(in, a->path_mtu);
+	RNIC_CMDI_MODIFY_QP_TIMEOUT_SET(in, a->timeout);
+	RNIC_CMDI_MODIFY_QP_RETRY_CNT_SET(in, a->retry_cnt);
+	RNIC_CMDI_MODIFY_QP_RNR_RETRY_SET(in, a->rnr_retry);
+	RNIC_CMDI_MODIFY_QP_MIN_RNR_TIMER_SET(in, a->min_rnr_timer);
+	RNIC_CMDI_MODIFY_QP_MAX_RD_ATOMIC_SET(in, a->max_rd_atomic);
+	RNIC_CMDI_MODIFY_QP_MAX_DEST_RD_ATOMIC_SET(in, a->max_dest_rd_atomic);
+	RNIC_CMDI_MODIFY_QP_SGID_INDEX_SET(in, a->ah_attr.grh.sgid_index);
+	RNIC_CMDI_MODIFY_QP_HOP_LIMIT_SET(in, a->ah_attr.grh.hop_limit);
+	RNIC_CMDI_MODIFY_QP_TRAFFIC_CLASS_SET(in, a->ah_attr.grh.traffic_class);
+	RNIC_CMDI_MODIFY_QP_DEST_QPN_SET(in, a->dest_qp_num);
+	RNIC_CMDI_MODIFY_QP_RQ_PSN_SET(in, a->rq_psn);
+	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(in, a->sq_psn);
+	RNIC_CMDI_MODIFY_QP_ACCESS_SET(in, a->qp_access_flags);
+	RNIC_CMDI_MODIFY_QP_QKEY_SET(in, a->qkey);
+	memcpy(in + RNIC_CMDI_MODIFY_QP_DGID_OFF, a->ah_attr.grh.dgid.raw, 16);
+	RNIC_CMDI_MODIFY_QP_PKEY_INDEX_SET(in, a->pkey_index);
+	RNIC_CMDI_MODIFY_QP_PORT_SET(in, mask & IBV_QP_AV ? a->ah_attr.port_num : a->port_num);
+	RNIC_CMDI_MODIFY_QP_IS_GLOBAL_SET(in, a->ah_attr.is_global);
+	if ((mask & IBV_QP_AV) && (mask & IBV_QP_PORT) == 0)
+		RNIC_CMDI_MODIFY_QP_PORT_SET(in, 1);
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_modify_qp(&c->dev, in);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	if (mask & IBV_QP_STATE) {
+		ibqp->state = a->qp_state;
+		if (a->qp_state == IBV_QPS_RESET)
+			qp->sq_pi = qp->sq_ci = 0; /* a reset QP starts its rings over */
+	}
+	qp->attr.qp_state = ibqp->state;
+	if (mask & IBV_QP_PATH_MTU)
+		qp->attr.path_mtu = a->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)
+		qp->attr.dest_qp_num = a->dest_qp_num;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_AV)
+		qp->attr.ah_attr = a->ah_attr;
+	if (mask & IBV_QP_RQ_PSN)
+		qp->attr.rq_psn = a->rq_psn;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->attr.sq_psn = a->sq_psn;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->attr.timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		qp->attr.retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		qp->attr.rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
+	return 0;
+}
+
+int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *init)
+{
+	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+
+	(void)mask;
+	*a = qp->attr;
+	a->cap = qp->cap;
+	a->port_num = 1;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = ibqp->qp_context;
+		init->send_cq = ibqp->send_cq;
+		init->recv_cq = ibqp->recv_cq;
+		init->cap = qp->cap;
+		init->qp_type = ibqp->qp_type;
+		init->sq_sig_all = qp->sig_all;
+	}
+	return 0;
+}
+
+const char *ibv_wc_status_str(enum ibv_wc_status status)
+{
+	static const char *const s[] = {
+		[IBV_WC_SUCCESS] = "success",
+		[IBV_WC_LOC_LEN_ERR] = "local length error",
+		[IBV_WC_LOC_QP_OP_ERR] = "local QP operation error",
+		[IBV_WC_LOC_PROT_ERR] = "local protection error",
+		[IBV_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+		[IBV_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[IBV_WC_REM_ACCESS_ERR] = "remote access error",
+		[IBV_WC_REM_OP_ERR] = "remote operation error",
+		[IBV_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	};
+
+	return (unsigned)status < sizeof(s) / sizeof(s[0]) && s[status] ? s[status] : "unknown";
+}
+
+/* ---- project extensions (rnic/rnicdv.h) */
+int rnicdv_cq_last_ts(struct ibv_cq *ibcq, uint64_t *start_cycle, uint64_t *end_cycle)
+{
+	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
+
+	*start_cycle = cq->ts_start;
+	*end_cycle = cq->ts_end;
+	return 0;
+}
+
+uint64_t rnicdv_clock_hz(struct ibv_context *context)
+{
+	return 1000ull * sim_bus_ops.mmio_read(&to_ctx(context)->bus, RNIC_CLOCK_FREQ_KHZ);
+}
+
+uint64_t rnicdv_read_clock(struct ibv_context *context)
+{
+	struct sim_bus *b = &to_ctx(context)->bus;
+	uint32_t lo = sim_bus_ops.mmio_read(b, RNIC_CLOCK_CYCLES_LO);
+
+	return ((uint64_t)sim_bus_ops.mmio_read(b, RNIC_CLOCK_CYCLES_HI) << 32) | lo;
+}
