@@ -1,0 +1,117 @@
+"""rnic-sim as a component: argument checking, the host link (contexts, permissions), several
+applications on one NIC with one of them dying, and the UDP Ethernet backend."""
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from scapy.compat import raw
+from scapy.layers.l2 import ARP, Ether
+
+from link_client import LinkClient, S
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SIM = ROOT / "build" / "sim" / "rnic-sim"
+DEMO = ROOT / "build" / "demo" / "rnic-demo"
+TARGET = ROOT / "build" / "tests" / "inject_target"
+sys.path.insert(0, str(ROOT / "sim"))
+import run_demo  # noqa: E402
+
+
+def start_sim(tmp, name="rnic0", extra=()):
+    log = open(tmp / f"{name}.log", "w")
+    p = subprocess.Popen([str(SIM), "--name", name, "--mac", "02:00:00:00:00:05", "--ip", "10.0.0.5",
+                          "--sock-dir", str(tmp), *extra], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while not (tmp / f"{name}.sock").exists():
+        assert p.poll() is None and time.time() < deadline, (tmp / f"{name}.log").read_text()
+        time.sleep(0.05)
+    return p
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "--name, --mac and --ip are required"),
+    (["--name", "x", "--mac", "zz", "--ip", "10.0.0.1"], "bad --mac"),
+    (["--name", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.300"], "bad --ip"),
+    (["--name", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--drop", "2"], "probability"),
+    (["--name", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--bogus", "1"], "unknown option"),
+])
+def test_bad_arguments_are_refused(args, msg):
+    r = subprocess.run([str(SIM), *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and msg in r.stderr
+
+
+def test_host_link_contexts_and_permissions(tmp_path):
+    sim = start_sim(tmp_path)
+    try:
+        a, b = LinkClient(tmp_path / "rnic0.sock"), LinkClient(tmp_path / "rnic0.sock")
+        assert a.ctx != b.ctx
+        page_a = S.BAR0_CTX_BASE + a.ctx * S.BAR0_CTX_STRIDE
+        page_b = S.BAR0_CTX_BASE + b.ctx * S.BAR0_CTX_STRIDE
+        a.write32(page_a + S.CTX["CMDQ_BASE_LO"][0], 0x1000)
+        b.write32(page_a + S.CTX["CMDQ_BASE_LO"][0], 0x2000)  # not b's page: ignored
+        assert a.read32(page_a + S.CTX["CMDQ_BASE_LO"][0]) == 0x1000
+        assert b.read32(page_a + S.CTX["CMDQ_BASE_LO"][0]) == 0  # nor readable by b
+        assert b.read32(page_b + S.CTX["CMDQ_BASE_LO"][0]) == 0
+        assert a.read32(S.ID["VENDOR_DEVICE"][0]) == S.VENDOR_ID | (S.DEVICE_ID << 16)
+        a.close()
+        b.close()
+    finally:
+        stop(sim)
+
+
+def test_one_application_dying_leaves_the_others_running(tmp_path):
+    """A process holding a PD, MRs, a CQ and a connected QP on rnic0 is killed while the demo
+    runs on the same NIC: the firmware frees exactly that context's resources and the demo
+    passes."""
+    procs = run_demo.start_sims(tmp_path)
+    env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"))
+    try:
+        holder = subprocess.Popen([str(TARGET), "rnic0", "10.0.0.2", "0x123"], env=env, text=True,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert holder.stdout.readline().startswith("READY")
+        demo = subprocess.Popen([str(DEMO), "rnic0", "rnic1"], env=env, text=True, stdout=subprocess.PIPE)
+        time.sleep(1)
+        holder.kill()
+        holder.wait()
+        out, _ = demo.communicate(timeout=600)
+        assert demo.returncode == 0 and "demo: PASS" in out, out
+    finally:
+        run_demo.stop_sims(procs)
+    log = (tmp_path / "rnic0.log").read_text()
+    assert "ctx 0 reset: 5 resources freed" in log, log  # QP, 2 MRs, CQ, PD
+
+
+def test_udp_backend_arp(tmp_path):
+    peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    peer.bind(("127.0.0.1", 0))
+    peer.settimeout(30)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    nic_port = s.getsockname()[1]
+    s.close()
+    sim = start_sim(tmp_path, extra=["--eth-udp", f"{nic_port}:127.0.0.1:{peer.getsockname()[1]}",
+                                     "--pcap", str(tmp_path / "udp.pcap")])
+    try:
+        c = LinkClient(tmp_path / "rnic0.sock")
+        while not c.read32(S.ID["FW_STATUS"][0]) & 1:
+            time.sleep(0.1)
+        c.close()
+        req = Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:66") / ARP(
+            op=1, hwsrc="02:00:00:00:00:66", psrc="10.0.0.66", pdst="10.0.0.5")
+        peer.sendto(raw(req), ("127.0.0.1", nic_port))
+        reply = Ether(peer.recv(2048))
+        assert reply[ARP].op == 2 and reply[ARP].psrc == "10.0.0.5" and reply[ARP].hwsrc == "02:00:00:00:00:05"
+    finally:
+        stop(sim)
+    out = subprocess.run(["tshark", "-r", str(tmp_path / "udp.pcap")], capture_output=True, text=True).stdout
+    assert "Who has 10.0.0.5" in out and "10.0.0.5 is at 02:00:00:00:00:05" in out
