@@ -23,3 +23,14 @@ $(FW_HEX): $(FW_DIR)/rnic-fw.bin
 .PHONY: fw
 fw: $(FW_HEX)
 ALL_TARGETS += fw
+
+# the firmware's logic on the host, with a fake HAL (firmware/tests)
+FW_TEST := $(FW_DIR)/test_fw
+$(FW_TEST): firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c $(FW_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -I$(SPEC_INC) -Ifirmware/src firmware/tests/test_fw.c firmware/src/fw.c \
+		firmware/src/util.c -o $@
+
+.PHONY: fw-test
+fw-test: $(FW_TEST)
+ALL_TARGETS += fw-test

@@ -1,0 +1,349 @@
+/* Unit tests of the firmware logic, built for the host with a fake HAL: host memory for DMA,
+ * a record of configuration writes, a frame queue and a clock that advances on every read. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fw.h"
+#include "hal.h"
+
+static int failures, checks;
+#define CHECK(c)                                                                      \
+	do {                                                                          \
+		checks++;                                                             \
+		if (!(c)) {                                                           \
+			failures++;                                                   \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);           \
+		}                                                                     \
+	} while (0)
+
+/* ---- fake HAL */
+static uint8_t host[1 << 20];        /* host memory: bus address = offset */
+static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE];
+static uint8_t txbuf[2048], rxbuf[2048];
+static uint32_t rx_len, tx_count, tx_last_len, irq_count;
+static uint64_t now;
+static uint32_t ctxregs[RNIC_NUM_CTX][16];
+static uint32_t cfg_qpc[RNIC_MAX_QP][32], cfg_mpt[RNIC_MAX_MPT][8];
+static uint64_t cfg_mtt[RNIC_MAX_MTT];
+static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP */
+
+uint32_t hal_mac_hi(void) { return 0x0200; }
+uint32_t hal_mac_lo(void) { return 0x00000001; }
+uint32_t hal_ipv4(void) { return 0x0a000001; }
+uint64_t hal_cycles(void) { return now += 100; }
+void hal_putc(char c) { (void)c; }
+void hal_set_version(uint32_t v) { (void)v; }
+void hal_set_status(uint32_t v) { (void)v; }
+void hal_irq(uint32_t vector) { (void)vector; irq_count++; }
+uint32_t hal_ctx_rd(uint32_t ctx, uint32_t off) { return ctxregs[ctx][off / 4]; }
+void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { ctxregs[ctx][RNIC_CTX_CMDQ_CI / 4] = ci; }
+uint32_t hal_reset_pending(void) { return 0; }
+void hal_reset_clear(uint32_t mask) { (void)mask; }
+uint8_t *hal_dmabuf(void) { return dmabuf; }
+uint8_t *hal_pkt_tx_buf(void) { return txbuf; }
+
+void hal_cfg(uint32_t addr, uint32_t data)
+{
+	uint32_t t = addr >> RNIC_CFG_TABLE_SHIFT, i = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
+	uint32_t w = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+
+	if (t == RNIC_CFG_TBL_QPC)
+		cfg_qpc[i][w] = data;
+	else if (t == RNIC_CFG_TBL_MPT)
+		cfg_mpt[i][w] = data;
+	else if (t == RNIC_CFG_TBL_MTT)
+		cfg_mtt[i] = w ? (cfg_mtt[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_mtt[i] & ~0xffffffffull) | data;
+}
+
+int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
+{
+	if (write)
+		memcpy(host + addr, dmabuf + local, len);
+	else
+		memcpy(dmabuf + local, host + addr, len);
+	return 0;
+}
+
+void hal_pkt_send(uint32_t len)
+{
+	tx_count++;
+	tx_last_len = len;
+	/* a peer that answers ARP requests for arp_replies_to_send */
+	if (arp_replies_to_send && txbuf[21] == 1 && rnic_rd_le(txbuf + 38, 4) ==
+	    __builtin_bswap32(arp_replies_to_send)) {
+		static const uint8_t peer[6] = {2, 0, 0, 0, 0, 9};
+		uint8_t *f = rxbuf;
+
+		memcpy(f, txbuf + 6, 6);
+		memcpy(f + 6, peer, 6);
+		memcpy(f + 12, txbuf + 12, 8);
+		f[20] = 0;
+		f[21] = 2;
+		memcpy(f + 22, peer, 6);
+		memcpy(f + 28, txbuf + 38, 4);
+		memcpy(f + 32, txbuf + 22, 10);
+		rx_len = 42;
+	}
+}
+
+uint32_t hal_pkt_rx(const uint8_t **frame)
+{
+	*frame = rxbuf;
+	return rx_len;
+}
+
+void hal_pkt_rx_pop(void)
+{
+	rx_len = 0;
+}
+
+/* ---- helpers */
+static uint8_t cmd[RNIC_CMD_BYTES], out[RNIC_CMDC_OUT_LEN];
+
+static uint32_t run(uint32_t ctx, uint32_t op)
+{
+	RNIC_CMD_OPCODE_SET(cmd, op);
+	memset(out, 0, sizeof(out));
+	return fw_cmd(ctx, cmd, out);
+}
+
+static uint8_t *in(void)
+{
+	memset(cmd, 0, sizeof(cmd));
+	return cmd + RNIC_CMD_PAYLOAD_OFF;
+}
+
+static uint32_t handle(void)
+{
+	return RNIC_CMDO_HANDLE_HANDLE_GET(out);
+}
+
+static uint32_t modify(uint32_t ctx, uint32_t qpn, uint32_t state, uint32_t mask, uint32_t dip)
+{
+	uint8_t *p = in();
+
+	RNIC_CMDI_MODIFY_QP_QPN_SET(p, qpn);
+	RNIC_CMDI_MODIFY_QP_ATTR_MASK_SET(p, mask | RNIC_QP_ATTR_STATE);
+	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(p, state);
+	RNIC_CMDI_MODIFY_QP_PORT_SET(p, 1);
+	RNIC_CMDI_MODIFY_QP_PATH_MTU_SET(p, RNIC_MTU_4096);
+	RNIC_CMDI_MODIFY_QP_DEST_QPN_SET(p, 0x55);
+	RNIC_CMDI_MODIFY_QP_RQ_PSN_SET(p, 100);
+	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(p, 200);
+	RNIC_CMDI_MODIFY_QP_IS_GLOBAL_SET(p, 1);
+	p[RNIC_CMDI_MODIFY_QP_DGID_OFF + 10] = 0xff;
+	p[RNIC_CMDI_MODIFY_QP_DGID_OFF + 11] = 0xff;
+	p[RNIC_CMDI_MODIFY_QP_DGID_OFF + 12] = (uint8_t)(dip >> 24);
+	p[RNIC_CMDI_MODIFY_QP_DGID_OFF + 13] = (uint8_t)(dip >> 16);
+	p[RNIC_CMDI_MODIFY_QP_DGID_OFF + 14] = (uint8_t)(dip >> 8);
+	p[RNIC_CMDI_MODIFY_QP_DGID_OFF + 15] = (uint8_t)dip;
+	return run(ctx, RNIC_CMD_MODIFY_QP);
+}
+
+#define INIT_MASK (RNIC_QP_ATTR_PKEY_INDEX | RNIC_QP_ATTR_PORT | RNIC_QP_ATTR_ACCESS_FLAGS)
+#define RTR_MASK (RNIC_QP_ATTR_AV | RNIC_QP_ATTR_PATH_MTU | RNIC_QP_ATTR_DEST_QPN | RNIC_QP_ATTR_RQ_PSN | \
+		  RNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | RNIC_QP_ATTR_MIN_RNR_TIMER)
+#define RTS_MASK (RNIC_QP_ATTR_SQ_PSN | RNIC_QP_ATTR_TIMEOUT | RNIC_QP_ATTR_RETRY_CNT | RNIC_QP_ATTR_RNR_RETRY | \
+		  RNIC_QP_ATTR_MAX_QP_RD_ATOMIC)
+
+static uint32_t make_qp(uint32_t ctx, uint32_t *pd_out)
+{
+	uint32_t pd, cq;
+	uint8_t *p;
+
+	CHECK(run(ctx, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	p = in();
+	RNIC_CMDI_CREATE_CQ_BASE_SET(p, 0x1000);
+	RNIC_CMDI_CREATE_CQ_LOG_SIZE_SET(p, 4);
+	CHECK(run(ctx, RNIC_CMD_CREATE_CQ) == RNIC_CMD_ST_OK);
+	cq = handle();
+	p = in();
+	RNIC_CMDI_CREATE_QP_PDN_SET(p, pd);
+	RNIC_CMDI_CREATE_QP_TYPE_SET(p, RNIC_QPT_RC);
+	RNIC_CMDI_CREATE_QP_SQ_LOG_SET(p, 4);
+	RNIC_CMDI_CREATE_QP_SEND_CQN_SET(p, cq);
+	RNIC_CMDI_CREATE_QP_RECV_CQN_SET(p, cq);
+	CHECK(run(ctx, RNIC_CMD_CREATE_QP) == RNIC_CMD_ST_OK);
+	if (pd_out)
+		*pd_out = pd;
+	return handle();
+}
+
+/* ---- tests */
+static void test_state_table(void)
+{
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RESET, RNIC_QPS_INIT, RNIC_QP_ATTR_STATE | INIT_MASK) == 0);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RESET, RNIC_QPS_INIT, RNIC_QP_ATTR_STATE) == RNIC_CMD_ST_BAD_PARAM);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RESET, RNIC_QPS_RTR, RNIC_QP_ATTR_STATE | RTR_MASK) == RNIC_CMD_ST_BAD_STATE);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_INIT, RNIC_QPS_RTR, RNIC_QP_ATTR_STATE | RTR_MASK) == 0);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_INIT, RNIC_QPS_RTR, RNIC_QP_ATTR_STATE | RTR_MASK | RNIC_QP_ATTR_SQ_PSN) ==
+	      RNIC_CMD_ST_BAD_PARAM);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RTR, RNIC_QPS_RTS, RNIC_QP_ATTR_STATE | RTS_MASK) == 0);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RTR, RNIC_QPS_RTS, RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_SQ_PSN) ==
+	      RNIC_CMD_ST_BAD_PARAM);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RTS, RNIC_QPS_RTS, RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_MIN_RNR_TIMER) == 0);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_RTS, RNIC_QPS_ERR, RNIC_QP_ATTR_STATE) == 0);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_ERR, RNIC_QPS_RESET, RNIC_QP_ATTR_STATE) == 0);
+	CHECK(fw_qp_transition_ok(RNIC_QPS_ERR, RNIC_QPS_RTS, RNIC_QP_ATTR_STATE) == RNIC_CMD_ST_BAD_STATE);
+}
+
+static void test_commands(void)
+{
+	uint32_t pd, pd2, key, key2, i;
+	uint8_t *p;
+
+	CHECK(run(0, 99) == RNIC_CMD_ST_BAD_OPCODE);
+	CHECK(run(0, RNIC_CMD_QUERY_DEVICE) == RNIC_CMD_ST_OK);
+	CHECK(RNIC_CMDO_QUERY_DEVICE_MAX_SGE_GET(out) == RNIC_MAX_SGE);
+	CHECK(RNIC_CMDO_QUERY_DEVICE_IPV4_GET(out) == 0x0a000001);
+	CHECK(run(0, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	CHECK(run(1, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd2 = handle();
+	CHECK(pd != pd2);
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
+	CHECK(run(1, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_BAD_HANDLE); /* not ctx 1's */
+	p = in();
+	RNIC_CMDI_CREATE_CQ_LOG_SIZE_SET(p, 0);
+	CHECK(run(0, RNIC_CMD_CREATE_CQ) == RNIC_CMD_ST_BAD_PARAM);
+
+	/* memory registration: page list in host memory, MTT entries, keys with tags */
+	for (i = 0; i < 3; i++)
+		rnic_wr_le(host + 0x8000 + 8 * i, 8, 0x100000000ull + 0x1000 * (i + 7));
+	p = in();
+	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_REMOTE_WRITE);
+	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000100);
+	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x8000);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
+	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_BAD_PARAM); /* remote write needs local write */
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_LOCAL_WRITE);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 2);
+	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_BAD_PARAM); /* 0x7000100 + 8 KiB spans 3 pages */
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
+	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
+	key = handle();
+	CHECK(key >> RNIC_KEY_TAG_BITS != 0 && (key & 0xff) != 0);
+	i = cfg_mpt[key >> 8][RNIC_MPT_MTT_BASE / 4];
+	CHECK(cfg_mtt[i] == 0x100007000ull && cfg_mtt[i + 2] == 0x100009000ull);
+	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> 8][0]) == 1);
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
+	CHECK(run(0, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_BUSY); /* the MR uses it */
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), key);
+	CHECK(run(1, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_BAD_HANDLE);
+	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
+	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> 8][0]) == 0);
+	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_BAD_HANDLE); /* stale key */
+	p = in();
+	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
+	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000100);
+	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x8000);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
+	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
+	key2 = handle();
+	CHECK(key2 >> 8 == key >> 8 && key2 != key); /* same entry, new tag */
+}
+
+static void test_mtt_allocator(void)
+{
+	int32_t a = fw_mtt_alloc(10), b = fw_mtt_alloc(5), c;
+
+	CHECK(a >= 0 && b >= 0 && (b >= a + 10 || b + 5 <= a));
+	fw_mtt_free((uint32_t)a, 10);
+	c = fw_mtt_alloc(8);
+	CHECK(c == a); /* first fit reuses the hole */
+	CHECK(fw_mtt_alloc(RNIC_MAX_MTT) < 0);
+	CHECK(fw_mtt_alloc(0) < 0);
+}
+
+static void test_qp_and_arp(void)
+{
+	uint32_t qp = make_qp(2, NULL), sent;
+	uint8_t mac[6];
+
+	CHECK(modify(2, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_BAD_STATE); /* RESET->RTR */
+	CHECK(modify(2, qp, RNIC_QPS_INIT, INIT_MASK, 0) == RNIC_CMD_ST_OK);
+	CHECK(RNIC_GET(RNIC_QPC_CTRL_STATE, cfg_qpc[qp][0]) == RNIC_QPS_INIT);
+	CHECK(modify(3, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_BAD_HANDLE); /* other ctx */
+	/* nobody answers: three ARP requests, then UNREACHABLE; the QP stays in INIT */
+	sent = tx_count;
+	CHECK(modify(2, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_UNREACHABLE);
+	CHECK(tx_count - sent == FW_ARP_TRIES && tx_last_len == 42 && txbuf[21] == 1);
+	CHECK(RNIC_GET(RNIC_QPC_CTRL_STATE, cfg_qpc[qp][0]) == RNIC_QPS_INIT);
+	/* a peer that answers */
+	arp_replies_to_send = 0x0a000009;
+	CHECK(modify(2, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_OK);
+	CHECK(fw_arp_lookup(0x0a000009, mac) == 0 && mac[5] == 9);
+	CHECK(cfg_qpc[qp][RNIC_QPC_DIP / 4] == 0x0a000009 && cfg_qpc[qp][RNIC_QPC_DMAC_LO / 4] == 9);
+	CHECK(RNIC_GET(RNIC_QPC_NET_SPORT, cfg_qpc[qp][RNIC_QPC_NET / 4]) == (0xc000 | qp));
+	CHECK(modify(2, qp, RNIC_QPS_RTS, RTS_MASK, 0) == RNIC_CMD_ST_OK);
+	CHECK(cfg_qpc[qp][RNIC_QPC_SQ_PSN / 4] == 200 && RNIC_GET(RNIC_QPC_CTRL_VALID, cfg_qpc[qp][0]));
+
+	/* an ARP request for our address is answered */
+	memset(rxbuf, 0, sizeof(rxbuf));
+	sent = tx_count;
+	rx_len = fw_arp_build(rxbuf, 1, NULL, 0x0a000001); /* (our own request shape, our IP) */
+	rxbuf[28] = 10, rxbuf[29] = 0, rxbuf[30] = 0, rxbuf[31] = 7; /* sender 10.0.0.7 */
+	fw_poll_frames();
+	CHECK(tx_count == sent + 1 && txbuf[21] == 2 && rnic_rd_le(txbuf + 38, 4) == 0x0700000a);
+	CHECK(fw_arp_lookup(0x0a000007, mac) == 0);
+	/* a malformed ARP frame is dropped and counted */
+	rx_len = 30;
+	fw_poll_frames();
+	CHECK(fw.drops == 1);
+}
+
+static void test_cmdq_and_reset(void)
+{
+	uint32_t pd;
+	uint8_t *c = host + 0x20000, *cpl = host + 0x30000;
+
+	/* ctx 5: a 4-entry command ring at 0x20000, completions at 0x30000 */
+	ctxregs[5][RNIC_CTX_CMDQ_BASE_LO / 4] = 0x20000;
+	ctxregs[5][RNIC_CTX_CMDC_BASE_LO / 4] = 0x30000;
+	ctxregs[5][RNIC_CTX_CMDQ_CTRL / 4] = RNIC_CTX_CMDQ_CTRL_ENABLE_MASK | 2;
+	for (uint32_t k = 0; k < 5; k++) {
+		uint8_t *e = c + (k & 3) * RNIC_CMD_BYTES;
+
+		memset(e, 0, RNIC_CMD_BYTES);
+		RNIC_CMD_OPCODE_SET(e, RNIC_CMD_ALLOC_PD);
+		RNIC_CMD_COOKIE_SET(e, 0x100 + k);
+		ctxregs[5][RNIC_CTX_CMDQ_PI / 4] = k + 1;
+		fw_poll_cmdq(5);
+		CHECK(RNIC_CMDC_COOKIE_GET(cpl + (k & 3) * RNIC_CMDC_BYTES) == 0x100 + k);
+		/* owner = pass parity: 1 on the first pass, 0 on the second */
+		CHECK(cpl[(k & 3) * RNIC_CMDC_BYTES + RNIC_CMDC_OWNER_OFF] == (k < 4 ? 1 : 0));
+		CHECK(ctxregs[5][RNIC_CTX_CMDQ_CI / 4] == k + 1);
+	}
+	fw_poll_cmdq(5); /* nothing new: nothing done */
+	CHECK(ctxregs[5][RNIC_CTX_CMDQ_CI / 4] == 5);
+
+	make_qp(6, &pd);
+	CHECK(run(6, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	fw_ctx_reset(5);
+	for (uint32_t i = 0; i < RNIC_MAX_PD; i++)
+		CHECK(!(fw.pd[i].used && fw.pd[i].ctx == 5));
+	CHECK(fw.pd[pd].used && fw.pd[pd].ctx == 6); /* ctx 6 untouched */
+	fw_ctx_reset(6);
+	for (uint32_t i = 0; i < RNIC_MAX_QP; i++)
+		CHECK(!fw.qp[i].used || fw.qp[i].ctx != 6);
+	CHECK(ctxregs[5][RNIC_CTX_CMDQ_CI / 4] == 0);
+}
+
+int main(void)
+{
+	fw_init();
+	test_state_table();
+	test_commands();
+	test_mtt_allocator();
+	test_qp_and_arp();
+	test_cmdq_and_reset();
+	printf("%d passed, %d failed\n", checks - failures, failures);
+	return failures != 0;
+}
