@@ -84,27 +84,44 @@ static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 	return p->err || (p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) < TX_OB);
 }
 
-/* Scheduler: start fetching the next WQE of the next ready QP. */
+/* All DMA reads of the current message are issued: the next WQE may be fetched behind them. */
+static int reads_issued(const rnic_tx_state_t *st)
+{
+	return st->phase == 1 && (st->inline_data || st->iss_off >= st->msg_len);
+}
+
+/* Payload beats requested and not yet taken: a read beat is payload while there are any (the DMA
+ * returns data in request order and WQEs are fetched after their predecessor's payload). */
+static int payload_pending(const rnic_tx_state_t *st)
+{
+	return st->req_head != st->req_tail || st->req_left;
+}
+
+/* Scheduler: fetch the next WQE of the next ready QP (round-robin) into the prefetch buffer,
+ * while idle or as soon as the message being sent has issued all its reads, so that the WQE
+ * fetch overlaps the end of the previous message. */
 static void schedule(rnic_tx_state_t *st)
 {
 	uint32_t i, q, mask;
 	uint64_t base;
 
-	if (st->phase || st->o.rdreq_valid || cpl_full(st) || !st->sched_hint)
+	if (st->pf_state || st->o.rdreq_valid || cpl_full(st) || !st->sched_hint ||
+	    !(st->phase == 0 || reads_issued(st)))
 		return;
 	for (i = 1; i <= RNIC_MAX_QP; i++) {
 		q = (st->rr + i) % RNIC_MAX_QP;
 		if (!qp_ready(st, q))
 			continue;
 		st->rr = q;
-		st->qpn = q;
+		st->pf_qpn = q;
 		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
 		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
 		st->o.rdreq_valid = 1;
 		st->o.rdreq_addr = base + (uint64_t)(st->qp[q].ci & mask) * RNIC_WQE_BYTES;
 		st->o.rdreq_len = RNIC_WQE_BYTES;
-		st->wqe_beats = 0;
-		st->phase = 1;
+		st->pf_beats = 0;
+		st->pf_state = 1;
+		st->qp[q].ci++;
 		return;
 	}
 	st->sched_hint = 0; /* nothing ready: rescan after the next event */
@@ -120,7 +137,6 @@ static void start_message(rnic_tx_state_t *st)
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
 	tx_ob_t *ob;
 
-	p->ci++;
 	st->sched_hint = 1;
 	if (p->err) {
 		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
@@ -177,7 +193,7 @@ static void start_message(rnic_tx_state_t *st)
 	st->iss_off = st->iss_sge = st->iss_sge_off = 0;
 	st->pkt = 0;
 	st->e_state = 0;
-	st->phase = 2;
+	st->phase = 1;
 }
 
 /* Read issuer: one DMA read request per clock while credit lasts. */
@@ -187,7 +203,7 @@ static void issue(rnic_tx_state_t *st)
 	uint64_t addr;
 	uint32_t n, room;
 
-	if (st->phase != 2 || st->inline_data || st->o.rdreq_valid || st->iss_off >= st->msg_len ||
+	if (st->phase != 1 || st->inline_data || st->o.rdreq_valid || st->iss_off >= st->msg_len ||
 	    st->req_tail - st->req_head >= TX_REQ_FIFO || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT)
 		return;
 	g = &st->sge[st->iss_sge];
@@ -432,13 +448,21 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		commit_qp(st, idx);
 
 	emit_beat(st);
-	if (st->phase == 1 && rd) {
+	if (rd && !payload_pending(st) && st->pf_state == 1) {
 		for (i = 0; i < RNIC_BEAT; i++)
-			st->wqe[st->wqe_beats * RNIC_BEAT + i] = rd[i];
-		if (++st->wqe_beats == RNIC_WQE_BYTES / RNIC_BEAT)
-			start_message(st);
-	} else if (st->phase == 2) {
+			st->pf_wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
+		if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT)
+			st->pf_state = 2;
+		rd = 0;
+	}
+	if (st->phase == 1)
 		emit(st, rd);
+	if (st->phase == 0 && st->pf_state == 2) {
+		for (i = 0; i < RNIC_WQE_BYTES; i++)
+			st->wqe[i] = st->pf_wqe[i];
+		st->qpn = st->pf_qpn;
+		st->pf_state = 0;
+		start_message(st);
 	}
 	issue(st);
 	schedule(st);
@@ -454,8 +478,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	/* readies for the next clock: only what can surely be taken then */
 	st->o.db_ready = 1;
 	st->o.ack_ready = !st->ack_busy;
-	st->o.rd_ready = (st->phase == 1 && st->wqe_beats < RNIC_WQE_BYTES / RNIC_BEAT) ||
-			 (st->phase == 2 && st->e_state == 1 && !st->inline_data && st->pkt_pay_left &&
+	st->o.rd_ready = (st->pf_state == 1 && !payload_pending(st)) ||
+			 (st->phase == 1 && st->e_state == 1 && !st->inline_data && st->pkt_pay_left &&
 			  st->acc_n + RNIC_BEAT <= TX_ACC);
 	*out = st->o;
 }

@@ -41,11 +41,15 @@ typedef struct {
 	uint32_t rr;                 /* round-robin scheduler position */
 	uint8_t sched_hint;          /* something may have become ready since the last scan */
 
+	/* the next WQE, fetched while the current message finishes */
+	uint8_t pf_state;            /* 0 none, 1 fetching, 2 ready */
+	uint32_t pf_qpn, pf_beats;
+	uint8_t pf_wqe[RNIC_WQE_BYTES];
+
 	/* the message in progress */
-	uint8_t phase;               /* 0 idle, 1 fetching WQE, 2 sending, 3 flushing */
+	uint8_t phase;               /* 0 idle, 1 sending */
 	uint32_t qpn;
 	uint8_t wqe[RNIC_WQE_BYTES];
-	uint32_t wqe_beats;
 	tx_sge_t sge[RNIC_MAX_SGE];
 	uint32_t nsge;
 	uint32_t msg_len, mtu, npkts;
