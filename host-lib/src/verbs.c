@@ -459,12 +459,14 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
 	const unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
+				   IBV_ACCESS_REMOTE_ATOMIC;
 	struct rnic_context *c;
 	struct ibv_mr *mr;
 	uint32_t key;
 	int ret;
 
+	/* optional flags (relaxed ordering ...) may be ignored, as rdma-core does (verbs.h) */
+	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
 	if (!pd || !length || (access & ~known) || iova != (uintptr_t)addr) {
 		errno = EINVAL;
 		return NULL;
@@ -476,7 +478,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		return NULL;
 	}
 	pthread_mutex_lock(&c->cmd_lock);
-	ret = rnic_reg_mr(&c->dev, pd->handle, access & ~IBV_ACCESS_RELAXED_ORDERING, addr, length, &key);
+	ret = rnic_reg_mr(&c->dev, pd->handle, access, addr, length, &key);
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret) {
 		free(mr);
