@@ -4,7 +4,7 @@ TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors
 
 $(TESTAPP_DIR)/%: tests/apps/%.c $(BUILD)/host-lib/librnicverbs.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(BUILD)/host-lib -lrnicverbs -Wl,-rpath,$(BUILD)/host-lib
+	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ -L$(BUILD)/host-lib -lrnicverbs -Wl,-rpath,$(BUILD)/host-lib
 
 .PHONY: testapps
 testapps: $(TESTAPPS)

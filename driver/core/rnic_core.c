@@ -279,6 +279,26 @@ int rnic_dereg_mr(struct rnic_dev *d, uint32_t key, void *va, uint64_t len)
 	return ret;
 }
 
+int rnic_eq_poll(struct rnic_dev *d, void (*fn)(void *arg, uint32_t type, uint32_t data), void *arg)
+{
+	uint32_t mask = (1u << RNIC_EQ_LOG) - 1;
+	int n = 0;
+
+	for (;;) {
+		const uint8_t *e = d->eq + (d->eq_ci & mask) * RNIC_EQE_BYTES;
+		uint8_t owner = ((d->eq_ci >> RNIC_EQ_LOG) & 1) ^ 1;
+
+		if ((__atomic_load_n(&e[RNIC_EQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) != owner)
+			break;
+		fn(arg, RNIC_EQE_TYPE_GET(e), RNIC_EQE_DATA_GET(e));
+		d->eq_ci++;
+		n++;
+	}
+	if (n)
+		wr(d, d->page + RNIC_CTX_EQ_DB, RNIC_SET(RNIC_CTX_EQ_DB_CI, d->eq_ci));
+	return n;
+}
+
 void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi)
 {
 	wr(d, d->page + RNIC_CTX_SQ_DB, RNIC_SET(RNIC_CTX_SQ_DB_QPN, qpn) | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi));

@@ -36,6 +36,7 @@ struct rnic_dev {
 	uint32_t cookie;
 	uint8_t *eq;
 	uint64_t eq_bus;
+	uint32_t eq_ci;
 	uint8_t info[RNIC_CMDO_QUERY_DEVICE_SIZE]; /* QUERY_DEVICE output */
 };
 
@@ -63,6 +64,10 @@ int rnic_modify_qp(struct rnic_dev *d, const uint8_t *in);
 int rnic_query_qp(struct rnic_dev *d, uint32_t qpn, uint8_t *out);
 int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key);
 int rnic_dereg_mr(struct rnic_dev *d, uint32_t key, void *va, uint64_t len);
+
+/* Interrupt dispatch: hand every new EQE to fn (type, data = CQN or QPN), acknowledge them with
+ * the EQ doorbell; returns how many were handled. Called on MSI-X of the context's vector. */
+int rnic_eq_poll(struct rnic_dev *d, void (*fn)(void *arg, uint32_t type, uint32_t data), void *arg);
 
 void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi);
 void rnic_ring_cq(struct rnic_dev *d, uint32_t cqn, uint16_t ci, uint32_t arm);

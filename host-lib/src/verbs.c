@@ -806,6 +806,23 @@ int rnicdv_cq_last_ts(struct ibv_cq *ibcq, uint64_t *start_cycle, uint64_t *end_
 	return 0;
 }
 
+static void count_comp(void *arg, uint32_t type, uint32_t data)
+{
+	(void)data;
+	*(int *)arg += type == RNIC_EQE_TYPE_COMP;
+}
+
+int rnicdv_poll_events(struct ibv_context *context)
+{
+	struct rnic_context *c = to_ctx(context);
+	int n = 0;
+
+	pthread_mutex_lock(&c->cmd_lock);
+	rnic_eq_poll(&c->dev, count_comp, &n);
+	pthread_mutex_unlock(&c->cmd_lock);
+	return n;
+}
+
 uint64_t rnicdv_clock_hz(struct ibv_context *context)
 {
 	return 1000ull * sim_bus_ops.mmio_read(&to_ctx(context)->bus, RNIC_CLOCK_FREQ_KHZ);

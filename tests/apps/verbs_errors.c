@@ -6,6 +6,7 @@
  * Prints "N passed, N failed"; exits non-zero on a failure. */
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <rnic/rnicdv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,14 @@ int main(int argc, char **argv)
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = IBV_SEND_INLINE;
 	CHECK(ibv_post_send(a.qp, &wr, &bad) == EINVAL); /* 128 > max_inline_data */
+
+	/* an armed CQ raises one completion event */
+	CHECK(ibv_req_notify_cq(a.cq, 0) == 0);
+	CHECK(post_write(&a, a.mr->lkey, b.mr->rkey, (uintptr_t)b.buf, 0) == 0);
+	CHECK(wait_wc(&a, &wc) == 0 && wc.status == IBV_WC_SUCCESS);
+	usleep(100000);
+	CHECK(rnicdv_poll_events(a.ctx) == 1);
+	CHECK(rnicdv_poll_events(a.ctx) == 0);
 
 	/* a good WRITE, then a bad rkey: REM_ACCESS_ERR, nothing written; the QP is then in error
 	 * and the next WRITE is flushed */

@@ -12,6 +12,9 @@ extern "C" {
 /* NIC clock cycles of the last CQE polled from cq: when the WQE's doorbell (requester) or first
  * packet (responder) arrived, and when the CQE was written. */
 int rnicdv_cq_last_ts(struct ibv_cq *cq, uint64_t *start_cycle, uint64_t *end_cycle);
+/* Dispatch the context's pending events; returns the number of completion events (one per
+ * armed CQ that completed, ibv_req_notify_cq). */
+int rnicdv_poll_events(struct ibv_context *context);
 /* the NIC clock: frequency and current value */
 uint64_t rnicdv_clock_hz(struct ibv_context *context);
 uint64_t rnicdv_read_clock(struct ibv_context *context);
