@@ -175,6 +175,12 @@ void EthPort::transmit(uint64_t done, std::vector<uint8_t> frame)
 	std::uniform_real_distribution<double> u(0, 1);
 	uint64_t arrival = done + latency_;
 
+	if (faults_.delay_cycles) {
+		uint64_t extra = rng_() % (faults_.delay_cycles + 1);
+		arrival += extra;
+		delayed += extra != 0;
+	}
+
 	if (faults_.drop > 0 && u(rng_) < faults_.drop) {
 		dropped++;
 		return;

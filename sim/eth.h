@@ -17,6 +17,7 @@ struct EthFrame {
 
 struct FaultOpts {
 	double drop = 0, dup = 0, reorder = 0, corrupt = 0;
+	uint32_t delay_cycles = 0; /* extra latency, uniform in [0, delay_cycles] per frame */
 	uint64_t seed = 1;
 };
 
@@ -38,7 +39,7 @@ public:
 	bool receive(uint64_t now, EthFrame &f);
 	void close();
 
-	uint64_t tx_frames = 0, rx_frames = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0;
+	uint64_t tx_frames = 0, rx_frames = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0, delayed = 0;
 
 private:
 	void send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len);

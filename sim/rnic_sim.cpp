@@ -22,6 +22,7 @@
 #include "verilated.h"
 
 namespace {
+constexpr double NS_PER_CYCLE = 1000.0 / RNIC_CLOCK_MHZ;
 volatile std::sig_atomic_t stop_requested;
 
 void on_signal(int)
@@ -44,7 +45,7 @@ struct Opts {
 	std::cerr << "rnic-sim: " << err << "\n"
 		  << "usage: rnic-sim --name NAME --mac XX:XX:XX:XX:XX:XX --ip A.B.C.D [--sock-dir DIR]\n"
 		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE]\n"
-		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--seed N]\n"
+		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--delay-ns NS] [--seed N]\n"
 		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--quiet]\n";
 	std::exit(2);
 }
@@ -116,6 +117,8 @@ Opts parse(int argc, char **argv)
 			o.faults.reorder = prob(v, "--reorder");
 		} else if (a == "--corrupt") {
 			o.faults.corrupt = prob(v, "--corrupt");
+		} else if (a == "--delay-ns") {
+			o.faults.delay_cycles = static_cast<uint32_t>(positive(v, "--delay-ns") / NS_PER_CYCLE);
 		} else if (a == "--seed") {
 			o.faults.seed = std::strtoull(v.c_str(), nullptr, 0);
 		} else if (a == "--link-gbps") {
@@ -134,8 +137,6 @@ Opts parse(int argc, char **argv)
 		usage("--name, --mac and --ip are required");
 	return o;
 }
-
-constexpr double NS_PER_CYCLE = 1000.0 / RNIC_CLOCK_MHZ;
 
 struct DmaRead {
 	uint32_t id, len, beat;
@@ -362,12 +363,12 @@ int main(int argc, char **argv)
 	top->final();
 	std::printf("rnic-sim %s: %llu cycles, %.2f s wall, %.3f Mcycles/s\n", o.name.c_str(),
 		    static_cast<unsigned long long>(cycle), wall, cycle / wall / 1e6);
-	std::printf("rnic-sim %s: eth tx %llu rx %llu dropped %llu duplicated %llu reordered %llu corrupted %llu; "
-		    "dma errors %llu\n",
+	std::printf("rnic-sim %s: eth tx %llu rx %llu dropped %llu duplicated %llu reordered %llu corrupted %llu "
+		    "delayed %llu; dma errors %llu\n",
 		    o.name.c_str(), (unsigned long long)eth->tx_frames, (unsigned long long)eth->rx_frames,
 		    (unsigned long long)eth->dropped, (unsigned long long)eth->duplicated,
 		    (unsigned long long)eth->reordered, (unsigned long long)eth->corrupted,
-		    (unsigned long long)host->dma_errors);
+		    (unsigned long long)eth->delayed, (unsigned long long)host->dma_errors);
 	eth->close();
 	return 0;
 }
