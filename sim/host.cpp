@@ -29,7 +29,7 @@ bool write_all(int fd, const void *p, size_t n)
 }
 } // namespace
 
-HostLink::HostLink(const std::string &path) : path_(path), clients_(RNIC_NUM_CTX)
+HostLink::HostLink(const std::string &path) : resetting(RNIC_NUM_CTX), path_(path), clients_(RNIC_NUM_CTX)
 {
 	sockaddr_un a{};
 	a.sun_family = AF_UNIX;
@@ -80,6 +80,7 @@ void HostLink::drop(int ctx)
 	clients_[ctx].fd = -1;
 	clients_[ctx].in.clear();
 	gone.push_back(ctx);
+	resetting[ctx] = true;
 	for (auto &p : pending_)
 		if (p.second == ctx)
 			p.second = -1;
@@ -159,7 +160,7 @@ void HostLink::poll()
 		if (fd < 0)
 			break;
 		size_t ctx = 0;
-		while (ctx < clients_.size() && clients_[ctx].fd >= 0)
+		while (ctx < clients_.size() && (clients_[ctx].fd >= 0 || resetting[ctx]))
 			ctx++;
 		if (ctx == clients_.size()) {
 			::close(fd); // every context is taken

@@ -33,6 +33,8 @@ public:
 
 	std::deque<MmioOp> mmio;
 	std::vector<int> gone;  // contexts whose process disconnected (to reset)
+	// contexts the firmware is still freeing: not handed to a new process until it is done
+	std::vector<bool> resetting;
 	uint64_t dma_errors = 0;
 
 private:

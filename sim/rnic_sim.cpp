@@ -200,6 +200,7 @@ int main(int argc, char **argv)
 	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD } axi = AXI_IDLE;
 	MmioOp op{};
 	std::string console;
+	std::vector<bool> reset_issued(RNIC_NUM_CTX);
 	uint64_t cycle = 0;
 	auto t0 = std::chrono::steady_clock::now();
 
@@ -279,7 +280,14 @@ int main(int argc, char **argv)
 			ar_done = true;
 			axi = AXI_RD;
 		} else if (axi == AXI_RD && top->s_axil_rvalid) {
-			host->mmio_response(op.ctx, op.tag, top->s_axil_rdata);
+			if (op.ctx >= 0) {
+				host->mmio_response(op.ctx, op.tag, top->s_axil_rdata);
+			} else {
+				/* our own poll of ADMIN.CTX_RESET_PENDING: contexts done are free again */
+				for (int c = 0; c < RNIC_NUM_CTX; c++)
+					if (!((top->s_axil_rdata >> c) & 1) && reset_issued[c])
+						host->resetting[c] = reset_issued[c] = false;
+			}
 			axi = AXI_IDLE;
 		}
 		if (top->m_dma_rd_req_valid) {
@@ -354,8 +362,11 @@ int main(int argc, char **argv)
 			for (int ctx : host->gone) {
 				std::printf("[%s] context %d closed\n", o.name.c_str(), ctx);
 				host->mmio.push_back({-1, true, RNIC_ADMIN_CTX_RESET, static_cast<uint32_t>(ctx), 0});
+				reset_issued[ctx] = true;
 			}
 			host->gone.clear();
+			if ((cycle & 4095) == 0 && std::find(reset_issued.begin(), reset_issued.end(), true) != reset_issued.end())
+				host->mmio.push_back({-1, false, RNIC_ADMIN_CTX_RESET_PENDING, 0, 0});
 		}
 	}
 
