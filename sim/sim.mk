@@ -5,6 +5,8 @@ SIM_SRCS := $(addprefix $(ROOT)/sim/,rnic_sim.cpp host.cpp eth.cpp)
 
 $(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(FW_HEX)
 	@mkdir -p $(SIM_DIR)
+	@# Verilator's own make does not relink when only the kernels library changed
+	rm -f $(SIM_BIN)
 	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) --top-module $(RTL_TOP) \
 		-Mdir $(SIM_DIR)/obj -o $(SIM_BIN) \
 		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \

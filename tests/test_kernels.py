@@ -64,6 +64,7 @@ def qpc_words(dmac, dip, dest_qpn, sq_psn, rq_psn, pmtu=S.MTU["1024"], state=S.Q
     w[f["DIP"][0] // 4] = dip
     w[f["ACCESS"][0] // 4] = S.ACCESS["REMOTE_WRITE"]
     w[f["NET"][0] // 4] = 0xC000 | (64 << 24)
+    w[f["RETRY"][0] // 4] = 14 | (7 << 8) | (7 << 12)  # timeout 14, retry_cnt 7, rnr_retry 7
     return w
 
 
@@ -90,7 +91,7 @@ def pair():
     return ka, rxb
 
 
-def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000):
+def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=()):
     """Post one signaled WRITE of `size` bytes from A to B; returns (frames A->B, frames B->A,
     memory B, CQE bytes, cycles)."""
     ka, rxb = pair
@@ -136,7 +137,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000):
         if beat:
             tx.inp.set("rd_data", beat[0])
             tx.inp.set("rd_last", int(beat[1]))
-        rxb.inp.set("eth_valid", o.get("eth_valid"))
+        dropping = len(a2b) in drop
+        rxb.inp.set("eth_valid", o.get("eth_valid") and not dropping)
         if o.get("eth_valid"):
             n = bin(o.get("eth_keep")).count("1")
             rxb.inp.set("eth_data", o.get("eth_data"))
@@ -214,3 +216,20 @@ def test_bad_rkey_nak_error_cqe(pair):
     assert cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["REM_ACCESS_ERR"]
     assert len(b2a) == 1 and R.bth(b2a[0])[0] == 0x11 and b2a[0][54] == 0x62
     assert not getattr(mem_b, "mem", {})
+
+
+@pytest.mark.parametrize("drop", [(2,), (0, 5), (9,), (3, 4, 11)])
+def test_go_back_n_after_lost_packets(pair, drop):
+    """Packets lost on the way: the responder NAKs the PSN it expects (sequence error), the
+    requester goes back to it, the data lands once and the WQE completes successfully."""
+    a2b, b2a, mem_b, cqe, cycles, payload = run_write(pair, 10 * 1024 + 100, drop=drop)
+    assert cqe is not None, f"no completion after {cycles} cycles"
+    assert cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+    assert mem_b.read(BUF_BASE + 50, len(payload)) == payload
+    naks = [f for f in b2a if f[54] == 0x60]
+    assert naks and R.bth(naks[0])[2] == 100 + min(drop)
+    # the requester goes back to the NAKed PSN, not to the start of the message
+    psns = [R.bth(f)[2] for f in a2b]
+    assert psns.count(100 + min(drop)) >= 2
+    if min(drop):
+        assert psns.count(100) == 1

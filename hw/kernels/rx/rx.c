@@ -278,9 +278,11 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	}
 	d = rnic_psn_diff(psn, q->epsn);
 	if (d < 0) {
-		/* duplicate (9.7.5.1.2): no second write; acknowledge what has been done */
+		/* duplicate (9.7.5.1.2): no second write; a duplicate asking for an ACK gets one
+		 * for what has been done */
 		st->o.stat_dup++;
-		build_ack(st, qpn, (q->epsn - 1) & RNIC_PSN_MASK, RNIC_AETH_ACK_NO_CREDIT);
+		if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ)
+			build_ack(st, qpn, (q->epsn - 1) & RNIC_PSN_MASK, RNIC_AETH_ACK_NO_CREDIT);
 		finish_frame(st);
 		return;
 	}

@@ -14,6 +14,10 @@
  *     behind the header in a three-beat byte packer and appends the ICRC (RoCEv2 A17.3.3).
  * ACK notices from the RX kernel retire outstanding WQEs whose last PSN they cover (coalesced
  * ACKs, IBTA 9.7.5.1); NAKs complete the WQE in error and flush the QP (IBTA 9.7.5.2, 10.8).
+ * A PSN-sequence NAK or an expired ACK timer (4.096 us * 2^timeout, IBTA 9.7.6.1.3) sends the
+ * QP's unacknowledged WQEs again from the oldest (go-back-N); the responder acknowledges the
+ * packets it already has without writing them twice. retry_cnt rounds without progress complete
+ * the oldest WQE with RETRY_EXC_ERR and flush the QP.
  */
 #include "tx.h"
 
@@ -186,13 +190,36 @@ static void start_message(rnic_tx_state_t *st)
 	ob->wr_id = RNIC_WQE_WR_ID_GET(w);
 	ob->ts = p->ts_db;
 	ob->len = st->msg_len;
+	ob->first_psn = p->psn;
 	ob->last_psn = (p->psn + st->npkts - 1) & RNIC_PSN_MASK;
+	if (p->ob_head == p->ob_tail)
+		p->t_sent = st->now;
 	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
 	ob->index = (uint16_t)(p->ci - 1);
 	p->ob_tail++;
 	st->iss_off = st->iss_sge = st->iss_sge_off = 0;
 	st->pkt = 0;
 	st->e_state = 0;
+	if (p->restart && ob->index == p->restart_index) {
+		/* go-back-N into the middle of a message: skip the packets before the PSN (a WRITE
+		 * MIDDLE/LAST continues the responder's context, IBTA 9.7.5.1.3) */
+		int32_t k = rnic_psn_diff(p->restart_psn, p->psn);
+
+		p->restart = 0;
+		if (k > 0 && (uint32_t)k < st->npkts && !st->inline_data) {
+			uint32_t skip = (uint32_t)k * st->mtu, g;
+
+			st->pkt = (uint32_t)k;
+			st->iss_off = skip;
+			for (g = 0; g < RNIC_MAX_SGE; g++) {
+				if (st->iss_sge >= st->nsge || skip < st->sge[st->iss_sge].len)
+					break;
+				skip -= st->sge[st->iss_sge].len;
+				st->iss_sge++;
+			}
+			st->iss_sge_off = skip;
+		}
+	}
 	st->phase = 1;
 }
 
@@ -203,7 +230,7 @@ static void issue(rnic_tx_state_t *st)
 	uint64_t addr;
 	uint32_t n, room;
 
-	if (st->phase != 1 || st->inline_data || st->o.rdreq_valid || st->iss_off >= st->msg_len ||
+	if (st->phase != 1 || st->cancel || st->inline_data || st->o.rdreq_valid || st->iss_off >= st->msg_len ||
 	    st->req_tail - st->req_head >= TX_REQ_FIFO || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT)
 		return;
 	g = &st->sge[st->iss_sge];
@@ -227,6 +254,69 @@ static void issue(rnic_tx_state_t *st)
 		st->iss_sge++;
 		st->iss_sge_off = 0;
 	}
+}
+
+/* Stop the cancelled message between packets; its reads still in flight are drained. */
+static void abort_message(rnic_tx_state_t *st)
+{
+	st->cancel = 0;
+	st->phase = 0;
+	st->e_state = 0;
+	st->drain = payload_pending(st);
+	st->sched_hint = 1;
+}
+
+/* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
+ * their original PSNs (IBTA 9.7.5.1.3, 9.7.6.1.3). */
+static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn)
+{
+	tx_qp_t *p = &st->qp[q];
+	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+
+	if (p->ob_head == p->ob_tail)
+		return;
+	/* a go-back point later than the previous one is progress too */
+	if (p->retries && rnic_psn_diff(psn, p->restart_psn) > 0)
+		p->retries = 0;
+	if (p->retries >= QPC_F(&st->t, q, RETRY, RETRY_CNT)) {
+		/* retries exhausted: the oldest WQE fails, the QP goes to error, the rest is flushed */
+		cpl_push(st, q, ob->wr_id, 0, RNIC_WC_STATUS_RETRY_EXC_ERR, ob->ts, ob->index);
+		p->ob_head++;
+		p->err = 1;
+		st->ack_busy = 1;
+		st->ack_qpn = q;
+		return;
+	}
+	p->retries++;
+	p->ci = ob->index;
+	p->psn = ob->first_psn;
+	/* resume inside the oldest WQE at the PSN the responder expects */
+	p->restart = 1;
+	p->restart_index = ob->index;
+	p->restart_psn = psn;
+	p->ob_tail = p->ob_head;
+	p->t_sent = st->now;
+	st->o.stat_retransmits++;
+	if (st->phase && st->qpn == q)
+		st->cancel = 1;
+	if (st->pf_state == 2 && st->pf_qpn == q)
+		st->pf_state = 0;
+	else if (st->pf_state == 1 && st->pf_qpn == q)
+		st->pf_discard = 1;
+	st->sched_hint = 1;
+}
+
+/* ACK timers, one QP per clock: 4.096 us * 2^timeout without progress (0: no timer). */
+static void check_timer(rnic_tx_state_t *st)
+{
+	uint32_t q = st->timer_q++ % RNIC_MAX_QP;
+	tx_qp_t *p = &st->qp[q];
+	uint32_t t = QPC_F(&st->t, q, RETRY, TIMEOUT);
+
+	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st))
+		return;
+	if (st->now - p->t_sent > (1024ull << t))
+		rewind_qp(st, q, st->ob[q][p->ob_head % TX_OB].first_psn);
 }
 
 static void build_header(rnic_tx_state_t *st)
@@ -267,6 +357,10 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 	case 0: /* header: one frame in the packer at a time */
 		if (st->acc_n || st->frame_end)
 			return;
+		if (st->cancel) {
+			abort_message(st);
+			return;
+		}
 		build_header(st);
 		st->e_state = 4;
 		/* fall through */
@@ -317,6 +411,10 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 	case 3: /* frame drained: next packet or done */
 		if (st->acc_n || st->frame_end)
 			return;
+		if (st->cancel) {
+			abort_message(st);
+			return;
+		}
 		if (++st->pkt < st->npkts) {
 			st->e_state = 0;
 			return;
@@ -347,10 +445,20 @@ static void acknowledge(rnic_tx_state_t *st)
 		p->ob_head++;
 		return;
 	}
-	if (type == RNIC_AETH_TYPE_ACK && rnic_psn_diff(st->ack_psn, ob->last_psn) >= 0) {
+	if ((type == RNIC_AETH_TYPE_ACK && rnic_psn_diff(st->ack_psn, ob->last_psn) >= 0) ||
+	    (st->ack_syn == RNIC_AETH_NAK_PSN_SEQ && rnic_psn_diff(st->ack_psn, ob->last_psn) > 0)) {
+		/* acknowledged; a sequence NAK acknowledges what comes before its PSN (9.7.5.1.3) */
 		if (ob->signaled)
 			cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts, ob->index);
 		p->ob_head++;
+		p->t_sent = st->now;
+		p->retries = 0;
+		return;
+	}
+	if (st->ack_syn == RNIC_AETH_NAK_PSN_SEQ) {
+		st->o.stat_naks++;
+		st->ack_busy = 0;
+		rewind_qp(st, st->ack_qpn, st->ack_psn);
 		return;
 	}
 	if (type == RNIC_AETH_TYPE_NAK && st->ack_syn != RNIC_AETH_NAK_PSN_SEQ) {
@@ -427,6 +535,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		*out = st->o;
 		return;
 	}
+	st->now = in->cycle;
 	/* transfers at this edge */
 	if (st->o.eth_valid && in->eth_ready)
 		st->o.eth_valid = 0;
@@ -448,16 +557,29 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		commit_qp(st, idx);
 
 	emit_beat(st);
+	if (rd && st->drain) {
+		/* payload of a cancelled message */
+		if (!st->req_left)
+			st->req_left = st->req_len[st->req_head++ % TX_REQ_FIFO];
+		i = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
+		st->req_left -= i;
+		st->credit -= i;
+		rd = 0;
+	}
+	if (st->drain && !payload_pending(st))
+		st->drain = 0;
 	if (rd && !payload_pending(st) && st->pf_state == 1) {
 		for (i = 0; i < RNIC_BEAT; i++)
 			st->pf_wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
 		if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT)
-			st->pf_state = 2;
+			st->pf_state = st->pf_discard ? 0 : 2;
+		if (!st->pf_state)
+			st->pf_discard = 0;
 		rd = 0;
 	}
 	if (st->phase == 1)
 		emit(st, rd);
-	if (st->phase == 0 && st->pf_state == 2) {
+	if (st->phase == 0 && st->pf_state == 2 && !st->drain) {
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[i];
 		st->qpn = st->pf_qpn;
@@ -469,6 +591,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	if (st->ack_busy) {
 		acknowledge(st);
 		st->sched_hint = 1;
+	} else {
+		check_timer(st);
 	}
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
@@ -478,7 +602,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	/* readies for the next clock: only what can surely be taken then */
 	st->o.db_ready = 1;
 	st->o.ack_ready = !st->ack_busy;
-	st->o.rd_ready = (st->pf_state == 1 && !payload_pending(st)) ||
+	st->o.rd_ready = (st->pf_state == 1 && !payload_pending(st)) || (st->drain && payload_pending(st)) ||
 			 (st->phase == 1 && st->e_state == 1 && !st->inline_data && st->pkt_pay_left &&
 			  st->acc_n + RNIC_BEAT <= TX_ACC);
 	*out = st->o;

@@ -13,7 +13,7 @@
 typedef struct {
 	uint64_t wr_id;
 	uint64_t ts;
-	uint32_t last_psn;
+	uint32_t first_psn, last_psn;
 	uint32_t len;
 	uint16_t index;      /* SQ index of the WQE */
 	uint8_t signaled;
@@ -21,6 +21,11 @@ typedef struct {
 
 typedef struct {
 	uint64_t ts_db;     /* cycle of the last doorbell */
+	uint64_t t_sent;    /* last progress: the ACK timer runs from here */
+	uint8_t retries;    /* go-back-N rounds since the last progress */
+	uint8_t restart;    /* the WQE at restart_index resumes at restart_psn */
+	uint16_t restart_index;
+	uint32_t restart_psn;
 	uint32_t psn;       /* next PSN to send */
 	uint16_t pi, ci;    /* SQ producer (doorbell) and next WQE to fetch */
 	uint16_t ob_head, ob_tail;
@@ -45,6 +50,12 @@ typedef struct {
 	uint8_t pf_state;            /* 0 none, 1 fetching, 2 ready */
 	uint32_t pf_qpn, pf_beats;
 	uint8_t pf_wqe[RNIC_WQE_BYTES];
+
+	/* go-back-N: the message in progress stops at its next packet boundary (cancel), the
+	 * payload reads it still has in flight are discarded (drain) */
+	uint8_t cancel, drain, pf_discard;
+	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
+	uint64_t now;
 
 	/* the message in progress */
 	uint8_t phase;               /* 0 idle, 1 sending */
