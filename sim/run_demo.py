@@ -3,7 +3,7 @@
 which registers 1 MiB of application memory on each host and runs RDMA WRITEs through the verbs
 API.  Prints the demo's table, wall time, simulated cycles per wall second and the capture file.
 
-    run_demo.py [--out DIR] [--drop P ...extra rnic-sim options]
+    run_demo.py [--out DIR] [--ack-timeout T] [--drop P ...extra rnic-sim options]
 """
 import argparse
 import os
@@ -77,7 +77,7 @@ def run(out, extra=(), demo_args=()):
     procs = start_sims(out, extra)
     try:
         env = dict(os.environ, RNIC_SIM_DIR=str(out / "sock"))
-        demo = subprocess.run([str(DEMO), "rnic0", "rnic1", *demo_args], env=env,
+        demo = subprocess.run([str(DEMO), *demo_args, "rnic0", "rnic1"], env=env,
                               capture_output=True, text=True, timeout=1800)
     finally:
         stop_sims(procs)
@@ -93,8 +93,10 @@ def run(out, extra=(), demo_args=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(BUILD / "demo" / "run"), help="logs, sockets and captures")
+    ap.add_argument("--ack-timeout", type=int, help="the QPs' local ACK timeout attribute (default 14)")
     args, extra = ap.parse_known_args()
-    rc, text, rates, cap, wall = run(pathlib.Path(args.out), extra)
+    demo_args = ["--ack-timeout", str(args.ack_timeout)] if args.ack_timeout is not None else []
+    rc, text, rates, cap, wall = run(pathlib.Path(args.out), extra, demo_args)
     print(text, end="")
     print(f"wall time: {wall:.1f} s (both simulators and the demo, including boot)")
     for name, (cycles, swall, rate) in sorted(rates.items()):
