@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the C headers, the SystemVerilog package, the Python constants and the interface
-document from spec/rnic.toml.
+"""Generate the C headers, the SystemVerilog package and kernel wrappers, the Python constants and
+the interface document from spec/rnic.toml.
 
     gen.py            write every generated file
     gen.py --check    exit 1 (naming the files) if any generated file differs from the spec
@@ -324,12 +324,57 @@ def gen_md(spec):
     return "\n".join(out)
 
 
+KERNEL_WRAPPER = """// {banner}
+// Wrapper of the {K} HLS C kernel (hw/kernels/{k}). Per-clock contract (docs/ARCHITECTURE.md):
+// at every rising edge the kernel's C step function is called once through DPI-C with the inputs
+// sampled at that edge; what it returns becomes the outputs for the next cycle (all registered).
+// In the bitstream flow this module is replaced by the Vitis HLS core of the same C source.
+`default_nettype none
+
+module rnic_{k}_kernel
+    import rnic_spec_pkg::*;
+(
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire [63:0]          cycle,
+    input  var  rnic_{k}_in_t   k_in,   // rst and cycle fields are filled here
+    output rnic_{k}_out_t       k_out
+);
+    import "DPI-C" function chandle rnic_{k}_dpi_new();
+    import "DPI-C" function void rnic_{k}_dpi_step(input chandle h,
+        input bit [RNIC_{K}_IN_WORDS*32-1:0] i, output bit [RNIC_{K}_OUT_WORDS*32-1:0] o);
+
+    chandle h;
+    initial h = rnic_{k}_dpi_new();
+
+    always_ff @(posedge clk) begin : step
+        rnic_{k}_in_t i;
+        bit [RNIC_{K}_OUT_WORDS*32-1:0] o;
+        i = k_in;
+        i.rst = rst;
+        i.cycle = cycle;
+        rnic_{k}_dpi_step(h, i, o);
+        k_out <= o;
+    end
+endmodule
+
+`default_nettype wire
+"""
+
+
+def gen_wrapper(k):
+    return lambda spec: KERNEL_WRAPPER.format(k=k, K=k.upper(), banner=BANNER)
+
+
 OUTPUTS = {
     "spec/gen/rnic_spec.h": gen_c,
     "spec/gen/rnic_ports.h": gen_c_ports,
     "spec/gen/rnic_spec_pkg.sv": gen_sv,
     "spec/gen/rnic_spec.py": gen_py,
     "docs/INTERFACE.md": gen_md,
+    "spec/gen/rnic_tx_kernel.sv": gen_wrapper("tx"),
+    "spec/gen/rnic_rx_kernel.sv": gen_wrapper("rx"),
+    "spec/gen/rnic_cq_kernel.sv": gen_wrapper("cq"),
 }
 
 
