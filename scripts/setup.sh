@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 DEB_PKGS=(
   build-essential verilator
-  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   libibverbs-dev ibverbs-utils
   tshark python3-venv
 )
