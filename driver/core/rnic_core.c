@@ -304,6 +304,11 @@ void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi)
 	wr(d, d->page + RNIC_CTX_SQ_DB, RNIC_SET(RNIC_CTX_SQ_DB_QPN, qpn) | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi));
 }
 
+void rnic_ring_rq(struct rnic_dev *d, uint32_t qpn, uint16_t pi)
+{
+	wr(d, d->page + RNIC_CTX_RQ_DB, RNIC_SET(RNIC_CTX_RQ_DB_QPN, qpn) | RNIC_SET(RNIC_CTX_RQ_DB_PI, pi));
+}
+
 void rnic_ring_cq(struct rnic_dev *d, uint32_t cqn, uint16_t ci, uint32_t arm)
 {
 	wr(d, d->page + RNIC_CTX_CQ_DB, RNIC_SET(RNIC_CTX_CQ_DB_CQN, cqn) | RNIC_SET(RNIC_CTX_CQ_DB_ARM, arm) |

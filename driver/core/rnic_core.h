@@ -70,6 +70,7 @@ int rnic_dereg_mr(struct rnic_dev *d, uint32_t key, void *va, uint64_t len);
 int rnic_eq_poll(struct rnic_dev *d, void (*fn)(void *arg, uint32_t type, uint32_t data), void *arg);
 
 void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi);
+void rnic_ring_rq(struct rnic_dev *d, uint32_t qpn, uint16_t pi);
 void rnic_ring_cq(struct rnic_dev *d, uint32_t cqn, uint16_t ci, uint32_t arm);
 
 #endif

@@ -307,8 +307,8 @@ static void query_device(uint8_t *out)
 	RNIC_CMDO_QUERY_DEVICE_MAX_CQE_SET(out, (1u << RNIC_MAX_CQE_LOG) - 1);
 	RNIC_CMDO_QUERY_DEVICE_MAX_SGE_SET(out, RNIC_MAX_SGE);
 	RNIC_CMDO_QUERY_DEVICE_MAX_INLINE_SET(out, RNIC_MAX_INLINE);
-	RNIC_CMDO_QUERY_DEVICE_MAX_QP_RD_ATOM_SET(out, 16);
-	RNIC_CMDO_QUERY_DEVICE_MAX_QP_INIT_RD_ATOM_SET(out, 16);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_RD_ATOM_SET(out, RNIC_MAX_RD_ATOM);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_INIT_RD_ATOM_SET(out, RNIC_MAX_RD_ATOM);
 	RNIC_CMDO_QUERY_DEVICE_PAGE_SIZE_CAP_SET(out, 1u << RNIC_PAGE_SHIFT);
 	RNIC_CMDO_QUERY_DEVICE_MAX_MR_SIZE_SET(out, 1ull << 32);
 	memcpy(out + RNIC_CMDO_QUERY_DEVICE_MAC_OFF, fw.mac, 6);
@@ -468,8 +468,8 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 		n.max_rd = CMD_IN(in, MODIFY_QP, MAX_RD_ATOMIC);
 	if (mask & QPA(MAX_DEST_RD_ATOMIC))
 		n.max_dest_rd = CMD_IN(in, MODIFY_QP, MAX_DEST_RD_ATOMIC);
-	if (n.timeout > 31 || n.retry_cnt > 7 || n.rnr_retry > 7 || n.min_rnr > 31 || n.max_rd > 16 ||
-	    n.max_dest_rd > 16)
+	if (n.timeout > 31 || n.retry_cnt > 7 || n.rnr_retry > 7 || n.min_rnr > 31 || n.max_rd > RNIC_MAX_RD_ATOM ||
+	    n.max_dest_rd > RNIC_MAX_RD_ATOM)
 		return RNIC_CMD_ST_BAD_PARAM;
 	if (mask & QPA(AV)) {
 		/* RoCEv2 over IPv4: the GID is the IPv4-mapped IPv6 address */

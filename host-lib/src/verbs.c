@@ -50,6 +50,7 @@ struct rnic_qp {
 	uint32_t sq_log, rq_log;
 	uint16_t sq_pi;
 	uint16_t sq_ci;            /* free up to here (from CQE WQE_INDEX) */
+	uint16_t rq_pi, rq_ci;     /* receive WQEs posted / completed (they complete in order) */
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
 	int sig_all;               /* sq_sig_all: every WQE completes */
@@ -170,8 +171,15 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		uint8_t *w = qp->sq + (size_t)(qp->sq_pi & mask) * RNIC_WQE_BYTES;
 		uint32_t total = 0, i;
 
-		if (ibqp->state != IBV_QPS_RTS || wr->opcode != IBV_WR_RDMA_WRITE ||
-		    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge) {
+		int rd = wr->opcode == IBV_WR_RDMA_READ, atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+							     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+		/* as rdma-core's providers: EINVAL for what the QP cannot take, ENOMEM when full */
+		if ((ibqp->state != IBV_QPS_RTS && ibqp->state != IBV_QPS_SQD && ibqp->state != IBV_QPS_ERR) ||
+		    (uint32_t)wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+		    ((rd || atomic) && (wr->send_flags & IBV_SEND_INLINE)) ||
+		    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8 || (wr->wr.atomic.remote_addr & 7)))) {
 			ret = EINVAL;
 			break;
 		}
@@ -187,12 +195,23 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		}
 		memset(w, 0, RNIC_WQE_BYTES);
 		RNIC_WQE_WR_ID_SET(w, wr->wr_id);
-		RNIC_WQE_OPCODE_SET(w, RNIC_WQE_OP_RDMA_WRITE);
+		RNIC_WQE_OPCODE_SET(w, wr->opcode); /* enum WQE_OP = enum ibv_wr_opcode */
 		RNIC_WQE_FLAGS_SET(w, ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0) |
-				      (wr->send_flags & IBV_SEND_INLINE ? RNIC_WQE_FLAG_INLINE : 0));
+				      (wr->send_flags & IBV_SEND_INLINE ? RNIC_WQE_FLAG_INLINE : 0) |
+				      (wr->send_flags & IBV_SEND_FENCE ? RNIC_WQE_FLAG_FENCE : 0) |
+				      (wr->send_flags & IBV_SEND_SOLICITED ? RNIC_WQE_FLAG_SOLICITED : 0));
 		RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
-		RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
-		RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
+		if (atomic) {
+			RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.atomic.remote_addr);
+			RNIC_WQE_RKEY_SET(w, wr->wr.atomic.rkey);
+			RNIC_WQE_COMPARE_ADD_SET(w, wr->wr.atomic.compare_add);
+			RNIC_WQE_SWAP_SET(w, wr->wr.atomic.swap);
+		} else {
+			RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
+			RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
+		}
+		if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+			RNIC_WQE_IMM_SET(w, wr->imm_data); /* stays in network byte order */
 		RNIC_WQE_TOTAL_LEN_SET(w, total);
 		if (wr->send_flags & IBV_SEND_INLINE) {
 			uint8_t *p = w + RNIC_WQE_SGE_OFF;
@@ -223,11 +242,47 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 	return ret;
 }
 
-static int rnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	(void)qp;
-	*bad = wr; /* the receive path comes with the next milestone */
-	return EOPNOTSUPP;
+	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+	struct rnic_context *c = to_ctx(ibqp->context);
+	uint32_t mask = (1u << qp->rq_log) - 1;
+	int ret = 0, posted = 0;
+
+	pthread_spin_lock(&qp->lock);
+	for (; wr; wr = wr->next) {
+		uint8_t *w = qp->rq + (size_t)(qp->rq_pi & mask) * RNIC_RWQE_BYTES;
+		uint32_t i;
+
+		if (ibqp->state == IBV_QPS_RESET || wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if ((uint16_t)(qp->rq_pi - __atomic_load_n(&qp->rq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_recv_wr) {
+			ret = ENOMEM;
+			break;
+		}
+		memset(w, 0, RNIC_RWQE_BYTES);
+		RNIC_RWQE_WR_ID_SET(w, wr->wr_id);
+		RNIC_RWQE_NUM_SGE_SET(w, wr->num_sge);
+		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+			uint8_t *s = w + RNIC_RWQE_SGE_OFF + i * RNIC_SGE_SIZE;
+
+			RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
+			RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
+			RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
+		}
+		qp->rq_pi++;
+		posted++;
+	}
+	if (posted) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		rnic_ring_rq(&c->dev, ibqp->qp_num, qp->rq_pi);
+	}
+	pthread_spin_unlock(&qp->lock);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
 }
 
 static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
@@ -262,6 +317,8 @@ static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
 		if (qp && wc[n].opcode < IBV_WC_RECV)
 			__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
+		else if (qp)
+			__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
 		cq->ci++;
 		n++;
 		/* tell the NIC how far we are, well before the ring could fill */
@@ -327,7 +384,10 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_GET(i);
 	a->max_qp_wr = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_GET(i);
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	/* one limit for both queues: a receive WQE holds RNIC_MAX_RECV_SGE */
 	a->max_sge = (int)RNIC_CMDO_QUERY_DEVICE_MAX_SGE_GET(i);
+	if (a->max_sge > (int)RNIC_MAX_RECV_SGE)
+		a->max_sge = (int)RNIC_MAX_RECV_SGE;
 	a->max_sge_rd = a->max_sge;
 	a->max_cq = (int)RNIC_CMDO_QUERY_DEVICE_MAX_CQ_GET(i);
 	a->max_cqe = (int)RNIC_CMDO_QUERY_DEVICE_MAX_CQE_GET(i);
@@ -335,7 +395,7 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_pd = (int)RNIC_CMDO_QUERY_DEVICE_MAX_PD_GET(i);
 	a->max_qp_rd_atom = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_RD_ATOM_GET(i);
 	a->max_qp_init_rd_atom = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_INIT_RD_ATOM_GET(i);
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->atomic_cap = IBV_ATOMIC_HCA; /* atomic among this NIC's operations, not with the CPU */
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 	return 0;
@@ -608,7 +668,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	}
 	if (a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
 	    a->cap.max_send_wr > max_wr || a->cap.max_recv_wr > max_wr || a->cap.max_send_sge > RNIC_MAX_SGE ||
-	    a->cap.max_recv_sge > 3 || a->cap.max_inline_data > RNIC_MAX_INLINE) {
+	    a->cap.max_recv_sge > RNIC_MAX_RECV_SGE || a->cap.max_inline_data > RNIC_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -643,7 +703,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	qp->cap.max_send_wr = 1u << qp->sq_log;
 	qp->cap.max_recv_wr = 1u << qp->rq_log;
 	qp->cap.max_send_sge = RNIC_MAX_SGE;
-	qp->cap.max_recv_sge = 3;
+	qp->cap.max_recv_sge = RNIC_MAX_RECV_SGE;
 	qp->cap.max_inline_data = RNIC_MAX_INLINE;
 	a->cap = qp->cap;
 	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);

@@ -55,7 +55,10 @@ module rnic_bar0
     input  wire         sq_db_ready,
     output logic [47:0] cq_db_data,          // {ctx[7:0], arm[7:0], ci[15:0], cqn[15:0]}
     output logic        cq_db_valid,
-    input  wire         cq_db_ready
+    input  wire         cq_db_ready,
+    output logic [39:0] rq_db_data,          // {ctx[7:0], pi[15:0], qpn[15:0]}
+    output logic        rq_db_valid,
+    input  wire         rq_db_ready
 );
     localparam int NCTX = int'(RNIC_NUM_CTX);
     localparam int CTX_WORDS = 8;            // CMDQ_BASE_LO .. CMDQ_CI
@@ -64,11 +67,11 @@ module rnic_bar0
     logic [31:0] cycles_hi_reg;
 
     // ---- write path: address and data together
-    logic wr_go, sq_room, cq_room, is_sq_db, is_cq_db;
+    logic wr_go, sq_room, cq_room, rq_room, is_sq_db, is_cq_db, is_rq_db;
     logic [19:0] wr_addr;
     // a doorbell waits (AXI backpressure) while its FIFO is full: none is lost
     assign wr_go = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid &&
-                   !(is_sq_db && !sq_room) && !(is_cq_db && !cq_room);
+                   !(is_sq_db && !sq_room) && !(is_cq_db && !cq_room) && !(is_rq_db && !rq_room);
     assign s_axil_awready = wr_go;
     assign s_axil_wready = wr_go;
     assign s_axil_bresp = 2'b00;
@@ -82,12 +85,14 @@ module rnic_bar0
     assign wr_ctx = 4'(wr_addr[19:12] - 8'(RNIC_BAR0_CTX_BASE >> 12));
     assign wr_off = wr_addr[11:0];
 
-    logic sq_push, cq_push;
+    logic sq_push, cq_push, rq_push;
     logic [39:0] sq_in;
     logic [47:0] cq_in;
     assign is_sq_db = in_ctx && wr_off == 12'(RNIC_CTX_SQ_DB);
     assign is_cq_db = in_ctx && wr_off == 12'(RNIC_CTX_CQ_DB);
+    assign is_rq_db = in_ctx && wr_off == 12'(RNIC_CTX_RQ_DB);
     assign sq_push = wr_go && is_sq_db;
+    assign rq_push = wr_go && is_rq_db;
     assign cq_push = wr_go && is_cq_db;
     assign sq_in = {4'b0, wr_ctx, s_axil_wdata[31:16], s_axil_wdata[15:0]};
     assign cq_in = {4'b0, wr_ctx, 6'b0, s_axil_wdata[13:12], s_axil_wdata[31:16], 4'b0, s_axil_wdata[11:0]};
@@ -95,6 +100,9 @@ module rnic_bar0
     rnic_fifo #(.WIDTH(40), .DEPTH(64)) sq_fifo (
         .clk, .rst, .s_data(sq_in), .s_valid(sq_push), .s_ready(sq_room),
         .m_data(sq_db_data), .m_valid(sq_db_valid), .m_ready(sq_db_ready));
+    rnic_fifo #(.WIDTH(40), .DEPTH(64)) rq_fifo (
+        .clk, .rst, .s_data(sq_in), .s_valid(rq_push), .s_ready(rq_room),
+        .m_data(rq_db_data), .m_valid(rq_db_valid), .m_ready(rq_db_ready));
     rnic_fifo #(.WIDTH(48), .DEPTH(64)) cq_fifo (
         .clk, .rst, .s_data(cq_in), .s_valid(cq_push), .s_ready(cq_room),
         .m_data(cq_db_data), .m_valid(cq_db_valid), .m_ready(cq_db_ready));

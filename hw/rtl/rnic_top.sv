@@ -90,9 +90,9 @@ module rnic_top
     logic [7:0]  ctx_reset_ctx;
     logic [3:0]  ctx_sel, ctx_word;
     logic [15:0] ci_val;
-    logic [39:0] sq_db;
+    logic [39:0] sq_db, rq_db;
     logic [47:0] cq_db;
-    logic        sq_db_valid, cq_db_valid;
+    logic        sq_db_valid, cq_db_valid, rq_db_valid;
     logic        cfg_valid;
     logic [31:0] cfg_addr, cfg_data;
 
@@ -105,7 +105,8 @@ module rnic_top
         .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx, .stats,
         .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci(ci_val),
         .sq_db_data(sq_db), .sq_db_valid, .sq_db_ready(tx_out.db_ready),
-        .cq_db_data(cq_db), .cq_db_valid, .cq_db_ready(cq_out.db_ready));
+        .cq_db_data(cq_db), .cq_db_valid, .cq_db_ready(cq_out.db_ready),
+        .rq_db_data(rq_db), .rq_db_valid, .rq_db_ready(rx_out.db_ready));
 
     logic         fw_rdreq_valid, fw_rdreq_ready, fw_rd_ready, fw_wr_valid, fw_wr_ready, fw_wr_last;
     logic [63:0]  fw_rdreq_addr, fw_wr_addr;
@@ -132,22 +133,26 @@ module rnic_top
         .rx_data(rx_out.fw_data), .rx_keep(rx_out.fw_keep), .rx_valid(rx_out.fw_valid),
         .rx_last(rx_out.fw_last), .rx_ready(fw_rx_ready));
 
-    // ---- DMA reads: TX kernel (tag 0) and firmware (tag 1); data routed back by tag
-    logic [87:0] rdq_data [2];
-    logic        rdq_valid [2], rdq_last [2], rdq_ready [2];
+    // ---- DMA reads: TX kernel (tag 0), firmware (tag 1), RX kernel (tag 2); data routed back by tag
+    logic [87:0] rdq_data [3];
+    logic        rdq_valid [3], rdq_last [3], rdq_ready [3];
     logic        rdq_m_last;
     assign rdq_data[0] = {8'd0, tx_out.rdreq_addr, tx_out.rdreq_len};
     assign rdq_data[1] = {8'd1, fw_rdreq_addr, fw_rdreq_len};
+    assign rdq_data[2] = {8'd2, rx_out.rdreq_addr, rx_out.rdreq_len};
     assign rdq_valid[0] = tx_out.rdreq_valid;
     assign rdq_valid[1] = fw_rdreq_valid;
+    assign rdq_valid[2] = rx_out.rdreq_valid;
     assign rdq_last[0] = 1'b1;
     assign rdq_last[1] = 1'b1;
+    assign rdq_last[2] = 1'b1;
     assign fw_rdreq_ready = rdq_ready[1];
-    rnic_pkt_arb #(.N(2), .WIDTH(88)) rd_arb (
+    rnic_pkt_arb #(.N(3), .WIDTH(88)) rd_arb (
         .clk, .rst, .s_data(rdq_data), .s_valid(rdq_valid), .s_last(rdq_last), .s_ready(rdq_ready),
         .m_data({m_dma_rd_req_tag, m_dma_rd_req_addr, m_dma_rd_req_len}), .m_valid(m_dma_rd_req_valid),
         .m_last(rdq_m_last), .m_ready(m_dma_rd_req_ready));
-    assign s_dma_rd_ready = s_dma_rd_tag == 8'd0 ? tx_out.rd_ready : fw_rd_ready;
+    assign s_dma_rd_ready = s_dma_rd_tag == 8'd0 ? tx_out.rd_ready :
+                            s_dma_rd_tag == 8'd2 ? rx_out.rd_ready : fw_rd_ready;
 
     // ---- DMA writes: RX payload, CQ kernel, firmware
     logic [591:0] wrq_data [3];
@@ -167,20 +172,17 @@ module rnic_top
         .m_data({m_dma_wr_addr, m_dma_wr_len, m_dma_wr_data}), .m_valid(m_dma_wr_valid),
         .m_last(m_dma_wr_last), .m_ready(m_dma_wr_ready));
 
-    // ---- Ethernet transmit: requests (TX), ACK/NAK (RX), firmware frames (ARP)
-    logic [575:0] ethq_data [3];
-    logic         ethq_valid [3], ethq_last [3], ethq_ready [3];
+    // ---- Ethernet transmit: RoCE (TX kernel: requests and responses), firmware frames (ARP)
+    logic [575:0] ethq_data [2];
+    logic         ethq_valid [2], ethq_last [2], ethq_ready [2];
     assign ethq_data[0] = {tx_out.eth_keep, tx_out.eth_data};
-    assign ethq_data[1] = {rx_out.eth_keep, rx_out.eth_data};
-    assign ethq_data[2] = {fw_tx_keep, fw_tx_data};
+    assign ethq_data[1] = {fw_tx_keep, fw_tx_data};
     assign ethq_valid[0] = tx_out.eth_valid;
-    assign ethq_valid[1] = rx_out.eth_valid;
-    assign ethq_valid[2] = fw_tx_valid;
+    assign ethq_valid[1] = fw_tx_valid;
     assign ethq_last[0] = tx_out.eth_last;
-    assign ethq_last[1] = rx_out.eth_last;
-    assign ethq_last[2] = fw_tx_last;
-    assign fw_tx_ready = ethq_ready[2];
-    rnic_pkt_arb #(.N(3), .WIDTH(576)) eth_arb (
+    assign ethq_last[1] = fw_tx_last;
+    assign fw_tx_ready = ethq_ready[1];
+    rnic_pkt_arb #(.N(2), .WIDTH(576)) eth_arb (
         .clk, .rst, .s_data(ethq_data), .s_valid(ethq_valid), .s_last(ethq_last), .s_ready(ethq_ready),
         .m_data({m_axis_eth_tx_tkeep, m_axis_eth_tx_tdata}), .m_valid(m_axis_eth_tx_tvalid),
         .m_last(m_axis_eth_tx_tlast), .m_ready(m_axis_eth_tx_tready));
@@ -217,6 +219,10 @@ module rnic_top
         tx_in.ack_psn = rx_out.ack_psn;
         tx_in.ack_syndrome = rx_out.ack_syndrome;
         tx_in.ack_msn = rx_out.ack_msn;
+        tx_in.ack_rd = rx_out.ack_rd;
+        tx_in.rsp_valid = rx_out.rsp_valid;
+        tx_in.rsp = rx_out.rsp;
+        tx_in.rdx_ready = rx_out.rdx_ready;
         tx_in.rdreq_ready = rdq_ready[0];
         tx_in.eth_ready = ethq_ready[0];
         tx_in.cpl_ready = cq_out.txc_ready;
@@ -229,9 +235,19 @@ module rnic_top
         rx_in.eth_data = s_axis_eth_rx_tdata;
         rx_in.eth_keep = s_axis_eth_rx_tkeep;
         rx_in.eth_last = s_axis_eth_rx_tlast;
+        rx_in.db_valid = rq_db_valid;
+        rx_in.db_ctx = rq_db[39:32];
+        rx_in.db_pi = rq_db[31:16];
+        rx_in.db_qpn = rq_db[15:0];
+        rx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'd2;
+        rx_in.rd_data = s_dma_rd_data;
+        rx_in.rd_last = s_dma_rd_last;
+        rx_in.rdx_valid = tx_out.rdx_valid;
+        rx_in.rdx = tx_out.rdx;
+        rx_in.rdreq_ready = rdq_ready[2];
         rx_in.wr_ready = wrq_ready[0];
         rx_in.ack_ready = tx_out.ack_ready;
-        rx_in.eth_ready = ethq_ready[1];
+        rx_in.rsp_ready = tx_out.rsp_ready;
         rx_in.fw_ready = fw_rx_ready;
         rx_in.cpl_ready = cq_out.rxc_ready;
 
@@ -273,7 +289,7 @@ module rnic_top
         stats[RNIC_STAT_RX_DROP_OVERFLOW] = rx_out.stat_drop_overflow;
         stats[RNIC_STAT_RX_WRITE_BYTES] = rx_out.stat_write_bytes;
         stats[RNIC_STAT_TX_FRAMES] = tx_out.stat_frames;
-        stats[RNIC_STAT_TX_ACKS] = rx_out.stat_acks;
+        stats[RNIC_STAT_TX_ACKS] = tx_out.stat_acks;
         stats[RNIC_STAT_TX_WQES] = tx_out.stat_wqes;
         stats[RNIC_STAT_TX_BYTES] = tx_out.stat_bytes;
         stats[RNIC_STAT_TX_RETRANSMITS] = tx_out.stat_retransmits;
@@ -282,6 +298,14 @@ module rnic_top
         stats[RNIC_STAT_CQ_OVERFLOW] = cq_out.stat_overflow;
         stats[RNIC_STAT_TX_DROP_DB] = tx_out.stat_drop_db;
         stats[RNIC_STAT_RX_FW_DROP] = rx_out.stat_fw_drop;
+        stats[RNIC_STAT_RX_NAK_RNR] = rx_out.stat_nak_rnr;
+        stats[RNIC_STAT_TX_RNR_RCVD] = tx_out.stat_rnr;
+        stats[RNIC_STAT_RX_READ_REQS] = rx_out.stat_read_reqs;
+        stats[RNIC_STAT_RX_ATOMICS] = rx_out.stat_atomics;
+        stats[RNIC_STAT_RX_RECV_BYTES] = rx_out.stat_recv_bytes;
+        stats[RNIC_STAT_RX_RD_RSP_BYTES] = rx_out.stat_rd_rsp_bytes;
+        stats[RNIC_STAT_RX_DROP_RSP] = rx_out.stat_drop_rsp;
+        stats[RNIC_STAT_RX_DROP_DB] = rx_out.stat_drop_db;
     end
 
     logic unused;

@@ -55,8 +55,81 @@ static inline void rnic_cpl_unpack(const uint32_t *w, rnic_cpl_t *s)
 	s->wqe_index = (uint16_t)(w[12] & 0xffffu);
 }
 
+/* RSP: A responder frame for the TX kernel to send (RX->TX), in PSN order: ACK/NAK, ATOMIC ACK, or the responses of an RDMA READ. */
+#define RNIC_RSP_WORDS 11u
+typedef struct {
+	uint8_t kind;
+	uint32_t qpn;
+	uint32_t psn;
+	uint8_t syndrome;
+	uint32_t msn;
+	uint64_t va;
+	uint32_t mpt;
+	uint32_t len;
+	uint64_t atomic;
+} rnic_rsp_t;
+
+static inline void rnic_rsp_pack(const rnic_rsp_t *s, uint32_t *w)
+{
+	w[0] = (uint32_t)s->kind & 0xffu;
+	w[1] = (uint32_t)s->qpn & 0xffffffu;
+	w[2] = (uint32_t)s->psn & 0xffffffu;
+	w[3] = (uint32_t)s->syndrome & 0xffu;
+	w[4] = (uint32_t)s->msn & 0xffffffu;
+	w[5] = (uint32_t)(s->va & 0xffffffffffffffffull);
+	w[6] = (uint32_t)((s->va & 0xffffffffffffffffull) >> 32);
+	w[7] = (uint32_t)s->mpt & 0xffffffffu;
+	w[8] = (uint32_t)s->len & 0xffffffffu;
+	w[9] = (uint32_t)(s->atomic & 0xffffffffffffffffull);
+	w[10] = (uint32_t)((s->atomic & 0xffffffffffffffffull) >> 32);
+}
+
+static inline void rnic_rsp_unpack(const uint32_t *w, rnic_rsp_t *s)
+{
+	s->kind = (uint8_t)(w[0] & 0xffu);
+	s->qpn = (uint32_t)(w[1] & 0xffffffu);
+	s->psn = (uint32_t)(w[2] & 0xffffffu);
+	s->syndrome = (uint8_t)(w[3] & 0xffu);
+	s->msn = (uint32_t)(w[4] & 0xffffffu);
+	s->va = (uint64_t)w[5] | ((uint64_t)(w[6] & 0xffffffffu) << 32);
+	s->mpt = (uint32_t)(w[7] & 0xffffffffu);
+	s->len = (uint32_t)(w[8] & 0xffffffffu);
+	s->atomic = (uint64_t)w[9] | ((uint64_t)(w[10] & 0xffffffffu) << 32);
+}
+
+/* RDX: A READ/atomic the requester sent (TX->RX): where its responses land. sge = nsge x {addr u64, len u32, mpt u32}, little-endian. */
+#define RNIC_RDX_WORDS 21u
+typedef struct {
+	uint32_t qpn;
+	uint32_t first_psn;
+	uint32_t npkts;
+	uint8_t kind;
+	uint8_t nsge;
+	uint8_t sge[64];
+} rnic_rdx_t;
+
+static inline void rnic_rdx_pack(const rnic_rdx_t *s, uint32_t *w)
+{
+	w[0] = (uint32_t)s->qpn & 0xffffffu;
+	w[1] = (uint32_t)s->first_psn & 0xffffffu;
+	w[2] = (uint32_t)s->npkts & 0xffffffffu;
+	w[3] = (uint32_t)s->kind & 0xffu;
+	w[4] = (uint32_t)s->nsge & 0xffu;
+	memcpy(&w[5], s->sge, 64);
+}
+
+static inline void rnic_rdx_unpack(const uint32_t *w, rnic_rdx_t *s)
+{
+	s->qpn = (uint32_t)(w[0] & 0xffffffu);
+	s->first_psn = (uint32_t)(w[1] & 0xffffffu);
+	s->npkts = (uint32_t)(w[2] & 0xffffffffu);
+	s->kind = (uint8_t)(w[3] & 0xffu);
+	s->nsge = (uint8_t)(w[4] & 0xffu);
+	memcpy(s->sge, &w[5], 64);
+}
+
 /* TX_IN: Requester kernel inputs. */
-#define RNIC_TX_IN_WORDS 36u
+#define RNIC_TX_IN_WORDS 50u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -75,9 +148,13 @@ typedef struct {
 	uint32_t ack_psn;
 	uint8_t ack_syndrome;
 	uint32_t ack_msn;
+	uint8_t ack_rd;
+	uint8_t rsp_valid;
+	rnic_rsp_t rsp;
 	uint8_t rdreq_ready;
 	uint8_t eth_ready;
 	uint8_t cpl_ready;
+	uint8_t rdx_ready;
 } rnic_tx_in_t;
 
 static inline void rnic_tx_in_pack(const rnic_tx_in_t *s, uint32_t *w)
@@ -100,9 +177,13 @@ static inline void rnic_tx_in_pack(const rnic_tx_in_t *s, uint32_t *w)
 	w[30] = (uint32_t)s->ack_psn & 0xffffffu;
 	w[31] = (uint32_t)s->ack_syndrome & 0xffu;
 	w[32] = (uint32_t)s->ack_msn & 0xffffffu;
-	w[33] = (uint32_t)s->rdreq_ready & 0x1u;
-	w[34] = (uint32_t)s->eth_ready & 0x1u;
-	w[35] = (uint32_t)s->cpl_ready & 0x1u;
+	w[33] = (uint32_t)s->ack_rd & 0x1u;
+	w[34] = (uint32_t)s->rsp_valid & 0x1u;
+	rnic_rsp_pack(&s->rsp, &w[35]);
+	w[46] = (uint32_t)s->rdreq_ready & 0x1u;
+	w[47] = (uint32_t)s->eth_ready & 0x1u;
+	w[48] = (uint32_t)s->cpl_ready & 0x1u;
+	w[49] = (uint32_t)s->rdx_ready & 0x1u;
 }
 
 static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
@@ -124,17 +205,22 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 	s->ack_psn = (uint32_t)(w[30] & 0xffffffu);
 	s->ack_syndrome = (uint8_t)(w[31] & 0xffu);
 	s->ack_msn = (uint32_t)(w[32] & 0xffffffu);
-	s->rdreq_ready = (uint8_t)(w[33] & 0x1u);
-	s->eth_ready = (uint8_t)(w[34] & 0x1u);
-	s->cpl_ready = (uint8_t)(w[35] & 0x1u);
+	s->ack_rd = (uint8_t)(w[33] & 0x1u);
+	s->rsp_valid = (uint8_t)(w[34] & 0x1u);
+	rnic_rsp_unpack(&w[35], &s->rsp);
+	s->rdreq_ready = (uint8_t)(w[46] & 0x1u);
+	s->eth_ready = (uint8_t)(w[47] & 0x1u);
+	s->cpl_ready = (uint8_t)(w[48] & 0x1u);
+	s->rdx_ready = (uint8_t)(w[49] & 0x1u);
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 47u
+#define RNIC_TX_OUT_WORDS 72u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
 	uint8_t ack_ready;
+	uint8_t rsp_ready;
 	uint8_t rdreq_valid;
 	uint64_t rdreq_addr;
 	uint16_t rdreq_len;
@@ -144,12 +230,16 @@ typedef struct {
 	uint8_t eth_last;
 	uint8_t cpl_valid;
 	rnic_cpl_t cpl;
+	uint8_t rdx_valid;
+	rnic_rdx_t rdx;
 	uint32_t stat_frames;
 	uint32_t stat_wqes;
 	uint32_t stat_bytes;
 	uint32_t stat_retransmits;
 	uint32_t stat_naks;
 	uint32_t stat_drop_db;
+	uint32_t stat_acks;
+	uint32_t stat_rnr;
 } rnic_tx_out_t;
 
 static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
@@ -157,23 +247,28 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[0] = (uint32_t)s->db_ready & 0x1u;
 	w[1] = (uint32_t)s->rd_ready & 0x1u;
 	w[2] = (uint32_t)s->ack_ready & 0x1u;
-	w[3] = (uint32_t)s->rdreq_valid & 0x1u;
-	w[4] = (uint32_t)(s->rdreq_addr & 0xffffffffffffffffull);
-	w[5] = (uint32_t)((s->rdreq_addr & 0xffffffffffffffffull) >> 32);
-	w[6] = (uint32_t)s->rdreq_len & 0xffffu;
-	w[7] = (uint32_t)s->eth_valid & 0x1u;
-	memcpy(&w[8], s->eth_data, 64);
-	w[24] = (uint32_t)(s->eth_keep & 0xffffffffffffffffull);
-	w[25] = (uint32_t)((s->eth_keep & 0xffffffffffffffffull) >> 32);
-	w[26] = (uint32_t)s->eth_last & 0x1u;
-	w[27] = (uint32_t)s->cpl_valid & 0x1u;
-	rnic_cpl_pack(&s->cpl, &w[28]);
-	w[41] = (uint32_t)s->stat_frames & 0xffffffffu;
-	w[42] = (uint32_t)s->stat_wqes & 0xffffffffu;
-	w[43] = (uint32_t)s->stat_bytes & 0xffffffffu;
-	w[44] = (uint32_t)s->stat_retransmits & 0xffffffffu;
-	w[45] = (uint32_t)s->stat_naks & 0xffffffffu;
-	w[46] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[3] = (uint32_t)s->rsp_ready & 0x1u;
+	w[4] = (uint32_t)s->rdreq_valid & 0x1u;
+	w[5] = (uint32_t)(s->rdreq_addr & 0xffffffffffffffffull);
+	w[6] = (uint32_t)((s->rdreq_addr & 0xffffffffffffffffull) >> 32);
+	w[7] = (uint32_t)s->rdreq_len & 0xffffu;
+	w[8] = (uint32_t)s->eth_valid & 0x1u;
+	memcpy(&w[9], s->eth_data, 64);
+	w[25] = (uint32_t)(s->eth_keep & 0xffffffffffffffffull);
+	w[26] = (uint32_t)((s->eth_keep & 0xffffffffffffffffull) >> 32);
+	w[27] = (uint32_t)s->eth_last & 0x1u;
+	w[28] = (uint32_t)s->cpl_valid & 0x1u;
+	rnic_cpl_pack(&s->cpl, &w[29]);
+	w[42] = (uint32_t)s->rdx_valid & 0x1u;
+	rnic_rdx_pack(&s->rdx, &w[43]);
+	w[64] = (uint32_t)s->stat_frames & 0xffffffffu;
+	w[65] = (uint32_t)s->stat_wqes & 0xffffffffu;
+	w[66] = (uint32_t)s->stat_bytes & 0xffffffffu;
+	w[67] = (uint32_t)s->stat_retransmits & 0xffffffffu;
+	w[68] = (uint32_t)s->stat_naks & 0xffffffffu;
+	w[69] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[70] = (uint32_t)s->stat_acks & 0xffffffffu;
+	w[71] = (uint32_t)s->stat_rnr & 0xffffffffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -181,25 +276,30 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->db_ready = (uint8_t)(w[0] & 0x1u);
 	s->rd_ready = (uint8_t)(w[1] & 0x1u);
 	s->ack_ready = (uint8_t)(w[2] & 0x1u);
-	s->rdreq_valid = (uint8_t)(w[3] & 0x1u);
-	s->rdreq_addr = (uint64_t)w[4] | ((uint64_t)(w[5] & 0xffffffffu) << 32);
-	s->rdreq_len = (uint16_t)(w[6] & 0xffffu);
-	s->eth_valid = (uint8_t)(w[7] & 0x1u);
-	memcpy(s->eth_data, &w[8], 64);
-	s->eth_keep = (uint64_t)w[24] | ((uint64_t)(w[25] & 0xffffffffu) << 32);
-	s->eth_last = (uint8_t)(w[26] & 0x1u);
-	s->cpl_valid = (uint8_t)(w[27] & 0x1u);
-	rnic_cpl_unpack(&w[28], &s->cpl);
-	s->stat_frames = (uint32_t)(w[41] & 0xffffffffu);
-	s->stat_wqes = (uint32_t)(w[42] & 0xffffffffu);
-	s->stat_bytes = (uint32_t)(w[43] & 0xffffffffu);
-	s->stat_retransmits = (uint32_t)(w[44] & 0xffffffffu);
-	s->stat_naks = (uint32_t)(w[45] & 0xffffffffu);
-	s->stat_drop_db = (uint32_t)(w[46] & 0xffffffffu);
+	s->rsp_ready = (uint8_t)(w[3] & 0x1u);
+	s->rdreq_valid = (uint8_t)(w[4] & 0x1u);
+	s->rdreq_addr = (uint64_t)w[5] | ((uint64_t)(w[6] & 0xffffffffu) << 32);
+	s->rdreq_len = (uint16_t)(w[7] & 0xffffu);
+	s->eth_valid = (uint8_t)(w[8] & 0x1u);
+	memcpy(s->eth_data, &w[9], 64);
+	s->eth_keep = (uint64_t)w[25] | ((uint64_t)(w[26] & 0xffffffffu) << 32);
+	s->eth_last = (uint8_t)(w[27] & 0x1u);
+	s->cpl_valid = (uint8_t)(w[28] & 0x1u);
+	rnic_cpl_unpack(&w[29], &s->cpl);
+	s->rdx_valid = (uint8_t)(w[42] & 0x1u);
+	rnic_rdx_unpack(&w[43], &s->rdx);
+	s->stat_frames = (uint32_t)(w[64] & 0xffffffffu);
+	s->stat_wqes = (uint32_t)(w[65] & 0xffffffffu);
+	s->stat_bytes = (uint32_t)(w[66] & 0xffffffffu);
+	s->stat_retransmits = (uint32_t)(w[67] & 0xffffffffu);
+	s->stat_naks = (uint32_t)(w[68] & 0xffffffffu);
+	s->stat_drop_db = (uint32_t)(w[69] & 0xffffffffu);
+	s->stat_acks = (uint32_t)(w[70] & 0xffffffffu);
+	s->stat_rnr = (uint32_t)(w[71] & 0xffffffffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
-#define RNIC_RX_IN_WORDS 31u
+#define RNIC_RX_IN_WORDS 76u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -210,11 +310,21 @@ typedef struct {
 	uint8_t eth_data[64];
 	uint64_t eth_keep;
 	uint8_t eth_last;
+	uint8_t db_valid;
+	uint8_t db_ctx;
+	uint16_t db_qpn;
+	uint16_t db_pi;
+	uint8_t rd_valid;
+	uint8_t rd_data[64];
+	uint8_t rd_last;
+	uint8_t rdx_valid;
+	rnic_rdx_t rdx;
 	uint8_t wr_ready;
 	uint8_t ack_ready;
-	uint8_t eth_ready;
+	uint8_t rsp_ready;
 	uint8_t fw_ready;
 	uint8_t cpl_ready;
+	uint8_t rdreq_ready;
 } rnic_rx_in_t;
 
 static inline void rnic_rx_in_pack(const rnic_rx_in_t *s, uint32_t *w)
@@ -230,11 +340,21 @@ static inline void rnic_rx_in_pack(const rnic_rx_in_t *s, uint32_t *w)
 	w[23] = (uint32_t)(s->eth_keep & 0xffffffffffffffffull);
 	w[24] = (uint32_t)((s->eth_keep & 0xffffffffffffffffull) >> 32);
 	w[25] = (uint32_t)s->eth_last & 0x1u;
-	w[26] = (uint32_t)s->wr_ready & 0x1u;
-	w[27] = (uint32_t)s->ack_ready & 0x1u;
-	w[28] = (uint32_t)s->eth_ready & 0x1u;
-	w[29] = (uint32_t)s->fw_ready & 0x1u;
-	w[30] = (uint32_t)s->cpl_ready & 0x1u;
+	w[26] = (uint32_t)s->db_valid & 0x1u;
+	w[27] = (uint32_t)s->db_ctx & 0xffu;
+	w[28] = (uint32_t)s->db_qpn & 0xffffu;
+	w[29] = (uint32_t)s->db_pi & 0xffffu;
+	w[30] = (uint32_t)s->rd_valid & 0x1u;
+	memcpy(&w[31], s->rd_data, 64);
+	w[47] = (uint32_t)s->rd_last & 0x1u;
+	w[48] = (uint32_t)s->rdx_valid & 0x1u;
+	rnic_rdx_pack(&s->rdx, &w[49]);
+	w[70] = (uint32_t)s->wr_ready & 0x1u;
+	w[71] = (uint32_t)s->ack_ready & 0x1u;
+	w[72] = (uint32_t)s->rsp_ready & 0x1u;
+	w[73] = (uint32_t)s->fw_ready & 0x1u;
+	w[74] = (uint32_t)s->cpl_ready & 0x1u;
+	w[75] = (uint32_t)s->rdreq_ready & 0x1u;
 }
 
 static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
@@ -248,30 +368,45 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 	memcpy(s->eth_data, &w[7], 64);
 	s->eth_keep = (uint64_t)w[23] | ((uint64_t)(w[24] & 0xffffffffu) << 32);
 	s->eth_last = (uint8_t)(w[25] & 0x1u);
-	s->wr_ready = (uint8_t)(w[26] & 0x1u);
-	s->ack_ready = (uint8_t)(w[27] & 0x1u);
-	s->eth_ready = (uint8_t)(w[28] & 0x1u);
-	s->fw_ready = (uint8_t)(w[29] & 0x1u);
-	s->cpl_ready = (uint8_t)(w[30] & 0x1u);
+	s->db_valid = (uint8_t)(w[26] & 0x1u);
+	s->db_ctx = (uint8_t)(w[27] & 0xffu);
+	s->db_qpn = (uint16_t)(w[28] & 0xffffu);
+	s->db_pi = (uint16_t)(w[29] & 0xffffu);
+	s->rd_valid = (uint8_t)(w[30] & 0x1u);
+	memcpy(s->rd_data, &w[31], 64);
+	s->rd_last = (uint8_t)(w[47] & 0x1u);
+	s->rdx_valid = (uint8_t)(w[48] & 0x1u);
+	rnic_rdx_unpack(&w[49], &s->rdx);
+	s->wr_ready = (uint8_t)(w[70] & 0x1u);
+	s->ack_ready = (uint8_t)(w[71] & 0x1u);
+	s->rsp_ready = (uint8_t)(w[72] & 0x1u);
+	s->fw_ready = (uint8_t)(w[73] & 0x1u);
+	s->cpl_ready = (uint8_t)(w[74] & 0x1u);
+	s->rdreq_ready = (uint8_t)(w[75] & 0x1u);
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 94u
+#define RNIC_RX_OUT_WORDS 100u
 typedef struct {
+	uint8_t db_ready;
+	uint8_t rd_ready;
+	uint8_t rdx_ready;
 	uint8_t wr_valid;
 	uint64_t wr_addr;
 	uint16_t wr_len;
 	uint8_t wr_data[64];
 	uint8_t wr_last;
+	uint8_t rdreq_valid;
+	uint64_t rdreq_addr;
+	uint16_t rdreq_len;
 	uint8_t ack_valid;
 	uint32_t ack_qpn;
 	uint32_t ack_psn;
 	uint8_t ack_syndrome;
 	uint32_t ack_msn;
-	uint8_t eth_valid;
-	uint8_t eth_data[64];
-	uint64_t eth_keep;
-	uint8_t eth_last;
+	uint8_t ack_rd;
+	uint8_t rsp_valid;
+	rnic_rsp_t rsp;
 	uint8_t fw_valid;
 	uint8_t fw_data[64];
 	uint64_t fw_keep;
@@ -290,28 +425,39 @@ typedef struct {
 	uint32_t stat_nak_inv;
 	uint32_t stat_drop_overflow;
 	uint32_t stat_write_bytes;
-	uint32_t stat_acks;
 	uint32_t stat_fw_drop;
+	uint32_t stat_nak_rnr;
+	uint32_t stat_read_reqs;
+	uint32_t stat_atomics;
+	uint32_t stat_recv_bytes;
+	uint32_t stat_rd_rsp_bytes;
+	uint32_t stat_drop_rsp;
+	uint32_t stat_drop_db;
 } rnic_rx_out_t;
 
 static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 {
-	w[0] = (uint32_t)s->wr_valid & 0x1u;
-	w[1] = (uint32_t)(s->wr_addr & 0xffffffffffffffffull);
-	w[2] = (uint32_t)((s->wr_addr & 0xffffffffffffffffull) >> 32);
-	w[3] = (uint32_t)s->wr_len & 0xffffu;
-	memcpy(&w[4], s->wr_data, 64);
-	w[20] = (uint32_t)s->wr_last & 0x1u;
-	w[21] = (uint32_t)s->ack_valid & 0x1u;
-	w[22] = (uint32_t)s->ack_qpn & 0xffffffu;
-	w[23] = (uint32_t)s->ack_psn & 0xffffffu;
-	w[24] = (uint32_t)s->ack_syndrome & 0xffu;
-	w[25] = (uint32_t)s->ack_msn & 0xffffffu;
-	w[26] = (uint32_t)s->eth_valid & 0x1u;
-	memcpy(&w[27], s->eth_data, 64);
-	w[43] = (uint32_t)(s->eth_keep & 0xffffffffffffffffull);
-	w[44] = (uint32_t)((s->eth_keep & 0xffffffffffffffffull) >> 32);
-	w[45] = (uint32_t)s->eth_last & 0x1u;
+	w[0] = (uint32_t)s->db_ready & 0x1u;
+	w[1] = (uint32_t)s->rd_ready & 0x1u;
+	w[2] = (uint32_t)s->rdx_ready & 0x1u;
+	w[3] = (uint32_t)s->wr_valid & 0x1u;
+	w[4] = (uint32_t)(s->wr_addr & 0xffffffffffffffffull);
+	w[5] = (uint32_t)((s->wr_addr & 0xffffffffffffffffull) >> 32);
+	w[6] = (uint32_t)s->wr_len & 0xffffu;
+	memcpy(&w[7], s->wr_data, 64);
+	w[23] = (uint32_t)s->wr_last & 0x1u;
+	w[24] = (uint32_t)s->rdreq_valid & 0x1u;
+	w[25] = (uint32_t)(s->rdreq_addr & 0xffffffffffffffffull);
+	w[26] = (uint32_t)((s->rdreq_addr & 0xffffffffffffffffull) >> 32);
+	w[27] = (uint32_t)s->rdreq_len & 0xffffu;
+	w[28] = (uint32_t)s->ack_valid & 0x1u;
+	w[29] = (uint32_t)s->ack_qpn & 0xffffffu;
+	w[30] = (uint32_t)s->ack_psn & 0xffffffu;
+	w[31] = (uint32_t)s->ack_syndrome & 0xffu;
+	w[32] = (uint32_t)s->ack_msn & 0xffffffu;
+	w[33] = (uint32_t)s->ack_rd & 0x1u;
+	w[34] = (uint32_t)s->rsp_valid & 0x1u;
+	rnic_rsp_pack(&s->rsp, &w[35]);
 	w[46] = (uint32_t)s->fw_valid & 0x1u;
 	memcpy(&w[47], s->fw_data, 64);
 	w[63] = (uint32_t)(s->fw_keep & 0xffffffffffffffffull);
@@ -331,26 +477,37 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[89] = (uint32_t)s->stat_nak_inv & 0xffffffffu;
 	w[90] = (uint32_t)s->stat_drop_overflow & 0xffffffffu;
 	w[91] = (uint32_t)s->stat_write_bytes & 0xffffffffu;
-	w[92] = (uint32_t)s->stat_acks & 0xffffffffu;
-	w[93] = (uint32_t)s->stat_fw_drop & 0xffffffffu;
+	w[92] = (uint32_t)s->stat_fw_drop & 0xffffffffu;
+	w[93] = (uint32_t)s->stat_nak_rnr & 0xffffffffu;
+	w[94] = (uint32_t)s->stat_read_reqs & 0xffffffffu;
+	w[95] = (uint32_t)s->stat_atomics & 0xffffffffu;
+	w[96] = (uint32_t)s->stat_recv_bytes & 0xffffffffu;
+	w[97] = (uint32_t)s->stat_rd_rsp_bytes & 0xffffffffu;
+	w[98] = (uint32_t)s->stat_drop_rsp & 0xffffffffu;
+	w[99] = (uint32_t)s->stat_drop_db & 0xffffffffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 {
-	s->wr_valid = (uint8_t)(w[0] & 0x1u);
-	s->wr_addr = (uint64_t)w[1] | ((uint64_t)(w[2] & 0xffffffffu) << 32);
-	s->wr_len = (uint16_t)(w[3] & 0xffffu);
-	memcpy(s->wr_data, &w[4], 64);
-	s->wr_last = (uint8_t)(w[20] & 0x1u);
-	s->ack_valid = (uint8_t)(w[21] & 0x1u);
-	s->ack_qpn = (uint32_t)(w[22] & 0xffffffu);
-	s->ack_psn = (uint32_t)(w[23] & 0xffffffu);
-	s->ack_syndrome = (uint8_t)(w[24] & 0xffu);
-	s->ack_msn = (uint32_t)(w[25] & 0xffffffu);
-	s->eth_valid = (uint8_t)(w[26] & 0x1u);
-	memcpy(s->eth_data, &w[27], 64);
-	s->eth_keep = (uint64_t)w[43] | ((uint64_t)(w[44] & 0xffffffffu) << 32);
-	s->eth_last = (uint8_t)(w[45] & 0x1u);
+	s->db_ready = (uint8_t)(w[0] & 0x1u);
+	s->rd_ready = (uint8_t)(w[1] & 0x1u);
+	s->rdx_ready = (uint8_t)(w[2] & 0x1u);
+	s->wr_valid = (uint8_t)(w[3] & 0x1u);
+	s->wr_addr = (uint64_t)w[4] | ((uint64_t)(w[5] & 0xffffffffu) << 32);
+	s->wr_len = (uint16_t)(w[6] & 0xffffu);
+	memcpy(s->wr_data, &w[7], 64);
+	s->wr_last = (uint8_t)(w[23] & 0x1u);
+	s->rdreq_valid = (uint8_t)(w[24] & 0x1u);
+	s->rdreq_addr = (uint64_t)w[25] | ((uint64_t)(w[26] & 0xffffffffu) << 32);
+	s->rdreq_len = (uint16_t)(w[27] & 0xffffu);
+	s->ack_valid = (uint8_t)(w[28] & 0x1u);
+	s->ack_qpn = (uint32_t)(w[29] & 0xffffffu);
+	s->ack_psn = (uint32_t)(w[30] & 0xffffffu);
+	s->ack_syndrome = (uint8_t)(w[31] & 0xffu);
+	s->ack_msn = (uint32_t)(w[32] & 0xffffffu);
+	s->ack_rd = (uint8_t)(w[33] & 0x1u);
+	s->rsp_valid = (uint8_t)(w[34] & 0x1u);
+	rnic_rsp_unpack(&w[35], &s->rsp);
 	s->fw_valid = (uint8_t)(w[46] & 0x1u);
 	memcpy(s->fw_data, &w[47], 64);
 	s->fw_keep = (uint64_t)w[63] | ((uint64_t)(w[64] & 0xffffffffu) << 32);
@@ -369,8 +526,14 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_nak_inv = (uint32_t)(w[89] & 0xffffffffu);
 	s->stat_drop_overflow = (uint32_t)(w[90] & 0xffffffffu);
 	s->stat_write_bytes = (uint32_t)(w[91] & 0xffffffffu);
-	s->stat_acks = (uint32_t)(w[92] & 0xffffffffu);
-	s->stat_fw_drop = (uint32_t)(w[93] & 0xffffffffu);
+	s->stat_fw_drop = (uint32_t)(w[92] & 0xffffffffu);
+	s->stat_nak_rnr = (uint32_t)(w[93] & 0xffffffffu);
+	s->stat_read_reqs = (uint32_t)(w[94] & 0xffffffffu);
+	s->stat_atomics = (uint32_t)(w[95] & 0xffffffffu);
+	s->stat_recv_bytes = (uint32_t)(w[96] & 0xffffffffu);
+	s->stat_rd_rsp_bytes = (uint32_t)(w[97] & 0xffffffffu);
+	s->stat_drop_rsp = (uint32_t)(w[98] & 0xffffffffu);
+	s->stat_drop_db = (uint32_t)(w[99] & 0xffffffffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

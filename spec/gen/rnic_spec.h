@@ -18,6 +18,8 @@
 #define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << 8 | tag) */
 #define RNIC_MAX_MTT 0x8000u /* Translation entries (one per 4 KiB page) */
 #define RNIC_MAX_SGE 0x4u /* Scatter/gather entries in one send WQE */
+#define RNIC_MAX_RECV_SGE 0x3u /* Scatter/gather entries in one receive WQE */
+#define RNIC_MAX_RD_ATOM 0x8u /* RDMA READ/atomic requests outstanding per QP, each direction */
 #define RNIC_MAX_INLINE 0x40u /* Inline payload bytes in one send WQE */
 #define RNIC_MAX_QP_WR_LOG 0xcu /* Largest SQ/RQ ring: 2^12 WQEs */
 #define RNIC_MAX_CQE_LOG 0xfu /* Largest CQ ring: 2^15 CQEs */
@@ -169,6 +171,7 @@
 
 /* AETH: AETH syndrome values and fields (IBTA Vol. 1 9.7.5.2.1, Table 44). */
 #define RNIC_AETH_ACK_NO_CREDIT 0x1fu
+#define RNIC_AETH_RNR 0x20u
 #define RNIC_AETH_NAK_PSN_SEQ 0x60u
 #define RNIC_AETH_NAK_INV_REQ 0x61u
 #define RNIC_AETH_NAK_REM_ACCESS 0x62u
@@ -178,6 +181,11 @@
 #define RNIC_AETH_TYPE_ACK 0x0u
 #define RNIC_AETH_TYPE_RNR 0x20u
 #define RNIC_AETH_TYPE_NAK 0x60u
+
+/* RSP_KIND: Kinds of responder frame (port RSP). */
+#define RNIC_RSP_KIND_ACK 0x0u
+#define RNIC_RSP_KIND_READ 0x1u
+#define RNIC_RSP_KIND_ATOMIC 0x2u
 
 /* CMD: Firmware command opcodes. */
 #define RNIC_CMD_NOP 0x0u
@@ -270,6 +278,14 @@
 #define RNIC_STAT_CQ_OVERFLOW 0x13u
 #define RNIC_STAT_TX_DROP_DB 0x14u
 #define RNIC_STAT_RX_FW_DROP 0x15u
+#define RNIC_STAT_RX_NAK_RNR 0x16u
+#define RNIC_STAT_TX_RNR_RCVD 0x17u
+#define RNIC_STAT_RX_READ_REQS 0x18u
+#define RNIC_STAT_RX_ATOMICS 0x19u
+#define RNIC_STAT_RX_RECV_BYTES 0x1au
+#define RNIC_STAT_RX_RD_RSP_BYTES 0x1bu
+#define RNIC_STAT_RX_DROP_RSP 0x1cu
+#define RNIC_STAT_RX_DROP_DB 0x1du
 
 /* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */
 #define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)
@@ -387,6 +403,13 @@
 #define RNIC_CTX_CQ_DB_CI_SHIFT 16u
 #define RNIC_CTX_CQ_DB_CI_WIDTH 16u
 #define RNIC_CTX_CQ_DB_CI_MASK 0xffff0000u
+#define RNIC_CTX_RQ_DB 0x4cu /* Receive doorbell */
+#define RNIC_CTX_RQ_DB_QPN_SHIFT 0u
+#define RNIC_CTX_RQ_DB_QPN_WIDTH 16u
+#define RNIC_CTX_RQ_DB_QPN_MASK 0x0000ffffu
+#define RNIC_CTX_RQ_DB_PI_SHIFT 16u
+#define RNIC_CTX_RQ_DB_PI_WIDTH 16u
+#define RNIC_CTX_RQ_DB_PI_MASK 0xffff0000u
 #define RNIC_CTX_EQ_DB 0x48u /* EQ consumer index */
 #define RNIC_CTX_EQ_DB_CI_SHIFT 0u
 #define RNIC_CTX_EQ_DB_CI_WIDTH 16u

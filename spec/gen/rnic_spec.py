@@ -13,6 +13,8 @@ MAX_PD = 0x100
 MAX_MPT = 0x400
 MAX_MTT = 0x8000
 MAX_SGE = 0x4
+MAX_RECV_SGE = 0x3
+MAX_RD_ATOM = 0x8
 MAX_INLINE = 0x40
 MAX_QP_WR_LOG = 0xc
 MAX_CQE_LOG = 0xf
@@ -156,6 +158,7 @@ BTH_OP = {
 }
 AETH = {
     'ACK_NO_CREDIT': 0x1f,
+    'RNR': 0x20,
     'NAK_PSN_SEQ': 0x60,
     'NAK_INV_REQ': 0x61,
     'NAK_REM_ACCESS': 0x62,
@@ -165,6 +168,11 @@ AETH = {
     'TYPE_ACK': 0x0,
     'TYPE_RNR': 0x20,
     'TYPE_NAK': 0x60,
+}
+RSP_KIND = {
+    'ACK': 0x0,
+    'READ': 0x1,
+    'ATOMIC': 0x2,
 }
 CMD = {
     'NOP': 0x0,
@@ -257,6 +265,14 @@ STAT = {
     'CQ_OVERFLOW': 0x13,
     'TX_DROP_DB': 0x14,
     'RX_FW_DROP': 0x15,
+    'RX_NAK_RNR': 0x16,
+    'TX_RNR_RCVD': 0x17,
+    'RX_READ_REQS': 0x18,
+    'RX_ATOMICS': 0x19,
+    'RX_RECV_BYTES': 0x1a,
+    'RX_RD_RSP_BYTES': 0x1b,
+    'RX_DROP_RSP': 0x1c,
+    'RX_DROP_DB': 0x1d,
 }
 
 # Registers: name -> (offset, {field: (lsb, width)})
@@ -316,6 +332,7 @@ CTX = {
     'CMDQ_CI': (0x18, {}),
     'SQ_DB': (0x40, {'QPN': (0, 16), 'PI': (16, 16)}),
     'CQ_DB': (0x44, {'CQN': (0, 12), 'ARM': (12, 2), 'CI': (16, 16)}),
+    'RQ_DB': (0x4c, {'QPN': (0, 16), 'PI': (16, 16)}),
     'EQ_DB': (0x48, {'CI': (0, 16)}),
 }
 FW = {
@@ -563,7 +580,26 @@ PORT_CPL = (13, [
     ('ts_start', 'u64', 64, 10, 2),
     ('wqe_index', 'u16', 16, 12, 1),
 ])
-PORT_TX_IN = (36, [
+PORT_RSP = (11, [
+    ('kind', 'u8', 8, 0, 1),
+    ('qpn', 'u24', 24, 1, 1),
+    ('psn', 'u24', 24, 2, 1),
+    ('syndrome', 'u8', 8, 3, 1),
+    ('msn', 'u24', 24, 4, 1),
+    ('va', 'u64', 64, 5, 2),
+    ('mpt', 'u32', 32, 7, 1),
+    ('len', 'u32', 32, 8, 1),
+    ('atomic', 'u64', 64, 9, 2),
+])
+PORT_RDX = (21, [
+    ('qpn', 'u24', 24, 0, 1),
+    ('first_psn', 'u24', 24, 1, 1),
+    ('npkts', 'u32', 32, 2, 1),
+    ('kind', 'u8', 8, 3, 1),
+    ('nsge', 'u8', 8, 4, 1),
+    ('sge', 'bytes', 512, 5, 16),
+])
+PORT_TX_IN = (50, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
@@ -581,31 +617,40 @@ PORT_TX_IN = (36, [
     ('ack_psn', 'u24', 24, 30, 1),
     ('ack_syndrome', 'u8', 8, 31, 1),
     ('ack_msn', 'u24', 24, 32, 1),
-    ('rdreq_ready', 'bit', 1, 33, 1),
-    ('eth_ready', 'bit', 1, 34, 1),
-    ('cpl_ready', 'bit', 1, 35, 1),
+    ('ack_rd', 'bit', 1, 33, 1),
+    ('rsp_valid', 'bit', 1, 34, 1),
+    ('rsp', 'RSP', 352, 35, 11),
+    ('rdreq_ready', 'bit', 1, 46, 1),
+    ('eth_ready', 'bit', 1, 47, 1),
+    ('cpl_ready', 'bit', 1, 48, 1),
+    ('rdx_ready', 'bit', 1, 49, 1),
 ])
-PORT_TX_OUT = (47, [
+PORT_TX_OUT = (72, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('ack_ready', 'bit', 1, 2, 1),
-    ('rdreq_valid', 'bit', 1, 3, 1),
-    ('rdreq_addr', 'u64', 64, 4, 2),
-    ('rdreq_len', 'u16', 16, 6, 1),
-    ('eth_valid', 'bit', 1, 7, 1),
-    ('eth_data', 'bytes', 512, 8, 16),
-    ('eth_keep', 'u64', 64, 24, 2),
-    ('eth_last', 'bit', 1, 26, 1),
-    ('cpl_valid', 'bit', 1, 27, 1),
-    ('cpl', 'CPL', 416, 28, 13),
-    ('stat_frames', 'u32', 32, 41, 1),
-    ('stat_wqes', 'u32', 32, 42, 1),
-    ('stat_bytes', 'u32', 32, 43, 1),
-    ('stat_retransmits', 'u32', 32, 44, 1),
-    ('stat_naks', 'u32', 32, 45, 1),
-    ('stat_drop_db', 'u32', 32, 46, 1),
+    ('rsp_ready', 'bit', 1, 3, 1),
+    ('rdreq_valid', 'bit', 1, 4, 1),
+    ('rdreq_addr', 'u64', 64, 5, 2),
+    ('rdreq_len', 'u16', 16, 7, 1),
+    ('eth_valid', 'bit', 1, 8, 1),
+    ('eth_data', 'bytes', 512, 9, 16),
+    ('eth_keep', 'u64', 64, 25, 2),
+    ('eth_last', 'bit', 1, 27, 1),
+    ('cpl_valid', 'bit', 1, 28, 1),
+    ('cpl', 'CPL', 416, 29, 13),
+    ('rdx_valid', 'bit', 1, 42, 1),
+    ('rdx', 'RDX', 672, 43, 21),
+    ('stat_frames', 'u32', 32, 64, 1),
+    ('stat_wqes', 'u32', 32, 65, 1),
+    ('stat_bytes', 'u32', 32, 66, 1),
+    ('stat_retransmits', 'u32', 32, 67, 1),
+    ('stat_naks', 'u32', 32, 68, 1),
+    ('stat_drop_db', 'u32', 32, 69, 1),
+    ('stat_acks', 'u32', 32, 70, 1),
+    ('stat_rnr', 'u32', 32, 71, 1),
 ])
-PORT_RX_IN = (31, [
+PORT_RX_IN = (76, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
@@ -615,27 +660,42 @@ PORT_RX_IN = (31, [
     ('eth_data', 'bytes', 512, 7, 16),
     ('eth_keep', 'u64', 64, 23, 2),
     ('eth_last', 'bit', 1, 25, 1),
-    ('wr_ready', 'bit', 1, 26, 1),
-    ('ack_ready', 'bit', 1, 27, 1),
-    ('eth_ready', 'bit', 1, 28, 1),
-    ('fw_ready', 'bit', 1, 29, 1),
-    ('cpl_ready', 'bit', 1, 30, 1),
+    ('db_valid', 'bit', 1, 26, 1),
+    ('db_ctx', 'u8', 8, 27, 1),
+    ('db_qpn', 'u16', 16, 28, 1),
+    ('db_pi', 'u16', 16, 29, 1),
+    ('rd_valid', 'bit', 1, 30, 1),
+    ('rd_data', 'bytes', 512, 31, 16),
+    ('rd_last', 'bit', 1, 47, 1),
+    ('rdx_valid', 'bit', 1, 48, 1),
+    ('rdx', 'RDX', 672, 49, 21),
+    ('wr_ready', 'bit', 1, 70, 1),
+    ('ack_ready', 'bit', 1, 71, 1),
+    ('rsp_ready', 'bit', 1, 72, 1),
+    ('fw_ready', 'bit', 1, 73, 1),
+    ('cpl_ready', 'bit', 1, 74, 1),
+    ('rdreq_ready', 'bit', 1, 75, 1),
 ])
-PORT_RX_OUT = (94, [
-    ('wr_valid', 'bit', 1, 0, 1),
-    ('wr_addr', 'u64', 64, 1, 2),
-    ('wr_len', 'u16', 16, 3, 1),
-    ('wr_data', 'bytes', 512, 4, 16),
-    ('wr_last', 'bit', 1, 20, 1),
-    ('ack_valid', 'bit', 1, 21, 1),
-    ('ack_qpn', 'u24', 24, 22, 1),
-    ('ack_psn', 'u24', 24, 23, 1),
-    ('ack_syndrome', 'u8', 8, 24, 1),
-    ('ack_msn', 'u24', 24, 25, 1),
-    ('eth_valid', 'bit', 1, 26, 1),
-    ('eth_data', 'bytes', 512, 27, 16),
-    ('eth_keep', 'u64', 64, 43, 2),
-    ('eth_last', 'bit', 1, 45, 1),
+PORT_RX_OUT = (100, [
+    ('db_ready', 'bit', 1, 0, 1),
+    ('rd_ready', 'bit', 1, 1, 1),
+    ('rdx_ready', 'bit', 1, 2, 1),
+    ('wr_valid', 'bit', 1, 3, 1),
+    ('wr_addr', 'u64', 64, 4, 2),
+    ('wr_len', 'u16', 16, 6, 1),
+    ('wr_data', 'bytes', 512, 7, 16),
+    ('wr_last', 'bit', 1, 23, 1),
+    ('rdreq_valid', 'bit', 1, 24, 1),
+    ('rdreq_addr', 'u64', 64, 25, 2),
+    ('rdreq_len', 'u16', 16, 27, 1),
+    ('ack_valid', 'bit', 1, 28, 1),
+    ('ack_qpn', 'u24', 24, 29, 1),
+    ('ack_psn', 'u24', 24, 30, 1),
+    ('ack_syndrome', 'u8', 8, 31, 1),
+    ('ack_msn', 'u24', 24, 32, 1),
+    ('ack_rd', 'bit', 1, 33, 1),
+    ('rsp_valid', 'bit', 1, 34, 1),
+    ('rsp', 'RSP', 352, 35, 11),
     ('fw_valid', 'bit', 1, 46, 1),
     ('fw_data', 'bytes', 512, 47, 16),
     ('fw_keep', 'u64', 64, 63, 2),
@@ -654,8 +714,14 @@ PORT_RX_OUT = (94, [
     ('stat_nak_inv', 'u32', 32, 89, 1),
     ('stat_drop_overflow', 'u32', 32, 90, 1),
     ('stat_write_bytes', 'u32', 32, 91, 1),
-    ('stat_acks', 'u32', 32, 92, 1),
-    ('stat_fw_drop', 'u32', 32, 93, 1),
+    ('stat_fw_drop', 'u32', 32, 92, 1),
+    ('stat_nak_rnr', 'u32', 32, 93, 1),
+    ('stat_read_reqs', 'u32', 32, 94, 1),
+    ('stat_atomics', 'u32', 32, 95, 1),
+    ('stat_recv_bytes', 'u32', 32, 96, 1),
+    ('stat_rd_rsp_bytes', 'u32', 32, 97, 1),
+    ('stat_drop_rsp', 'u32', 32, 98, 1),
+    ('stat_drop_db', 'u32', 32, 99, 1),
 ])
 PORT_CQ_IN = (41, [
     ('rst', 'bit', 1, 0, 1),

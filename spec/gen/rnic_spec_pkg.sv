@@ -17,6 +17,8 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_MAX_MPT = 'h400;
   localparam longint unsigned RNIC_MAX_MTT = 'h8000;
   localparam longint unsigned RNIC_MAX_SGE = 'h4;
+  localparam longint unsigned RNIC_MAX_RECV_SGE = 'h3;
+  localparam longint unsigned RNIC_MAX_RD_ATOM = 'h8;
   localparam longint unsigned RNIC_MAX_INLINE = 'h40;
   localparam longint unsigned RNIC_MAX_QP_WR_LOG = 'hc;
   localparam longint unsigned RNIC_MAX_CQE_LOG = 'hf;
@@ -168,6 +170,7 @@ package rnic_spec_pkg;
 
   // AETH: AETH syndrome values and fields (IBTA Vol. 1 9.7.5.2.1, Table 44).
   localparam int unsigned RNIC_AETH_ACK_NO_CREDIT = 'h1f;
+  localparam int unsigned RNIC_AETH_RNR = 'h20;
   localparam int unsigned RNIC_AETH_NAK_PSN_SEQ = 'h60;
   localparam int unsigned RNIC_AETH_NAK_INV_REQ = 'h61;
   localparam int unsigned RNIC_AETH_NAK_REM_ACCESS = 'h62;
@@ -177,6 +180,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_AETH_TYPE_ACK = 'h0;
   localparam int unsigned RNIC_AETH_TYPE_RNR = 'h20;
   localparam int unsigned RNIC_AETH_TYPE_NAK = 'h60;
+
+  // RSP_KIND: Kinds of responder frame (port RSP).
+  localparam int unsigned RNIC_RSP_KIND_ACK = 'h0;
+  localparam int unsigned RNIC_RSP_KIND_READ = 'h1;
+  localparam int unsigned RNIC_RSP_KIND_ATOMIC = 'h2;
 
   // CMD: Firmware command opcodes.
   localparam int unsigned RNIC_CMD_NOP = 'h0;
@@ -269,6 +277,14 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_CQ_OVERFLOW = 'h13;
   localparam int unsigned RNIC_STAT_TX_DROP_DB = 'h14;
   localparam int unsigned RNIC_STAT_RX_FW_DROP = 'h15;
+  localparam int unsigned RNIC_STAT_RX_NAK_RNR = 'h16;
+  localparam int unsigned RNIC_STAT_TX_RNR_RCVD = 'h17;
+  localparam int unsigned RNIC_STAT_RX_READ_REQS = 'h18;
+  localparam int unsigned RNIC_STAT_RX_ATOMICS = 'h19;
+  localparam int unsigned RNIC_STAT_RX_RECV_BYTES = 'h1a;
+  localparam int unsigned RNIC_STAT_RX_RD_RSP_BYTES = 'h1b;
+  localparam int unsigned RNIC_STAT_RX_DROP_RSP = 'h1c;
+  localparam int unsigned RNIC_STAT_RX_DROP_DB = 'h1d;
 
   // BLK: Header common to every BAR0 block.
   localparam int unsigned RNIC_BLK_BASE = 'h0;
@@ -364,6 +380,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CTX_CQ_DB_ARM_WIDTH = 2;
   localparam int unsigned RNIC_CTX_CQ_DB_CI_SHIFT = 16;
   localparam int unsigned RNIC_CTX_CQ_DB_CI_WIDTH = 16;
+  localparam int unsigned RNIC_CTX_RQ_DB = 'h4c;
+  localparam int unsigned RNIC_CTX_RQ_DB_QPN_SHIFT = 0;
+  localparam int unsigned RNIC_CTX_RQ_DB_QPN_WIDTH = 16;
+  localparam int unsigned RNIC_CTX_RQ_DB_PI_SHIFT = 16;
+  localparam int unsigned RNIC_CTX_RQ_DB_PI_WIDTH = 16;
   localparam int unsigned RNIC_CTX_EQ_DB = 'h48;
   localparam int unsigned RNIC_CTX_EQ_DB_CI_SHIFT = 0;
   localparam int unsigned RNIC_CTX_EQ_DB_CI_WIDTH = 16;
@@ -543,15 +564,56 @@ package rnic_spec_pkg;
     logic [15:0] cqn;
   } rnic_cpl_t;
 
-  // TX_IN: Requester kernel inputs.
-  localparam int unsigned RNIC_TX_IN_WORDS = 36;
+  // RSP: A responder frame for the TX kernel to send (RX->TX), in PSN order: ACK/NAK, ATOMIC ACK, or the responses of an RDMA READ.
+  localparam int unsigned RNIC_RSP_WORDS = 11;
   typedef struct packed {
+    logic [63:0] atomic;
+    logic [31:0] len;
+    logic [31:0] mpt;
+    logic [63:0] va;
+    logic [7:0] pad_msn;
+    logic [23:0] msn;
+    logic [23:0] pad_syndrome;
+    logic [7:0] syndrome;
+    logic [7:0] pad_psn;
+    logic [23:0] psn;
+    logic [7:0] pad_qpn;
+    logic [23:0] qpn;
+    logic [23:0] pad_kind;
+    logic [7:0] kind;
+  } rnic_rsp_t;
+
+  // RDX: A READ/atomic the requester sent (TX->RX): where its responses land. sge = nsge x {addr u64, len u32, mpt u32}, little-endian.
+  localparam int unsigned RNIC_RDX_WORDS = 21;
+  typedef struct packed {
+    logic [511:0] sge;
+    logic [23:0] pad_nsge;
+    logic [7:0] nsge;
+    logic [23:0] pad_kind;
+    logic [7:0] kind;
+    logic [31:0] npkts;
+    logic [7:0] pad_first_psn;
+    logic [23:0] first_psn;
+    logic [7:0] pad_qpn;
+    logic [23:0] qpn;
+  } rnic_rdx_t;
+
+  // TX_IN: Requester kernel inputs.
+  localparam int unsigned RNIC_TX_IN_WORDS = 50;
+  typedef struct packed {
+    logic [30:0] pad_rdx_ready;
+    logic rdx_ready;
     logic [30:0] pad_cpl_ready;
     logic cpl_ready;
     logic [30:0] pad_eth_ready;
     logic eth_ready;
     logic [30:0] pad_rdreq_ready;
     logic rdreq_ready;
+    rnic_rsp_t rsp;
+    logic [30:0] pad_rsp_valid;
+    logic rsp_valid;
+    logic [30:0] pad_ack_rd;
+    logic ack_rd;
     logic [7:0] pad_ack_msn;
     logic [23:0] ack_msn;
     logic [23:0] pad_ack_syndrome;
@@ -585,14 +647,19 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 47;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 72;
   typedef struct packed {
+    logic [31:0] stat_rnr;
+    logic [31:0] stat_acks;
     logic [31:0] stat_drop_db;
     logic [31:0] stat_naks;
     logic [31:0] stat_retransmits;
     logic [31:0] stat_bytes;
     logic [31:0] stat_wqes;
     logic [31:0] stat_frames;
+    rnic_rdx_t rdx;
+    logic [30:0] pad_rdx_valid;
+    logic rdx_valid;
     rnic_cpl_t cpl;
     logic [30:0] pad_cpl_valid;
     logic cpl_valid;
@@ -607,6 +674,8 @@ package rnic_spec_pkg;
     logic [63:0] rdreq_addr;
     logic [30:0] pad_rdreq_valid;
     logic rdreq_valid;
+    logic [30:0] pad_rsp_ready;
+    logic rsp_ready;
     logic [30:0] pad_ack_ready;
     logic ack_ready;
     logic [30:0] pad_rd_ready;
@@ -616,18 +685,36 @@ package rnic_spec_pkg;
   } rnic_tx_out_t;
 
   // RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled).
-  localparam int unsigned RNIC_RX_IN_WORDS = 31;
+  localparam int unsigned RNIC_RX_IN_WORDS = 76;
   typedef struct packed {
+    logic [30:0] pad_rdreq_ready;
+    logic rdreq_ready;
     logic [30:0] pad_cpl_ready;
     logic cpl_ready;
     logic [30:0] pad_fw_ready;
     logic fw_ready;
-    logic [30:0] pad_eth_ready;
-    logic eth_ready;
+    logic [30:0] pad_rsp_ready;
+    logic rsp_ready;
     logic [30:0] pad_ack_ready;
     logic ack_ready;
     logic [30:0] pad_wr_ready;
     logic wr_ready;
+    rnic_rdx_t rdx;
+    logic [30:0] pad_rdx_valid;
+    logic rdx_valid;
+    logic [30:0] pad_rd_last;
+    logic rd_last;
+    logic [511:0] rd_data;
+    logic [30:0] pad_rd_valid;
+    logic rd_valid;
+    logic [15:0] pad_db_pi;
+    logic [15:0] db_pi;
+    logic [15:0] pad_db_qpn;
+    logic [15:0] db_qpn;
+    logic [23:0] pad_db_ctx;
+    logic [7:0] db_ctx;
+    logic [30:0] pad_db_valid;
+    logic db_valid;
     logic [30:0] pad_eth_last;
     logic eth_last;
     logic [63:0] eth_keep;
@@ -644,10 +731,16 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 94;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 100;
   typedef struct packed {
+    logic [31:0] stat_drop_db;
+    logic [31:0] stat_drop_rsp;
+    logic [31:0] stat_rd_rsp_bytes;
+    logic [31:0] stat_recv_bytes;
+    logic [31:0] stat_atomics;
+    logic [31:0] stat_read_reqs;
+    logic [31:0] stat_nak_rnr;
     logic [31:0] stat_fw_drop;
-    logic [31:0] stat_acks;
     logic [31:0] stat_write_bytes;
     logic [31:0] stat_drop_overflow;
     logic [31:0] stat_nak_inv;
@@ -669,12 +762,11 @@ package rnic_spec_pkg;
     logic [511:0] fw_data;
     logic [30:0] pad_fw_valid;
     logic fw_valid;
-    logic [30:0] pad_eth_last;
-    logic eth_last;
-    logic [63:0] eth_keep;
-    logic [511:0] eth_data;
-    logic [30:0] pad_eth_valid;
-    logic eth_valid;
+    rnic_rsp_t rsp;
+    logic [30:0] pad_rsp_valid;
+    logic rsp_valid;
+    logic [30:0] pad_ack_rd;
+    logic ack_rd;
     logic [7:0] pad_ack_msn;
     logic [23:0] ack_msn;
     logic [23:0] pad_ack_syndrome;
@@ -685,6 +777,11 @@ package rnic_spec_pkg;
     logic [23:0] ack_qpn;
     logic [30:0] pad_ack_valid;
     logic ack_valid;
+    logic [15:0] pad_rdreq_len;
+    logic [15:0] rdreq_len;
+    logic [63:0] rdreq_addr;
+    logic [30:0] pad_rdreq_valid;
+    logic rdreq_valid;
     logic [30:0] pad_wr_last;
     logic wr_last;
     logic [511:0] wr_data;
@@ -693,6 +790,12 @@ package rnic_spec_pkg;
     logic [63:0] wr_addr;
     logic [30:0] pad_wr_valid;
     logic wr_valid;
+    logic [30:0] pad_rdx_ready;
+    logic rdx_ready;
+    logic [30:0] pad_rd_ready;
+    logic rd_ready;
+    logic [30:0] pad_db_ready;
+    logic db_ready;
   } rnic_rx_out_t;
 
   // CQ_IN: Completion kernel inputs.

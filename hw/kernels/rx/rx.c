@@ -1,15 +1,18 @@
-/* RX kernel: RoCEv2 receive path and RC responder.
+/* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
  *
  * Per clock (contract: docs/ARCHITECTURE.md): the reception side stores one Ethernet beat in the
  * frame store (16 KiB ring) and folds it into the frame's ICRC; nothing of a frame is acted on
  * before its last beat, so a frame with a bad ICRC never writes a byte. The processing side works
- * on the oldest complete frame, one output beat per clock: a DMA write beat of WRITE payload
- * (realigned behind the headers, split at 4 KiB pages), a beat of a frame for the firmware, an
- * ACK/NAK frame, or an ACK/NAK notice for the TX kernel. Reception never stalls (the MAC cannot
- * be stalled); when the store is full the incoming frame is dropped and counted.
+ * on the oldest complete frame, one output per clock: a DMA write beat of payload (realigned
+ * behind the headers, split at 4 KiB pages and scatter entries), a beat of a frame for the
+ * firmware, a receive WQE or atomic operand read, a completion, an ACK notice for the TX kernel
+ * (our requests) or a responder frame for the TX kernel to send (ACK/NAK, ATOMIC ACK, READ
+ * responses: one queue, so they leave in PSN order). Reception never stalls (the MAC cannot be
+ * stalled); when the store is full the incoming frame is dropped and counted.
  *
- * Responder rules: IBTA Vol. 1 9.7.5 (PSN checks, duplicates, NAKs), 9.7.4.1.3/9.5 (RETH, WRITE
- * length rules), 10.6.3 (rkey, PD, access, bounds); RoCEv2 annex A17.3.3 (ICRC).
+ * Responder rules: IBTA Vol. 1 9.7.5 (PSN checks, duplicates, NAKs), 9.7.4.1 (receive WQEs,
+ * RNR), 9.4 (SEND, WRITE, READ, atomics and their length rules), 10.6.3 (rkey, PD, access,
+ * bounds); RoCEv2 annex A17.3.3 (ICRC).
  */
 #include "rx.h"
 
@@ -110,83 +113,356 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	st->fr_tail++;
 }
 
-/* ACK/NAK toward the requester of QP qpn (IBTA 9.7.5.2: BTH + AETH, PSN of the acknowledged or
- * expected request, MSN). */
-static void build_ack(rnic_rx_state_t *st, uint32_t qpn, uint32_t psn, uint32_t syndrome)
-{
-	uint8_t *h = st->ack_frame;
-	uint32_t crc, i;
 
-	for (i = 0; i < RNIC_BEAT; i++)
-		h[i] = 0;
-	rnic_build_headers(&st->t, qpn, h, RNIC_BTH_OP_ACK, 0, 0, psn, RNIC_AETH_LEN + RNIC_ICRC_LEN);
-	h[RNIC_XTH_OFF] = (uint8_t)syndrome;
-	rnic_put_be24(h + RNIC_XTH_OFF + 1, st->qp[qpn].msn);
-	crc = rnic_icrc_beat(0, h, 0, RNIC_XTH_OFF + RNIC_AETH_LEN);
-	rnic_wr_le(h + RNIC_XTH_OFF + RNIC_AETH_LEN, 4, ~crc);
-	st->ack_len = RNIC_XTH_OFF + RNIC_AETH_LEN + RNIC_ICRC_LEN;
-	st->send_ack = 1;
+enum {
+	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_NOTICE,
+};
+
+enum { MSG_NONE, MSG_WRITE, MSG_SEND };
+
+static int need_rwqe(uint32_t op)
+{
+	return op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
+	       op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+}
+
+/* Extension header bytes after the BTH of each RC opcode (IBTA 9.2, Table 38), -1: not served. */
+static int xth_len(uint32_t op)
+{
+	switch (op) {
+	case RNIC_BTH_OP_SEND_FIRST: case RNIC_BTH_OP_SEND_MIDDLE: case RNIC_BTH_OP_SEND_LAST:
+	case RNIC_BTH_OP_SEND_ONLY: case RNIC_BTH_OP_WRITE_MIDDLE: case RNIC_BTH_OP_WRITE_LAST:
+	case RNIC_BTH_OP_READ_RESP_MIDDLE:
+		return 0;
+	case RNIC_BTH_OP_SEND_LAST_IMM: case RNIC_BTH_OP_SEND_ONLY_IMM: case RNIC_BTH_OP_WRITE_LAST_IMM:
+	case RNIC_BTH_OP_READ_RESP_FIRST: case RNIC_BTH_OP_READ_RESP_LAST: case RNIC_BTH_OP_READ_RESP_ONLY:
+	case RNIC_BTH_OP_ACK:
+		return 4;
+	case RNIC_BTH_OP_ATOMIC_ACK:
+		return 12;
+	case RNIC_BTH_OP_WRITE_FIRST: case RNIC_BTH_OP_WRITE_ONLY: case RNIC_BTH_OP_READ_REQ:
+		return 16;
+	case RNIC_BTH_OP_WRITE_ONLY_IMM:
+		return 20;
+	case RNIC_BTH_OP_CMP_SWAP: case RNIC_BTH_OP_FETCH_ADD:
+		return 28;
+	default:
+		return -1;
+	}
+}
+
+static uint8_t post_state(const rnic_rx_state_t *st)
+{
+	return st->send_cpl ? B_CPL : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
 }
 
 static void finish_frame(rnic_rx_state_t *st)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint32_t i;
 
+	if (st->back) {
+		/* the message's cursor moves on */
+		q->c_sge = st->wc_sge;
+		q->c_off = st->wc_off;
+		st->back = 0;
+	}
+	for (i = 0; i < RNIC_MAX_SGE; i++)
+		st->wsge[i] = (rx_sge_t){0};
 	st->rd_beat += f->beats;
 	st->fr_head++;
-	st->busy = st->send_ack ? 3 : 0;
+	st->redo = 0;
+	st->busy = post_state(st);
 }
 
-static void start_segment(rnic_rx_state_t *st)
+/* A responder frame for the TX kernel, sent after this frame's payload is placed. */
+static void respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
+{
+	st->p_rsp = (rnic_rsp_t){0};
+	st->p_rsp.kind = (uint8_t)kind;
+	st->p_rsp.qpn = st->qpn;
+	st->p_rsp.psn = psn & RNIC_PSN_MASK;
+	st->p_rsp.syndrome = (uint8_t)syndrome;
+	st->p_rsp.msn = st->qp[st->qpn].msn;
+	st->send_rsp = 1;
+}
+
+static void nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
+{
+	if (syndrome == RNIC_AETH_NAK_REM_ACCESS)
+		st->o.stat_nak_access++;
+	else if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK)
+		st->o.stat_nak_inv++;
+	respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
+}
+
+/* A notice for the TX kernel about our own requests (ACK/NAK, or a READ/atomic response placed). */
+static void notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd)
+{
+	st->n_psn = psn;
+	st->n_syn = syndrome;
+	st->n_rd = (uint8_t)rd;
+	st->send_ntc = 1;
+}
+
+static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(q->va & (RNIC_PAGE_SIZE_BYTES - 1));
 
-	st->seg_len = st->pay_left < room ? st->pay_left : room;
-	st->seg_left = st->seg_len;
-	st->seg_addr = rnic_translate(&st->t, q->mpt, q->va);
-	q->va += st->seg_len;
-	st->pay_left -= st->seg_len;
+	st->p_cpl = (rnic_cpl_t){0};
+	st->p_cpl.cqn = (uint16_t)QPC_F(&st->t, st->qpn, CQN, RECV);
+	st->p_cpl.qpn = st->qpn;
+	st->p_cpl.src_qp = QPC_F(&st->t, st->qpn, DEST_QPN, QPN);
+	st->p_cpl.wr_id = q->rwqe_id;
+	st->p_cpl.byte_len = status ? 0 : len;
+	st->p_cpl.opcode = (uint8_t)opcode;
+	st->p_cpl.status = (uint8_t)status;
+	st->p_cpl.ts_start = q->ts_first;
+	st->send_cpl = 1;
+	q->rwqe_valid = 0;
 }
 
-static int is_write(uint32_t op)
+/* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. */
+static void start_segment(rnic_rx_state_t *st)
 {
-	return op >= RNIC_BTH_OP_WRITE_FIRST && op <= RNIC_BTH_OP_WRITE_ONLY_IMM;
+	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
+	uint64_t addr = g->addr + st->wc_off;
+	uint32_t n = g->len - st->wc_off;
+	uint32_t room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
+
+	if (n > room)
+		n = room;
+	if (n > st->pay_left)
+		n = st->pay_left;
+	st->seg_len = n;
+	st->seg_left = n;
+	st->seg_addr = rnic_translate(&st->t, g->mpt, addr);
+	st->wc_off += n;
+	if (st->wc_off == g->len) {
+		st->wc_sge++;
+		st->wc_off = 0;
+	}
+	st->pay_left -= n;
 }
 
-/* Responder checks of an RDMA WRITE packet of QP qpn; returns the AETH syndrome of a NAK, 0 to
- * execute, or 1 to drop silently. */
-static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h, uint32_t op, uint32_t plen)
+/* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame. */
+static void place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
+{
+	st->src = src;
+	st->pay_left = len;
+	if (!len) {
+		finish_frame(st);
+		return;
+	}
+	start_segment(st);
+	st->busy = B_PAYLOAD;
+}
+
+/* Cursor at byte `off` of a scatter list. */
+static void seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off)
+{
+	uint32_t i;
+
+	st->wnsge = (uint8_t)nsge;
+	st->wc_sge = 0;
+	for (i = 0; i < RNIC_MAX_SGE; i++) {
+		st->wsge[i] = sge[i];
+		if (st->wc_sge == i && i < nsge && off >= sge[i].len) {
+			off -= sge[i].len;
+			st->wc_sge++;
+		}
+	}
+	st->wc_off = off;
+}
+
+/* Write `n` bytes of v little-endian into the frame store at byte `off` of frame f (the atomic
+ * operand or result then goes out through the normal payload path). */
+static void frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint64_t v, uint32_t n)
+{
+	uint32_t i, o;
+
+	for (i = 0; i < n; i++) {
+		o = off + i;
+		FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
+	}
+}
+
+static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t busy)
+{
+	st->o.rdreq_valid = 1;
+	st->o.rdreq_addr = addr;
+	st->o.rdreq_len = (uint16_t)len;
+	st->rd_wait = 1;
+	st->busy = busy;
+}
+
+/* Fetch the next receive WQE of QP qpn. */
+static void fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
+{
+	rx_qp_t *q = &st->qp[qpn];
+	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1;
+	uint64_t base = ((uint64_t)QPC_W(&st->t, qpn, RQ_BASE_HI) << 32) | QPC_W(&st->t, qpn, RQ_BASE_LO);
+
+	st->qpn = qpn;
+	read_req(st, base + (uint64_t)(q->rq_ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, B_RWQE);
+}
+
+static void got_rwqe(rnic_rx_state_t *st, const uint8_t *w)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN), k, n = RNIC_RWQE_NUM_SGE_GET(w);
+
+	q->rq_ci++;
+	q->rwqe_valid = 1;
+	q->rwqe_id = RNIC_RWQE_WR_ID_GET(w);
+	q->rwqe_err = n > RNIC_MAX_RECV_SGE;
+	q->rwqe_len = 0;
+	q->rwqe_nsge = 0;
+	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) {
+		const uint8_t *s = w + RNIC_RWQE_SGE_OFF + k * RNIC_SGE_SIZE;
+		rx_sge_t *g = &q->rwqe_sge[q->rwqe_nsge];
+
+		if (k >= n)
+			break;
+		g->addr = RNIC_SGE_ADDR_GET(s);
+		g->len = RNIC_SGE_LEN_GET(s);
+		if (!g->len)
+			continue;
+		if (rnic_key_check(&st->t, RNIC_SGE_LKEY_GET(s), pdn, RNIC_ACCESS_LOCAL_WRITE, g->addr, g->len, &g->mpt))
+			q->rwqe_err = 1;
+		q->rwqe_len += g->len;
+		q->rwqe_nsge++;
+	}
+	if (st->flush) {
+		st->flush = 0;
+		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		st->busy = post_state(st);
+	} else {
+		st->busy = B_IDLE; /* dispatch the frame again, with its receive WQE */
+		st->redo = 1;
+	}
+}
+
+/* RDMA WRITE checks (IBTA 9.4.2, 9.7.4.1.3, 10.6.3); returns a NAK syndrome or 0. */
+static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h, uint32_t op, uint32_t plen,
+			    uint32_t xoff)
 {
 	rx_qp_t *q = &st->qp[qpn];
 	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, qpn, CTRL, PMTU));
-	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY;
-	int last = op == RNIC_BTH_OP_WRITE_LAST || op == RNIC_BTH_OP_WRITE_ONLY;
+	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+	int last = op != RNIC_BTH_OP_WRITE_FIRST && op != RNIC_BTH_OP_WRITE_MIDDLE;
 
-	/* WRITE with immediate consumes a receive WQE: not served yet */
-	if (op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM)
-		return RNIC_AETH_NAK_INV_REQ;
-	if (first == q->in_write)
+	if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_WRITE))
 		return RNIC_AETH_NAK_INV_REQ; /* opcode sequence error, 9.7.5.1.4 */
 	if (first) {
-		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
-		uint32_t rkey = rnic_be32(h + RNIC_XTH_OFF + 8);
-		uint32_t dlen = rnic_be32(h + RNIC_XTH_OFF + 12);
+		uint64_t va = rnic_be64(h + xoff);
+		uint32_t rkey = rnic_be32(h + xoff + 8);
+		uint32_t dlen = rnic_be32(h + xoff + 12);
 
 		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (dlen && rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE,
-					   va, dlen, &q->mpt))
+					   va, dlen, &q->sge[0].mpt))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
-		q->va = va;
+		q->sge[0].addr = va;
+		q->sge[0].len = dlen;
+		q->nsge = 1;
+		q->c_sge = 0;
+		q->c_off = 0;
 		q->remaining = dlen;
+		q->msg_len = dlen;
 		return 0;
 	}
 	if (last ? plen != q->remaining || plen > mtu : plen != mtu || plen >= q->remaining)
 		return RNIC_AETH_NAK_INV_REQ;
 	return 0;
+}
+
+/* Responses to our READs and atomics (IBTA 9.7.5.1.6 on the requester side: in PSN order; a gap
+ * is reported to the TX kernel, which asks again from the missing PSN). */
+static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	rx_rdx_t *x = &q->rd[q->rd_head % RX_RDX];
+	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
+	int32_t d = rnic_psn_diff(psn, exp);
+	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
+
+	if (q->rd_head == q->rd_tail || d < 0 || (atomic != (x->kind != RNIC_WQE_OP_RDMA_READ))) {
+		st->o.stat_drop_rsp++; /* unexpected or duplicate */
+		finish_frame(st);
+		return;
+	}
+	if (d > 0) {
+		if (!q->rd_nak) {
+			q->rd_nak = 1;
+			notice(st, exp, RNIC_AETH_NAK_PSN_SEQ, 0);
+		}
+		st->o.stat_drop_rsp++;
+		finish_frame(st);
+		return;
+	}
+	off = q->rd_off * mtu;
+	last = q->rd_off + 1 == x->npkts;
+	if (atomic ? plen != 0 : last ? plen != x->len - off : plen != mtu) {
+		st->o.stat_drop_malformed++;
+		finish_frame(st);
+		return;
+	}
+	q->rd_nak = 0;
+	if (last) {
+		q->rd_head++;
+		q->rd_off = 0;
+		notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
+	} else {
+		q->rd_off++;
+	}
+	seek(st, x->sge, x->nsge, off);
+	if (atomic) {
+		/* the original value, in host byte order, into the local buffer */
+		frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 4,
+			     rnic_be64(h + RNIC_XTH_OFF + 4), 8);
+		place(st, RNIC_XTH_OFF + 4, 8);
+		return;
+	}
+	st->o.stat_rd_rsp_bytes += plen;
+	place(st, RNIC_XTH_OFF + xth, plen);
+}
+
+/* Duplicate request (IBTA 9.7.5.1.2): READ executed again, atomic answered from the replay
+ * buffer, SEND/WRITE acknowledged without being placed again. */
+static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint32_t i;
+
+	st->o.stat_dup++;
+	if (op == RNIC_BTH_OP_READ_REQ) {
+		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
+		uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12), mpt = 0;
+
+		if (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
+					    RNIC_ACCESS_REMOTE_READ, va, len, &mpt)) {
+			respond(st, RNIC_RSP_KIND_READ, psn, RNIC_AETH_ACK_NO_CREDIT);
+			st->p_rsp.va = va;
+			st->p_rsp.len = len;
+			st->p_rsp.mpt = mpt;
+		}
+	} else if (op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD) {
+		for (i = 0; i < RX_ATOMIC_REPLAY; i++) {
+			if (q->at_valid[i] && q->at_psn[i] == psn) {
+				respond(st, RNIC_RSP_KIND_ATOMIC, psn, RNIC_AETH_ACK_NO_CREDIT);
+				st->p_rsp.atomic = q->at_val[i];
+			}
+		}
+	} else if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ) {
+		respond(st, RNIC_RSP_KIND_ACK, q->epsn - 1, RNIC_AETH_ACK_NO_CREDIT);
+	}
+	finish_frame(st);
 }
 
 /* Decide what to do with the frame at the head of the queue. */
@@ -195,8 +471,8 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
 	uint8_t h[2 * RNIC_BEAT];
 	uint8_t mac[6];
-	uint32_t op, qpn, psn, pad, plen, xth, syn, ctrl, state;
-	int bcast, ours, i;
+	uint32_t op, qpn, psn, pad, plen, syn, ctrl, state, mtu, ackreq;
+	int bcast, ours, i, xth;
 	int32_t d;
 	rx_qp_t *q;
 
@@ -214,7 +490,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	      rnic_be32(h + 30) == st->t.port[RNIC_PORTC_IPV4 / 4])) {
 		if (ours || bcast) {
 			if (in->fw_ready) {
-				st->busy = 2;
+				st->busy = B_FW;
 				st->fw_beat = 0;
 				st->o.stat_to_fw++;
 			} else {
@@ -227,7 +503,8 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		}
 		return;
 	}
-	st->o.stat_roce++;
+	if (!st->redo)
+		st->o.stat_roce++;
 	if (!f->icrc_ok) {
 		st->o.stat_drop_icrc++;
 		finish_frame(st);
@@ -237,19 +514,17 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	pad = (h[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
 	qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
 	psn = rnic_be24(h + RNIC_BTH_OFF + 9);
-	xth = op == RNIC_BTH_OP_ACK ? RNIC_AETH_LEN :
-	      op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY ? RNIC_RETH_LEN :
-	      op == RNIC_BTH_OP_WRITE_ONLY_IMM ? RNIC_RETH_LEN + RNIC_IMM_LEN :
-	      op == RNIC_BTH_OP_WRITE_LAST_IMM ? RNIC_IMM_LEN : 0;
-	if (h[14] != 0x45 || rnic_ipv4_csum(h + RNIC_IP_OFF) != rnic_be16(h + 24) ||
+	ackreq = h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
+	xth = xth_len(op);
+	if (xth < 0 || h[14] != 0x45 || rnic_ipv4_csum(h + RNIC_IP_OFF) != rnic_be16(h + 24) ||
 	    rnic_be16(h + 16) != f->len - RNIC_ETH_HLEN + 0u || rnic_be16(h + 38) != f->len - RNIC_UDP_OFF + 0u ||
 	    (h[RNIC_BTH_OFF + 1] & 0xf) != 0 || rnic_be16(h + RNIC_BTH_OFF + 2) != 0xffff ||
-	    f->len < RNIC_XTH_OFF + xth + pad + RNIC_ICRC_LEN) {
+	    f->len < RNIC_XTH_OFF + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
 		st->o.stat_drop_malformed++;
 		finish_frame(st);
 		return;
 	}
-	plen = f->len - RNIC_XTH_OFF - xth - pad - RNIC_ICRC_LEN;
+	plen = f->len - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
 	ctrl = qpn < RNIC_MAX_QP ? QPC_W(&st->t, qpn, CTRL) : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != RNIC_QPT_RC ||
@@ -260,30 +535,21 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	}
 	q = &st->qp[qpn];
 	st->qpn = qpn;
+	mtu = rnic_mtu_bytes(QPC_F(&st->t, qpn, CTRL, PMTU));
 	if (op == RNIC_BTH_OP_ACK) {
 		/* for the requester: the TX kernel judges PSN and syndrome */
-		st->o.ack_valid = 1;
-		st->o.ack_qpn = qpn;
-		st->o.ack_psn = psn;
-		st->o.ack_syndrome = h[RNIC_XTH_OFF];
-		st->o.ack_msn = rnic_be24(h + RNIC_XTH_OFF + 1);
+		notice(st, psn, h[RNIC_XTH_OFF], 0);
 		finish_frame(st);
 		return;
 	}
-	if (!is_write(op)) {
-		st->o.stat_nak_inv++; /* other RC requests are not served yet */
-		build_ack(st, qpn, q->epsn, RNIC_AETH_NAK_INV_REQ);
-		finish_frame(st);
+	if (op >= RNIC_BTH_OP_READ_RESP_FIRST && op <= RNIC_BTH_OP_ATOMIC_ACK) {
+		response(st, h, op, psn, plen, (uint32_t)xth);
 		return;
 	}
+	/* requests */
 	d = rnic_psn_diff(psn, q->epsn);
 	if (d < 0) {
-		/* duplicate (9.7.5.1.2): no second write; a duplicate asking for an ACK gets one
-		 * for what has been done */
-		st->o.stat_dup++;
-		if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ)
-			build_ack(st, qpn, (q->epsn - 1) & RNIC_PSN_MASK, RNIC_AETH_ACK_NO_CREDIT);
-		finish_frame(st);
+		duplicate(st, h, op, psn);
 		return;
 	}
 	if (d > 0) {
@@ -291,39 +557,212 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		if (!q->nak_sent) {
 			q->nak_sent = 1;
 			st->o.stat_nak_psn++;
-			build_ack(st, qpn, q->epsn, RNIC_AETH_NAK_PSN_SEQ);
+			nak(st, q->epsn, RNIC_AETH_NAK_PSN_SEQ);
+		}
+		finish_frame(st);
+		return;
+	}
+	if (need_rwqe(op) && !q->rwqe_valid) {
+		if (q->rq_pi != q->rq_ci) {
+			fetch_rwqe(st, qpn);
+			return;
+		}
+		/* no receive WQE: RNR NAK (9.7.5.2.8); the message's later packets are dropped until
+		 * the requester comes back to this PSN */
+		if (!q->nak_sent) {
+			q->nak_sent = 1;
+			st->o.stat_nak_rnr++;
+			nak(st, psn, RNIC_AETH_RNR | QPC_F(&st->t, qpn, RETRY, MIN_RNR));
 		}
 		finish_frame(st);
 		return;
 	}
 	q->nak_sent = 0;
-	syn = check_write(st, qpn, h, op, plen);
-	if (syn) {
-		if (syn == RNIC_AETH_NAK_REM_ACCESS)
-			st->o.stat_nak_access++;
-		else
-			st->o.stat_nak_inv++;
-		q->in_write = 0;
-		build_ack(st, qpn, psn, syn);
+	if (op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
+	    op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM)
+		q->ts_first = in->cycle;
+
+	if (op <= RNIC_BTH_OP_SEND_ONLY_IMM) {
+		/* SEND (9.4.1): into the receive WQE's scatter list */
+		int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
+		int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
+
+		if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_SEND) ||
+		    (last ? plen > mtu : plen != mtu)) {
+			q->in_msg = MSG_NONE;
+			nak(st, psn, RNIC_AETH_NAK_INV_REQ);
+			finish_frame(st);
+			return;
+		}
+		if (first) {
+			q->msg_len = 0;
+			q->nsge = q->rwqe_nsge;
+			for (i = 0; i < (int)RNIC_MAX_SGE; i++)
+				q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? q->rwqe_sge[i] : (rx_sge_t){0};
+			q->c_sge = 0;
+			q->c_off = 0;
+		}
+		if (q->rwqe_err || q->msg_len + plen > q->rwqe_len) {
+			/* the receive buffer is bad or too small: the message fails on both sides */
+			completion(st, RNIC_WC_OP_RECV, q->rwqe_err ? RNIC_WC_STATUS_LOC_PROT_ERR :
+				   RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+			q->in_msg = MSG_NONE;
+			nak(st, psn, q->rwqe_err ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
+			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+			finish_frame(st);
+			return;
+		}
+		q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+		q->in_msg = last ? MSG_NONE : MSG_SEND;
+		seek(st, q->sge, q->nsge, 0);
+		st->wc_sge = q->c_sge;
+		st->wc_off = q->c_off;
+		st->back = 1;
+		q->msg_len += plen;
+		st->o.stat_recv_bytes += plen;
+		if (last) {
+			q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+			completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, q->msg_len);
+			if (op == RNIC_BTH_OP_SEND_LAST_IMM || op == RNIC_BTH_OP_SEND_ONLY_IMM) {
+				st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF, 4);
+				st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
+			}
+		}
+		if (ackreq)
+			respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
+		place(st, RNIC_XTH_OFF + (uint32_t)xth, plen);
+		return;
+	}
+	if (op <= RNIC_BTH_OP_WRITE_ONLY_IMM) {
+		/* RDMA WRITE (9.4.2), with immediate: completes a receive WQE at its end */
+		int imm = op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+
+		syn = check_write(st, qpn, h, op, plen, RNIC_XTH_OFF);
+		if (syn) {
+			q->in_msg = MSG_NONE;
+			nak(st, psn, syn);
+			finish_frame(st);
+			return;
+		}
+		q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+		q->in_msg = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_MIDDLE ? MSG_WRITE : MSG_NONE;
+		q->remaining -= plen;
+		if (q->in_msg == MSG_NONE) {
+			q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+			if (imm) {
+				completion(st, RNIC_WC_OP_RECV_RDMA_IMM, RNIC_WC_STATUS_SUCCESS, q->msg_len);
+				st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + (uint32_t)xth - RNIC_IMM_LEN, 4);
+				st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
+			}
+		}
+		if (ackreq)
+			respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
+		st->o.stat_write_bytes += plen;
+		seek(st, q->sge, 1, 0);
+		st->wc_sge = q->c_sge;
+		st->wc_off = q->c_off;
+		st->back = 1;
+		place(st, RNIC_XTH_OFF + (uint32_t)xth, plen);
+		return;
+	}
+	if (q->in_msg != MSG_NONE || plen) {
+		q->in_msg = MSG_NONE;
+		nak(st, psn, RNIC_AETH_NAK_INV_REQ);
 		finish_frame(st);
 		return;
+	}
+	if (op == RNIC_BTH_OP_READ_REQ) {
+		/* RDMA READ (9.4.3): the TX kernel sends the responses, which take len / MTU PSNs */
+		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
+		uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12), mpt = 0;
+
+		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) || len > 0x80000000u ||
+		    (len && rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, qpn, PDN),
+					   RNIC_ACCESS_REMOTE_READ, va, len, &mpt))) {
+			nak(st, psn, RNIC_AETH_NAK_REM_ACCESS);
+			finish_frame(st);
+			return;
+		}
+		st->o.stat_read_reqs++;
+		q->epsn = (q->epsn + (len ? (len + mtu - 1) / mtu : 1)) & RNIC_PSN_MASK;
+		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+		respond(st, RNIC_RSP_KIND_READ, psn, RNIC_AETH_ACK_NO_CREDIT);
+		st->p_rsp.va = va;
+		st->p_rsp.len = len;
+		st->p_rsp.mpt = mpt;
+		finish_frame(st);
+		return;
+	}
+	/* atomics (9.4.5): 8 aligned bytes, read, modified and written back, original returned */
+	{
+		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
+		uint32_t mpt = 0;
+
+		if ((va & 7) != 0) {
+			nak(st, psn, RNIC_AETH_NAK_INV_REQ);
+			finish_frame(st);
+			return;
+		}
+		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
+		    rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, qpn, PDN),
+				   RNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mpt)) {
+			nak(st, psn, RNIC_AETH_NAK_REM_ACCESS);
+			finish_frame(st);
+			return;
+		}
+		st->o.stat_atomics++;
+		st->at_psn = psn;
+		st->at_op = (uint8_t)op;
+		st->at_swap = rnic_be64(h + RNIC_XTH_OFF + 12);
+		st->at_cmp = rnic_be64(h + RNIC_XTH_OFF + 20);
+		st->wnsge = 1;
+		st->wsge[0] = (rx_sge_t){ .addr = va, .len = 8, .mpt = mpt };
+		st->wc_sge = 0;
+		st->wc_off = 0;
+		read_req(st, rnic_translate(&st->t, mpt, va), 8, B_ATOMIC);
+	}
+}
+
+/* The atomic's operand arrived: compute, write back, answer. */
+static void atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint64_t orig = rnic_rd_le(rd, 8), v;
+	uint32_t i = q->at_next++ % RX_ATOMIC_REPLAY, write = 1;
+
+	if (st->at_op == RNIC_BTH_OP_CMP_SWAP) {
+		v = st->at_swap;
+		write = orig == st->at_cmp;
+	} else {
+		v = orig + st->at_swap;
 	}
 	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
-	q->in_write = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_MIDDLE;
-	q->remaining -= plen;
-	if (!q->in_write)
-		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-	if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ)
-		build_ack(st, qpn, psn, RNIC_AETH_ACK_NO_CREDIT);
-	st->o.stat_write_bytes += plen;
-	st->pay_left = plen;
-	st->src = RNIC_XTH_OFF + xth;
-	if (!plen) {
-		finish_frame(st);
+	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+	q->at_psn[i] = st->at_psn;
+	q->at_val[i] = orig;
+	q->at_valid[i] = 1;
+	respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->p_rsp.atomic = orig;
+	frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 12, v, 8);
+	place(st, RNIC_XTH_OFF + 12, write ? 8 : 0);
+}
+
+/* Receive WQEs of QPs in error complete with WR_FLUSH_ERR (IBTA 10.8.3.4), one QP per idle clock. */
+static void flush_scan(rnic_rx_state_t *st)
+{
+	uint32_t qpn = st->flush_q++ % RNIC_MAX_QP;
+	rx_qp_t *q = &st->qp[qpn];
+
+	if (q->state != RNIC_QPS_ERR)
 		return;
+	st->qpn = qpn;
+	if (q->rwqe_valid) {
+		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		st->busy = post_state(st);
+	} else if (q->rq_pi != q->rq_ci) {
+		st->flush = 1;
+		fetch_rwqe(st, qpn);
 	}
-	start_segment(st);
-	st->busy = 1;
 }
 
 static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
@@ -332,11 +771,13 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	uint32_t n, i;
 
 	switch (st->busy) {
-	case 0:
-		if (st->fr_head != st->fr_tail && !st->o.ack_valid)
+	case B_IDLE:
+		if (st->fr_head != st->fr_tail)
 			dispatch(st, in);
+		else
+			flush_scan(st);
 		break;
-	case 1: /* payload -> DMA write beats */
+	case B_PAYLOAD: /* payload -> DMA write beats */
 		if (st->o.wr_valid)
 			break;
 		n = st->seg_left < RNIC_BEAT ? st->seg_left : RNIC_BEAT;
@@ -354,7 +795,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 				finish_frame(st);
 		}
 		break;
-	case 2: /* whole frame -> firmware */
+	case B_FW: /* whole frame -> firmware */
 		if (st->o.fw_valid)
 			break;
 		for (i = 0; i < RNIC_BEAT; i++)
@@ -366,19 +807,101 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		if (st->o.fw_last)
 			finish_frame(st);
 		break;
-	case 3: /* ACK/NAK frame */
-		if (st->o.eth_valid)
+	case B_CPL:
+		if (st->o.cpl_valid)
 			break;
-		for (i = 0; i < RNIC_BEAT; i++)
-			st->o.eth_data[i] = st->ack_frame[i];
-		st->o.eth_valid = 1;
-		st->o.eth_keep = keep_mask(st->ack_len);
-		st->o.eth_last = 1;
-		st->o.stat_acks++;
-		st->send_ack = 0;
-		st->busy = 0;
+		st->o.cpl = st->p_cpl;
+		st->o.cpl_valid = 1;
+		st->send_cpl = 0;
+		st->busy = post_state(st);
+		break;
+	case B_NOTICE:
+		if (st->o.ack_valid)
+			break;
+		st->o.ack_valid = 1;
+		st->o.ack_qpn = st->qpn;
+		st->o.ack_psn = st->n_psn;
+		st->o.ack_syndrome = (uint8_t)st->n_syn;
+		st->o.ack_rd = st->n_rd;
+		st->o.ack_msn = 0;
+		st->send_ntc = 0;
+		st->busy = post_state(st);
+		break;
+	case B_RSP:
+		if (st->o.rsp_valid)
+			break;
+		st->o.rsp = st->p_rsp;
+		st->o.rsp_valid = 1;
+		st->send_rsp = 0;
+		st->busy = post_state(st);
+		break;
+	default: /* B_RWQE, B_ATOMIC: waiting for the DMA read */
 		break;
 	}
+}
+
+/* Receive doorbell: the host posted receive WQEs up to PI. */
+static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+{
+	uint32_t q = in->db_qpn, ctrl;
+
+	ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != in->db_ctx ||
+	    RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl) == RNIC_QPS_RESET ||
+	    (uint16_t)(in->db_pi - st->qp[q].rq_ci) > (1u << QPC_F(&st->t, q, RING_LOG, RQ))) {
+		st->o.stat_drop_db++;
+		return;
+	}
+	st->qp[q].rq_pi = in->db_pi;
+}
+
+/* The TX kernel sent a READ/atomic: remember where its responses go. Sent again after a
+ * go-back-N, it replaces the entry it had and everything after it. */
+static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
+{
+	rx_qp_t *q = &st->qp[x->qpn % RNIC_MAX_QP];
+	rx_rdx_t *e;
+	uint32_t i, k, found = 0, n = (uint8_t)(q->rd_tail - q->rd_head);
+
+	for (i = 0; i < RX_RDX; i++) {
+		if (!found && i < n && q->rd[(uint8_t)(q->rd_head + i) % RX_RDX].first_psn == x->first_psn) {
+			q->rd_tail = (uint8_t)(q->rd_head + i);
+			found = 1;
+		}
+	}
+	if (q->rd_head == q->rd_tail && !found)
+		q->rd_off = 0;
+	if ((uint8_t)(q->rd_tail - q->rd_head) >= RX_RDX)
+		return;
+	e = &q->rd[q->rd_tail % RX_RDX];
+	e->first_psn = x->first_psn;
+	e->npkts = x->npkts;
+	e->kind = x->kind;
+	e->nsge = x->nsge;
+	e->len = 0;
+	for (k = 0; k < RNIC_MAX_SGE; k++) {
+		e->sge[k].addr = rnic_rd_le(x->sge + k * 16, 8);
+		e->sge[k].len = (uint32_t)rnic_rd_le(x->sge + k * 16 + 8, 4);
+		e->sge[k].mpt = (uint32_t)rnic_rd_le(x->sge + k * 16 + 12, 4);
+		if (k < x->nsge)
+			e->len += e->sge[k].len;
+	}
+	q->rd_tail++;
+}
+
+static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
+{
+	rx_qp_t *q = &st->qp[idx];
+	uint32_t ctrl = QPC_W(&st->t, idx, CTRL);
+	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
+
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state == RNIC_QPS_RESET) {
+		*q = (rx_qp_t){0};
+	} else if (state == RNIC_QPS_RTR && q->state < RNIC_QPS_RTR) {
+		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
+		q->msn = 0;
+	}
+	q->state = (uint8_t)state;
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
@@ -393,8 +916,9 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			st->qp[q] = (rx_qp_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
 		st->in_frame = 0;
-		st->busy = 0;
-		st->send_ack = 0;
+		st->busy = B_IDLE;
+		st->redo = st->flush = st->rd_wait = st->back = 0;
+		st->send_cpl = st->send_ntc = st->send_rsp = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
@@ -404,17 +928,34 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->o.wr_valid = 0;
 	if (st->o.ack_valid && in->ack_ready)
 		st->o.ack_valid = 0;
-	if (st->o.eth_valid && in->eth_ready)
-		st->o.eth_valid = 0;
+	if (st->o.rsp_valid && in->rsp_ready)
+		st->o.rsp_valid = 0;
 	if (st->o.fw_valid && in->fw_ready)
 		st->o.fw_valid = 0;
+	if (st->o.cpl_valid && in->cpl_ready)
+		st->o.cpl_valid = 0;
+	if (st->o.rdreq_valid && in->rdreq_ready)
+		st->o.rdreq_valid = 0;
 
 	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
-		st->qp[idx] = (rx_qp_t){ .epsn = QPC_F(&st->t, idx, RQ_PSN, PSN) };
-
-	if (st->busy || st->fr_head != st->fr_tail)
+		commit_qp(st, idx);
+	if (in->db_valid && st->o.db_ready)
+		doorbell(st, in);
+	if (in->rdx_valid && st->o.rdx_ready)
+		expect(st, &in->rdx);
+	if (in->rd_valid && st->o.rd_ready) {
+		st->rd_wait = 0;
+		if (st->busy == B_RWQE)
+			got_rwqe(st, in->rd_data);
+		else
+			atomic_done(st, in->rd_data);
+	} else {
 		process(st, in);
+	}
 	if (in->eth_valid)
 		receive(st, in);
+	st->o.db_ready = 1;
+	st->o.rdx_ready = 1;
+	st->o.rd_ready = st->rd_wait && !st->o.rdreq_valid;
 	*out = st->o;
 }

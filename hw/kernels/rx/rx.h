@@ -1,4 +1,4 @@
-/* RX kernel: RoCEv2 receive path and RC responder (RDMA WRITE). */
+/* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. */
 #ifndef RNIC_RX_H
 #define RNIC_RX_H
 
@@ -6,6 +6,8 @@
 
 #define RX_BUF_BEATS 256 /* frame store: 16 KiB, three maximum-size frames */
 #define RX_MAX_FRAMES 16
+#define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
+#define RX_ATOMIC_REPLAY 4      /* atomic results kept per QP for duplicates (IBTA 9.7.5.1.2) */
 
 typedef struct {
 	uint16_t start; /* first beat in the frame store */
@@ -14,15 +16,50 @@ typedef struct {
 	uint8_t icrc_ok;
 } rx_frame_t;
 
-/* Per-QP responder state (IBTA 9.7.5: expected PSN, MSN, the WRITE in progress). */
 typedef struct {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t mpt;
+} rx_sge_t;
+
+typedef struct {
+	uint32_t first_psn, npkts, len;
+	uint8_t kind;   /* enum WQE_OP: RDMA_READ or an atomic */
+	uint8_t nsge;
+	rx_sge_t sge[RNIC_MAX_SGE];
+} rx_rdx_t;
+
+/* Per-QP state (IBTA 9.7.5: expected PSN, MSN, the message in progress; 9.7.4: receive queue). */
+typedef struct {
+	uint8_t state;      /* of the last committed QPC */
+	/* responder */
 	uint32_t epsn;
 	uint32_t msn;
-	uint64_t va;        /* next byte of the WRITE in progress */
-	uint32_t remaining; /* bytes of it still to come */
-	uint32_t mpt;
-	uint8_t in_write;
-	uint8_t nak_sent;   /* a sequence-error NAK is outstanding (9.7.5.1.3) */
+	uint8_t in_msg;     /* the multi-packet message in progress: 0, 1 WRITE, 2 SEND */
+	uint8_t nak_sent;   /* a sequence-error or RNR NAK is outstanding (9.7.5.1.3) */
+	uint32_t remaining; /* WRITE: bytes still to come */
+	uint32_t msg_len;   /* WRITE: its length; SEND: bytes so far */
+	uint64_t ts_first;  /* cycle the message's first packet arrived */
+	rx_sge_t sge[RNIC_MAX_SGE]; /* where the message in progress lands ... */
+	uint8_t nsge, c_sge;        /* ... and how far it got */
+	uint32_t c_off;
+	/* receive queue: the receive WQE fetched for the message in progress */
+	uint16_t rq_pi, rq_ci;
+	uint8_t rwqe_valid, rwqe_err;
+	uint64_t rwqe_id;
+	uint32_t rwqe_len;
+	uint8_t rwqe_nsge;
+	rx_sge_t rwqe_sge[RNIC_MAX_RECV_SGE];
+	/* atomic results for duplicates */
+	uint32_t at_psn[RX_ATOMIC_REPLAY];
+	uint64_t at_val[RX_ATOMIC_REPLAY];
+	uint8_t at_valid[RX_ATOMIC_REPLAY];
+	uint8_t at_next;
+	/* requester: READ/atomic responses expected, in PSN order */
+	rx_rdx_t rd[RX_RDX];
+	uint8_t rd_head, rd_tail;
+	uint32_t rd_off;    /* response packets of the head entry placed */
+	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
 } rx_qp_t;
 
 typedef struct {
@@ -41,7 +78,10 @@ typedef struct {
 	uint32_t held_n;
 
 	/* processing side: the frame at fr_head */
-	uint8_t busy;               /* 0 idle, 1 DMA write, 2 to firmware, 3 ACK pending */
+	uint8_t busy;               /* enum in rx.c */
+	uint8_t redo;               /* dispatching the same frame again (after a receive WQE fetch) */
+	uint8_t flush;              /* the receive WQE fetch is for a flush completion */
+	uint8_t rd_wait;            /* a DMA read is outstanding */
 	uint32_t src;               /* byte offset in the frame of the next payload byte */
 	uint32_t seg_left;          /* bytes left in the current DMA write */
 	uint32_t pay_left;          /* payload bytes left in the frame */
@@ -49,9 +89,21 @@ typedef struct {
 	uint32_t seg_len;
 	uint32_t fw_beat;
 	uint32_t qpn;
-	uint8_t ack_frame[RNIC_BEAT];
-	uint8_t ack_len;
-	uint8_t send_ack;
+	uint8_t back;               /* the cursor goes back to the QP's message state */
+	rx_sge_t wsge[RNIC_MAX_SGE];/* placement cursor of the frame */
+	uint8_t wnsge, wc_sge;
+	uint32_t wc_off;
+	uint32_t at_psn;            /* the atomic being executed */
+	uint64_t at_cmp, at_swap;
+	uint8_t at_op;
+	uint32_t flush_q;
+
+	/* what the frame produces once its payload is placed, in this order */
+	uint8_t send_cpl, send_ntc, send_rsp;
+	rnic_cpl_t p_cpl;
+	rnic_rsp_t p_rsp;
+	uint32_t n_psn, n_syn;
+	uint8_t n_rd;
 
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rnic_rx_state_t;

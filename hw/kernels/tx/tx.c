@@ -1,25 +1,37 @@
-/* TX kernel: RC requester.
+/* TX kernel: RC requester, and the sending half of the RC responder.
  *
  * Per clock (contract: docs/ARCHITECTURE.md) the kernel can take one doorbell, one DMA read
- * beat, one ACK notice, issue one DMA read request and emit one Ethernet beat and one
- * completion. A message flows through three decoupled stages:
- *   - WQE fetch and checks: the scheduler picks a QP with posted WQEs (round-robin), reads the
- *     128-byte WQE, checks each SGE's lkey, PD and bounds (IBTA 10.6.3.1) and reserves an
- *     outstanding-WQE slot;
- *   - the read issuer walks the message over its SGEs and issues DMA reads cut at packet, page
- *     and SGE boundaries, up to TX_CREDIT bytes ahead of the emitter, so the PCIe read latency
- *     is covered at line rate;
- *   - the emitter builds one RoCEv2 packet per path MTU (IBTA 9.2-9.3: WRITE FIRST/MIDDLE/LAST/
- *     ONLY, RETH on FIRST/ONLY, AckReq on the last packet, as rxe does), realigns the payload
- *     behind the header in a three-beat byte packer and appends the ICRC (RoCEv2 A17.3.3).
+ * beat, one ACK notice and one responder frame request, issue one DMA read request and emit one
+ * Ethernet beat and one completion. Frames flow through three decoupled stages:
+ *   - the packet builder cuts work into packets, one header per clock at a packet boundary:
+ *     responder frames first (ACK/NAK, ATOMIC ACK, READ RESPONSE FIRST/MIDDLE/LAST/ONLY, in the
+ *     PSN order the RX kernel handed them over, IBTA 9.7.5), then the request message of the
+ *     WQE in progress (IBTA 9.2-9.4: SEND, RDMA WRITE (with immediate), READ request, atomics);
+ *     it then issues the packet's payload DMA reads, cut at 4 KiB pages and SGEs, up to
+ *     TX_CREDIT bytes ahead of the emitter so that the PCIe read latency is covered;
+ *   - the scheduler fetches the next WQE (round-robin over ready QPs) as soon as the message
+ *     in progress has all its packets built, checks its SGEs (lkey, PD, bounds, IBTA 10.6.3.1)
+ *     and reserves an outstanding-WQE slot;
+ *   - the emitter sends each built packet: header, payload realigned behind it in a three-beat
+ *     byte packer, pad and ICRC (RoCEv2 A17.3.3).
+ * DMA read data returns in request order; each read is tagged as WQE or payload so the beat
+ * goes to the right stage.
  * ACK notices from the RX kernel retire outstanding WQEs whose last PSN they cover (coalesced
- * ACKs, IBTA 9.7.5.1); NAKs complete the WQE in error and flush the QP (IBTA 9.7.5.2, 10.8).
- * A PSN-sequence NAK or an expired ACK timer (4.096 us * 2^timeout, IBTA 9.7.6.1.3) sends the
- * QP's unacknowledged WQEs again from the oldest (go-back-N); the responder acknowledges the
- * packets it already has without writing them twice. retry_cnt rounds without progress complete
- * the oldest WQE with RETRY_EXC_ERR and flush the QP.
+ * ACKs, IBTA 9.7.5.1); a READ or atomic retires when the RX kernel has placed its response. A
+ * PSN-sequence NAK or an expired ACK timer (4.096 us * 2^timeout, 9.7.6.1.3) sends the QP's
+ * unacknowledged WQEs again from the oldest (go-back-N), resuming inside a message at the PSN the
+ * responder expects; an RNR NAK does the same after the RNR timer it carries (9.7.5.2.8).
+ * retry_cnt (rnr_retry) rounds without progress complete the oldest WQE with RETRY_EXC_ERR
+ * (RNR_RETRY_EXC_ERR); that and any other NAK move the QP to error and flush it (10.8).
  */
 #include "tx.h"
+
+/* RNR timer (IBTA Vol. 1 Table 45) in units of 10 us */
+static const uint32_t rnr_units[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+#define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
 
 static uint64_t keep_mask(uint32_t n)
 {
@@ -31,8 +43,30 @@ static int cpl_full(const rnic_tx_state_t *st)
 	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO;
 }
 
-static void cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t len, uint32_t status,
-		     uint64_t ts, uint32_t index)
+static int is_rd(uint32_t op)
+{
+	return op == RNIC_WQE_OP_RDMA_READ || op == RNIC_WQE_OP_ATOMIC_CS || op == RNIC_WQE_OP_ATOMIC_FA;
+}
+
+static uint32_t wc_opcode(uint32_t op)
+{
+	switch (op) {
+	case RNIC_WQE_OP_SEND:
+	case RNIC_WQE_OP_SEND_IMM:
+		return RNIC_WC_OP_SEND;
+	case RNIC_WQE_OP_RDMA_READ:
+		return RNIC_WC_OP_RDMA_READ;
+	case RNIC_WQE_OP_ATOMIC_CS:
+		return RNIC_WC_OP_COMP_SWAP;
+	case RNIC_WQE_OP_ATOMIC_FA:
+		return RNIC_WC_OP_FETCH_ADD;
+	default:
+		return RNIC_WC_OP_RDMA_WRITE;
+	}
+}
+
+static void cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t op, uint32_t len,
+		     uint32_t status, uint64_t ts, uint32_t index)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
@@ -41,11 +75,34 @@ static void cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t
 	c->qpn = qpn;
 	c->wr_id = wr_id;
 	c->byte_len = len;
-	c->opcode = RNIC_WC_OP_RDMA_WRITE;
+	c->opcode = (uint8_t)wc_opcode(op);
 	c->status = (uint8_t)status;
 	c->ts_start = ts;
 	c->wqe_index = (uint16_t)index;
 	st->cpl_tail++;
+}
+
+static void ob_cpl(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob, uint32_t status)
+{
+	uint32_t len = status ? 0 : ob->op == RNIC_WQE_OP_ATOMIC_CS || ob->op == RNIC_WQE_OP_ATOMIC_FA ? 8 : ob->len;
+
+	if (ob->signaled || status)
+		cpl_push(st, q, ob->wr_id, ob->op, len, status, ob->ts, ob->index);
+}
+
+/* Retire the oldest outstanding WQE of QP q. */
+static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
+{
+	tx_qp_t *p = &st->qp[q];
+	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+
+	ob_cpl(st, q, ob, status);
+	if (is_rd(ob->op) && p->rd_out) {
+		p->rd_out--;
+		p->rd_wait = 0;
+	}
+	p->ob_head++;
+	st->sched_hint = 1;
 }
 
 static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
@@ -85,32 +142,35 @@ static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 
 	if (p->pi == p->ci)
 		return 0;
-	return p->err || (p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) < TX_OB);
+	if (p->err)
+		return 1;
+	return p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) < TX_OB && !p->rd_wait &&
+	       (int64_t)(st->now - p->hold_until) >= 0;
 }
 
-/* All DMA reads of the current message are issued: the next WQE may be fetched behind them. */
-static int reads_issued(const rnic_tx_state_t *st)
+static int req_full(const rnic_tx_state_t *st)
 {
-	return st->phase == 1 && (st->inline_data || st->iss_off >= st->msg_len);
+	return st->req_tail - st->req_head >= TX_REQ_FIFO;
 }
 
-/* Payload beats requested and not yet taken: a read beat is payload while there are any (the DMA
- * returns data in request order and WQEs are fetched after their predecessor's payload). */
-static int payload_pending(const rnic_tx_state_t *st)
+static void read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t wqe)
 {
-	return st->req_head != st->req_tail || st->req_left;
+	st->o.rdreq_valid = 1;
+	st->o.rdreq_addr = addr;
+	st->o.rdreq_len = (uint16_t)len;
+	st->req_len[st->req_tail % TX_REQ_FIFO] = (uint16_t)len;
+	st->req_wqe[st->req_tail % TX_REQ_FIFO] = (uint8_t)wqe;
+	st->req_tail++;
 }
 
-/* Scheduler: fetch the next WQE of the next ready QP (round-robin) into the prefetch buffer,
- * while idle or as soon as the message being sent has issued all its reads, so that the WQE
- * fetch overlaps the end of the previous message. */
+/* Scheduler: fetch the next WQE of the next ready QP (round-robin) into the prefetch buffer once
+ * the message in progress has all its packets built. */
 static void schedule(rnic_tx_state_t *st)
 {
 	uint32_t i, q, mask;
 	uint64_t base;
 
-	if (st->pf_state || st->o.rdreq_valid || cpl_full(st) || !st->sched_hint ||
-	    !(st->phase == 0 || reads_issued(st)))
+	if (st->pf_state || st->phase || st->o.rdreq_valid || req_full(st) || cpl_full(st) || !st->sched_hint)
 		return;
 	for (i = 1; i <= RNIC_MAX_QP; i++) {
 		q = (st->rr + i) % RNIC_MAX_QP;
@@ -120,9 +180,7 @@ static void schedule(rnic_tx_state_t *st)
 		st->pf_qpn = q;
 		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
 		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
-		st->o.rdreq_valid = 1;
-		st->o.rdreq_addr = base + (uint64_t)(st->qp[q].ci & mask) * RNIC_WQE_BYTES;
-		st->o.rdreq_len = RNIC_WQE_BYTES;
+		read_req(st, base + (uint64_t)(st->qp[q].ci & mask) * RNIC_WQE_BYTES, RNIC_WQE_BYTES, 1);
 		st->pf_beats = 0;
 		st->pf_state = 1;
 		st->qp[q].ci++;
@@ -131,172 +189,408 @@ static void schedule(rnic_tx_state_t *st)
 	st->sched_hint = 0; /* nothing ready: rescan after the next event */
 }
 
-/* WQE arrived: check it and set the message up (or complete it in error). */
+/* Check the SGEs of the WQE (local key, PD, bounds; `access` needed on each MR). */
+static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, uint32_t access)
+{
+	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
+
+	if (RNIC_WQE_NUM_SGE_GET(w) > RNIC_MAX_SGE)
+		return RNIC_WC_STATUS_LOC_LEN_ERR;
+	for (k = 0; k < RNIC_MAX_SGE; k++) {
+		const uint8_t *s = w + RNIC_WQE_SGE_OFF + k * RNIC_SGE_SIZE;
+		tx_sge_t *g = &st->sge[st->nsge];
+
+		if (k >= RNIC_WQE_NUM_SGE_GET(w))
+			break;
+		g->addr = RNIC_SGE_ADDR_GET(s);
+		g->len = RNIC_SGE_LEN_GET(s);
+		if (!g->len)
+			continue;
+		if (rnic_key_check(&st->t, RNIC_SGE_LKEY_GET(s), pdn, access, g->addr, g->len, &g->mpt))
+			status = RNIC_WC_STATUS_LOC_PROT_ERR;
+		if (st->msg_len + (uint64_t)g->len > 0x80000000u)
+			status = RNIC_WC_STATUS_LOC_LEN_ERR;
+		st->msg_len += g->len;
+		st->nsge++;
+	}
+	return status;
+}
+
+/* Tell the RX kernel where the responses of this READ/atomic go. */
+static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
+{
+	rnic_rdx_t *x = &st->o.rdx;
+	uint32_t k;
+
+	*x = (rnic_rdx_t){0};
+	x->qpn = st->qpn;
+	x->first_psn = ob->first_psn;
+	x->npkts = ((ob->last_psn - ob->first_psn) & RNIC_PSN_MASK) + 1;
+	x->kind = st->op;
+	x->nsge = (uint8_t)st->nsge;
+	for (k = 0; k < RNIC_MAX_SGE; k++) {
+		rnic_wr_le(x->sge + k * 16, 8, st->sge[k].addr);
+		rnic_wr_le(x->sge + k * 16 + 8, 4, st->sge[k].len);
+		rnic_wr_le(x->sge + k * 16 + 12, 4, st->sge[k].mpt);
+	}
+	st->o.rdx_valid = 1;
+}
+
+/* WQE arrived: check it and set the message up (or complete it in error, or put it back). */
 static void start_message(rnic_tx_state_t *st)
 {
 	tx_qp_t *p = &st->qp[st->qpn];
 	const uint8_t *w = st->wqe;
 	uint32_t op = RNIC_WQE_OPCODE_GET(w), flags = RNIC_WQE_FLAGS_GET(w);
 	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN);
-	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
+	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
 	tx_ob_t *ob;
 
 	st->sched_hint = 1;
 	if (p->err) {
-		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
+		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
 			 (uint16_t)(p->ci - 1));
-		st->phase = 0;
+		return;
+	}
+	limit = QPC_F(&st->t, st->qpn, RETRY, MAX_RD_ATOMIC);
+	if ((is_rd(op) && p->rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && p->rd_out)) {
+		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3) */
+		p->ci--;
+		p->rd_wait = 1;
 		return;
 	}
 	st->o.stat_wqes++;
+	st->op = (uint8_t)op;
 	st->inline_data = (flags & RNIC_WQE_FLAG_INLINE) != 0;
 	st->msg_len = 0;
 	st->nsge = 0;
-	if (op != RNIC_WQE_OP_RDMA_WRITE) {
-		status = RNIC_WC_STATUS_LOC_QP_OP_ERR; /* other opcodes: not served yet */
+	if (op > RNIC_WQE_OP_ATOMIC_FA) {
+		status = RNIC_WC_STATUS_LOC_QP_OP_ERR;
 	} else if (st->inline_data) {
 		st->msg_len = RNIC_WQE_TOTAL_LEN_GET(w);
-		if (st->msg_len > RNIC_MAX_INLINE)
+		if (is_rd(op))
+			status = RNIC_WC_STATUS_LOC_QP_OP_ERR;
+		else if (st->msg_len > RNIC_MAX_INLINE)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
-	} else if (RNIC_WQE_NUM_SGE_GET(w) > RNIC_MAX_SGE) {
-		status = RNIC_WC_STATUS_LOC_LEN_ERR;
 	} else {
-		for (k = 0; k < RNIC_MAX_SGE; k++) {
-			const uint8_t *s = w + RNIC_WQE_SGE_OFF + k * RNIC_SGE_SIZE;
-			tx_sge_t *g = &st->sge[st->nsge];
-
-			if (k >= RNIC_WQE_NUM_SGE_GET(w))
-				break;
-			g->addr = RNIC_SGE_ADDR_GET(s);
-			g->len = RNIC_SGE_LEN_GET(s);
-			if (!g->len)
-				continue;
-			if (rnic_key_check(&st->t, RNIC_SGE_LKEY_GET(s), pdn, 0, g->addr, g->len, &g->mpt))
-				status = RNIC_WC_STATUS_LOC_PROT_ERR;
-			st->msg_len += g->len;
-			st->nsge++;
-		}
+		status = load_sges(st, w, pdn, is_rd(op) ? RNIC_ACCESS_LOCAL_WRITE : 0);
+		if (!status && op >= RNIC_WQE_OP_ATOMIC_CS && st->msg_len != 8)
+			status = RNIC_WC_STATUS_LOC_LEN_ERR;
 	}
 	if (status != RNIC_WC_STATUS_SUCCESS) {
 		/* a local error completes the WQE (signaled or not) and moves the QP to error */
-		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), 0, status, p->ts_db, (uint16_t)(p->ci - 1));
+		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, p->ts_db, (uint16_t)(p->ci - 1));
 		p->err = 1;
-		st->phase = 0;
 		return;
 	}
 	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
-	st->npkts = st->msg_len ? (st->msg_len + st->mtu - 1) / st->mtu : 1;
+	npsn = st->msg_len ? (st->msg_len + st->mtu - 1) / st->mtu : 1;
+	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
+	if (op >= RNIC_WQE_OP_ATOMIC_CS)
+		npsn = 1;
 	ob = &st->ob[st->qpn][p->ob_tail % TX_OB];
 	ob->wr_id = RNIC_WQE_WR_ID_GET(w);
 	ob->ts = p->ts_db;
 	ob->len = st->msg_len;
+	ob->op = (uint8_t)op;
 	ob->first_psn = p->psn;
-	ob->last_psn = (p->psn + st->npkts - 1) & RNIC_PSN_MASK;
+	ob->last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
 	if (p->ob_head == p->ob_tail)
 		p->t_sent = st->now;
 	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
 	ob->index = (uint16_t)(p->ci - 1);
 	p->ob_tail++;
-	st->iss_off = st->iss_sge = st->iss_sge_off = 0;
+	st->first_psn = p->psn;
+	p->psn = (p->psn + npsn) & RNIC_PSN_MASK;
 	st->pkt = 0;
-	st->e_state = 0;
+	st->rd_skip = 0;
+	st->iss_sge = st->iss_sge_off = 0;
 	if (p->restart && ob->index == p->restart_index) {
-		/* go-back-N into the middle of a message: skip the packets before the PSN (a WRITE
-		 * MIDDLE/LAST continues the responder's context, IBTA 9.7.5.1.3) */
-		int32_t k = rnic_psn_diff(p->restart_psn, p->psn);
+		/* go-back-N into the middle of a message: skip the packets before the PSN (a WRITE or
+		 * SEND MIDDLE/LAST continues the responder's context, a READ is requested again from
+		 * there, IBTA 9.7.5.1.3, 9.7.6.1.3) */
+		int32_t k = rnic_psn_diff(p->restart_psn, ob->first_psn);
 
 		p->restart = 0;
-		if (k > 0 && (uint32_t)k < st->npkts && !st->inline_data) {
-			uint32_t skip = (uint32_t)k * st->mtu, g;
-
-			st->pkt = (uint32_t)k;
-			st->iss_off = skip;
-			for (g = 0; g < RNIC_MAX_SGE; g++) {
-				if (st->iss_sge >= st->nsge || skip < st->sge[st->iss_sge].len)
-					break;
-				skip -= st->sge[st->iss_sge].len;
-				st->iss_sge++;
+		if (k > 0 && (uint32_t)k < npsn && !st->inline_data) {
+			if (op == RNIC_WQE_OP_RDMA_READ) {
+				st->first_psn = (ob->first_psn + (uint32_t)k) & RNIC_PSN_MASK;
+				st->rd_skip = (uint32_t)k * st->mtu;
 			}
-			st->iss_sge_off = skip;
+			else
+				st->pkt = (uint32_t)k;
 		}
+	}
+	if (is_rd(op)) {
+		p->rd_out++;
+		post_rdx(st, ob);
 	}
 	st->phase = 1;
 }
 
-/* Read issuer: one DMA read request per clock while credit lasts. */
-static void issue(rnic_tx_state_t *st)
+/* Position the issuer's SGE cursor at byte `off` of the message. */
+static void seek_sge(rnic_tx_state_t *st, uint32_t off)
 {
-	const tx_sge_t *g;
-	uint64_t addr;
-	uint32_t n, room;
+	uint32_t g;
 
-	if (st->phase != 1 || st->cancel || st->inline_data || st->o.rdreq_valid || st->iss_off >= st->msg_len ||
-	    st->req_tail - st->req_head >= TX_REQ_FIFO || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT)
-		return;
-	g = &st->sge[st->iss_sge];
-	addr = g->addr + st->iss_sge_off;
-	n = g->len - st->iss_sge_off;
-	room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
-	if (n > room)
-		n = room;
-	room = st->mtu - st->iss_off % st->mtu;
-	if (n > room)
-		n = room;
-	st->o.rdreq_valid = 1;
-	st->o.rdreq_addr = rnic_translate(&st->t, g->mpt, addr);
-	st->o.rdreq_len = (uint16_t)n;
-	st->req_len[st->req_tail % TX_REQ_FIFO] = (uint16_t)n;
-	st->req_tail++;
-	st->credit += n;
-	st->iss_off += n;
-	st->iss_sge_off += n;
-	if (st->iss_sge_off == g->len) {
+	st->iss_sge = 0;
+	for (g = 0; g < RNIC_MAX_SGE; g++) {
+		if (st->iss_sge >= st->nsge || off < st->sge[st->iss_sge].len)
+			break;
+		off -= st->sge[st->iss_sge].len;
 		st->iss_sge++;
-		st->iss_sge_off = 0;
 	}
+	st->iss_sge_off = off;
 }
 
-/* Stop the cancelled message between packets; its reads still in flight are drained. */
-static void abort_message(rnic_tx_state_t *st)
+static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 {
-	st->cancel = 0;
-	st->phase = 0;
-	st->e_state = 0;
-	st->drain = payload_pending(st);
-	st->sched_hint = 1;
+	tx_pkt_t *k = &st->pk[st->pk_tail % TX_PKT_FIFO];
+	uint32_t i;
+
+	for (i = 0; i < TX_HDR; i++)
+		k->hdr[i] = 0;
+	return k;
+}
+
+/* One packet of the request message. */
+static void build_request(rnic_tx_state_t *st)
+{
+	tx_pkt_t *k = pkt_slot(st);
+	const uint8_t *w = st->wqe;
+	uint8_t *x = k->hdr + RNIC_XTH_OFF;
+	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
+	uint32_t pay = last ? st->msg_len - st->pkt * st->mtu : st->mtu;
+	uint32_t imm = st->op == RNIC_WQE_OP_RDMA_WRITE_IMM || st->op == RNIC_WQE_OP_SEND_IMM;
+	uint32_t xth = 0, op, i, ackreq = last;
+	uint64_t ra = RNIC_WQE_REMOTE_ADDR_GET(w);
+
+	switch (st->op) {
+	case RNIC_WQE_OP_RDMA_WRITE:
+	case RNIC_WQE_OP_RDMA_WRITE_IMM:
+		op = st->npkts == 1 ? (imm ? RNIC_BTH_OP_WRITE_ONLY_IMM : RNIC_BTH_OP_WRITE_ONLY) :
+		     first ? RNIC_BTH_OP_WRITE_FIRST :
+		     last ? (imm ? RNIC_BTH_OP_WRITE_LAST_IMM : RNIC_BTH_OP_WRITE_LAST) : RNIC_BTH_OP_WRITE_MIDDLE;
+		if (first) {
+			rnic_put_be64(x, ra);
+			rnic_put_be32(x + 8, RNIC_WQE_RKEY_GET(w));
+			rnic_put_be32(x + 12, st->msg_len);
+			xth = RNIC_RETH_LEN;
+		}
+		break;
+	case RNIC_WQE_OP_SEND:
+	case RNIC_WQE_OP_SEND_IMM:
+		op = st->npkts == 1 ? (imm ? RNIC_BTH_OP_SEND_ONLY_IMM : RNIC_BTH_OP_SEND_ONLY) :
+		     first ? RNIC_BTH_OP_SEND_FIRST :
+		     last ? (imm ? RNIC_BTH_OP_SEND_LAST_IMM : RNIC_BTH_OP_SEND_LAST) : RNIC_BTH_OP_SEND_MIDDLE;
+		break;
+	case RNIC_WQE_OP_RDMA_READ: {
+		/* one request for the whole (remaining) message; its responses take the PSNs */
+		uint32_t skip = st->rd_skip;
+
+		op = RNIC_BTH_OP_READ_REQ;
+		rnic_put_be64(x, ra + skip);
+		rnic_put_be32(x + 8, RNIC_WQE_RKEY_GET(w));
+		rnic_put_be32(x + 12, st->msg_len - skip);
+		xth = RNIC_RETH_LEN;
+		pay = 0;
+		ackreq = 0;
+		break;
+	}
+	default: /* atomics: AtomicETH (IBTA 9.3.3.3) */
+		op = st->op == RNIC_WQE_OP_ATOMIC_CS ? RNIC_BTH_OP_CMP_SWAP : RNIC_BTH_OP_FETCH_ADD;
+		rnic_put_be64(x, ra);
+		rnic_put_be32(x + 8, RNIC_WQE_RKEY_GET(w));
+		rnic_put_be64(x + 12, st->op == RNIC_WQE_OP_ATOMIC_CS ? RNIC_WQE_SWAP_GET(w) : RNIC_WQE_COMPARE_ADD_GET(w));
+		rnic_put_be64(x + 20, RNIC_WQE_COMPARE_ADD_GET(w));
+		xth = 28;
+		pay = 0;
+		ackreq = 0;
+		break;
+	}
+	if (imm && last) {
+		rnic_wr_le(x + xth, 4, RNIC_WQE_IMM_GET(w)); /* kept in network order by the host */
+		xth += RNIC_IMM_LEN;
+	}
+	k->pad = (uint8_t)((4 - (pay & 3)) & 3);
+	rnic_build_headers(&st->t, st->qpn, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
+			   xth + pay + k->pad + RNIC_ICRC_LEN);
+	k->hdr_len = (uint16_t)(RNIC_XTH_OFF + xth);
+	k->pay_len = (uint16_t)pay;
+	if (st->inline_data) {
+		for (i = 0; i < RNIC_MAX_INLINE; i++)
+			if (i < pay)
+				k->hdr[k->hdr_len + i] = w[RNIC_WQE_SGE_OFF + i];
+		k->hdr_len += (uint16_t)pay;
+		k->pay_len = 0;
+	}
+	st->pk_tail++;
+	st->iss_rsp = 0;
+	st->iss_left = k->pay_len;
+	if (k->pay_len)
+		seek_sge(st, st->pkt * st->mtu);
+	if (++st->pkt == st->npkts)
+		st->phase = 0;
+}
+
+/* One responder frame: ACK/NAK, ATOMIC ACK, or the next READ response packet (IBTA 9.4.3, 9.5). */
+static void build_response(rnic_tx_state_t *st)
+{
+	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
+	tx_pkt_t *k = pkt_slot(st);
+	uint8_t *x = k->hdr + RNIC_XTH_OFF;
+	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
+
+	st->iss_left = 0;
+	if (r->kind == RNIC_RSP_KIND_READ) {
+		uint32_t first, last;
+
+		if (!st->rj_active) {
+			st->rj_active = 1;
+			st->rj_pkt = 0;
+			st->rj_mtu = rnic_mtu_bytes(QPC_F(&st->t, r->qpn, CTRL, PMTU));
+			st->rj_npkts = r->len ? (r->len + st->rj_mtu - 1) / st->rj_mtu : 1;
+		}
+		first = st->rj_pkt == 0;
+		last = st->rj_pkt == st->rj_npkts - 1;
+		pay = last ? r->len - st->rj_pkt * st->rj_mtu : st->rj_mtu;
+		op = st->rj_npkts == 1 ? RNIC_BTH_OP_READ_RESP_ONLY :
+		     first ? RNIC_BTH_OP_READ_RESP_FIRST :
+		     last ? RNIC_BTH_OP_READ_RESP_LAST : RNIC_BTH_OP_READ_RESP_MIDDLE;
+		if (op == RNIC_BTH_OP_READ_RESP_MIDDLE)
+			xth = 0;
+		k->pad = (uint8_t)((4 - (pay & 3)) & 3);
+		rnic_build_headers(&st->t, r->qpn, k->hdr, op, k->pad, 0, r->psn + st->rj_pkt,
+				   xth + pay + k->pad + RNIC_ICRC_LEN);
+		st->iss_rsp = 1;
+		st->iss_left = pay;
+		st->iss_va = r->va + (uint64_t)st->rj_pkt * st->rj_mtu;
+		st->iss_mpt = r->mpt;
+		if (++st->rj_pkt == st->rj_npkts) {
+			st->rj_active = 0;
+			st->rsp_head++;
+		}
+	} else {
+		op = r->kind == RNIC_RSP_KIND_ATOMIC ? RNIC_BTH_OP_ATOMIC_ACK : RNIC_BTH_OP_ACK;
+		k->pad = 0;
+		if (r->kind == RNIC_RSP_KIND_ATOMIC) {
+			rnic_put_be64(x + RNIC_AETH_LEN, r->atomic);
+			xth += 8;
+		}
+		rnic_build_headers(&st->t, r->qpn, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN);
+		st->o.stat_acks++;
+		st->rsp_head++;
+	}
+	if (xth) {
+		x[0] = (uint8_t)r->syndrome;
+		rnic_put_be24(x + 1, r->msn);
+	}
+	k->hdr_len = (uint16_t)(RNIC_XTH_OFF + xth);
+	k->pay_len = (uint16_t)pay;
+	st->pk_tail++;
+}
+
+/* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
+static void build(rnic_tx_state_t *st)
+{
+	uint64_t addr;
+	uint32_t n, room, mpt;
+
+	if (st->o.rdreq_valid)
+		return;
+	if (st->iss_left) {
+		if (req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT)
+			return;
+		if (st->iss_rsp) {
+			addr = st->iss_va;
+			n = st->iss_left;
+			mpt = st->iss_mpt;
+		} else {
+			const tx_sge_t *g = &st->sge[st->iss_sge];
+
+			addr = g->addr + st->iss_sge_off;
+			n = g->len - st->iss_sge_off;
+			mpt = g->mpt;
+		}
+		room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
+		if (n > room)
+			n = room;
+		if (n > st->iss_left)
+			n = st->iss_left;
+		read_req(st, rnic_translate(&st->t, mpt, addr), n, 0);
+		st->credit += n;
+		st->iss_left -= n;
+		st->iss_va += n;
+		st->iss_sge_off += n;
+		if (!st->iss_rsp && st->iss_sge_off == st->sge[st->iss_sge].len) {
+			st->iss_sge++;
+			st->iss_sge_off = 0;
+		}
+		return;
+	}
+	if (st->pk_tail - st->pk_head >= TX_PKT_FIFO)
+		return;
+	if (st->rj_active || st->rsp_head != st->rsp_tail) {
+		build_response(st);
+		return;
+	}
+	if (st->phase && st->cancel) {
+		st->phase = 0;
+		st->cancel = 0;
+		st->sched_hint = 1;
+		return;
+	}
+	if (st->phase)
+		build_request(st);
 }
 
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
- * their original PSNs (IBTA 9.7.5.1.3, 9.7.6.1.3). */
-static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn)
+ * their original PSNs, resuming at `psn` (IBTA 9.7.5.1.3, 9.7.6.1.3). `rnr` != 0: after an RNR
+ * NAK carrying that timer code + 1. */
+static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 {
 	tx_qp_t *p = &st->qp[q];
 	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+	uint32_t limit;
 
 	if (p->ob_head == p->ob_tail)
 		return;
-	/* a go-back point later than the previous one is progress too */
-	if (p->retries && rnic_psn_diff(psn, p->restart_psn) > 0)
-		p->retries = 0;
-	if (p->retries >= QPC_F(&st->t, q, RETRY, RETRY_CNT)) {
-		/* retries exhausted: the oldest WQE fails, the QP goes to error, the rest is flushed */
-		cpl_push(st, q, ob->wr_id, 0, RNIC_WC_STATUS_RETRY_EXC_ERR, ob->ts, ob->index);
-		p->ob_head++;
-		p->err = 1;
-		st->ack_busy = 1;
-		st->ack_qpn = q;
-		return;
+	if (rnr) {
+		limit = QPC_F(&st->t, q, RETRY, RNR_RETRY);
+		if (limit != 7 && p->rnr_retries >= limit) {
+			ob_retire(st, q, RNIC_WC_STATUS_RNR_RETRY_EXC_ERR);
+			p->err = 1;
+			st->ack_busy = 1;
+			st->ack_qpn = q;
+			return;
+		}
+		p->rnr_retries++;
+		p->hold_until = st->now + (uint64_t)rnr_units[(rnr - 1) & 31] * CYCLES_10US;
+		st->o.stat_rnr++;
+	} else {
+		/* a go-back point later than the previous one is progress too */
+		if (p->retries && rnic_psn_diff(psn, p->restart_psn) > 0)
+			p->retries = 0;
+		if (p->retries >= QPC_F(&st->t, q, RETRY, RETRY_CNT)) {
+			/* retries exhausted: the oldest WQE fails, the QP goes to error, the rest is flushed */
+			ob_retire(st, q, RNIC_WC_STATUS_RETRY_EXC_ERR);
+			p->err = 1;
+			st->ack_busy = 1;
+			st->ack_qpn = q;
+			return;
+		}
+		p->retries++;
+		st->o.stat_retransmits++;
 	}
-	p->retries++;
 	p->ci = ob->index;
 	p->psn = ob->first_psn;
-	/* resume inside the oldest WQE at the PSN the responder expects */
 	p->restart = 1;
 	p->restart_index = ob->index;
 	p->restart_psn = psn;
 	p->ob_tail = p->ob_head;
+	p->rd_out = 0;
+	p->rd_wait = 0;
 	p->t_sent = st->now;
-	st->o.stat_retransmits++;
 	if (st->phase && st->qpn == q)
 		st->cancel = 1;
 	if (st->pf_state == 2 && st->pf_qpn == q)
@@ -313,115 +607,64 @@ static void check_timer(rnic_tx_state_t *st)
 	tx_qp_t *p = &st->qp[q];
 	uint32_t t = QPC_F(&st->t, q, RETRY, TIMEOUT);
 
-	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st))
+	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) ||
+	    (int64_t)(st->now - p->hold_until) < 0)
 		return;
 	if (st->now - p->t_sent > (1024ull << t))
-		rewind_qp(st, q, st->ob[q][p->ob_head % TX_OB].first_psn);
+		rewind_qp(st, q, st->ob[q][p->ob_head % TX_OB].first_psn, 0);
 }
 
-static void build_header(rnic_tx_state_t *st)
-{
-	const uint8_t *w = st->wqe;
-	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
-	uint32_t pay = last ? st->msg_len - st->pkt * st->mtu : st->mtu;
-	uint32_t pad = (4 - (pay & 3)) & 3;
-	uint32_t xth = first ? RNIC_RETH_LEN : 0;
-	uint32_t op = st->npkts == 1 ? RNIC_BTH_OP_WRITE_ONLY :
-		      first ? RNIC_BTH_OP_WRITE_FIRST :
-		      last ? RNIC_BTH_OP_WRITE_LAST : RNIC_BTH_OP_WRITE_MIDDLE;
-
-	rnic_build_headers(&st->t, st->qpn, st->hdr, op, pad, last, st->qp[st->qpn].psn + st->pkt,
-			   xth + pay + pad + RNIC_ICRC_LEN);
-	if (first) {
-		rnic_put_be64(st->hdr + RNIC_XTH_OFF, RNIC_WQE_REMOTE_ADDR_GET(w));
-		rnic_put_be32(st->hdr + RNIC_XTH_OFF + 8, RNIC_WQE_RKEY_GET(w));
-		rnic_put_be32(st->hdr + RNIC_XTH_OFF + 12, st->msg_len);
-	}
-	st->hdr_len = RNIC_XTH_OFF + xth;
-	st->crc = rnic_icrc_beat(0, st->hdr, 0, st->hdr_len < RNIC_BEAT ? st->hdr_len : RNIC_BEAT);
-	if (st->hdr_len > RNIC_BEAT)
-		st->crc = rnic_crc32(st->crc, st->hdr + RNIC_BEAT, st->hdr_len - RNIC_BEAT);
-	st->hdr_pos = 0;
-	st->pkt_pay_left = pay;
-}
-
-/* Emitter: header, payload, pad + ICRC of the current packet into the packer. `rd` is the DMA
- * read beat taken this clock, or NULL. */
+/* Emitter: header, payload, pad + ICRC of the oldest built packet into the packer. `rd` is the
+ * DMA read beat taken this clock for it, or NULL. */
 static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 {
 	static const uint8_t zero[4];
+	const tx_pkt_t *k = &st->pk[st->pk_head % TX_PKT_FIFO];
 	uint8_t icrc[4];
-	uint32_t n, pad;
+	uint32_t n;
 
 	switch (st->e_state) {
-	case 0: /* header: one frame in the packer at a time */
-		if (st->acc_n || st->frame_end)
+	case 0: /* one frame in the packer at a time */
+		if (st->pk_head == st->pk_tail || st->acc_n || st->frame_end)
 			return;
-		if (st->cancel) {
-			abort_message(st);
-			return;
-		}
-		build_header(st);
+		st->hdr_pos = 0;
+		st->pay_left = k->pay_len;
 		st->e_state = 4;
 		/* fall through */
 	case 4:
 		if (st->acc_n + RNIC_BEAT > TX_ACC)
 			return;
-		n = st->hdr_len - st->hdr_pos < RNIC_BEAT ? st->hdr_len - st->hdr_pos : RNIC_BEAT;
-		push(st, st->hdr + st->hdr_pos, n);
+		n = k->hdr_len - st->hdr_pos < RNIC_BEAT ? k->hdr_len - st->hdr_pos : RNIC_BEAT;
+		st->crc = st->hdr_pos ? rnic_crc32(st->crc, k->hdr + st->hdr_pos, n) : rnic_icrc_beat(0, k->hdr, 0, n);
+		push(st, k->hdr + st->hdr_pos, n);
 		st->hdr_pos += n;
-		if (st->hdr_pos < st->hdr_len)
+		if (st->hdr_pos < k->hdr_len)
 			return;
-		st->e_state = 1;
-		if (st->inline_data && st->pkt_pay_left) {
-			st->crc = rnic_crc32(st->crc, st->wqe + RNIC_WQE_SGE_OFF, st->pkt_pay_left);
-			push(st, st->wqe + RNIC_WQE_SGE_OFF, st->pkt_pay_left);
-			st->pkt_pay_left = 0;
-		}
-		if (st->pkt_pay_left)
-			return;
-		st->e_state = 2;
+		st->e_state = st->pay_left ? 1 : 2;
 		return;
 	case 1: /* payload beats from the DMA reads */
 		if (!rd)
 			return;
-		if (!st->req_left)
-			st->req_left = st->req_len[st->req_head++ % TX_REQ_FIFO];
 		n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
 		st->crc = rnic_crc32(st->crc, rd, n);
 		push(st, rd, n);
 		st->req_left -= n;
 		st->credit -= n;
-		st->pkt_pay_left -= n;
+		st->pay_left -= n;
 		st->o.stat_bytes += n;
-		if (!st->pkt_pay_left)
+		if (!st->pay_left)
 			st->e_state = 2;
 		return;
 	case 2: /* pad and ICRC */
 		if (st->acc_n + 8 > TX_ACC)
 			return;
-		pad = (st->hdr[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
-		st->crc = rnic_crc32(st->crc, zero, pad);
-		push(st, zero, pad);
+		st->crc = rnic_crc32(st->crc, zero, k->pad);
+		push(st, zero, k->pad);
 		rnic_wr_le(icrc, 4, ~st->crc);
 		push(st, icrc, 4);
 		st->frame_end = 1;
-		st->e_state = 3;
-		return;
-	case 3: /* frame drained: next packet or done */
-		if (st->acc_n || st->frame_end)
-			return;
-		if (st->cancel) {
-			abort_message(st);
-			return;
-		}
-		if (++st->pkt < st->npkts) {
-			st->e_state = 0;
-			return;
-		}
-		st->qp[st->qpn].psn = (st->qp[st->qpn].psn + st->npkts) & RNIC_PSN_MASK;
-		st->phase = 0;
-		st->sched_hint = 1;
+		st->pk_head++;
+		st->e_state = 0;
 		return;
 	}
 }
@@ -429,10 +672,12 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 /* ACK/NAK notices: retire (one WQE per clock), or complete in error and flush. */
 static void acknowledge(rnic_tx_state_t *st)
 {
-	tx_qp_t *p = &st->qp[st->ack_qpn];
-	tx_ob_t *ob = &st->ob[st->ack_qpn][p->ob_head % TX_OB];
+	uint32_t q = st->ack_qpn;
+	tx_qp_t *p = &st->qp[q];
+	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
 	uint32_t type = st->ack_syn & RNIC_AETH_TYPE_MASK;
-	uint32_t status;
+	int32_t d = rnic_psn_diff(st->ack_psn, ob->last_psn);
+	uint32_t rd;
 
 	if (cpl_full(st))
 		return;
@@ -441,44 +686,42 @@ static void acknowledge(rnic_tx_state_t *st)
 		return;
 	}
 	if (p->err) {
-		cpl_push(st, st->ack_qpn, ob->wr_id, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, ob->ts, ob->index);
-		p->ob_head++;
+		ob_retire(st, q, RNIC_WC_STATUS_WR_FLUSH_ERR);
 		return;
 	}
-	if ((type == RNIC_AETH_TYPE_ACK && rnic_psn_diff(st->ack_psn, ob->last_psn) >= 0) ||
-	    (st->ack_syn == RNIC_AETH_NAK_PSN_SEQ && rnic_psn_diff(st->ack_psn, ob->last_psn) > 0)) {
-		/* acknowledged; a sequence NAK acknowledges what comes before its PSN (9.7.5.1.3) */
-		if (ob->signaled)
-			cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts, ob->index);
-		p->ob_head++;
+	rd = is_rd(ob->op);
+	if (type == RNIC_AETH_TYPE_ACK && d >= 0 && (!rd || st->ack_rd)) {
+		/* acknowledged (a READ/atomic: its response is placed) */
+		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
 		p->t_sent = st->now;
 		p->retries = 0;
+		p->rnr_retries = 0;
 		return;
 	}
-	if (st->ack_syn == RNIC_AETH_NAK_PSN_SEQ) {
-		st->o.stat_naks++;
-		st->ack_busy = 0;
-		rewind_qp(st, st->ack_qpn, st->ack_psn);
-		return;
-	}
-	if (type == RNIC_AETH_TYPE_NAK && st->ack_syn != RNIC_AETH_NAK_PSN_SEQ) {
-		/* a NAK implicitly acknowledges the WQEs before the one it names (9.7.5.1.5) */
-		if (rnic_psn_diff(st->ack_psn, ob->last_psn) > 0) {
-			if (ob->signaled)
-				cpl_push(st, st->ack_qpn, ob->wr_id, ob->len, RNIC_WC_STATUS_SUCCESS, ob->ts, ob->index);
-			p->ob_head++;
+	if (type != RNIC_AETH_TYPE_ACK && d > 0) {
+		/* a NAK acknowledges the WQEs before the PSN it names (9.7.5.1.3, 9.7.5.1.5); a READ's
+		 * data is acknowledged only by its responses: wait for them (or the timer) */
+		if (rd) {
+			st->ack_busy = 0;
 			return;
 		}
-		status = st->ack_syn == RNIC_AETH_NAK_REM_ACCESS ? RNIC_WC_STATUS_REM_ACCESS_ERR :
-			 st->ack_syn == RNIC_AETH_NAK_REM_OP ? RNIC_WC_STATUS_REM_OP_ERR :
-			 RNIC_WC_STATUS_REM_INV_REQ_ERR;
-		cpl_push(st, st->ack_qpn, ob->wr_id, 0, status, ob->ts, ob->index);
-		st->o.stat_naks++;
-		p->ob_head++;
-		p->err = 1;
+		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
+		p->t_sent = st->now;
 		return;
 	}
 	st->ack_busy = 0;
+	if (type == RNIC_AETH_TYPE_ACK)
+		return;
+	st->o.stat_naks++;
+	if (st->ack_syn == RNIC_AETH_NAK_PSN_SEQ || type == RNIC_AETH_TYPE_RNR) {
+		rewind_qp(st, q, st->ack_psn, type == RNIC_AETH_TYPE_RNR ? (st->ack_syn & 0x1f) + 1 : 0);
+		return;
+	}
+	ob_retire(st, q, st->ack_syn == RNIC_AETH_NAK_REM_ACCESS ? RNIC_WC_STATUS_REM_ACCESS_ERR :
+			 st->ack_syn == RNIC_AETH_NAK_REM_OP ? RNIC_WC_STATUS_REM_OP_ERR :
+			 RNIC_WC_STATUS_REM_INV_REQ_ERR);
+	p->err = 1;
+	st->ack_busy = 1;
 }
 
 static void commit_qp(rnic_tx_state_t *st, uint32_t q)
@@ -516,6 +759,12 @@ static void doorbell(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	st->qp[q].ts_db = in->cycle;
 }
 
+/* The next DMA read beat belongs to a WQE fetch (else to payload). */
+static int next_is_wqe(const rnic_tx_state_t *st)
+{
+	return st->req_left ? st->cur_wqe : st->req_wqe[st->req_head % TX_REQ_FIFO];
+}
+
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
@@ -526,8 +775,15 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		for (i = 0; i < RNIC_MAX_QP; i++)
 			st->qp[i] = (tx_qp_t){0};
 		st->phase = 0;
+		st->cancel = 0;
+		st->pf_state = 0;
 		st->acc_n = 0;
 		st->frame_end = 0;
+		st->e_state = 0;
+		st->iss_left = 0;
+		st->rj_active = 0;
+		st->rsp_head = st->rsp_tail = 0;
+		st->pk_head = st->pk_tail = 0;
 		st->req_head = st->req_tail = st->req_left = st->credit = 0;
 		st->cpl_head = st->cpl_tail = 0;
 		st->ack_busy = 0;
@@ -543,6 +799,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->o.rdreq_valid = 0;
 	if (st->o.cpl_valid && in->cpl_ready)
 		st->o.cpl_valid = 0;
+	if (st->o.rdx_valid && in->rdx_ready)
+		st->o.rdx_valid = 0;
 	if (in->rd_valid && st->o.rd_ready)
 		rd = in->rd_data;
 	if (in->db_valid && st->o.db_ready)
@@ -552,41 +810,41 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->ack_qpn = in->ack_qpn % RNIC_MAX_QP;
 		st->ack_psn = in->ack_psn;
 		st->ack_syn = in->ack_syndrome;
+		st->ack_rd = in->ack_rd;
 	}
+	if (in->rsp_valid && st->o.rsp_ready)
+		st->rsp[st->rsp_tail++ % TX_RSP_FIFO] = in->rsp;
 	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
 		commit_qp(st, idx);
 
 	emit_beat(st);
-	if (rd && st->drain) {
-		/* payload of a cancelled message */
-		if (!st->req_left)
-			st->req_left = st->req_len[st->req_head++ % TX_REQ_FIFO];
-		i = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
-		st->req_left -= i;
-		st->credit -= i;
-		rd = 0;
+	if (rd) {
+		if (!st->req_left) {
+			st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
+			st->cur_wqe = st->req_wqe[st->req_head % TX_REQ_FIFO];
+			st->req_head++;
+		}
+		if (st->cur_wqe) {
+			/* a WQE beat for the prefetch buffer */
+			for (i = 0; i < RNIC_BEAT; i++)
+				st->pf_wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
+			if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
+				st->pf_state = st->pf_discard ? 0 : 2;
+				st->pf_discard = 0;
+			}
+			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
+			rd = 0;
+		}
 	}
-	if (st->drain && !payload_pending(st))
-		st->drain = 0;
-	if (rd && !payload_pending(st) && st->pf_state == 1) {
-		for (i = 0; i < RNIC_BEAT; i++)
-			st->pf_wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
-		if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT)
-			st->pf_state = st->pf_discard ? 0 : 2;
-		if (!st->pf_state)
-			st->pf_discard = 0;
-		rd = 0;
-	}
-	if (st->phase == 1)
-		emit(st, rd);
-	if (st->phase == 0 && st->pf_state == 2 && !st->drain) {
+	emit(st, rd);
+	if (!st->phase && st->pf_state == 2 && !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp)) {
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[i];
 		st->qpn = st->pf_qpn;
 		st->pf_state = 0;
 		start_message(st);
 	}
-	issue(st);
+	build(st);
 	schedule(st);
 	if (st->ack_busy) {
 		acknowledge(st);
@@ -602,8 +860,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	/* readies for the next clock: only what can surely be taken then */
 	st->o.db_ready = 1;
 	st->o.ack_ready = !st->ack_busy;
-	st->o.rd_ready = (st->pf_state == 1 && !payload_pending(st)) || (st->drain && payload_pending(st)) ||
-			 (st->phase == 1 && st->e_state == 1 && !st->inline_data && st->pkt_pay_left &&
-			  st->acc_n + RNIC_BEAT <= TX_ACC);
+	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
+	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) &&
+			 (next_is_wqe(st) ? st->pf_state == 1 : st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC);
 	*out = st->o;
 }

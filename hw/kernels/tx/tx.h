@@ -1,14 +1,18 @@
-/* TX kernel: RC requester (RDMA WRITE) and its completion tracking. */
+/* TX kernel: every frame the NIC sends on RoCE: RC requests, and the responder's frames (ACK/NAK,
+ * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. */
 #ifndef RNIC_TX_H
 #define RNIC_TX_H
 
 #include "rnic_kernel.h"
 
 #define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs per QP */
-#define TX_REQ_FIFO 64    /* DMA read requests in flight */
+#define TX_REQ_FIFO 64    /* DMA reads in flight */
 #define TX_CREDIT 32768   /* payload bytes in flight: covers 600 ns at 13 GB/s four times */
 #define TX_CPL_FIFO 16
 #define TX_ACC 192        /* byte packer: three beats */
+#define TX_PKT_FIFO 8     /* packets built (headers, reads issued) and not yet emitted */
+#define TX_RSP_FIFO 16    /* responder frames waiting */
+#define TX_HDR 160        /* header bytes of one packet, inline payload included */
 
 typedef struct {
 	uint64_t wr_id;
@@ -17,18 +21,23 @@ typedef struct {
 	uint32_t len;
 	uint16_t index;      /* SQ index of the WQE */
 	uint8_t signaled;
+	uint8_t op;          /* enum WQE_OP */
 } tx_ob_t;
 
 typedef struct {
 	uint64_t ts_db;     /* cycle of the last doorbell */
 	uint64_t t_sent;    /* last progress: the ACK timer runs from here */
+	uint64_t hold_until;/* RNR NAK: nothing is sent before this cycle */
 	uint8_t retries;    /* go-back-N rounds since the last progress */
+	uint8_t rnr_retries;
 	uint8_t restart;    /* the WQE at restart_index resumes at restart_psn */
 	uint16_t restart_index;
 	uint32_t restart_psn;
 	uint32_t psn;       /* next PSN to send */
 	uint16_t pi, ci;    /* SQ producer (doorbell) and next WQE to fetch */
 	uint16_t ob_head, ob_tail;
+	uint8_t rd_out;     /* READ/atomic WQEs outstanding */
+	uint8_t rd_wait;    /* the next WQE waits for a READ/atomic to complete (limit or fence) */
 	uint8_t state;      /* state of the last committed QPC */
 	uint8_t err;        /* error: WQEs complete with WR_FLUSH_ERR */
 } tx_qp_t;
@@ -40,6 +49,13 @@ typedef struct {
 } tx_sge_t;
 
 typedef struct {
+	uint8_t hdr[TX_HDR];
+	uint16_t hdr_len;    /* bytes of hdr sent (headers and inline payload) */
+	uint16_t pay_len;    /* payload bytes from DMA reads */
+	uint8_t pad;
+} tx_pkt_t;
+
+typedef struct {
 	rnic_tables_t t;
 	tx_qp_t qp[RNIC_MAX_QP];
 	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
@@ -49,41 +65,57 @@ typedef struct {
 	/* the next WQE, fetched while the current message finishes */
 	uint8_t pf_state;            /* 0 none, 1 fetching, 2 ready */
 	uint32_t pf_qpn, pf_beats;
+	uint8_t pf_discard;
 	uint8_t pf_wqe[RNIC_WQE_BYTES];
 
-	/* go-back-N: the message in progress stops at its next packet boundary (cancel), the
-	 * payload reads it still has in flight are discarded (drain) */
-	uint8_t cancel, drain, pf_discard;
 	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
 	uint64_t now;
 
-	/* the message in progress */
-	uint8_t phase;               /* 0 idle, 1 sending */
+	/* the request message being cut into packets */
+	uint8_t phase;               /* 0 idle, 1 building packets */
+	uint8_t cancel;              /* go-back-N: stop at the next packet boundary */
 	uint32_t qpn;
 	uint8_t wqe[RNIC_WQE_BYTES];
+	uint8_t op;
 	tx_sge_t sge[RNIC_MAX_SGE];
 	uint32_t nsge;
-	uint32_t msg_len, mtu, npkts;
+	uint32_t msg_len, mtu, npkts, pkt, first_psn;
+	uint32_t rd_skip;            /* a READ requested again from inside: bytes already placed */
 	uint8_t inline_data;
 
-	/* DMA read issuer: walks the message over its SGEs, cut at packets, pages and 4 KiB */
-	uint32_t iss_off, iss_sge, iss_sge_off;
-	uint32_t credit;             /* bytes issued and not yet consumed */
+	/* responder frames from the RX kernel; the READ response being cut into packets */
+	rnic_rsp_t rsp[TX_RSP_FIFO];
+	uint32_t rsp_head, rsp_tail;
+	uint8_t rj_active;
+	uint32_t rj_pkt, rj_npkts, rj_mtu;
+
+	/* read issuer: DMA reads of the payload of the packet built last, cut at pages and SGEs */
+	uint8_t iss_rsp;             /* the payload is a READ response's (else the message's) */
+	uint32_t iss_left;           /* bytes of the packet still to request */
+	uint32_t iss_sge, iss_sge_off;
+	uint64_t iss_va;
+	uint32_t iss_mpt;
+	uint32_t credit;             /* payload bytes requested and not yet emitted */
 	uint16_t req_len[TX_REQ_FIFO];
+	uint8_t req_wqe[TX_REQ_FIFO];/* the read fetches a WQE, not payload */
 	uint32_t req_head, req_tail;
-	uint32_t req_left;           /* bytes of the head request not yet consumed */
+	uint32_t req_left;           /* bytes of the request being taken not yet taken */
+	uint8_t cur_wqe;             /* ... and it is a WQE fetch */
+
+	/* packets built and not yet emitted */
+	tx_pkt_t pk[TX_PKT_FIFO];
+	uint32_t pk_head, pk_tail;
 
 	/* packet emitter */
-	uint8_t e_state;             /* 0 header, 1 payload, 2 tail, 3 drain */
-	uint32_t pkt, pkt_pay_left, hdr_len, hdr_pos;
-	uint8_t hdr[2 * RNIC_BEAT];
+	uint8_t e_state;             /* 0 next packet, 4 header, 1 payload, 2 tail */
+	uint32_t hdr_pos, pay_left;
 	uint32_t crc;
 	uint8_t acc[TX_ACC];
 	uint32_t acc_n;
 	uint8_t frame_end;           /* the packer holds the end of the frame */
 
 	/* acknowledgements and completions */
-	uint8_t ack_busy;
+	uint8_t ack_busy, ack_rd;
 	uint32_t ack_qpn, ack_psn, ack_syn;
 	rnic_cpl_t cpl[TX_CPL_FIFO];
 	uint32_t cpl_head, cpl_tail;
