@@ -1,6 +1,6 @@
 # Programs used by the system tests, linked against the project's verbs library.
 TESTAPP_DIR := $(BUILD)/tests
-TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors
+TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors $(TESTAPP_DIR)/rc_ops
 
 $(TESTAPP_DIR)/%: tests/apps/%.c $(BUILD)/host-lib/librnicverbs.so
 	@mkdir -p $(dir $@)

@@ -179,7 +179,7 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		    (uint32_t)wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD ||
 		    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 		    ((rd || atomic) && (wr->send_flags & IBV_SEND_INLINE)) ||
-		    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8 || (wr->wr.atomic.remote_addr & 7)))) {
+		    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8))) {
 			ret = EINVAL;
 			break;
 		}
@@ -788,7 +788,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	if (mask & IBV_QP_STATE) {
 		ibqp->state = a->qp_state;
 		if (a->qp_state == IBV_QPS_RESET)
-			qp->sq_pi = qp->sq_ci = 0; /* a reset QP starts its rings over */
+			qp->sq_pi = qp->sq_ci = qp->rq_pi = qp->rq_ci = 0; /* a reset QP starts its rings over */
 	}
 	qp->attr.qp_state = ibqp->state;
 	if (mask & IBV_QP_PATH_MTU)

@@ -139,7 +139,14 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 	}
 	/* take a completion next clock only if its CQE beat can be presented then */
 	st->o.db_ready = 1;
-	st->o.txc_ready = !st->eqe_pending && !st->o.wr_valid ? st->rr == 0 || !in->rxc_valid : 0;
-	st->o.rxc_ready = !st->eqe_pending && !st->o.wr_valid && !st->o.txc_ready;
+	{
+		/* one ready at a time (both may be valid): the side waiting, or the round-robin turn */
+		int tx_wait = in->txc_valid && !(c == &in->txc), rx_wait = in->rxc_valid && !(c == &in->rxc);
+		int free = !st->eqe_pending && !st->o.wr_valid;
+		int tx_turn = tx_wait && rx_wait ? st->rr == 0 : tx_wait ? 1 : rx_wait ? 0 : st->rr == 0;
+
+		st->o.txc_ready = free && tx_turn;
+		st->o.rxc_ready = free && !tx_turn;
+	}
 	*out = st->o;
 }

@@ -567,13 +567,11 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			fetch_rwqe(st, qpn);
 			return;
 		}
-		/* no receive WQE: RNR NAK (9.7.5.2.8); the message's later packets are dropped until
-		 * the requester comes back to this PSN */
-		if (!q->nak_sent) {
-			q->nak_sent = 1;
-			st->o.stat_nak_rnr++;
-			nak(st, psn, RNIC_AETH_RNR | QPC_F(&st->t, qpn, RETRY, MIN_RNR));
-		}
+		/* no receive WQE: RNR NAK (9.7.5.2.8), again for every retry; the message's later
+		 * packets are dropped until the requester comes back to this PSN */
+		q->nak_sent = 1;
+		st->o.stat_nak_rnr++;
+		nak(st, psn, RNIC_AETH_RNR | QPC_F(&st->t, qpn, RETRY, MIN_RNR));
 		finish_frame(st);
 		return;
 	}

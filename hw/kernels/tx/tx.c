@@ -145,7 +145,7 @@ static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 	if (p->err)
 		return 1;
 	return p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) < TX_OB && !p->rd_wait &&
-	       (int64_t)(st->now - p->hold_until) >= 0;
+	       !p->hold_until;
 }
 
 static int req_full(const rnic_tx_state_t *st)
@@ -565,7 +565,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 			return;
 		}
 		p->rnr_retries++;
-		p->hold_until = st->now + (uint64_t)rnr_units[(rnr - 1) & 31] * CYCLES_10US;
+		p->hold_until = st->now + (uint64_t)rnr_units[(rnr - 1) & 31] * CYCLES_10US; /* never 0 */
 		st->o.stat_rnr++;
 	} else {
 		/* a go-back point later than the previous one is progress too */
@@ -607,8 +607,11 @@ static void check_timer(rnic_tx_state_t *st)
 	tx_qp_t *p = &st->qp[q];
 	uint32_t t = QPC_F(&st->t, q, RETRY, TIMEOUT);
 
-	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) ||
-	    (int64_t)(st->now - p->hold_until) < 0)
+	if (p->hold_until && (int64_t)(st->now - p->hold_until) >= 0) {
+		p->hold_until = 0; /* the RNR wait is over: the scheduler looks again */
+		st->sched_hint = 1;
+	}
+	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until)
 		return;
 	if (st->now - p->t_sent > (1024ull << t))
 		rewind_qp(st, q, st->ob[q][p->ob_head % TX_OB].first_psn, 0);

@@ -1,0 +1,498 @@
+/* Every RC operation through the verbs API between two (simulated) NICs, checked byte for byte and
+ * field by field.
+ *
+ *   rc_ops [--mtu 256..4096] [--ack-timeout T] checks DEV_A DEV_B
+ *       one case per operation and error path; prints "ok <case>" or "FAIL <case>: why"
+ *   rc_ops [--mtu M] [--ack-timeout T] [--qps Q] [--seed S] mix N DEV_A DEV_B
+ *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
+ *       spread over Q QPs, up to 8 in flight per QP; every completion must arrive exactly once,
+ *       in order, successful, with the right data; prints counts and the NIC counters.
+ * Exit status 0 only if everything matched. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rnic/rnicdv.h"
+
+#define REGION (4u << 20)
+#define GUARD 4096u
+#define MAXQ 8
+#define DEPTH 8
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *mem;         /* GUARD | REGION (registered) | GUARD */
+	uint8_t *buf;         /* = mem + GUARD */
+	union ibv_gid gid;
+	struct ibv_qp *qp[MAXQ];
+};
+
+static struct side A, B;
+static enum ibv_mtu mtu = IBV_MTU_1024;
+static unsigned ack_timeout = 14;
+static int failures;
+
+static void die(const char *what, int err)
+{
+	printf("FAIL %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static void open_side(struct side *s, const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	int i;
+
+	if (!list)
+		die("ibv_get_device_list", errno);
+	for (i = 0; list[i] && strcmp(ibv_get_device_name(list[i]), name); i++)
+		;
+	if (!list[i])
+		die(name, ENODEV);
+	s->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!s->ctx)
+		die("ibv_open_device", errno);
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->mem = calloc(1, REGION + 2 * GUARD);
+	if (!s->pd || !s->mem)
+		die("alloc", ENOMEM);
+	s->buf = s->mem + GUARD;
+	s->mr = ibv_reg_mr(s->pd, s->buf, REGION, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	s->cq = ibv_create_cq(s->ctx, 4096, NULL, NULL, 0);
+	if (!s->mr || !s->cq)
+		die("reg_mr/create_cq", errno);
+	if (ibv_query_gid(s->ctx, 1, 0, &s->gid))
+		die("ibv_query_gid", EINVAL);
+}
+
+static struct ibv_qp *make_qp(struct side *s)
+{
+	struct ibv_qp_init_attr init = {0};
+	struct ibv_qp *qp;
+
+	init.send_cq = init.recv_cq = s->cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 64;
+	init.cap.max_recv_wr = 64;
+	init.cap.max_send_sge = 3;
+	init.cap.max_recv_sge = 3;
+	init.cap.max_inline_data = 64;
+	qp = ibv_create_qp(s->pd, &init);
+	if (!qp)
+		die("ibv_create_qp", errno);
+	return qp;
+}
+
+/* RESET -> INIT -> RTR -> RTS toward peer QP pq */
+static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct ibv_qp *pq, int rnr_retry,
+		       int access)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RESET;
+	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE)))
+		die("modify to RESET", ret);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = access;
+	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
+		die("modify to INIT", ret);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = pq->qp_num;
+	a.rq_psn = 0xfffff0 + pq->qp_num; /* near the 24-bit wrap */
+	a.max_dest_rd_atomic = 8;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+		die("modify to RTR", ret);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0xfffff0 + qp->qp_num;
+	a.timeout = (uint8_t)ack_timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = (uint8_t)rnr_retry;
+	a.max_rd_atomic = 8;
+	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
+		die("modify to RTS", ret);
+}
+
+#define ALL_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static void connect_pair(int i, int rnr_retry)
+{
+	connect_qp(A.qp[i], &B, B.qp[i], rnr_retry, ALL_ACCESS);
+	connect_qp(B.qp[i], &A, A.qp[i], 7, ALL_ACCESS);
+}
+
+/* One completion from s's CQ (the simulators share the CPU: yield, then nap). */
+static int poll1(struct side *s, struct ibv_wc *wc, int secs)
+{
+	time_t start = time(NULL);
+	unsigned spins = 0;
+
+	while (ibv_poll_cq(s->cq, 1, wc) == 0) {
+		if (++spins > 1000)
+			usleep(50);
+		else
+			sched_yield();
+		if (time(NULL) - start > secs)
+			return 0;
+	}
+	return 1;
+}
+
+static void fill(uint8_t *p, uint32_t n, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 2654435761u + i * 131 + (i >> 8));
+}
+
+static struct ibv_sge sge(struct side *s, uint32_t off, uint32_t len)
+{
+	return (struct ibv_sge){(uintptr_t)(s->buf + off), len, s->mr->lkey};
+}
+
+static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, struct ibv_sge *sg, int nsge,
+		uint64_t raddr, uint32_t rkey, int flags)
+{
+	struct ibv_send_wr wr = {0}, *bad;
+
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.sg_list = sg;
+	wr.num_sge = nsge;
+	wr.send_flags = IBV_SEND_SIGNALED | flags;
+	wr.imm_data = htonl(0x1234abcd ^ (uint32_t)id);
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sg, int nsge)
+{
+	struct ibv_recv_wr wr = {0}, *bad;
+
+	wr.wr_id = id;
+	wr.sg_list = sg;
+	wr.num_sge = nsge;
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+#define CHECK(cond, ...)                                                                                 \
+	do {                                                                                             \
+		if (!(cond)) {                                                                           \
+			printf("FAIL %s: ", name);                                                       \
+			printf(__VA_ARGS__);                                                             \
+			printf("\n");                                                                    \
+			failures++;                                                                      \
+			return;                                                                          \
+		}                                                                                        \
+	} while (0)
+
+static int wc_ok(const struct ibv_wc *wc, uint64_t id, enum ibv_wc_opcode op, uint32_t len, uint32_t qpn)
+{
+	return wc->status == IBV_WC_SUCCESS && wc->wr_id == id && wc->opcode == op && wc->byte_len == len &&
+	       wc->qp_num == qpn;
+}
+
+/* Nothing outside [off, off + len) of B's region changed from `was` (a copy taken before). */
+static int untouched(const struct side *s, const uint8_t *was, uint32_t off, uint32_t len)
+{
+	return !memcmp(s->mem, was, GUARD + off) &&
+	       !memcmp(s->mem + GUARD + off + len, was + GUARD + off + len, REGION + GUARD - off - len);
+}
+
+/* the data of a completed request reaches the peer's memory on its own path: look again briefly */
+static int settle(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+	int t;
+
+	for (t = 0; t < 2000 && memcmp(a, b, n); t++)
+		usleep(1000);
+	return !memcmp(a, b, n);
+}
+
+static uint8_t *snap;
+
+static void case_send(const char *name, uint32_t len, int imm, int inl)
+{
+	struct ibv_sge ss = sge(&A, 0, len), rs[3] = {sge(&B, 1000, len / 3), sge(&B, 300000, len / 3),
+						       sge(&B, 700001, len - 2 * (len / 3) + 16)};
+	struct ibv_wc wa, wb;
+	uint32_t qa = A.qp[0]->qp_num, qb = B.qp[0]->qp_num;
+
+	fill(A.buf, len, len + 1);
+	memset(B.buf, 0, REGION);
+	memcpy(snap, B.mem, REGION + 2 * GUARD);
+	CHECK(!post_recv(B.qp[0], 77, rs, 3), "post_recv");
+	CHECK(!post(A.qp[0], imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, 5, &ss, 1, 0, 0, inl ? IBV_SEND_INLINE : 0),
+	      "post_send");
+	CHECK(poll1(&A, &wa, 120) && poll1(&B, &wb, 120), "no completions");
+	CHECK(wc_ok(&wa, 5, IBV_WC_SEND, len, qa), "send CQE status %d opcode %d len %u", wa.status, wa.opcode,
+	      wa.byte_len);
+	CHECK(wc_ok(&wb, 77, IBV_WC_RECV, len, qb), "recv CQE status %d opcode %d len %u", wb.status, wb.opcode,
+	      wb.byte_len);
+	CHECK(wb.src_qp == qa, "src_qp %u", wb.src_qp);
+	CHECK(imm ? (wb.wc_flags & IBV_WC_WITH_IMM) && ntohl(wb.imm_data) == (0x1234abcd ^ 5u)
+		  : !(wb.wc_flags & IBV_WC_WITH_IMM), "wc_flags %x imm %x", wb.wc_flags, ntohl(wb.imm_data));
+	CHECK(!memcmp(B.buf + 1000, A.buf, len / 3) && !memcmp(B.buf + 300000, A.buf + len / 3, len / 3) &&
+	      !memcmp(B.buf + 700001, A.buf + 2 * (len / 3), len - 2 * (len / 3)), "data");
+	memcpy(snap + GUARD + 1000, A.buf, len / 3);
+	memcpy(snap + GUARD + 300000, A.buf + len / 3, len / 3);
+	memcpy(snap + GUARD + 700001, A.buf + 2 * (len / 3), len - 2 * (len / 3));
+	CHECK(!memcmp(snap, B.mem, REGION + 2 * GUARD), "bytes outside the receive buffers changed");
+	printf("ok %s\n", name);
+}
+
+static void case_write(const char *name, uint32_t len, int imm)
+{
+	struct ibv_sge ss[3] = {sge(&A, 0, len / 2), sge(&A, 2 << 20, len - len / 2)};
+	struct ibv_sge rs = sge(&B, 0, 0);
+	struct ibv_wc wa, wb;
+	uint32_t qa = A.qp[0]->qp_num, qb = B.qp[0]->qp_num, off = 12345;
+
+	fill(A.buf, len / 2, 3);
+	fill(A.buf + (2 << 20), len - len / 2, 4);
+	memset(B.buf, 0, REGION);
+	memcpy(snap, B.mem, REGION + 2 * GUARD);
+	if (imm)
+		CHECK(!post_recv(B.qp[0], 78, &rs, 1), "post_recv");
+	CHECK(!post(A.qp[0], imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, 6, ss, 2,
+		    (uintptr_t)(B.buf + off), B.mr->rkey, 0), "post_send");
+	CHECK(poll1(&A, &wa, 120), "no completion");
+	CHECK(wc_ok(&wa, 6, IBV_WC_RDMA_WRITE, len, qa), "CQE status %d opcode %d len %u", wa.status, wa.opcode,
+	      wa.byte_len);
+	if (imm) {
+		CHECK(poll1(&B, &wb, 120), "no receive completion");
+		CHECK(wc_ok(&wb, 78, IBV_WC_RECV_RDMA_WITH_IMM, len, qb), "recv CQE status %d opcode %d len %u",
+		      wb.status, wb.opcode, wb.byte_len);
+		CHECK((wb.wc_flags & IBV_WC_WITH_IMM) && ntohl(wb.imm_data) == (0x1234abcd ^ 6u) && wb.src_qp == qa,
+		      "imm %x flags %x", ntohl(wb.imm_data), wb.wc_flags);
+	}
+	CHECK(settle(B.buf + off, A.buf, len / 2) && settle(B.buf + off + len / 2, A.buf + (2 << 20), len - len / 2),
+	      "data");
+	CHECK(untouched(&B, snap, off, len), "bytes outside the target changed");
+	printf("ok %s\n", name);
+}
+
+static void case_read(const char *name, uint32_t len)
+{
+	struct ibv_sge ls[3] = {sge(&A, 100, len / 3), sge(&A, 1 << 20, len / 3), sge(&A, 3 << 20, len - 2 * (len / 3))};
+	struct ibv_wc wa;
+	uint32_t qa = A.qp[0]->qp_num, off = 4093;
+
+	fill(B.buf + off, len, 9);
+	memset(A.buf, 0, REGION);
+	memcpy(snap, A.mem, REGION + 2 * GUARD);
+	CHECK(!post(A.qp[0], IBV_WR_RDMA_READ, 7, ls, 3, (uintptr_t)(B.buf + off), B.mr->rkey, 0), "post_send");
+	CHECK(poll1(&A, &wa, 120), "no completion");
+	CHECK(wc_ok(&wa, 7, IBV_WC_RDMA_READ, len, qa), "CQE status %d opcode %d len %u", wa.status, wa.opcode,
+	      wa.byte_len);
+	CHECK(!memcmp(A.buf + 100, B.buf + off, len / 3) && !memcmp(A.buf + (1 << 20), B.buf + off + len / 3, len / 3) &&
+	      !memcmp(A.buf + (3 << 20), B.buf + off + 2 * (len / 3), len - 2 * (len / 3)), "data");
+	memcpy(snap + GUARD + 100, A.buf + 100, len / 3);
+	memcpy(snap + GUARD + (1 << 20), A.buf + (1 << 20), len / 3);
+	memcpy(snap + GUARD + (3 << 20), A.buf + (3 << 20), len - 2 * (len / 3));
+	CHECK(!memcmp(snap, A.mem, REGION + 2 * GUARD), "bytes outside the local buffers changed");
+	printf("ok %s\n", name);
+}
+
+static void case_atomics(const char *name)
+{
+	struct ibv_sge ls = sge(&A, 64, 8);
+	struct ibv_send_wr wr = {0}, *bad;
+	struct ibv_wc wa;
+	uint64_t *remote = (uint64_t *)(B.buf + 4096 * 3 + 8), *local = (uint64_t *)(A.buf + 64);
+	uint32_t qa = A.qp[0]->qp_num;
+	int i;
+
+	*remote = 1000;
+	wr.sg_list = &ls;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = (uintptr_t)remote;
+	wr.wr.atomic.rkey = B.mr->rkey;
+	for (i = 0; i < 3; i++) {
+		static const uint64_t cmp[3] = {1000, 1000, 0}, swp[3] = {77, 88, 5};
+
+		/* CAS that swaps, CAS that fails, fetch-and-add */
+		wr.wr_id = 100 + i;
+		wr.opcode = i < 2 ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = i < 2 ? cmp[i] : 0x100000000ull;
+		wr.wr.atomic.swap = swp[i];
+		*local = 0xdeadbeef;
+		CHECK(!ibv_post_send(A.qp[0], &wr, &bad), "post_send");
+		CHECK(poll1(&A, &wa, 120), "no completion");
+		CHECK(wc_ok(&wa, 100 + i, i < 2 ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD, 8, qa),
+		      "CQE %d status %d opcode %d len %u", i, wa.status, wa.opcode, wa.byte_len);
+		CHECK(*local == (i == 0 ? 1000 : 77), "returned %llu (op %d)", (unsigned long long)*local, i);
+	}
+	CHECK(settle((const uint8_t *)remote, (const uint8_t *)&(uint64_t){77 + 0x100000000ull}, 8),
+	      "remote value %llx", (unsigned long long)*remote);
+	printf("ok %s\n", name);
+}
+
+/* A request the responder must refuse: the WR fails with `want`, the next one is flushed, the
+ * responder's memory is untouched, and the pair works again after reconnecting. */
+static void case_remote_error(const char *name, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
+			      uint32_t len, enum ibv_wc_status want)
+{
+	struct ibv_sge ls = sge(&A, 0, len);
+	struct ibv_wc wa;
+
+	struct ibv_sge rs = sge(&B, 0, 100);
+
+	memset(B.buf, 0x33, REGION);
+	memcpy(snap, B.mem, REGION + 2 * GUARD);
+	if (op == IBV_WR_SEND)
+		CHECK(!post_recv(B.qp[0], 99, &rs, 1), "post_recv");
+	CHECK(!post(A.qp[0], op, 8, &ls, 1, raddr, rkey, 0), "post_send");
+	CHECK(!post(A.qp[0], IBV_WR_RDMA_WRITE, 9, &ls, 1, (uintptr_t)B.buf, B.mr->rkey, 0), "post_send 2");
+	CHECK(poll1(&A, &wa, 120), "no completion");
+	CHECK(wa.wr_id == 8 && wa.status == want, "status %s (%d), want %s", ibv_wc_status_str(wa.status), wa.status,
+	      ibv_wc_status_str(want));
+	CHECK(poll1(&A, &wa, 120), "no second completion");
+	CHECK(wa.wr_id == 9 && wa.status == IBV_WC_WR_FLUSH_ERR, "second WR status %d", wa.status);
+	if (op == IBV_WR_SEND)
+		CHECK(poll1(&B, &wa, 120) && wa.wr_id == 99 && wa.status == IBV_WC_LOC_LEN_ERR,
+		      "receive WQE %llu status %d", (unsigned long long)wa.wr_id, wa.status);
+	usleep(20000);
+	CHECK(!memcmp(snap, B.mem, REGION + 2 * GUARD), "responder memory changed");
+	connect_pair(0, 7);
+	printf("ok %s\n", name);
+}
+
+static void case_rnr(const char *name)
+{
+	struct ibv_sge ss = sge(&A, 0, 100), rs = sge(&B, 0, 100);
+	struct ibv_wc wa, wb;
+	int got_b = 0;
+
+	/* rnr_retry 7 (for ever): the SEND waits until the receive is posted */
+	CHECK(!post(A.qp[0], IBV_WR_SEND, 10, &ss, 1, 0, 0, 0), "post_send");
+	usleep(200000);
+	CHECK(ibv_poll_cq(A.cq, 1, &wa) == 0, "completed without a receive WQE");
+	CHECK(!post_recv(B.qp[0], 11, &rs, 1), "post_recv");
+	CHECK(poll1(&A, &wa, 120), "no completion after the receive was posted");
+	if (wa.wr_id == 11) {
+		wb = wa;
+		got_b = 1;
+		CHECK(poll1(&A, &wa, 120), "no send completion");
+	}
+	CHECK(wa.wr_id == 10 && wa.status == IBV_WC_SUCCESS, "send status %d", wa.status);
+	if (!got_b)
+		CHECK(poll1(&B, &wb, 120), "no recv completion");
+	CHECK(wb.wr_id == 11 && wb.status == IBV_WC_SUCCESS, "recv status %d", wb.status);
+	/* rnr_retry 0: the first RNR NAK fails the SEND */
+	connect_pair(0, 0);
+	CHECK(!post(A.qp[0], IBV_WR_SEND, 12, &ss, 1, 0, 0, 0), "post_send");
+	CHECK(poll1(&A, &wa, 120), "no completion");
+	CHECK(wa.wr_id == 12 && wa.status == IBV_WC_RNR_RETRY_EXC_ERR, "status %s", ibv_wc_status_str(wa.status));
+	connect_pair(0, 7);
+	printf("ok %s\n", name);
+}
+
+static void case_flush_recv(const char *name)
+{
+	struct ibv_sge rs = sge(&B, 0, 100);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	struct ibv_wc wb;
+
+	CHECK(!post_recv(B.qp[0], 13, &rs, 1) && !post_recv(B.qp[0], 14, &rs, 1), "post_recv");
+	CHECK(!ibv_modify_qp(B.qp[0], &a, IBV_QP_STATE), "modify to ERR");
+	CHECK(poll1(&B, &wb, 120) && wb.wr_id == 13 && wb.status == IBV_WC_WR_FLUSH_ERR, "first flush %llu %d", (unsigned long long)wb.wr_id,
+	      wb.status);
+	CHECK(poll1(&B, &wb, 120) && wb.wr_id == 14 && wb.status == IBV_WC_WR_FLUSH_ERR, "second flush");
+	connect_pair(0, 7);
+	printf("ok %s\n", name);
+}
+
+static void checks(void)
+{
+	static const uint32_t sizes[] = {0, 1, 4096, 65536 + 3};
+	char name[64];
+	unsigned i;
+
+	A.qp[0] = make_qp(&A);
+	B.qp[0] = make_qp(&B);
+	connect_pair(0, 7);
+	snap = malloc(REGION + 2 * GUARD);
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "send_%u", sizes[i]);
+		case_send(name, sizes[i], 0, 0);
+		snprintf(name, sizeof(name), "send_imm_%u", sizes[i]);
+		case_send(name, sizes[i], 1, 0);
+		snprintf(name, sizeof(name), "write_%u", sizes[i]);
+		case_write(name, sizes[i], 0);
+		snprintf(name, sizeof(name), "write_imm_%u", sizes[i]);
+		case_write(name, sizes[i], 1);
+		snprintf(name, sizeof(name), "read_%u", sizes[i]);
+		case_read(name, sizes[i]);
+	}
+	case_send("send_inline_60", 60, 0, 1);
+	case_read("read_1MiB", 1 << 20);
+	case_atomics("atomics");
+	case_remote_error("write_bad_rkey", IBV_WR_RDMA_WRITE, (uintptr_t)B.buf, B.mr->rkey ^ 0x100, 64,
+			  IBV_WC_REM_ACCESS_ERR);
+	case_remote_error("write_out_of_bounds", IBV_WR_RDMA_WRITE, (uintptr_t)B.buf + REGION - 10, B.mr->rkey, 64,
+			  IBV_WC_REM_ACCESS_ERR);
+	case_remote_error("read_out_of_bounds", IBV_WR_RDMA_READ, (uintptr_t)B.buf - 8, B.mr->rkey, 64,
+			  IBV_WC_REM_ACCESS_ERR);
+	case_remote_error("atomic_misaligned", IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)B.buf + 4, B.mr->rkey, 8,
+			  IBV_WC_REM_INV_REQ_ERR);
+	case_remote_error("send_too_long", IBV_WR_SEND, 0, 0, 4096, IBV_WC_REM_INV_REQ_ERR);
+	case_rnr("rnr");
+	case_flush_recv("flush_recv");
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+		if (!strcmp(argv[i], "--mtu"))
+			mtu = (enum ibv_mtu)(__builtin_ctz((unsigned)atoi(argv[i + 1])) - 7);
+		else if (!strcmp(argv[i], "--ack-timeout"))
+			ack_timeout = (unsigned)atoi(argv[i + 1]);
+	}
+	if (argc - i == 3 && !strcmp(argv[i], "checks")) {
+		open_side(&A, argv[i + 1]);
+		open_side(&B, argv[i + 2]);
+		checks();
+		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
+		return failures != 0;
+	}
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] checks DEV_A DEV_B\n");
+	return 2;
+}
