@@ -34,6 +34,14 @@ def read_pcap(path):
     return frames
 
 
+def write_pcap(path, frames):
+    """A classic microsecond pcap of Ethernet frames (times: 1 us apart)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", i // 1_000_000, i % 1_000_000, len(fr), len(fr)) + fr)
+
+
 def is_roce_v4(frame):
     return (len(frame) >= 14 + 20 + 8 + 12 + 4 and frame[12:14] == b"\x08\x00"
             and frame[23] == 17 and struct.unpack_from(">H", frame, 36)[0] == ROCE_PORT)
@@ -56,6 +64,9 @@ def icrc(frame):
 
 
 def icrc_ok(frame):
+    ihl = (frame[14] & 0x0F) * 4
+    if ihl < 20 or len(frame) < 14 + ihl + 8 + 12 + 4:
+        return False  # a damaged header: no ICRC to check
     return icrc(frame) == struct.unpack_from("<I", frame, len(frame) - 4)[0]
 
 

@@ -194,6 +194,10 @@ static void nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 		st->o.stat_nak_access++;
 	else if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK)
 		st->o.stat_nak_inv++;
+	/* invalid request, remote access and remote operational errors end the connection on the
+	 * responder's side too (IBTA 9.9.3.1.2): nothing after the NAKed request executes */
+	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK)
+		st->qp[st->qpn].fatal = 1;
 	respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
 }
 
@@ -547,6 +551,11 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 	/* requests */
+	if (q->fatal) {
+		st->o.stat_drop_qpn++;
+		finish_frame(st);
+		return;
+	}
 	d = rnic_psn_diff(psn, q->epsn);
 	if (d < 0) {
 		duplicate(st, h, op, psn);
@@ -606,7 +615,6 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 				   RNIC_WC_STATUS_LOC_LEN_ERR, 0);
 			q->in_msg = MSG_NONE;
 			nak(st, psn, q->rwqe_err ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
-			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 			finish_frame(st);
 			return;
 		}
@@ -895,7 +903,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state == RNIC_QPS_RESET) {
 		*q = (rx_qp_t){0};
-	} else if (state == RNIC_QPS_RTR && q->state < RNIC_QPS_RTR) {
+	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && q->state < RNIC_QPS_RTR) {
 		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
 		q->msn = 0;
 	}

@@ -7,7 +7,8 @@
 #define RX_BUF_BEATS 256 /* frame store: 16 KiB, three maximum-size frames */
 #define RX_MAX_FRAMES 16
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
-#define RX_ATOMIC_REPLAY 4      /* atomic results kept per QP for duplicates (IBTA 9.7.5.1.2) */
+#define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
+					    as many as the requester may have outstanding */
 
 typedef struct {
 	uint16_t start; /* first beat in the frame store */
@@ -37,6 +38,7 @@ typedef struct {
 	uint32_t msn;
 	uint8_t in_msg;     /* the multi-packet message in progress: 0, 1 WRITE, 2 SEND */
 	uint8_t nak_sent;   /* a sequence-error or RNR NAK is outstanding (9.7.5.1.3) */
+	uint8_t fatal;      /* a fatal NAK was sent: requests are dropped until the QP is reset */
 	uint32_t remaining; /* WRITE: bytes still to come */
 	uint32_t msg_len;   /* WRITE: its length; SEND: bytes so far */
 	uint64_t ts_first;  /* cycle the message's first packet arrived */
