@@ -20,7 +20,7 @@ CFLAGS_COMMON := -O2 -g -Wall -Wextra -Werror -std=gnu11
 BUILD_ID := $(shell git rev-parse --short=8 HEAD 2>/dev/null || echo 0)
 BUILD_TIME := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: demo test setup spec spec-check all clean
+.PHONY: demo test bench soak setup spec spec-check all clean
 
 setup:
 	bash scripts/setup.sh
@@ -52,6 +52,17 @@ test:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(PY) -m pytest -q tests
+
+# the transport's figures (simulated time) and its long run on a faulty link
+bench:
+	bash scripts/setup.sh
+	$(MAKE) all
+	$(PY) sim/transport.py bench
+
+soak:
+	bash scripts/setup.sh
+	$(MAKE) all
+	$(PY) sim/transport.py soak
 
 clean:
 	rm -rf $(BUILD)

@@ -182,10 +182,11 @@
 #define RNIC_AETH_TYPE_RNR 0x20u
 #define RNIC_AETH_TYPE_NAK 0x60u
 
-/* RSP_KIND: Kinds of responder frame (port RSP). */
+/* RSP_KIND: Kinds of responder frame (port RSP). READ_AGAIN: a duplicate READ request, executed again. */
 #define RNIC_RSP_KIND_ACK 0x0u
 #define RNIC_RSP_KIND_READ 0x1u
 #define RNIC_RSP_KIND_ATOMIC 0x2u
+#define RNIC_RSP_KIND_READ_AGAIN 0x3u
 
 /* CMD: Firmware command opcodes. */
 #define RNIC_CMD_NOP 0x0u

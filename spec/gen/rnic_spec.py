@@ -173,6 +173,7 @@ RSP_KIND = {
     'ACK': 0x0,
     'READ': 0x1,
     'ATOMIC': 0x2,
+    'READ_AGAIN': 0x3,
 }
 CMD = {
     'NOP': 0x0,

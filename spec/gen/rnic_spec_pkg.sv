@@ -181,10 +181,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_AETH_TYPE_RNR = 'h20;
   localparam int unsigned RNIC_AETH_TYPE_NAK = 'h60;
 
-  // RSP_KIND: Kinds of responder frame (port RSP).
+  // RSP_KIND: Kinds of responder frame (port RSP). READ_AGAIN: a duplicate READ request, executed again.
   localparam int unsigned RNIC_RSP_KIND_ACK = 'h0;
   localparam int unsigned RNIC_RSP_KIND_READ = 'h1;
   localparam int unsigned RNIC_RSP_KIND_ATOMIC = 'h2;
+  localparam int unsigned RNIC_RSP_KIND_READ_AGAIN = 'h3;
 
   // CMD: Firmware command opcodes.
   localparam int unsigned RNIC_CMD_NOP = 'h0;

@@ -6,7 +6,9 @@
  *   rc_ops [--mtu M] [--ack-timeout T] [--qps Q] [--seed S] mix N DEV_A DEV_B
  *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
  *       spread over Q QPs, up to 8 in flight per QP; every completion must arrive exactly once,
- *       in order, successful, with the right data; prints counts and the NIC counters.
+ *       in order, successful, with the right data; prints counts.
+ *   rc_ops [--mtu M] bench DEV_A DEV_B
+ *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
  * Exit status 0 only if everything matched. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -753,6 +755,50 @@ static int mix(uint64_t n, int nq)
 	return 0;
 }
 
+/* ---- goodput: bursts of `n` back-to-back signaled 1 MiB operations, NIC timestamps from the
+ * first WQE's doorbell to the last CQE */
+static int bench(void)
+{
+	static const enum ibv_wr_opcode ops[] = {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND};
+	static const char *const names[] = {"write", "read", "send"};
+	const uint32_t size = 1u << 20, n = 8;
+	double hz;
+	unsigned k;
+
+	A.qp[0] = make_qp(&A);
+	B.qp[0] = make_qp(&B);
+	connect_pair(0, 7);
+	hz = (double)rnicdv_clock_hz(A.ctx);
+	printf("%6s %8s %5s %12s\n", "op", "size", "mtu", "goodput_gbps");
+	for (k = 0; k < 3; k++) {
+		struct ibv_sge s = sge(&A, 0, size), r = sge(&B, 0, size);
+		uint64_t first = 0, start, end = 0;
+		struct ibv_wc wc;
+		uint32_t i;
+
+		for (i = 0; i < n && ops[k] == IBV_WR_SEND; i++)
+			if (post_recv(B.qp[0], i, &r, 1))
+				return -1;
+		for (i = 0; i < n; i++)
+			if (post(A.qp[0], ops[k], i, &s, 1, (uintptr_t)B.buf, B.mr->rkey, 0))
+				return -1;
+		for (i = 0; i < n; i++) {
+			if (!poll1(&A, &wc, 300) || wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
+				printf("FAIL bench %s: %s\n", names[k], ibv_wc_status_str(wc.status));
+				return -1;
+			}
+			rnicdv_cq_last_ts(A.cq, &start, &end);
+			if (!i)
+				first = start;
+		}
+		for (i = 0; i < n && ops[k] == IBV_WR_SEND; i++)
+			if (!poll1(&B, &wc, 300) || wc.status != IBV_WC_SUCCESS)
+				return -1;
+		printf("%6s %8u %5u %12.2f\n", names[k], size, 128u << mtu, 8.0 * size * n / ((double)(end - first) / hz) / 1e9);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1, nq = 4;
@@ -778,6 +824,11 @@ int main(int argc, char **argv)
 		printf("%s\n", ret ? "FAIL" : "PASS");
 		return ret != 0;
 	}
+	if (argc - i == 3 && !strcmp(argv[i], "bench")) {
+		open_side(&A, argv[i + 1]);
+		open_side(&B, argv[i + 2]);
+		return bench() != 0;
+	}
 	if (argc - i == 3 && !strcmp(argv[i], "checks")) {
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
@@ -785,6 +836,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--qps Q] [--seed S] checks|mix N DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--qps Q] [--seed S] checks|bench|mix N DEV_A DEV_B\n");
 	return 2;
 }

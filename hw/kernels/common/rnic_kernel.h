@@ -233,6 +233,15 @@ static inline uint32_t rnic_mtu_bytes(uint32_t pmtu)
 	return pmtu >= 1 && pmtu <= 5 ? 128u << pmtu : 1024;
 }
 
+/* Packets of a message of len bytes at path MTU pmtu (enum ibv_mtu): a shift, the MTU being a
+ * power of two. */
+static inline uint32_t rnic_npkts(uint32_t len, uint32_t pmtu)
+{
+	uint32_t shift = pmtu >= 1 && pmtu <= 5 ? 7 + pmtu : 10;
+
+	return len ? ((len - 1) >> shift) + 1 : 1;
+}
+
 /* Our MAC (bytes 0..5 at p) and IPv4 address from the PORT table. */
 static inline void rnic_port_mac(const rnic_tables_t *t, uint8_t *p)
 {

@@ -451,7 +451,7 @@ static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32
 
 		if (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
 					    RNIC_ACCESS_REMOTE_READ, va, len, &mpt)) {
-			respond(st, RNIC_RSP_KIND_READ, psn, RNIC_AETH_ACK_NO_CREDIT);
+			respond(st, RNIC_RSP_KIND_READ_AGAIN, psn, RNIC_AETH_ACK_NO_CREDIT);
 			st->p_rsp.va = va;
 			st->p_rsp.len = len;
 			st->p_rsp.mpt = mpt;

@@ -32,6 +32,7 @@ static const uint32_t rnr_units[32] = {
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
 };
 #define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
+#define RSP_SKIP 0xff /* a queued READ response made useless by a later request for it */
 
 static uint64_t keep_mask(uint32_t n)
 {
@@ -433,15 +434,53 @@ static void build_request(rnic_tx_state_t *st)
 		st->phase = 0;
 }
 
+/* A responder frame from the RX kernel. A READ asked for again means the requester lost part of
+ * the responses and goes back to that PSN (IBTA 9.7.5.1.6): the READ responses of that QP still
+ * queued, and the rest of the one being sent, are dropped instead of sent (the requester would
+ * discard them as out of sequence and asks for all of them again). */
+static void take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
+{
+	uint32_t i;
+
+	if (r->kind == RNIC_RSP_KIND_READ_AGAIN) {
+		for (i = 0; i < TX_RSP_FIFO; i++) {
+			rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
+
+			uint32_t last = q->psn + rnic_npkts(q->len, QPC_F(&st->t, q->qpn, CTRL, PMTU)) - 1;
+
+			/* responses from the PSN asked for on: those before it were received */
+			if (i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ &&
+			    rnic_psn_diff(last, r->psn) >= 0) {
+				if (i == 0 && st->rj_active)
+					st->rj_cancel = 1;
+				else
+					q->kind = RSP_SKIP;
+			}
+		}
+	}
+	st->rsp[st->rsp_tail % TX_RSP_FIFO] = *r;
+	if (r->kind == RNIC_RSP_KIND_READ_AGAIN)
+		st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_READ;
+	st->rsp_tail++;
+}
+
 /* One responder frame: ACK/NAK, ATOMIC ACK, or the next READ response packet (IBTA 9.4.3, 9.5). */
 static void build_response(rnic_tx_state_t *st)
 {
 	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
-	tx_pkt_t *k = pkt_slot(st);
-	uint8_t *x = k->hdr + RNIC_XTH_OFF;
+	tx_pkt_t *k;
+	uint8_t *x;
 	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
 
 	st->iss_left = 0;
+	if (r->kind == RSP_SKIP || st->rj_cancel) {
+		st->rj_active = 0;
+		st->rj_cancel = 0;
+		st->rsp_head++;
+		return;
+	}
+	k = pkt_slot(st);
+	x = k->hdr + RNIC_XTH_OFF;
 	if (r->kind == RNIC_RSP_KIND_READ) {
 		uint32_t first, last;
 
@@ -816,7 +855,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->ack_rd = in->ack_rd;
 	}
 	if (in->rsp_valid && st->o.rsp_ready)
-		st->rsp[st->rsp_tail++ % TX_RSP_FIFO] = in->rsp;
+		take_response(st, &in->rsp);
 	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
 		commit_qp(st, idx);
 

@@ -86,7 +86,7 @@ typedef struct {
 	/* responder frames from the RX kernel; the READ response being cut into packets */
 	rnic_rsp_t rsp[TX_RSP_FIFO];
 	uint32_t rsp_head, rsp_tail;
-	uint8_t rj_active;
+	uint8_t rj_active, rj_cancel;
 	uint32_t rj_pkt, rj_npkts, rj_mtu;
 
 	/* read issuer: DMA reads of the payload of the packet built last, cut at pages and SGEs */

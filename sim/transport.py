@@ -1,0 +1,94 @@
+"""Benchmarks and the soak test of the RC transport, between two rnic-sim processes through the
+verbs API (tests/apps/rc_ops.c).
+
+    python sim/transport.py bench        goodput of 1 MiB WRITE / READ / SEND at MTU 4096, clean
+                                         and at 1% frame loss (simulated time at 250 MHz)
+    python sim/transport.py soak [N]     N (default 100000) mixed operations on 4 QPs over a link
+                                         dropping, duplicating, reordering and corrupting 2% of
+                                         frames each; prints operations, retransmissions, NAKs by
+                                         syndrome and duplicates dropped
+"""
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "sim"))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "spec" / "gen"))
+import run_demo  # noqa: E402
+from link_client import LinkClient  # noqa: E402
+import rnic_spec as S  # noqa: E402
+
+RC_OPS = ROOT / "build" / "tests" / "rc_ops"
+
+
+def session(out, args, sim_args=()):
+    """Run rc_ops between two fresh simulators; returns (exit code, output, {nic: counters}, wall s)."""
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    procs = run_demo.start_sims(out, sim_args)
+    try:
+        env = dict(os.environ, RNIC_SIM_DIR=str(out / "sock"))
+        p = subprocess.run([str(RC_OPS), *args, "rnic0", "rnic1"], env=env, capture_output=True, text=True)
+        stats = {}
+        for name, _, _ in run_demo.NICS:
+            c = LinkClient(str(out / "sock" / f"{name}.sock"))
+            stats[name] = {k: c.stat(k) for k in S.STAT}
+            c.close()
+    finally:
+        run_demo.stop_sims(procs)
+    return p.returncode, p.stdout + p.stderr, stats, time.time() - t0
+
+
+def bench():
+    out = ROOT / "build" / "bench"
+    rc = 0
+    for label, sim_args, args in [("clean link", [], []),
+                                  ("1% frame loss", ["--drop", "0.01", "--seed", "11"], ["--ack-timeout", "6"])]:
+        code, text, _, wall = session(out / label.split()[0], [*args, "--mtu", "4096", "bench"], sim_args)
+        print(f"-- {label} (local ACK timeout {args[1] if args else 14}), wall {wall:.1f} s")
+        print(text, end="")
+        rc |= code
+    return rc
+
+
+def soak(n):
+    out = ROOT / "build" / "soak"
+    faults = ["--drop", "0.02", "--dup", "0.02", "--reorder", "0.02", "--corrupt", "0.02", "--seed", "29"]
+    code, text, stats, wall = session(out, ["--ack-timeout", "6", "--seed", "5", "mix", str(n)], faults)
+    print(text, end="")
+    a, b = stats["rnic0"], stats["rnic1"]
+    faults_seen = run_demo_faults(out)
+    print(f"link faults injected: {faults_seen}")
+    print(f"requester (rnic0): {a['TX_WQES']} WQEs started, {a['TX_RETRANSMITS']} go-back-N retransmissions, "
+          f"{a['TX_NAKS_RCVD']} NAKs received ({a['TX_RNR_RCVD']} RNR), {a['RX_DROP_RSP']} duplicate or "
+          f"out-of-order responses dropped, {a['RX_DROP_ICRC']} frames with a bad ICRC dropped")
+    print(f"responder (rnic1): NAKs sent: PSN sequence {b['RX_NAK_PSN']}, RNR {b['RX_NAK_RNR']}, "
+          f"remote access {b['RX_NAK_ACCESS']}, invalid request {b['RX_NAK_INV']}; "
+          f"{b['RX_DUP']} duplicate requests (not executed twice), {b['RX_DROP_ICRC']} bad ICRC dropped, "
+          f"{b['RX_DROP_MALFORMED']} malformed dropped")
+    print(f"wall time {wall:.0f} s; {'PASS' if code == 0 else 'FAIL'}")
+    return code
+
+
+def run_demo_faults(out):
+    total = {}
+    for name, _, _ in run_demo.NICS:
+        for line in (out / f"{name}.log").read_text().splitlines():
+            if "dropped" in line and "duplicated" in line:
+                words = line.replace(";", "").split()
+                for k in ("dropped", "duplicated", "reordered", "corrupted"):
+                    total[k] = total.get(k, 0) + int(words[words.index(k) + 1])
+    return total
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "bench":
+        sys.exit(bench())
+    if len(sys.argv) >= 2 and sys.argv[1] == "soak":
+        sys.exit(soak(int(sys.argv[2]) if len(sys.argv) > 2 else 100000))
+    print(__doc__)
+    sys.exit(2)
