@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT / "sim"))
 import run_demo  # noqa: E402
 
 RC_OPS = ROOT / "build" / "tests" / "rc_ops"
+RXE = ROOT.parent / "shared" / "traces" / "rxe"
 FAULTS = re.compile(r"dropped (\d+) duplicated (\d+) reordered (\d+) corrupted (\d+)")
 # RC opcodes (IBTA Vol. 1 Table 38) and the extension header bytes each carries after the BTH
 XTH = {0x00: 0, 0x01: 0, 0x02: 0, 0x03: 4, 0x04: 0, 0x05: 4, 0x06: 16, 0x07: 0, 0x08: 0, 0x09: 4,
@@ -67,6 +68,35 @@ def check_capture(path, corrupted=0):
     return {R.bth(f)[0] for f in good}
 
 
+def rxe_shapes():
+    """{opcode: (AckReq values, lengths of payload-less frames)} over every rxe trace."""
+    shapes = {}
+    for path in sorted(RXE.glob("*.pcap")):
+        for _, f in R.read_pcap(path):
+            if R.is_roce_v4(f) and R.bth(f)[0] in XTH:
+                op, _, _, ackreq = R.bth(f)
+                s = shapes.setdefault(op, (set(), set()))
+                s[0].add(ackreq)
+                if op in (0x0C, 0x11, 0x12, 0x13, 0x14):
+                    s[1].add(len(f))
+    return shapes
+
+
+def compare_with_rxe(path):
+    """Our frames have rxe's shape: the same AckReq use per opcode and, for the frames without
+    payload (READ request, ACK, ATOMIC ACK, atomics), the same length."""
+    if not RXE.exists():
+        return
+    theirs = rxe_shapes()
+    for _, f in R.read_pcap(path):
+        if R.is_roce_v4(f) and R.icrc_ok(f):
+            op, _, _, ackreq = R.bth(f)
+            if op in theirs:
+                assert ackreq in theirs[op][0], f"opcode {op:#x} AckReq {ackreq}"
+                if theirs[op][1]:
+                    assert len(f) in theirs[op][1], f"opcode {op:#x} length {len(f)}"
+
+
 @pytest.mark.parametrize("mtu", [256, 4096])
 def test_every_operation_and_error_path(mtu):
     out = ROOT / "build" / "test-transport" / f"checks-{mtu}"
@@ -76,6 +106,7 @@ def test_every_operation_and_error_path(mtu):
                  "read_out_of_bounds", "atomic_misaligned", "send_too_long", "rnr", "flush_recv"):
         assert f"ok {case}\n" in text
     ops = check_capture(out / "rnic0.pcap")
+    compare_with_rxe(out / "rnic0.pcap")
     # every RC opcode family went over the wire
     assert set(XTH) <= ops, sorted(set(XTH) - ops)
 

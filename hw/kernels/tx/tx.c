@@ -363,7 +363,7 @@ static void build_request(rnic_tx_state_t *st)
 	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
 	uint32_t pay = last ? st->msg_len - st->pkt * st->mtu : st->mtu;
 	uint32_t imm = st->op == RNIC_WQE_OP_RDMA_WRITE_IMM || st->op == RNIC_WQE_OP_SEND_IMM;
-	uint32_t xth = 0, op, i, ackreq = last;
+	uint32_t xth = 0, op, i, ackreq = last; /* on LAST/ONLY, READ and atomics, as rxe does */
 	uint64_t ra = RNIC_WQE_REMOTE_ADDR_GET(w);
 
 	switch (st->op) {
@@ -395,7 +395,6 @@ static void build_request(rnic_tx_state_t *st)
 		rnic_put_be32(x + 12, st->msg_len - skip);
 		xth = RNIC_RETH_LEN;
 		pay = 0;
-		ackreq = 0;
 		break;
 	}
 	default: /* atomics: AtomicETH (IBTA 9.3.3.3) */
@@ -406,7 +405,6 @@ static void build_request(rnic_tx_state_t *st)
 		rnic_put_be64(x + 20, RNIC_WQE_COMPARE_ADD_GET(w));
 		xth = 28;
 		pay = 0;
-		ackreq = 0;
 		break;
 	}
 	if (imm && last) {
