@@ -176,20 +176,31 @@ CASES = {
 }
 
 
+def reconnect(nic):
+    """The QP back through RESET to RTS: after a fatal NAK the responder accepts nothing more
+    (IBTA 9.9.3.1.2), so every case starts from a fresh connection at the first RQ PSN."""
+    t = nic["target"]
+    t.stdin.write("reconnect\n")
+    t.stdin.flush()
+    assert t.stdout.readline().startswith("DONE")
+    return nic["info"]["rq_psn"]
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_malformed_frame_writes_nothing(nic, valid_write, case):
     build, syndrome, counter = CASES[case]
     i, peer, link = nic["info"], nic["peer"], nic["link"]
+    psn = reconnect(nic)
     before = link.stat(counter)
     expected_changes = changed(nic)
-    peer.send(build(i, valid_write))
+    peer.send(build(i, psn))
     if syndrome is None:
         assert peer.quiet()
     else:
         nak = peer.expect()
         assert nak is not None and R.icrc_ok(nak)
         assert R.bth(nak)[0] == 0x11 and aeth_syndrome(nak) == syndrome
-        assert R.bth(nak)[2] == valid_write  # a NAK carries the expected PSN
+        assert R.bth(nak)[2] == psn  # a NAK carries the expected PSN
     deadline = time.time() + 10
     while link.stat(counter) == before and time.time() < deadline:
         time.sleep(0.1)

@@ -7,7 +7,8 @@
  * MR without remote access, moves the QP to RTS (the firmware resolves PEER_IP by ARP), prints
  *   READY qpn=Q rkey=K addr=A len=L rkey_ro=K2 addr_ro=A2 rq_psn=P
  * then answers each "check" line on stdin with the changed byte ranges of the whole buffer
- * ("CHANGED start end" lines, offsets from the start of the 16 KiB buffer) and "DONE".
+ * ("CHANGED start end" lines, offsets from the start of the 16 KiB buffer) and "DONE", and each
+ * "reconnect" line by taking the QP through RESET to RTS again (RQ PSN back to its start), "DONE".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,6 +30,57 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* RESET -> INIT -> RTR -> RTS toward the peer: a responder that failed a request starts over */
+static void connect_qp(struct ibv_qp *qp, uint32_t peer_qpn, uint32_t peer)
+{
+	struct ibv_qp_attr attr;
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RESET;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	if (ret)
+		errno = ret, die("modify RESET");
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		errno = ret, die("modify INIT");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.dest_qp_num = peer_qpn;
+	attr.rq_psn = RQ_PSN;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.grh.dgid.raw[10] = 0xff;
+	attr.ah_attr.grh.dgid.raw[11] = 0xff;
+	memcpy(&attr.ah_attr.grh.dgid.raw[12], &peer, 4);
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		errno = ret, die("modify RTR");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 5000;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (ret)
+		errno = ret, die("modify RTS");
+
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -38,11 +90,10 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_qp_init_attr init = {0};
-	struct ibv_qp_attr attr;
 	struct in_addr peer;
 	unsigned char *buf;
 	char line[64];
-	int i, n, ret;
+	int i, n;
 
 	if (argc != 4 || inet_pton(AF_INET, argv[2], &peer) != 1) {
 		fprintf(stderr, "usage: inject_target DEV PEER_IP PEER_QPN\n");
@@ -85,43 +136,7 @@ int main(int argc, char **argv)
 	if (!qp)
 		die("ibv_create_qp");
 
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_INIT;
-	attr.port_num = 1;
-	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		errno = ret, die("modify INIT");
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.dest_qp_num = strtoul(argv[3], NULL, 0);
-	attr.rq_psn = RQ_PSN;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.dgid.raw[10] = 0xff;
-	attr.ah_attr.grh.dgid.raw[11] = 0xff;
-	memcpy(&attr.ah_attr.grh.dgid.raw[12], &peer, 4);
-	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		errno = ret, die("modify RTR");
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 5000;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (ret)
-		errno = ret, die("modify RTS");
+	connect_qp(qp, (uint32_t)strtoul(argv[3], NULL, 0), peer.s_addr);
 
 	printf("READY qpn=%u rkey=%u addr=%llu len=%u rkey_ro=%u addr_ro=%llu rq_psn=%u buf=%llu\n",
 	       qp->qp_num, mr->rkey, (unsigned long long)(uintptr_t)mr->addr, MR_LEN, mr_ro->rkey,
@@ -129,6 +144,12 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	while (fgets(line, sizeof(line), stdin)) {
+		if (!strncmp(line, "reconnect", 9)) {
+			connect_qp(qp, (uint32_t)strtoul(argv[3], NULL, 0), peer.s_addr);
+			printf("DONE\n");
+			fflush(stdout);
+			continue;
+		}
 		if (strncmp(line, "check", 5))
 			break;
 		for (i = 0; i < BUF_SIZE; i++) {
