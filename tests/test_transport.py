@@ -23,6 +23,9 @@ FAULTS = re.compile(r"dropped (\d+) duplicated (\d+) reordered (\d+) corrupted (
 XTH = {0x00: 0, 0x01: 0, 0x02: 0, 0x03: 4, 0x04: 0, 0x05: 4, 0x06: 16, 0x07: 0, 0x08: 0, 0x09: 4,
        0x0A: 16, 0x0B: 20, 0x0C: 16, 0x0D: 4, 0x0E: 0, 0x0F: 4, 0x10: 4, 0x11: 4, 0x12: 12, 0x13: 28,
        0x14: 28}
+RC_OPS_XTH = dict(XTH)
+XTH.update({op | 0x20: XTH[op] for op in range(0x00, 0x0C)})  # UC: SEND and WRITE
+XTH.update({0x64: 8, 0x65: 12})  # UD SEND (DETH)
 
 
 def run_ops(out, args, sim_args=(), timeout=900):
@@ -103,12 +106,13 @@ def test_every_operation_and_error_path(mtu):
     rc, text, _ = run_ops(out, ["--mtu", str(mtu), "checks"])
     assert rc == 0 and "PASS: 0 failed" in text, text[-4000:]
     for case in ("send_65539", "send_imm_1", "write_imm_4096", "read_1MiB", "atomics", "write_bad_rkey",
-                 "read_out_of_bounds", "atomic_misaligned", "send_too_long", "rnr", "flush_recv"):
+                 "read_out_of_bounds", "atomic_misaligned", "send_too_long", "rnr", "flush_recv", "ud", "uc"):
         assert f"ok {case}\n" in text
     ops = check_capture(out / "rnic0.pcap")
     compare_with_rxe(out / "rnic0.pcap")
-    # every RC opcode family went over the wire
-    assert set(XTH) <= ops, sorted(set(XTH) - ops)
+    # every RC opcode went over the wire, UD SEND with immediate, UC SEND and WRITE with immediate
+    want = set(RC_OPS_XTH) | {0x65, 0x20, 0x21, 0x22, 0x26, 0x27, 0x29}
+    assert want <= ops, sorted(want - ops)
 
 
 @pytest.mark.parametrize("faults", [

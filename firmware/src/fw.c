@@ -93,31 +93,47 @@ static void qpc_write(uint32_t qpn)
 /* ---- IBTA Vol. 1 10.3.1 / 11.2.5 (as Linux ib_modify_qp_is_ok for RC): required and optional
  * attributes of each allowed transition. */
 struct qp_rule {
+	uint8_t types; /* bit per enum QPT */
 	uint8_t cur, next;
 	uint32_t req, opt;
 };
 
+#define T_RC (1u << RNIC_QPT_RC)
+#define T_UC (1u << RNIC_QPT_UC)
+#define T_UD (1u << RNIC_QPT_UD)
+
 static const struct qp_rule qp_rules[] = {
-	{RNIC_QPS_RESET, RNIC_QPS_INIT, QPA(PKEY_INDEX) | QPA(PORT) | QPA(ACCESS_FLAGS), 0},
-	{RNIC_QPS_INIT, RNIC_QPS_INIT, 0, QPA(PKEY_INDEX) | QPA(PORT) | QPA(ACCESS_FLAGS)},
-	{RNIC_QPS_INIT, RNIC_QPS_RTR,
+	{T_RC | T_UC, RNIC_QPS_RESET, RNIC_QPS_INIT, QPA(PKEY_INDEX) | QPA(PORT) | QPA(ACCESS_FLAGS), 0},
+	{T_UD, RNIC_QPS_RESET, RNIC_QPS_INIT, QPA(PKEY_INDEX) | QPA(PORT) | QPA(QKEY), 0},
+	{T_RC | T_UC, RNIC_QPS_INIT, RNIC_QPS_INIT, 0, QPA(PKEY_INDEX) | QPA(PORT) | QPA(ACCESS_FLAGS)},
+	{T_UD, RNIC_QPS_INIT, RNIC_QPS_INIT, 0, QPA(PKEY_INDEX) | QPA(PORT) | QPA(QKEY)},
+	{T_RC, RNIC_QPS_INIT, RNIC_QPS_RTR,
 	 QPA(AV) | QPA(PATH_MTU) | QPA(DEST_QPN) | QPA(RQ_PSN) | QPA(MAX_DEST_RD_ATOMIC) | QPA(MIN_RNR_TIMER),
 	 QPA(ACCESS_FLAGS) | QPA(PKEY_INDEX)},
-	{RNIC_QPS_RTR, RNIC_QPS_RTS,
+	{T_UC, RNIC_QPS_INIT, RNIC_QPS_RTR, QPA(AV) | QPA(PATH_MTU) | QPA(DEST_QPN) | QPA(RQ_PSN),
+	 QPA(ACCESS_FLAGS) | QPA(PKEY_INDEX)},
+	{T_UD, RNIC_QPS_INIT, RNIC_QPS_RTR, 0, QPA(PKEY_INDEX) | QPA(QKEY)},
+	{T_RC, RNIC_QPS_RTR, RNIC_QPS_RTS,
 	 QPA(SQ_PSN) | QPA(TIMEOUT) | QPA(RETRY_CNT) | QPA(RNR_RETRY) | QPA(MAX_QP_RD_ATOMIC),
 	 QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
-	{RNIC_QPS_RTS, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
-	{RNIC_QPS_SQE, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
+	{T_UC, RNIC_QPS_RTR, RNIC_QPS_RTS, QPA(SQ_PSN), QPA(ACCESS_FLAGS)},
+	{T_UD, RNIC_QPS_RTR, RNIC_QPS_RTS, QPA(SQ_PSN), QPA(QKEY)},
+	{T_RC, RNIC_QPS_RTS, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
+	{T_UC, RNIC_QPS_RTS, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS)},
+	{T_UD, RNIC_QPS_RTS, RNIC_QPS_RTS, 0, QPA(QKEY)},
+	{T_RC, RNIC_QPS_SQE, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS) | QPA(MIN_RNR_TIMER)},
+	{T_UC, RNIC_QPS_SQE, RNIC_QPS_RTS, 0, QPA(ACCESS_FLAGS)},
+	{T_UD, RNIC_QPS_SQE, RNIC_QPS_RTS, 0, QPA(QKEY)},
 };
 
-uint32_t fw_qp_transition_ok(uint32_t cur, uint32_t next, uint32_t mask)
+uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_t mask)
 {
 	uint32_t i, extra = mask & ~(QPA(STATE) | QPA(CUR_STATE));
 
 	if (next == RNIC_QPS_RESET || next == RNIC_QPS_ERR)
 		return extra ? RNIC_CMD_ST_BAD_PARAM : RNIC_CMD_ST_OK;
 	for (i = 0; i < sizeof(qp_rules) / sizeof(qp_rules[0]); i++) {
-		if (qp_rules[i].cur != cur || qp_rules[i].next != next)
+		if (!(qp_rules[i].types & (1u << type)) || qp_rules[i].cur != cur || qp_rules[i].next != next)
 			continue;
 		if ((extra & qp_rules[i].req) != qp_rules[i].req || (extra & ~(qp_rules[i].req | qp_rules[i].opt)))
 			return RNIC_CMD_ST_BAD_PARAM;
@@ -371,8 +387,8 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx) || !owned(fw.cq, scq, RNIC_MAX_CQ, ctx) ||
 	    !owned(fw.cq, rcq, RNIC_MAX_CQ, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (type != RNIC_QPT_RC)
-		return RNIC_CMD_ST_BAD_PARAM; /* UC and UD come with the next milestone */
+	if (type != RNIC_QPT_RC && type != RNIC_QPT_UC && type != RNIC_QPT_UD)
+		return RNIC_CMD_ST_BAD_PARAM;
 	if (sq_log > RNIC_MAX_QP_WR_LOG || rq_log > RNIC_MAX_QP_WR_LOG)
 		return RNIC_CMD_ST_BAD_PARAM;
 	for (i = FW_FIRST_QPN; i < RNIC_MAX_QP && fw.qp[i].used; i++)
@@ -392,7 +408,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	q->rq_log = (uint8_t)rq_log;
 	q->sq_base = CMD_IN(in, CREATE_QP, SQ_BASE);
 	q->rq_base = CMD_IN(in, CREATE_QP, RQ_BASE);
-	q->pmtu = RNIC_MTU_1024;
+	q->pmtu = type == RNIC_QPT_UD ? RNIC_MTU_4096 : RNIC_MTU_1024; /* UD: one packet of up to the port MTU */
 	fw.pd[pdn].refs++;
 	fw.cq[scq].refs++;
 	fw.cq[rcq].refs++;
@@ -412,13 +428,40 @@ static void destroy_qp(uint32_t qpn)
 	qpc_write(qpn);
 }
 
+/* RoCEv2 over IPv4: a GID is the IPv4-mapped IPv6 address; 0 and the address, or -1. */
+static int gid_ipv4(const uint8_t *gid, uint32_t *ip)
+{
+	uint32_t i;
+
+	for (i = 0; i < 10; i++)
+		if (gid[i])
+			return -1;
+	if (gid[10] != 0xff || gid[11] != 0xff)
+		return -1;
+	*ip = be32(gid + 12);
+	return 0;
+}
+
+/* An address handle's destination MAC, resolved by ARP (UD sends carry it in the WQE). */
+static uint32_t create_ah(const uint8_t *in, uint8_t *out)
+{
+	uint32_t ip;
+
+	if (gid_ipv4(in + RNIC_CMDI_CREATE_AH_DGID_OFF, &ip))
+		return RNIC_CMD_ST_BAD_PARAM;
+	if (arp_resolve(ip, out + RNIC_CMDO_CREATE_AH_MAC_OFF)) {
+		fw_printf("ah: no ARP reply from %I\n", ip);
+		return RNIC_CMD_ST_UNREACHABLE;
+	}
+	return RNIC_CMD_ST_OK;
+}
+
 static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 {
 	uint32_t qpn = CMD_IN(in, MODIFY_QP, QPN), mask = CMD_IN(in, MODIFY_QP, ATTR_MASK);
 	uint32_t next = CMD_IN(in, MODIFY_QP, NEW_STATE), st, ip;
 	const uint8_t *dgid = in + RNIC_CMDI_MODIFY_QP_DGID_OFF;
 	struct fw_qp *q, n;
-	uint32_t i;
 
 	if (qpn >= RNIC_MAX_QP || !fw.qp[qpn].used || fw.qp[qpn].ctx != ctx)
 		return RNIC_CMD_ST_BAD_HANDLE;
@@ -429,7 +472,7 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 		return RNIC_CMD_ST_BAD_STATE;
 	if (next > RNIC_QPS_ERR)
 		return RNIC_CMD_ST_BAD_PARAM;
-	st = fw_qp_transition_ok(q->state, next, mask);
+	st = fw_qp_transition_ok(q->type, q->state, next, mask);
 	if (st)
 		return st;
 	n = *q;
@@ -456,6 +499,8 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 		n.sq_psn = CMD_IN(in, MODIFY_QP, SQ_PSN);
 	if ((n.dest_qpn | n.rq_psn | n.sq_psn) > 0xffffff)
 		return RNIC_CMD_ST_BAD_PARAM;
+	if (mask & QPA(QKEY))
+		n.qkey = CMD_IN(in, MODIFY_QP, QKEY);
 	if (mask & QPA(TIMEOUT))
 		n.timeout = CMD_IN(in, MODIFY_QP, TIMEOUT);
 	if (mask & QPA(RETRY_CNT))
@@ -472,13 +517,8 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 	    n.max_dest_rd > RNIC_MAX_RD_ATOM)
 		return RNIC_CMD_ST_BAD_PARAM;
 	if (mask & QPA(AV)) {
-		/* RoCEv2 over IPv4: the GID is the IPv4-mapped IPv6 address */
-		for (i = 0; i < 10; i++)
-			if (dgid[i])
-				return RNIC_CMD_ST_BAD_PARAM;
-		if (dgid[10] != 0xff || dgid[11] != 0xff || !CMD_IN(in, MODIFY_QP, IS_GLOBAL))
+		if (gid_ipv4(dgid, &ip) || !CMD_IN(in, MODIFY_QP, IS_GLOBAL))
 			return RNIC_CMD_ST_BAD_PARAM;
-		ip = be32(dgid + 12);
 		if (arp_resolve(ip, n.dmac)) {
 			fw_printf("qp %u: no ARP reply from %I\n", qpn, ip);
 			return RNIC_CMD_ST_UNREACHABLE;
@@ -500,7 +540,7 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 		n.rq_log = q->rq_log;
 		n.sq_base = q->sq_base;
 		n.rq_base = q->rq_base;
-		n.pmtu = RNIC_MTU_1024;
+		n.pmtu = q->type == RNIC_QPT_UD ? RNIC_MTU_4096 : RNIC_MTU_1024;
 	}
 	if (next != q->state) {
 		if (next == RNIC_QPS_RTR)
@@ -649,6 +689,8 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CREATE_EQ:
 		return create_eq(ctx, in);
+	case RNIC_CMD_CREATE_AH:
+		return create_ah(in, out);
 	case RNIC_CMD_CREATE_QP:
 		return create_qp(ctx, in, out);
 	case RNIC_CMD_DESTROY_QP:

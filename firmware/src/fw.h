@@ -66,7 +66,7 @@ void fw_poll_cmdq(uint32_t ctx);
 void fw_poll_frames(void);
 
 /* the IBTA modify-QP table: 0 if the transition and its attribute mask are allowed */
-uint32_t fw_qp_transition_ok(uint32_t cur, uint32_t next, uint32_t mask);
+uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_t mask);
 
 /* ARP (RFC 826) */
 uint32_t fw_arp_build(uint8_t *f, uint32_t op, const uint8_t *tha, uint32_t tpa);

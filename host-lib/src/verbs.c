@@ -43,6 +43,12 @@ struct rnic_cq {
 	pthread_spinlock_t lock;
 };
 
+struct rnic_ah {
+	struct ibv_ah ibv;
+	uint8_t mac[6];
+	uint32_t ip;
+};
+
 struct rnic_qp {
 	struct ibv_qp ibv;
 	uint8_t *sq, *rq;
@@ -177,6 +183,9 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		/* as rdma-core's providers: EINVAL for what the QP cannot take, ENOMEM when full */
 		if ((ibqp->state != IBV_QPS_RTS && ibqp->state != IBV_QPS_SQD && ibqp->state != IBV_QPS_ERR) ||
 		    (uint32_t)wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		    (ibqp->qp_type == IBV_QPT_UC && wr->opcode > IBV_WR_SEND_WITH_IMM) ||
+		    (ibqp->qp_type == IBV_QPT_UD && ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+						     !wr->wr.ud.ah)) ||
 		    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 		    ((rd || atomic) && (wr->send_flags & IBV_SEND_INLINE)) ||
 		    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8))) {
@@ -201,7 +210,14 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 				      (wr->send_flags & IBV_SEND_FENCE ? RNIC_WQE_FLAG_FENCE : 0) |
 				      (wr->send_flags & IBV_SEND_SOLICITED ? RNIC_WQE_FLAG_SOLICITED : 0));
 		RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
-		if (atomic) {
+		if (ibqp->qp_type == IBV_QPT_UD) {
+			const struct rnic_ah *ah = (const struct rnic_ah *)wr->wr.ud.ah;
+
+			memcpy(w + RNIC_WQE_UD_DMAC_OFF, ah->mac, 6);
+			RNIC_WQE_UD_DIP_SET(w, ah->ip);
+			RNIC_WQE_UD_QPN_SET(w, wr->wr.ud.remote_qpn);
+			RNIC_WQE_UD_QKEY_SET(w, wr->wr.ud.remote_qkey);
+		} else if (atomic) {
 			RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.atomic.remote_addr);
 			RNIC_WQE_RKEY_SET(w, wr->wr.atomic.rkey);
 			RNIC_WQE_COMPARE_ADD_SET(w, wr->wr.atomic.compare_add);
@@ -415,6 +431,88 @@ int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ib
 	gid->raw[14] = (uint8_t)(ip >> 8);
 	gid->raw[15] = (uint8_t)ip;
 	return 0;
+}
+
+/* ---- address handles (UD): RoCEv2 over IPv4, the GID is ::ffff:a.b.c.d */
+static int gid_to_ipv4(const union ibv_gid *g, uint32_t *ip)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (memcmp(g->raw, prefix, sizeof(prefix)))
+		return -1;
+	*ip = (uint32_t)g->raw[12] << 24 | (uint32_t)g->raw[13] << 16 | (uint32_t)g->raw[14] << 8 | g->raw[15];
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct rnic_context *c;
+	uint8_t in[RNIC_CMDI_CREATE_AH_SIZE] = {0}, out[RNIC_CMDO_CREATE_AH_SIZE];
+	struct rnic_ah *ah;
+	uint32_t ip;
+	int ret;
+
+	if (!pd || !attr || !attr->is_global || attr->port_num != 1 || gid_to_ipv4(&attr->grh.dgid, &ip)) {
+		errno = EINVAL; /* RoCE address handles need a GRH with a RoCEv2 (IPv4) GID */
+		return NULL;
+	}
+	c = to_ctx(pd->context);
+	memcpy(in + RNIC_CMDI_CREATE_AH_DGID_OFF, attr->grh.dgid.raw, 16);
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_cmd_exec(&c->dev, RNIC_CMD_CREATE_AH, in, sizeof(in), out, sizeof(out));
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		errno = cmd_errno(c, ret);
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(ah->mac, out + RNIC_CMDO_CREATE_AH_MAC_OFF, 6);
+	ah->ip = ip;
+	ah->ibv.context = pd->context;
+	ah->ibv.pd = pd;
+	return &ah->ibv;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	free(ah);
+	return 0;
+}
+
+/* The address vector back to the sender of a UD receive: its GRH area holds, for RoCEv2 over
+ * IPv4, the IPv4 header in its last 20 bytes (as mlx5 and rxe write it). */
+int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh,
+			struct ibv_ah_attr *ah_attr)
+{
+	const uint8_t *ip4 = (const uint8_t *)grh + 20;
+
+	(void)context;
+	if (!wc || !grh || !ah_attr || !(wc->wc_flags & IBV_WC_GRH))
+		return EINVAL;
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->is_global = 1;
+	ah_attr->port_num = port_num;
+	ah_attr->grh.hop_limit = 64;
+	ah_attr->grh.traffic_class = ip4[1];
+	ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xff;
+	memcpy(&ah_attr->grh.dgid.raw[12], ip4 + 12, 4); /* the sender's address */
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr a;
+	int ret = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a);
+
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &a);
 }
 
 int ibv_query_pkey(struct ibv_context *context, uint8_t port, int index, __be16 *pkey)
@@ -662,8 +760,8 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	}
 	c = to_ctx(pd->context);
 	max_wr = RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_GET(c->dev.info);
-	if (a->qp_type != IBV_QPT_RC || a->srq) {
-		errno = EOPNOTSUPP; /* UC, UD and SRQ come with the transport milestone */
+	if ((a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) || a->srq) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
@@ -686,7 +784,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 		goto fail;
 	}
 	q.pdn = pd->handle;
-	q.type = RNIC_QPT_RC;
+	q.type = a->qp_type; /* enum QPT = enum ibv_qp_type */
 	q.send_cqn = ((struct rnic_cq *)a->send_cq)->cqn;
 	q.recv_cqn = ((struct rnic_cq *)a->recv_cq)->cqn;
 	q.sq_log = qp->sq_log;

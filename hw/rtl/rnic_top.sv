@@ -306,6 +306,7 @@ module rnic_top
         stats[RNIC_STAT_RX_RD_RSP_BYTES] = rx_out.stat_rd_rsp_bytes;
         stats[RNIC_STAT_RX_DROP_RSP] = rx_out.stat_drop_rsp;
         stats[RNIC_STAT_RX_DROP_DB] = rx_out.stat_drop_db;
+        stats[RNIC_STAT_RX_DROP_NORECV] = rx_out.stat_drop_norecv;
     end
 
     logic unused;

@@ -386,7 +386,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 100u
+#define RNIC_RX_OUT_WORDS 101u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -433,6 +433,7 @@ typedef struct {
 	uint32_t stat_rd_rsp_bytes;
 	uint32_t stat_drop_rsp;
 	uint32_t stat_drop_db;
+	uint32_t stat_drop_norecv;
 } rnic_rx_out_t;
 
 static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
@@ -485,6 +486,7 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[97] = (uint32_t)s->stat_rd_rsp_bytes & 0xffffffffu;
 	w[98] = (uint32_t)s->stat_drop_rsp & 0xffffffffu;
 	w[99] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[100] = (uint32_t)s->stat_drop_norecv & 0xffffffffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -534,6 +536,7 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_rd_rsp_bytes = (uint32_t)(w[97] & 0xffffffffu);
 	s->stat_drop_rsp = (uint32_t)(w[98] & 0xffffffffu);
 	s->stat_drop_db = (uint32_t)(w[99] & 0xffffffffu);
+	s->stat_drop_norecv = (uint32_t)(w[100] & 0xffffffffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

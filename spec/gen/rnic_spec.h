@@ -74,6 +74,11 @@
 #define RNIC_LINK_BUS_CTX_SHIFT 0x38u /* DMA bus address = (ctx + 1) << 56 | host virtual address */
 #define RNIC_LINK_MAX_PAYLOAD 0x1000u /* Largest payload in one message */
 
+/* transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38). */
+#define RNIC_BTH_UC_BIT 0x20u /* UC opcode = RC opcode | 0x20 */
+#define RNIC_DETH_LEN 0x8u /* Datagram extended transport header: Q_Key, source QP */
+#define RNIC_GRH_LEN 0x28u /* Bytes a UD receive buffer starts with (the GRH; for RoCEv2/IPv4 the IPv4 header in its last 20) */
+
 /* QPS: QP states (values of enum ibv_qp_state). */
 #define RNIC_QPS_RESET 0x0u
 #define RNIC_QPS_INIT 0x1u
@@ -146,7 +151,7 @@
 #define RNIC_MTU_2048 0x4u
 #define RNIC_MTU_4096 0x5u
 
-/* BTH_OP: RC BTH opcodes used by the datapath (IBTA Vol. 1 Table 38). */
+/* BTH_OP: BTH opcodes used by the datapath (IBTA Vol. 1 Table 38): RC; UC = RC | UC_BIT (SEND and WRITE only); UD SEND. */
 #define RNIC_BTH_OP_SEND_FIRST 0x0u
 #define RNIC_BTH_OP_SEND_MIDDLE 0x1u
 #define RNIC_BTH_OP_SEND_LAST 0x2u
@@ -168,6 +173,8 @@
 #define RNIC_BTH_OP_ATOMIC_ACK 0x12u
 #define RNIC_BTH_OP_CMP_SWAP 0x13u
 #define RNIC_BTH_OP_FETCH_ADD 0x14u
+#define RNIC_BTH_OP_UD_SEND_ONLY 0x64u
+#define RNIC_BTH_OP_UD_SEND_ONLY_IMM 0x65u
 
 /* AETH: AETH syndrome values and fields (IBTA Vol. 1 9.7.5.2.1, Table 44). */
 #define RNIC_AETH_ACK_NO_CREDIT 0x1fu
@@ -202,6 +209,7 @@
 #define RNIC_CMD_REG_MR 0xau
 #define RNIC_CMD_DEREG_MR 0xbu
 #define RNIC_CMD_CREATE_EQ 0xcu
+#define RNIC_CMD_CREATE_AH 0xdu
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -287,6 +295,7 @@
 #define RNIC_STAT_RX_RD_RSP_BYTES 0x1bu
 #define RNIC_STAT_RX_DROP_RSP 0x1cu
 #define RNIC_STAT_RX_DROP_DB 0x1du
+#define RNIC_STAT_RX_DROP_NORECV 0x1eu
 
 /* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */
 #define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)
@@ -656,6 +665,17 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_WQE_SWAP_OFF 40u
 #define RNIC_WQE_SWAP_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
 #define RNIC_WQE_SWAP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))
+#define RNIC_WQE_UD_DMAC_OFF 16u
+#define RNIC_WQE_UD_DMAC_LEN 6u
+#define RNIC_WQE_UD_QPN_OFF 48u
+#define RNIC_WQE_UD_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 48, 4))
+#define RNIC_WQE_UD_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 48, 4, (uint64_t)(v))
+#define RNIC_WQE_UD_QKEY_OFF 52u
+#define RNIC_WQE_UD_QKEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 52, 4))
+#define RNIC_WQE_UD_QKEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 52, 4, (uint64_t)(v))
+#define RNIC_WQE_UD_DIP_OFF 56u
+#define RNIC_WQE_UD_DIP_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 56, 4))
+#define RNIC_WQE_UD_DIP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 56, 4, (uint64_t)(v))
 #define RNIC_WQE_SGE_OFF 64u
 #define RNIC_WQE_SGE_LEN 64u
 
@@ -1003,6 +1023,16 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_REG_MR_PAGE_SHIFT_OFF 36u
 #define RNIC_CMDI_REG_MR_PAGE_SHIFT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 36, 1))
 #define RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 36, 1, (uint64_t)(v))
+
+/* CMDI_CREATE_AH: Resolve an address handle's destination (the MAC a UD send goes to). */
+#define RNIC_CMDI_CREATE_AH_SIZE 120u
+#define RNIC_CMDI_CREATE_AH_DGID_OFF 0u
+#define RNIC_CMDI_CREATE_AH_DGID_LEN 16u
+
+/* CMDO_CREATE_AH:  */
+#define RNIC_CMDO_CREATE_AH_SIZE 112u
+#define RNIC_CMDO_CREATE_AH_MAC_OFF 0u
+#define RNIC_CMDO_CREATE_AH_MAC_LEN 6u
 
 /* LINK_HDR: Header of every message on the host <-> rnic-sim link (a Unix stream socket); LEN payload bytes follow. */
 #define RNIC_LINK_HDR_SIZE 32u

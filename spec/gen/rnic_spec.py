@@ -60,6 +60,9 @@ CFG_TBL_EQC = 0x6
 LINK_VERSION = 0x1
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
+BTH_UC_BIT = 0x20
+DETH_LEN = 0x8
+GRH_LEN = 0x28
 
 QPS = {
     'RESET': 0x0,
@@ -155,6 +158,8 @@ BTH_OP = {
     'ATOMIC_ACK': 0x12,
     'CMP_SWAP': 0x13,
     'FETCH_ADD': 0x14,
+    'UD_SEND_ONLY': 0x64,
+    'UD_SEND_ONLY_IMM': 0x65,
 }
 AETH = {
     'ACK_NO_CREDIT': 0x1f,
@@ -189,6 +194,7 @@ CMD = {
     'REG_MR': 0xa,
     'DEREG_MR': 0xb,
     'CREATE_EQ': 0xc,
+    'CREATE_AH': 0xd,
 }
 CMD_ST = {
     'OK': 0x0,
@@ -274,6 +280,7 @@ STAT = {
     'RX_RD_RSP_BYTES': 0x1b,
     'RX_DROP_RSP': 0x1c,
     'RX_DROP_DB': 0x1d,
+    'RX_DROP_NORECV': 0x1e,
 }
 
 # Registers: name -> (offset, {field: (lsb, width)})
@@ -424,6 +431,10 @@ WQE = (128, {
     'TOTAL_LEN': (28, 'u32', 4),
     'COMPARE_ADD': (32, 'u64', 8),
     'SWAP': (40, 'u64', 8),
+    'UD_DMAC': (16, 'bytes', 6),
+    'UD_QPN': (48, 'u32', 4),
+    'UD_QKEY': (52, 'u32', 4),
+    'UD_DIP': (56, 'u32', 4),
     'SGE': (64, 'bytes', 64),
 })
 SGE = (16, {
@@ -558,6 +569,12 @@ CMDI_REG_MR = (120, {
     'NPAGES': (32, 'u32', 4),
     'PAGE_SHIFT': (36, 'u8', 1),
 })
+CMDI_CREATE_AH = (120, {
+    'DGID': (0, 'bytes', 16),
+})
+CMDO_CREATE_AH = (112, {
+    'MAC': (0, 'bytes', 6),
+})
 LINK_HDR = (32, {
     'TYPE': (0, 'u32', 4),
     'LEN': (4, 'u32', 4),
@@ -677,7 +694,7 @@ PORT_RX_IN = (76, [
     ('cpl_ready', 'bit', 1, 74, 1),
     ('rdreq_ready', 'bit', 1, 75, 1),
 ])
-PORT_RX_OUT = (100, [
+PORT_RX_OUT = (101, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -723,6 +740,7 @@ PORT_RX_OUT = (100, [
     ('stat_rd_rsp_bytes', 'u32', 32, 97, 1),
     ('stat_drop_rsp', 'u32', 32, 98, 1),
     ('stat_drop_db', 'u32', 32, 99, 1),
+    ('stat_drop_norecv', 'u32', 32, 100, 1),
 ])
 PORT_CQ_IN = (41, [
     ('rst', 'bit', 1, 0, 1),

@@ -73,6 +73,11 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 'h38;
   localparam longint unsigned RNIC_LINK_MAX_PAYLOAD = 'h1000;
 
+  // transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38).
+  localparam longint unsigned RNIC_BTH_UC_BIT = 'h20;
+  localparam longint unsigned RNIC_DETH_LEN = 'h8;
+  localparam longint unsigned RNIC_GRH_LEN = 'h28;
+
   // QPS: QP states (values of enum ibv_qp_state).
   localparam int unsigned RNIC_QPS_RESET = 'h0;
   localparam int unsigned RNIC_QPS_INIT = 'h1;
@@ -145,7 +150,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_MTU_2048 = 'h4;
   localparam int unsigned RNIC_MTU_4096 = 'h5;
 
-  // BTH_OP: RC BTH opcodes used by the datapath (IBTA Vol. 1 Table 38).
+  // BTH_OP: BTH opcodes used by the datapath (IBTA Vol. 1 Table 38): RC; UC = RC | UC_BIT (SEND and WRITE only); UD SEND.
   localparam int unsigned RNIC_BTH_OP_SEND_FIRST = 'h0;
   localparam int unsigned RNIC_BTH_OP_SEND_MIDDLE = 'h1;
   localparam int unsigned RNIC_BTH_OP_SEND_LAST = 'h2;
@@ -167,6 +172,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_BTH_OP_ATOMIC_ACK = 'h12;
   localparam int unsigned RNIC_BTH_OP_CMP_SWAP = 'h13;
   localparam int unsigned RNIC_BTH_OP_FETCH_ADD = 'h14;
+  localparam int unsigned RNIC_BTH_OP_UD_SEND_ONLY = 'h64;
+  localparam int unsigned RNIC_BTH_OP_UD_SEND_ONLY_IMM = 'h65;
 
   // AETH: AETH syndrome values and fields (IBTA Vol. 1 9.7.5.2.1, Table 44).
   localparam int unsigned RNIC_AETH_ACK_NO_CREDIT = 'h1f;
@@ -201,6 +208,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_REG_MR = 'ha;
   localparam int unsigned RNIC_CMD_DEREG_MR = 'hb;
   localparam int unsigned RNIC_CMD_CREATE_EQ = 'hc;
+  localparam int unsigned RNIC_CMD_CREATE_AH = 'hd;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
@@ -286,6 +294,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_RD_RSP_BYTES = 'h1b;
   localparam int unsigned RNIC_STAT_RX_DROP_RSP = 'h1c;
   localparam int unsigned RNIC_STAT_RX_DROP_DB = 'h1d;
+  localparam int unsigned RNIC_STAT_RX_DROP_NORECV = 'h1e;
 
   // BLK: Header common to every BAR0 block.
   localparam int unsigned RNIC_BLK_BASE = 'h0;
@@ -732,8 +741,9 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 100;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 101;
   typedef struct packed {
+    logic [31:0] stat_drop_norecv;
     logic [31:0] stat_drop_db;
     logic [31:0] stat_drop_rsp;
     logic [31:0] stat_rd_rsp_bytes;

@@ -102,7 +102,7 @@ static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct 
 		       int access)
 {
 	struct ibv_qp_attr a;
-	int ret;
+	int ret, rc;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RESET;
@@ -125,8 +125,9 @@ static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct 
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.dgid = peer->gid;
 	a.ah_attr.grh.hop_limit = 64;
+	rc = qp->qp_type == IBV_QPT_RC;
 	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+				 IBV_QP_RQ_PSN | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0))))
 		die("modify to RTR", ret);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -135,8 +136,8 @@ static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct 
 	a.retry_cnt = 7;
 	a.rnr_retry = (uint8_t)rnr_retry;
 	a.max_rd_atomic = 8;
-	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
+	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				 (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0))))
 		die("modify to RTS", ret);
 }
 
@@ -438,6 +439,141 @@ static void case_flush_recv(const char *name)
 	printf("ok %s\n", name);
 }
 
+
+/* ---- UD and UC */
+static struct ibv_qp *make_qp_type(struct side *s, enum ibv_qp_type t)
+{
+	struct ibv_qp_init_attr init = {0};
+	struct ibv_qp *qp;
+
+	init.send_cq = init.recv_cq = s->cq;
+	init.qp_type = t;
+	init.cap.max_send_wr = 16;
+	init.cap.max_recv_wr = 16;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(s->pd, &init);
+	if (!qp)
+		die("ibv_create_qp (UC/UD)", errno);
+	return qp;
+}
+
+static void ud_up(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = {0};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("UD INIT", EINVAL);
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		die("UD RTR", EINVAL);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 77;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD RTS", EINVAL);
+}
+
+static int post_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, uint64_t id, struct ibv_sge *sg,
+		   int imm)
+{
+	struct ibv_send_wr wr = {0}, *bad;
+
+	wr.wr_id = id;
+	wr.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+	wr.sg_list = sg;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htonl(0xabc00000u | (uint32_t)id);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void case_ud(const char *name)
+{
+	const uint32_t qkey = 0x11111111, len = 4096;
+	struct ibv_qp *qa = make_qp_type(&A, IBV_QPT_UD), *qb = make_qp_type(&B, IBV_QPT_UD);
+	struct ibv_ah_attr aa = {0};
+	struct ibv_ah *ah, *back;
+	struct ibv_sge ss = sge(&A, 0, len), rs = sge(&B, 8192, len + 40), ar = sge(&A, 16384, 100), bs = sge(&B, 0, 1);
+	struct ibv_wc wa, wb;
+	const uint8_t *ip;
+
+	ud_up(qa, qkey);
+	ud_up(qb, qkey);
+	fill(A.buf, len, 21);
+	memset(B.buf + 8192, 0, len + 40);
+	aa.is_global = 1;
+	aa.port_num = 1;
+	aa.grh.dgid = B.gid;
+	aa.grh.hop_limit = 64;
+	ah = ibv_create_ah(A.pd, &aa);
+	CHECK(ah, "ibv_create_ah: %s", strerror(errno));
+	CHECK(!post_recv(qb, 31, &rs, 1), "post_recv");
+	CHECK(!post_ud(qa, ah, qb->qp_num, qkey, 30, &ss, 1), "post_send");
+	CHECK(poll1(&A, &wa, 120) && wa.status == IBV_WC_SUCCESS && wa.wr_id == 30 && wa.opcode == IBV_WC_SEND,
+	      "send CQE status %d", wa.status);
+	CHECK(poll1(&B, &wb, 120), "no receive completion");
+	CHECK(wc_ok(&wb, 31, IBV_WC_RECV, len + 40, qb->qp_num) && wb.src_qp == qa->qp_num &&
+	      (wb.wc_flags & IBV_WC_GRH) && (wb.wc_flags & IBV_WC_WITH_IMM) && ntohl(wb.imm_data) == 0xabc0001e,
+	      "recv CQE status %d len %u src_qp %u flags %x", wb.status, wb.byte_len, wb.src_qp, wb.wc_flags);
+	ip = B.buf + 8192 + 20;
+	CHECK(ip[0] == 0x45 && !memcmp(ip + 12, &A.gid.raw[12], 4) && !memcmp(ip + 16, &B.gid.raw[12], 4),
+	      "GRH area: no IPv4 header of the sender");
+	CHECK(!memcmp(B.buf + 8192 + 40, A.buf, len), "data");
+	/* answer the sender from the completion */
+	back = ibv_create_ah_from_wc(B.pd, &wb, (struct ibv_grh *)(B.buf + 8192), 1);
+	CHECK(back, "ibv_create_ah_from_wc: %s", strerror(errno));
+	B.buf[0] = 0x5c;
+	CHECK(!post_recv(qa, 32, &ar, 1), "post_recv A");
+	CHECK(!post_ud(qb, back, wb.src_qp, qkey, 33, &bs, 0), "post_send B");
+	CHECK(poll1(&B, &wb, 120) && wb.wr_id == 33 && wb.status == IBV_WC_SUCCESS, "reply send CQE");
+	CHECK(poll1(&A, &wa, 120) && wc_ok(&wa, 32, IBV_WC_RECV, 41, qa->qp_num) && A.buf[16384 + 40] == 0x5c,
+	      "reply receive");
+	/* a wrong Q_Key is dropped: the receive WQE stays for the next good datagram */
+	CHECK(!post_recv(qb, 34, &rs, 1), "post_recv");
+	CHECK(!post_ud(qa, ah, qb->qp_num, qkey + 1, 35, &ss, 0), "post_send bad qkey");
+	CHECK(poll1(&A, &wa, 120) && wa.wr_id == 35 && wa.status == IBV_WC_SUCCESS, "send CQE");
+	usleep(100000);
+	CHECK(ibv_poll_cq(B.cq, 1, &wb) == 0, "a datagram with a wrong Q_Key was received");
+	CHECK(!post_ud(qa, ah, qb->qp_num, qkey, 36, &ss, 0), "post_send");
+	CHECK(poll1(&A, &wa, 120) && wa.wr_id == 36, "send CQE");
+	CHECK(poll1(&B, &wb, 120) && wc_ok(&wb, 34, IBV_WC_RECV, len + 40, qb->qp_num), "receive after a bad Q_Key");
+	ibv_destroy_ah(ah);
+	ibv_destroy_ah(back);
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	printf("ok %s\n", name);
+}
+
+static void case_uc(const char *name)
+{
+	struct ibv_qp *qa = make_qp_type(&A, IBV_QPT_UC), *qb = make_qp_type(&B, IBV_QPT_UC);
+	struct ibv_sge ss = sge(&A, 0, 10000), rs = sge(&B, 100000, 20000), z = sge(&B, 0, 0);
+	struct ibv_wc wa, wb;
+
+	connect_qp(qa, &B, qb, 0, IBV_ACCESS_REMOTE_WRITE);
+	connect_qp(qb, &A, qa, 0, IBV_ACCESS_REMOTE_WRITE);
+	fill(A.buf, 10000, 41);
+	memset(B.buf, 0, REGION);
+	CHECK(!post_recv(qb, 40, &rs, 1) && !post_recv(qb, 41, &z, 1), "post_recv");
+	CHECK(!post(qa, IBV_WR_SEND, 42, &ss, 1, 0, 0, 0), "post SEND");
+	CHECK(!post(qa, IBV_WR_RDMA_WRITE_WITH_IMM, 43, &ss, 1, (uintptr_t)(B.buf + 7), B.mr->rkey, 0), "post WRITE");
+	CHECK(poll1(&A, &wa, 120) && wc_ok(&wa, 42, IBV_WC_SEND, 10000, qa->qp_num), "SEND CQE %d", wa.status);
+	CHECK(poll1(&A, &wa, 120) && wc_ok(&wa, 43, IBV_WC_RDMA_WRITE, 10000, qa->qp_num), "WRITE CQE %d", wa.status);
+	CHECK(poll1(&B, &wb, 120) && wc_ok(&wb, 40, IBV_WC_RECV, 10000, qb->qp_num) && wb.src_qp == qa->qp_num,
+	      "recv CQE status %d len %u", wb.status, wb.byte_len);
+	CHECK(poll1(&B, &wb, 120) && wc_ok(&wb, 41, IBV_WC_RECV_RDMA_WITH_IMM, 10000, qb->qp_num), "WRITE_IMM CQE");
+	CHECK(!memcmp(B.buf + 100000, A.buf, 10000) && settle(B.buf + 7, A.buf, 10000), "data");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	printf("ok %s\n", name);
+}
+
 static void checks(void)
 {
 	static const uint32_t sizes[] = {0, 1, 4096, 65536 + 3};
@@ -474,6 +610,8 @@ static void checks(void)
 	case_remote_error("send_too_long", IBV_WR_SEND, 0, 0, 4096, IBV_WC_REM_INV_REQ_ERR);
 	case_rnr("rnr");
 	case_flush_recv("flush_recv");
+	case_ud("ud");
+	case_uc("uc");
 }
 
 

@@ -146,6 +146,10 @@ static int xth_len(uint32_t op)
 		return 20;
 	case RNIC_BTH_OP_CMP_SWAP: case RNIC_BTH_OP_FETCH_ADD:
 		return 28;
+	case RNIC_BTH_OP_UD_SEND_ONLY:
+		return RNIC_DETH_LEN;
+	case RNIC_BTH_OP_UD_SEND_ONLY_IMM:
+		return RNIC_DETH_LEN + RNIC_IMM_LEN;
 	default:
 		return -1;
 	}
@@ -179,6 +183,8 @@ static void finish_frame(rnic_rx_state_t *st)
 /* A responder frame for the TX kernel, sent after this frame's payload is placed. */
 static void respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
 {
+	if (st->uc)
+		return; /* UC: nothing is acknowledged, errors drop the message silently */
 	st->p_rsp = (rnic_rsp_t){0};
 	st->p_rsp.kind = (uint8_t)kind;
 	st->p_rsp.qpn = st->qpn;
@@ -196,7 +202,7 @@ static void nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 		st->o.stat_nak_inv++;
 	/* invalid request, remote access and remote operational errors end the connection on the
 	 * responder's side too (IBTA 9.9.3.1.2): nothing after the NAKed request executes */
-	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK)
+	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK && !st->uc)
 		st->qp[st->qpn].fatal = 1;
 	respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
 }
@@ -253,7 +259,9 @@ static void start_segment(rnic_rx_state_t *st)
 /* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame. */
 static void place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
 {
-	st->src = src;
+	st->src = 0;
+	st->pay_off = src;
+	st->gh = 0;
 	st->pay_left = len;
 	if (!len) {
 		finish_frame(st);
@@ -469,6 +477,53 @@ static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32
 	finish_frame(st);
 }
 
+/* UD SEND (IBTA 9.8, RoCEv2 A17.4.5.1): Q_Key checked, one receive WQE per datagram, which
+ * starts with the 40-byte GRH area: for RoCEv2 over IPv4, 20 zero bytes and the IPv4 header. */
+static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t plen, uint32_t xth,
+		     uint64_t cycle)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint32_t i;
+
+	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
+		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
+		finish_frame(st);
+		return;
+	}
+	if (!q->rwqe_valid) {
+		if (q->rq_pi != q->rq_ci) {
+			fetch_rwqe(st, st->qpn);
+			return;
+		}
+		st->o.stat_drop_norecv++;
+		finish_frame(st);
+		return;
+	}
+	q->ts_first = cycle;
+	if (q->rwqe_err || plen + RNIC_GRH_LEN > q->rwqe_len) {
+		completion(st, RNIC_WC_OP_RECV, q->rwqe_err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+		finish_frame(st);
+		return;
+	}
+	completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
+	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
+	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
+	if (op == RNIC_BTH_OP_UD_SEND_ONLY_IMM) {
+		st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + RNIC_DETH_LEN, 4);
+		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
+	}
+	st->o.stat_recv_bytes += plen;
+	for (i = 0; i < RNIC_GRH_LEN; i++)
+		st->grh[i] = i < RNIC_GRH_LEN - RNIC_IP_HLEN ? 0 : h[RNIC_IP_OFF + i - (RNIC_GRH_LEN - RNIC_IP_HLEN)];
+	seek(st, q->rwqe_sge, q->rwqe_nsge, 0);
+	st->src = 0;
+	st->pay_off = RNIC_XTH_OFF + xth;
+	st->gh = RNIC_GRH_LEN;
+	st->pay_left = plen + RNIC_GRH_LEN;
+	start_segment(st);
+	st->busy = B_PAYLOAD;
+}
+
 /* Decide what to do with the frame at the head of the queue. */
 static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
@@ -519,6 +574,10 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
 	psn = rnic_be24(h + RNIC_BTH_OFF + 9);
 	ackreq = h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
+	/* UC opcodes are the RC ones with bit 5 set (SEND and WRITE only) */
+	st->uc = op >= RNIC_BTH_UC_BIT && op <= (RNIC_BTH_UC_BIT | RNIC_BTH_OP_WRITE_ONLY_IMM);
+	if (st->uc)
+		op &= ~RNIC_BTH_UC_BIT;
 	xth = xth_len(op);
 	if (xth < 0 || h[14] != 0x45 || rnic_ipv4_csum(h + RNIC_IP_OFF) != rnic_be16(h + 24) ||
 	    rnic_be16(h + 16) != f->len - RNIC_ETH_HLEN + 0u || rnic_be16(h + 38) != f->len - RNIC_UDP_OFF + 0u ||
@@ -531,8 +590,9 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	plen = f->len - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
 	ctrl = qpn < RNIC_MAX_QP ? QPC_W(&st->t, qpn, CTRL) : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != RNIC_QPT_RC ||
-	    state < RNIC_QPS_RTR || state > RNIC_QPS_SQE) {
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
+	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
+						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
 		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
 		finish_frame(st);
 		return;
@@ -549,6 +609,32 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	if (op >= RNIC_BTH_OP_READ_RESP_FIRST && op <= RNIC_BTH_OP_ATOMIC_ACK) {
 		response(st, h, op, psn, plen, (uint32_t)xth);
 		return;
+	}
+	if (op >= RNIC_BTH_OP_UD_SEND_ONLY) {
+		datagram(st, h, op, plen, (uint32_t)xth, in->cycle);
+		return;
+	}
+	if (st->uc) {
+		/* UC (IBTA 9.7.7): no duplicates, no NAKs; a PSN out of sequence drops the message in
+		 * progress, and a FIRST/ONLY starts a new one at its PSN */
+		int starts = op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
+			     op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+
+		if (psn != q->epsn) {
+			q->in_msg = MSG_NONE;
+			if (!starts) {
+				st->o.stat_drop_malformed++;
+				finish_frame(st);
+				return;
+			}
+			q->epsn = psn;
+		}
+		if (need_rwqe(op) && !q->rwqe_valid && q->rq_pi == q->rq_ci) {
+			st->o.stat_drop_norecv++;
+			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+			finish_frame(st);
+			return;
+		}
 	}
 	/* requests */
 	if (q->fatal) {
@@ -787,7 +873,12 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		if (st->o.wr_valid)
 			break;
 		n = st->seg_left < RNIC_BEAT ? st->seg_left : RNIC_BEAT;
-		frame_bytes(st, f, st->src, st->o.wr_data);
+		for (i = 0; i < RNIC_BEAT; i++) {
+			uint32_t v = st->src + i, o = st->pay_off + v - st->gh;
+
+			st->o.wr_data[i] = v < st->gh ? st->grh[v % RNIC_GRH_LEN] :
+					   FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT];
+		}
 		st->o.wr_valid = 1;
 		st->o.wr_addr = st->seg_addr;
 		st->o.wr_len = (uint16_t)st->seg_len;

@@ -84,7 +84,10 @@ typedef struct {
 	uint8_t redo;               /* dispatching the same frame again (after a receive WQE fetch) */
 	uint8_t flush;              /* the receive WQE fetch is for a flush completion */
 	uint8_t rd_wait;            /* a DMA read is outstanding */
-	uint32_t src;               /* byte offset in the frame of the next payload byte */
+	uint32_t src;               /* next payload byte: the GRH's first, then the frame's from pay_off */
+	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */
+	uint8_t grh[RNIC_GRH_LEN];
+	uint8_t uc;                 /* the frame is UC: errors drop it silently, nothing is answered */
 	uint32_t seg_left;          /* bytes left in the current DMA write */
 	uint32_t pay_left;          /* payload bytes left in the frame */
 	uint64_t seg_addr;

@@ -262,10 +262,13 @@ static void start_message(rnic_tx_state_t *st)
 	}
 	st->o.stat_wqes++;
 	st->op = (uint8_t)op;
+	st->type = (uint8_t)QPC_F(&st->t, st->qpn, CTRL, TYPE);
 	st->inline_data = (flags & RNIC_WQE_FLAG_INLINE) != 0;
 	st->msg_len = 0;
 	st->nsge = 0;
-	if (op > RNIC_WQE_OP_ATOMIC_FA) {
+	if (op > RNIC_WQE_OP_ATOMIC_FA || (st->type == RNIC_QPT_UC && op > RNIC_WQE_OP_SEND_IMM) ||
+	    (st->type == RNIC_QPT_UD && op != RNIC_WQE_OP_SEND && op != RNIC_WQE_OP_SEND_IMM)) {
+		/* UC: SEND and WRITE; UD: SEND (IBTA Table 38) */
 		status = RNIC_WC_STATUS_LOC_QP_OP_ERR;
 	} else if (st->inline_data) {
 		st->msg_len = RNIC_WQE_TOTAL_LEN_GET(w);
@@ -285,6 +288,13 @@ static void start_message(rnic_tx_state_t *st)
 		return;
 	}
 	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
+		/* a datagram is one packet */
+		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, p->ts_db,
+			 (uint16_t)(p->ci - 1));
+		p->err = 1;
+		return;
+	}
 	npsn = st->msg_len ? (st->msg_len + st->mtu - 1) / st->mtu : 1;
 	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
 	if (op >= RNIC_WQE_OP_ATOMIC_CS)
@@ -407,6 +417,20 @@ static void build_request(rnic_tx_state_t *st)
 		pay = 0;
 		break;
 	}
+	if (st->type == RNIC_QPT_UD) {
+		/* DETH (IBTA 9.3.2): Q_Key (the QP's own if the WR's has its high bit set), source QP */
+		uint32_t qkey = RNIC_WQE_UD_QKEY_GET(w);
+
+		op = imm ? RNIC_BTH_OP_UD_SEND_ONLY_IMM : RNIC_BTH_OP_UD_SEND_ONLY;
+		rnic_put_be32(x, qkey & 0x80000000u ? QPC_W(&st->t, st->qpn, QKEY) : qkey);
+		rnic_put_be32(x + 4, st->qpn);
+		xth = RNIC_DETH_LEN;
+	}
+	if (st->type != RNIC_QPT_RC) {
+		ackreq = 0; /* nothing acknowledges UC or UD */
+		if (st->type == RNIC_QPT_UC)
+			op |= RNIC_BTH_UC_BIT;
+	}
 	if (imm && last) {
 		rnic_wr_le(x + xth, 4, RNIC_WQE_IMM_GET(w)); /* kept in network order by the host */
 		xth += RNIC_IMM_LEN;
@@ -414,6 +438,16 @@ static void build_request(rnic_tx_state_t *st)
 	k->pad = (uint8_t)((4 - (pay & 3)) & 3);
 	rnic_build_headers(&st->t, st->qpn, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
 			   xth + pay + k->pad + RNIC_ICRC_LEN);
+	if (st->type == RNIC_QPT_UD) {
+		/* the address handle's destination, from the WQE */
+		for (i = 0; i < 6; i++)
+			k->hdr[i] = w[RNIC_WQE_UD_DMAC_OFF + i];
+		rnic_put_be32(k->hdr + 30, RNIC_WQE_UD_DIP_GET(w));
+		rnic_put_be16(k->hdr + 24, rnic_ipv4_csum(k->hdr + RNIC_IP_OFF));
+		rnic_put_be24(k->hdr + RNIC_BTH_OFF + 5, RNIC_WQE_UD_QPN_GET(w));
+	}
+	k->retire = st->type != RNIC_QPT_RC && last;
+	k->qpn = (uint16_t)st->qpn;
 	k->hdr_len = (uint16_t)(RNIC_XTH_OFF + xth);
 	k->pay_len = (uint16_t)pay;
 	if (st->inline_data) {
@@ -648,7 +682,8 @@ static void check_timer(rnic_tx_state_t *st)
 		p->hold_until = 0; /* the RNR wait is over: the scheduler looks again */
 		st->sched_hint = 1;
 	}
-	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until)
+	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until ||
+	    QPC_F(&st->t, q, CTRL, TYPE) != RNIC_QPT_RC)
 		return;
 	if (st->now - p->t_sent > (1024ull << t))
 		rewind_qp(st, q, st->ob[q][p->ob_head % TX_OB].first_psn, 0);
@@ -696,8 +731,10 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 			st->e_state = 2;
 		return;
 	case 2: /* pad and ICRC */
-		if (st->acc_n + 8 > TX_ACC)
+		if (st->acc_n + 8 > TX_ACC || (k->retire && cpl_full(st)))
 			return;
+		if (k->retire)
+			ob_retire(st, k->qpn, RNIC_WC_STATUS_SUCCESS);
 		st->crc = rnic_crc32(st->crc, zero, k->pad);
 		push(st, zero, k->pad);
 		rnic_wr_le(icrc, 4, ~st->crc);

@@ -53,6 +53,8 @@ typedef struct {
 	uint16_t hdr_len;    /* bytes of hdr sent (headers and inline payload) */
 	uint16_t pay_len;    /* payload bytes from DMA reads */
 	uint8_t pad;
+	uint8_t retire;      /* UC/UD: the message's last packet, its WQE completes once sent */
+	uint16_t qpn;
 } tx_pkt_t;
 
 typedef struct {
@@ -76,7 +78,7 @@ typedef struct {
 	uint8_t cancel;              /* go-back-N: stop at the next packet boundary */
 	uint32_t qpn;
 	uint8_t wqe[RNIC_WQE_BYTES];
-	uint8_t op;
+	uint8_t op, type;            /* enum WQE_OP, enum QPT */
 	tx_sge_t sge[RNIC_MAX_SGE];
 	uint32_t nsge;
 	uint32_t msg_len, mtu, npkts, pkt, first_psn;
