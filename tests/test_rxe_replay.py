@@ -49,7 +49,7 @@ class DmaReads:
 class Responder:
     """NIC B's kernels with host memory: frames in, frames out."""
 
-    def __init__(self, qpn, rq_psn, rkey, va, pmtu=S.MTU["1024"]):
+    def __init__(self, qpn, rq_psn, rkey, va, pmtu=S.MTU["1024"], qpt=S.QPT["RC"], qkey=0):
         self.k = {n: Kernel(n) for n in ("tx", "rx", "cq")}
         for k in self.k.values():
             k.reset()
@@ -60,7 +60,8 @@ class Responder:
         self.base = va & ~0xFFF
         w = [0] * 18
         f = S.QPC
-        w[0] = 1 | (S.QPS["RTS"] << 1) | (S.QPT["RC"] << 4) | (pmtu << 16)
+        w[0] = 1 | (S.QPS["RTS"] << 1) | (qpt << 4) | (pmtu << 16)
+        w[f["QKEY"][0] // 4] = qkey
         w[f["PDN"][0] // 4] = PD
         w[f["SQ_BASE_LO"][0] // 4] = RING
         w[f["RQ_BASE_LO"][0] // 4] = RING + 0x10000
@@ -220,3 +221,43 @@ def test_responder_answers_as_rxe(name):
     # trimmed traces end before rxe answered the last requests: compare what rxe answered
     assert ours[:len(theirs)] == theirs
     assert len(ours) >= len(theirs)
+
+
+def cqes(nic, n):
+    """The first n CQEs the NIC wrote (owner bit set on the first pass)."""
+    out = []
+    for i in range(n):
+        e = bytes(nic.mem.get(CQ_RING + 64 * i + j, 0) for j in range(64))
+        if e[63] != 1:
+            break
+        out.append(e)
+    return out
+
+
+def test_ud_datagrams_from_rxe_are_received():
+    """ibv_ud_pingpong's datagrams (DETH Q_Key 0x11111111, 1024-byte payload): each lands in a
+    receive WQE behind the 40-byte GRH area and completes with the sender's QPN."""
+    path = TRACES / "ibv_ud_pingpong.pcap"
+    if not path.exists():
+        pytest.skip("shared/traces not present")
+    frames = [f for _, f in R.read_pcap(path) if R.is_roce_v4(f) and f[26:30] == IP_A.to_bytes(4, "big")]
+    assert frames and all(R.bth(f)[0] == 0x64 for f in frames)
+    qpn = R.bth(frames[0])[1]
+    nic = Responder(qpn, 0, 0x100, 0x10000, pmtu=S.MTU["4096"], qpt=S.QPT["UD"], qkey=0x11111111)
+    nic.post_recvs(len(frames))
+    for f in frames:
+        nic.inject(f)
+    nic.settle()
+    got = cqes(nic, len(frames))
+    assert len(got) == len(frames) and nic.out == []  # UD: nothing answered
+    last = frames[-1]
+    for e in got:
+        assert e[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+        assert e[S.CQE[1]["OPCODE"][0]] == S.WC_OP["RECV"]
+        assert struct.unpack_from("<I", e, 8)[0] == 1024 + 40
+        assert struct.unpack_from("<I", e, 20)[0] == struct.unpack_from(">I", last, 58)[0] & 0xFFFFFF
+        assert e[S.CQE[1]["WC_FLAGS"][0]] & S.WC_FLAG["GRH"]
+    # every datagram went to the same buffer: the last one is there, behind its GRH area
+    buf = bytes(nic.mem.get(RECV_BUF + i, 0) for i in range(40 + 1024))
+    assert buf[:20] == bytes(20) and buf[20:40] == last[14:34]
+    assert buf[40:] == last[62:62 + 1024]
