@@ -218,6 +218,8 @@ int rnic_create_qp(struct rnic_dev *d, const struct rnic_qp_create *c, uint32_t 
 	RNIC_CMDI_CREATE_QP_RQ_BASE_SET(in, c->rq_bus);
 	RNIC_CMDI_CREATE_QP_SEND_CQN_SET(in, c->send_cqn);
 	RNIC_CMDI_CREATE_QP_RECV_CQN_SET(in, c->recv_cqn);
+	RNIC_CMDI_CREATE_QP_USE_SRQ_SET(in, c->use_srq);
+	RNIC_CMDI_CREATE_QP_SRQN_SET(in, c->srqn);
 	return cmd_handle(d, RNIC_CMD_CREATE_QP, in, sizeof(in), qpn);
 }
 
@@ -307,6 +309,11 @@ void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi)
 void rnic_ring_rq(struct rnic_dev *d, uint32_t qpn, uint16_t pi)
 {
 	wr(d, d->page + RNIC_CTX_RQ_DB, RNIC_SET(RNIC_CTX_RQ_DB_QPN, qpn) | RNIC_SET(RNIC_CTX_RQ_DB_PI, pi));
+}
+
+void rnic_ring_srq(struct rnic_dev *d, uint32_t srqn, uint16_t pi)
+{
+	wr(d, d->page + RNIC_CTX_SRQ_DB, RNIC_SET(RNIC_CTX_SRQ_DB_SRQN, srqn) | RNIC_SET(RNIC_CTX_SRQ_DB_PI, pi));
 }
 
 void rnic_ring_cq(struct rnic_dev *d, uint32_t cqn, uint16_t ci, uint32_t arm)

@@ -55,7 +55,7 @@ int rnic_destroy(struct rnic_dev *d, uint32_t opcode, uint32_t handle);
 int rnic_create_cq(struct rnic_dev *d, uint64_t ring_bus, uint32_t log_size, uint32_t *cqn);
 
 struct rnic_qp_create {
-	uint32_t pdn, type, send_cqn, recv_cqn, sq_log, rq_log;
+	uint32_t pdn, type, send_cqn, recv_cqn, sq_log, rq_log, use_srq, srqn;
 	uint64_t sq_bus, rq_bus;
 };
 int rnic_create_qp(struct rnic_dev *d, const struct rnic_qp_create *c, uint32_t *qpn);
@@ -71,6 +71,7 @@ int rnic_eq_poll(struct rnic_dev *d, void (*fn)(void *arg, uint32_t type, uint32
 
 void rnic_ring_sq(struct rnic_dev *d, uint32_t qpn, uint16_t pi);
 void rnic_ring_rq(struct rnic_dev *d, uint32_t qpn, uint16_t pi);
+void rnic_ring_srq(struct rnic_dev *d, uint32_t srqn, uint16_t pi);
 void rnic_ring_cq(struct rnic_dev *d, uint32_t cqn, uint16_t ci, uint32_t arm);
 
 #endif

@@ -56,7 +56,7 @@ void fw_init(void)
 static void qpc_write(uint32_t qpn)
 {
 	const struct fw_qp *q = &fw.qp[qpn];
-	uint32_t w[RNIC_QPC_QKEY / 4 + 1];
+	uint32_t w[RNIC_QPC_SRQ / 4 + 1];
 
 	memset(w, 0, sizeof(w));
 	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, q->used && q->state != RNIC_QPS_RESET) |
@@ -87,7 +87,8 @@ static void qpc_write(uint32_t qpn)
 				RNIC_SET(RNIC_QPC_RETRY_MAX_RD_ATOMIC, q->max_rd) |
 				RNIC_SET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, q->max_dest_rd);
 	w[RNIC_QPC_QKEY / 4] = q->qkey;
-	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_QKEY / 4 + 1);
+	w[RNIC_QPC_SRQ / 4] = RNIC_SET(RNIC_QPC_SRQ_SRQN, q->srqn) | RNIC_SET(RNIC_QPC_SRQ_USE, q->use_srq);
+	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_SRQ / 4 + 1);
 }
 
 /* ---- IBTA Vol. 1 10.3.1 / 11.2.5 (as Linux ib_modify_qp_is_ok for RC): required and optional
@@ -377,6 +378,55 @@ static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
 	return RNIC_CMD_ST_OK;
 }
 
+/* ---- shared receive queues (IBTA 10.2.9) */
+static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
+{
+	uint64_t base = CMD_IN(in, CREATE_SRQ, BASE);
+	uint32_t log = CMD_IN(in, CREATE_SRQ, LOG_SIZE), pdn = CMD_IN(in, CREATE_SRQ, PDN), st, n;
+	uint32_t *w;
+
+	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (log > RNIC_MAX_QP_WR_LOG || (base & (RNIC_RWQE_BYTES - 1)) || CMD_IN(in, CREATE_SRQ, LIMIT) > (1u << log))
+		return RNIC_CMD_ST_BAD_PARAM;
+	st = alloc_owner(fw.srq, RNIC_MAX_SRQ, 0, ctx, out);
+	if (st)
+		return st;
+	n = RNIC_CMDO_HANDLE_HANDLE_GET(out);
+	fw.pd[pdn].refs++;
+	w = fw.srqc[n];
+	w[RNIC_SRQC_CTRL / 4] = RNIC_SET(RNIC_SRQC_CTRL_VALID, 1) | RNIC_SET(RNIC_SRQC_CTRL_LOG_SIZE, log) |
+				RNIC_SET(RNIC_SRQC_CTRL_CTX, ctx);
+	w[RNIC_SRQC_BASE_LO / 4] = (uint32_t)base;
+	w[RNIC_SRQC_BASE_HI / 4] = (uint32_t)(base >> 32);
+	w[RNIC_SRQC_PDN / 4] = pdn;
+	w[RNIC_SRQC_LIMIT / 4] = CMD_IN(in, CREATE_SRQ, LIMIT);
+	cfg_entry(RNIC_CFG_TBL_SRQC, n, w, 5);
+	return RNIC_CMD_ST_OK;
+}
+
+static void destroy_srq(uint32_t n)
+{
+	fw.pd[fw.srqc[n][RNIC_SRQC_PDN / 4]].refs--;
+	memset(fw.srqc[n], 0, sizeof(fw.srqc[n]));
+	cfg_entry(RNIC_CFG_TBL_SRQC, n, fw.srqc[n], 5);
+	fw.srq[n].used = 0;
+}
+
+/* Arm the limit event: only the LIMIT word is written, the ring runs on. */
+static uint32_t modify_srq(uint32_t ctx, const uint8_t *in)
+{
+	uint32_t n = CMD_IN(in, MODIFY_SRQ, SRQN), limit = CMD_IN(in, MODIFY_SRQ, LIMIT);
+
+	if (!owned(fw.srq, n, RNIC_MAX_SRQ, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (limit > (1u << RNIC_GET(RNIC_SRQC_CTRL_LOG_SIZE, fw.srqc[n][0])))
+		return RNIC_CMD_ST_BAD_PARAM;
+	fw.srqc[n][RNIC_SRQC_LIMIT / 4] = limit;
+	hal_cfg(cfg_addr(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4), limit);
+	return RNIC_CMD_ST_OK;
+}
+
 static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
 	uint32_t pdn = CMD_IN(in, CREATE_QP, PDN), scq = CMD_IN(in, CREATE_QP, SEND_CQN);
@@ -385,7 +435,8 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	struct fw_qp *q;
 
 	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx) || !owned(fw.cq, scq, RNIC_MAX_CQ, ctx) ||
-	    !owned(fw.cq, rcq, RNIC_MAX_CQ, ctx))
+	    !owned(fw.cq, rcq, RNIC_MAX_CQ, ctx) ||
+	    (CMD_IN(in, CREATE_QP, USE_SRQ) && !owned(fw.srq, CMD_IN(in, CREATE_QP, SRQN), RNIC_MAX_SRQ, ctx)))
 		return RNIC_CMD_ST_BAD_HANDLE;
 	if (type != RNIC_QPT_RC && type != RNIC_QPT_UC && type != RNIC_QPT_UD)
 		return RNIC_CMD_ST_BAD_PARAM;
@@ -408,6 +459,9 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	q->rq_log = (uint8_t)rq_log;
 	q->sq_base = CMD_IN(in, CREATE_QP, SQ_BASE);
 	q->rq_base = CMD_IN(in, CREATE_QP, RQ_BASE);
+	q->use_srq = CMD_IN(in, CREATE_QP, USE_SRQ) != 0;
+	q->srqn = q->use_srq ? CMD_IN(in, CREATE_QP, SRQN) : 0;
+	fw.srq[q->srqn].refs += q->use_srq;
 	q->pmtu = type == RNIC_QPT_UD ? RNIC_MTU_4096 : RNIC_MTU_1024; /* UD: one packet of up to the port MTU */
 	fw.pd[pdn].refs++;
 	fw.cq[scq].refs++;
@@ -424,6 +478,7 @@ static void destroy_qp(uint32_t qpn)
 	fw.pd[q->pdn].refs--;
 	fw.cq[q->send_cqn].refs--;
 	fw.cq[q->recv_cqn].refs--;
+	fw.srq[q->srqn].refs -= q->use_srq;
 	q->used = 0;
 	qpc_write(qpn);
 }
@@ -540,6 +595,8 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 		n.rq_log = q->rq_log;
 		n.sq_base = q->sq_base;
 		n.rq_base = q->rq_base;
+		n.use_srq = q->use_srq;
+		n.srqn = q->srqn;
 		n.pmtu = q->type == RNIC_QPT_UD ? RNIC_MTU_4096 : RNIC_MTU_1024;
 	}
 	if (next != q->state) {
@@ -691,6 +748,17 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		return create_eq(ctx, in);
 	case RNIC_CMD_CREATE_AH:
 		return create_ah(in, out);
+	case RNIC_CMD_CREATE_SRQ:
+		return create_srq(ctx, in, out);
+	case RNIC_CMD_MODIFY_SRQ:
+		return modify_srq(ctx, in);
+	case RNIC_CMD_DESTROY_SRQ:
+		if (!owned(fw.srq, h, RNIC_MAX_SRQ, ctx))
+			return RNIC_CMD_ST_BAD_HANDLE;
+		if (fw.srq[h].refs)
+			return RNIC_CMD_ST_BUSY;
+		destroy_srq(h);
+		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CREATE_QP:
 		return create_qp(ctx, in, out);
 	case RNIC_CMD_DESTROY_QP:
@@ -728,6 +796,9 @@ void fw_ctx_reset(uint32_t ctx)
 	for (i = 0; i < RNIC_MAX_MPT; i++)
 		if (fw.mr[i].used && fw.mr[i].ctx == ctx)
 			dereg_mr(i), n++;
+	for (i = 0; i < RNIC_MAX_SRQ; i++)
+		if (fw.srq[i].used && fw.srq[i].ctx == ctx)
+			destroy_srq(i), n++;
 	for (i = 0; i < RNIC_MAX_CQ; i++)
 		if (fw.cq[i].used && fw.cq[i].ctx == ctx)
 			destroy_cq(i), n++;

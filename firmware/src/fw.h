@@ -23,7 +23,8 @@ struct fw_qp {
 	uint8_t sq_log, rq_log, pmtu, timeout, retry_cnt, rnr_retry, min_rnr, max_rd, max_dest_rd;
 	uint8_t tclass, hop_limit;
 	uint8_t dmac[6];
-	uint32_t pdn, send_cqn, recv_cqn, access, dest_qpn, rq_psn, sq_psn, qkey, dip;
+	uint8_t use_srq;
+	uint32_t pdn, send_cqn, recv_cqn, srqn, access, dest_qpn, rq_psn, sq_psn, qkey, dip;
 	uint64_t sq_base, rq_base;
 };
 
@@ -45,6 +46,8 @@ struct fw {
 	uint16_t ci[RNIC_NUM_CTX];
 	struct fw_owner pd[RNIC_MAX_PD];
 	struct fw_owner cq[RNIC_MAX_CQ];
+	struct fw_owner srq[RNIC_MAX_SRQ];
+	uint32_t srqc[RNIC_MAX_SRQ][5]; /* what the RX kernel was given, for MODIFY_SRQ */
 	struct fw_qp qp[RNIC_MAX_QP];
 	struct fw_mr mr[RNIC_MAX_MPT];
 	uint32_t mtt_used[RNIC_MAX_MTT / 32];

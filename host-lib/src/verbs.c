@@ -26,12 +26,17 @@ struct rnic_device {
 
 struct rnic_qp;
 
+#define ASYNC_Q 64 /* asynchronous events held between ibv_get_async_event calls */
+
 struct rnic_context {
 	struct verbs_context vctx; /* ends with struct ibv_context */
 	struct sim_bus bus;
 	struct rnic_dev dev;
 	pthread_mutex_t cmd_lock;  /* one firmware command at a time */
 	struct rnic_qp *qps[RNIC_MAX_QP];
+	struct rnic_srq *srqs[RNIC_MAX_SRQ];
+	struct ibv_async_event async[ASYNC_Q]; /* events read from the EQ, not yet handed out */
+	unsigned async_head, async_tail;
 };
 
 struct rnic_cq {
@@ -42,6 +47,16 @@ struct rnic_cq {
 	uint64_t ts_start, ts_end;
 	pthread_spinlock_t lock;
 };
+
+struct rnic_srq {
+	struct ibv_srq ibv;
+	uint8_t *ring;
+	uint64_t bus;
+	uint32_t log, srqn, limit;
+	uint16_t pi, ci;           /* posted / completed (the NIC fetches in ring order) */
+	pthread_spinlock_t lock;
+};
+
 
 struct rnic_ah {
 	struct ibv_ah ibv;
@@ -60,6 +75,7 @@ struct rnic_qp {
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
 	int sig_all;               /* sq_sig_all: every WQE completes */
+	struct rnic_srq *srq;      /* receive WQEs come from it */
 	pthread_spinlock_t lock;
 };
 
@@ -164,6 +180,8 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 	return guid;
 }
 
+static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
 /* ---- data path */
 static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -213,10 +231,10 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		if (ibqp->qp_type == IBV_QPT_UD) {
 			const struct rnic_ah *ah = (const struct rnic_ah *)wr->wr.ud.ah;
 
-			memcpy(w + RNIC_WQE_UD_DMAC_OFF, ah->mac, 6);
-			RNIC_WQE_UD_DIP_SET(w, ah->ip);
-			RNIC_WQE_UD_QPN_SET(w, wr->wr.ud.remote_qpn);
-			RNIC_WQE_UD_QKEY_SET(w, wr->wr.ud.remote_qkey);
+			memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF, ah->mac, 6);
+			RNIC_UD_AV_DIP_SET(w + RNIC_WQE_UD_AV_OFF, ah->ip);
+			RNIC_UD_AV_QPN_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qpn);
+			RNIC_UD_AV_QKEY_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qkey);
 		} else if (atomic) {
 			RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.atomic.remote_addr);
 			RNIC_WQE_RKEY_SET(w, wr->wr.atomic.rkey);
@@ -333,6 +351,8 @@ static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
 		if (qp && wc[n].opcode < IBV_WC_RECV)
 			__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
+		else if (qp && qp->srq)
+			__atomic_fetch_add(&qp->srq->ci, 1, __ATOMIC_RELEASE);
 		else if (qp)
 			__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
 		cq->ci++;
@@ -556,6 +576,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ic->num_comp_vectors = 1;
 	ic->ops.post_send = rnic_post_send;
 	ic->ops.post_recv = rnic_post_recv;
+	ic->ops.post_srq_recv = rnic_post_srq_recv;
 	ic->ops.poll_cq = rnic_poll_cq;
 	ic->ops.req_notify_cq = rnic_req_notify_cq;
 	pthread_mutex_init(&ic->mutex, NULL);
@@ -760,7 +781,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	}
 	c = to_ctx(pd->context);
 	max_wr = RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_GET(c->dev.info);
-	if ((a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) || a->srq) {
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -791,6 +812,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	q.rq_log = qp->rq_log;
 	q.sq_bus = qp->sq_bus;
 	q.rq_bus = qp->rq_bus;
+	if (a->srq) {
+		qp->srq = (struct rnic_srq *)a->srq;
+		q.use_srq = 1;
+		q.srqn = qp->srq->srqn;
+	}
 	pthread_mutex_lock(&c->cmd_lock);
 	ret = rnic_create_qp(&c->dev, &q, &qpn);
 	pthread_mutex_unlock(&c->cmd_lock);
@@ -826,6 +852,155 @@ fail:
 		sim_bus_ops.dma_free(&c->bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
 	free(qp);
 	return NULL;
+}
+
+/* ---- shared receive queues */
+static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct rnic_srq *srq = (struct rnic_srq *)ibsrq;
+	uint32_t mask = (1u << srq->log) - 1;
+	int ret = 0, posted = 0;
+
+	pthread_spin_lock(&srq->lock);
+	for (; wr; wr = wr->next) {
+		uint8_t *w = srq->ring + (size_t)(srq->pi & mask) * RNIC_RWQE_BYTES;
+		uint32_t i;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > RNIC_MAX_RECV_SGE) {
+			ret = EINVAL;
+			break;
+		}
+		if ((uint16_t)(srq->pi - __atomic_load_n(&srq->ci, __ATOMIC_ACQUIRE)) >= (1u << srq->log)) {
+			ret = ENOMEM;
+			break;
+		}
+		memset(w, 0, RNIC_RWQE_BYTES);
+		RNIC_RWQE_WR_ID_SET(w, wr->wr_id);
+		RNIC_RWQE_NUM_SGE_SET(w, wr->num_sge);
+		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+			uint8_t *sg = w + RNIC_RWQE_SGE_OFF + i * RNIC_SGE_SIZE;
+
+			RNIC_SGE_ADDR_SET(sg, wr->sg_list[i].addr);
+			RNIC_SGE_LEN_SET(sg, wr->sg_list[i].length);
+			RNIC_SGE_LKEY_SET(sg, wr->sg_list[i].lkey);
+		}
+		srq->pi++;
+		posted++;
+	}
+	if (posted) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		rnic_ring_srq(&to_ctx(ibsrq->context)->dev, srq->srqn, srq->pi);
+	}
+	pthread_spin_unlock(&srq->lock);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
+}
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
+{
+	struct rnic_context *c;
+	uint8_t in[RNIC_CMDI_CREATE_SRQ_SIZE] = {0}, out[RNIC_CMDO_HANDLE_SIZE];
+	struct rnic_srq *srq;
+	int ret;
+
+	if (!pd || !a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = to_ctx(pd->context);
+	if (!a->attr.max_wr || a->attr.max_wr > RNIC_CMDO_QUERY_DEVICE_MAX_QP_WR_GET(c->dev.info) ||
+	    a->attr.max_sge > RNIC_MAX_RECV_SGE || a->attr.srq_limit > a->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->log = log2_up(a->attr.max_wr);
+	srq->ring = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_RWQE_BYTES << srq->log, &srq->bus);
+	if (!srq->ring) {
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	RNIC_CMDI_CREATE_SRQ_PDN_SET(in, pd->handle);
+	RNIC_CMDI_CREATE_SRQ_LOG_SIZE_SET(in, srq->log);
+	RNIC_CMDI_CREATE_SRQ_BASE_SET(in, srq->bus);
+	RNIC_CMDI_CREATE_SRQ_LIMIT_SET(in, a->attr.srq_limit);
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_cmd_exec(&c->dev, RNIC_CMD_CREATE_SRQ, in, sizeof(in), out, sizeof(out));
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		sim_bus_ops.dma_free(&c->bus, srq->ring, (size_t)RNIC_RWQE_BYTES << srq->log);
+		free(srq);
+		errno = cmd_errno(c, ret);
+		return NULL;
+	}
+	srq->srqn = RNIC_CMDO_HANDLE_HANDLE_GET(out);
+	srq->limit = a->attr.srq_limit;
+	a->attr.max_wr = 1u << srq->log;
+	a->attr.max_sge = RNIC_MAX_RECV_SGE;
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	srq->ibv.context = pd->context;
+	srq->ibv.srq_context = a->srq_context;
+	srq->ibv.pd = pd;
+	srq->ibv.handle = srq->srqn;
+	pthread_mutex_init(&srq->ibv.mutex, NULL);
+	pthread_cond_init(&srq->ibv.cond, NULL);
+	c->srqs[srq->srqn] = srq;
+	return &srq->ibv;
+}
+
+int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
+{
+	struct rnic_srq *srq = (struct rnic_srq *)ibsrq;
+	struct rnic_context *c = to_ctx(ibsrq->context);
+	uint8_t in[RNIC_CMDI_MODIFY_SRQ_SIZE] = {0};
+	int ret;
+
+	if (mask & ~IBV_SRQ_LIMIT)
+		return EINVAL; /* the ring is not resized */
+	if (!(mask & IBV_SRQ_LIMIT))
+		return 0;
+	RNIC_CMDI_MODIFY_SRQ_SRQN_SET(in, srq->srqn);
+	RNIC_CMDI_MODIFY_SRQ_LIMIT_SET(in, attr->srq_limit);
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_cmd_exec(&c->dev, RNIC_CMD_MODIFY_SRQ, in, sizeof(in), NULL, 0);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	srq->limit = attr->srq_limit;
+	return 0;
+}
+
+int ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct rnic_srq *srq = (struct rnic_srq *)ibsrq;
+
+	attr->max_wr = 1u << srq->log;
+	attr->max_sge = RNIC_MAX_RECV_SGE;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct rnic_srq *srq = (struct rnic_srq *)ibsrq;
+	struct rnic_context *c = to_ctx(ibsrq->context);
+	int ret;
+
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_destroy(&c->dev, RNIC_CMD_DESTROY_SRQ, srq->srqn);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret)
+		return cmd_errno(c, ret);
+	c->srqs[srq->srqn] = NULL;
+	sim_bus_ops.dma_free(&c->bus, srq->ring, (size_t)RNIC_RWQE_BYTES << srq->log);
+	free(srq);
+	return 0;
 }
 
 int ibv_destroy_qp(struct ibv_qp *ibqp)
@@ -936,6 +1111,35 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask, struct ib
 	return 0;
 }
 
+const char *ibv_event_type_str(enum ibv_event_type event)
+{
+	static const char *const str[] = {
+		[IBV_EVENT_CQ_ERR] = "CQ error",
+		[IBV_EVENT_QP_FATAL] = "local work queue catastrophic error",
+		[IBV_EVENT_QP_REQ_ERR] = "invalid request local work queue error",
+		[IBV_EVENT_QP_ACCESS_ERR] = "local access violation work queue error",
+		[IBV_EVENT_COMM_EST] = "communication established",
+		[IBV_EVENT_SQ_DRAINED] = "send queue drained",
+		[IBV_EVENT_PATH_MIG] = "path migrated",
+		[IBV_EVENT_PATH_MIG_ERR] = "path migration request error",
+		[IBV_EVENT_DEVICE_FATAL] = "local catastrophic error",
+		[IBV_EVENT_PORT_ACTIVE] = "port active",
+		[IBV_EVENT_PORT_ERR] = "port error",
+		[IBV_EVENT_LID_CHANGE] = "LID change",
+		[IBV_EVENT_PKEY_CHANGE] = "P_Key change",
+		[IBV_EVENT_SM_CHANGE] = "SM change",
+		[IBV_EVENT_SRQ_ERR] = "SRQ catastrophic error",
+		[IBV_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
+		[IBV_EVENT_QP_LAST_WQE_REACHED] = "last WQE reached",
+		[IBV_EVENT_CLIENT_REREGISTER] = "client reregistration",
+		[IBV_EVENT_GID_CHANGE] = "GID table change",
+	};
+
+	if ((unsigned)event >= sizeof(str) / sizeof(str[0]) || !str[event])
+		return "unknown";
+	return str[event];
+}
+
 const char *ibv_wc_status_str(enum ibv_wc_status status)
 {
 	static const char *const s[] = {
@@ -964,21 +1168,83 @@ int rnicdv_cq_last_ts(struct ibv_cq *ibcq, uint64_t *start_cycle, uint64_t *end_
 	return 0;
 }
 
-static void count_comp(void *arg, uint32_t type, uint32_t data)
+struct eq_walk {
+	struct rnic_context *c;
+	int comp;
+};
+
+/* One EQE: completion events are counted, asynchronous ones queued for ibv_get_async_event. */
+static void eq_event(void *arg, uint32_t type, uint32_t data)
 {
-	(void)data;
-	*(int *)arg += type == RNIC_EQE_TYPE_COMP;
+	struct eq_walk *w = arg;
+	struct rnic_context *c = w->c;
+	struct ibv_async_event *e;
+
+	if (type == RNIC_EQE_TYPE_COMP) {
+		w->comp++;
+		return;
+	}
+	if (c->async_tail - c->async_head >= ASYNC_Q)
+		return;
+	e = &c->async[c->async_tail % ASYNC_Q];
+	memset(e, 0, sizeof(*e));
+	if (type == RNIC_EQE_TYPE_QP_FATAL && data < RNIC_MAX_QP && c->qps[data]) {
+		e->event_type = IBV_EVENT_QP_FATAL;
+		e->element.qp = &c->qps[data]->ibv;
+		c->qps[data]->ibv.state = IBV_QPS_ERR;
+		c->qps[data]->attr.qp_state = IBV_QPS_ERR;
+	} else if (type == RNIC_EQE_TYPE_SRQ_LIMIT && data < RNIC_MAX_SRQ && c->srqs[data]) {
+		e->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+		e->element.srq = &c->srqs[data]->ibv;
+		c->srqs[data]->limit = 0; /* the limit fires once: armed again by ibv_modify_srq */
+	} else {
+		return;
+	}
+	c->async_tail++;
+}
+
+static int poll_eq(struct rnic_context *c)
+{
+	struct eq_walk w = {c, 0};
+
+	pthread_mutex_lock(&c->cmd_lock);
+	rnic_eq_poll(&c->dev, eq_event, &w);
+	pthread_mutex_unlock(&c->cmd_lock);
+	return w.comp;
+}
+
+/* Asynchronous events (IBTA 11.6.3): QP fatal errors, SRQ limit. Blocks until one arrives. */
+int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct rnic_context *c = to_ctx(context);
+
+	for (;;) {
+		pthread_mutex_lock(&c->cmd_lock);
+		if (c->async_head != c->async_tail) {
+			*event = c->async[c->async_head++ % ASYNC_Q];
+			pthread_mutex_unlock(&c->cmd_lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&c->cmd_lock);
+		poll_eq(c);
+		pthread_mutex_lock(&c->cmd_lock);
+		if (c->async_head == c->async_tail) {
+			pthread_mutex_unlock(&c->cmd_lock);
+			usleep(100);
+			continue;
+		}
+		pthread_mutex_unlock(&c->cmd_lock);
+	}
+}
+
+void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
 }
 
 int rnicdv_poll_events(struct ibv_context *context)
 {
-	struct rnic_context *c = to_ctx(context);
-	int n = 0;
-
-	pthread_mutex_lock(&c->cmd_lock);
-	rnic_eq_poll(&c->dev, count_comp, &n);
-	pthread_mutex_unlock(&c->cmd_lock);
-	return n;
+	return poll_eq(to_ctx(context));
 }
 
 uint64_t rnicdv_clock_hz(struct ibv_context *context)

@@ -56,7 +56,7 @@ module rnic_bar0
     output logic [47:0] cq_db_data,          // {ctx[7:0], arm[7:0], ci[15:0], cqn[15:0]}
     output logic        cq_db_valid,
     input  wire         cq_db_ready,
-    output logic [39:0] rq_db_data,          // {ctx[7:0], pi[15:0], qpn[15:0]}
+    output logic [40:0] rq_db_data,          // {srq, ctx[7:0], pi[15:0], qpn or srqn[15:0]}
     output logic        rq_db_valid,
     input  wire         rq_db_ready
 );
@@ -67,11 +67,11 @@ module rnic_bar0
     logic [31:0] cycles_hi_reg;
 
     // ---- write path: address and data together
-    logic wr_go, sq_room, cq_room, rq_room, is_sq_db, is_cq_db, is_rq_db;
+    logic wr_go, sq_room, cq_room, rq_room, is_sq_db, is_cq_db, is_rq_db, is_srq_db;
     logic [19:0] wr_addr;
     // a doorbell waits (AXI backpressure) while its FIFO is full: none is lost
     assign wr_go = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid &&
-                   !(is_sq_db && !sq_room) && !(is_cq_db && !cq_room) && !(is_rq_db && !rq_room);
+                   !(is_sq_db && !sq_room) && !(is_cq_db && !cq_room) && !((is_rq_db || is_srq_db) && !rq_room);
     assign s_axil_awready = wr_go;
     assign s_axil_wready = wr_go;
     assign s_axil_bresp = 2'b00;
@@ -92,7 +92,8 @@ module rnic_bar0
     assign is_cq_db = in_ctx && wr_off == 12'(RNIC_CTX_CQ_DB);
     assign is_rq_db = in_ctx && wr_off == 12'(RNIC_CTX_RQ_DB);
     assign sq_push = wr_go && is_sq_db;
-    assign rq_push = wr_go && is_rq_db;
+    assign is_srq_db = in_ctx && wr_off == 12'(RNIC_CTX_SRQ_DB);
+    assign rq_push = wr_go && (is_rq_db || is_srq_db);
     assign cq_push = wr_go && is_cq_db;
     assign sq_in = {4'b0, wr_ctx, s_axil_wdata[31:16], s_axil_wdata[15:0]};
     assign cq_in = {4'b0, wr_ctx, 6'b0, s_axil_wdata[13:12], s_axil_wdata[31:16], 4'b0, s_axil_wdata[11:0]};
@@ -100,8 +101,8 @@ module rnic_bar0
     rnic_fifo #(.WIDTH(40), .DEPTH(64)) sq_fifo (
         .clk, .rst, .s_data(sq_in), .s_valid(sq_push), .s_ready(sq_room),
         .m_data(sq_db_data), .m_valid(sq_db_valid), .m_ready(sq_db_ready));
-    rnic_fifo #(.WIDTH(40), .DEPTH(64)) rq_fifo (
-        .clk, .rst, .s_data(sq_in), .s_valid(rq_push), .s_ready(rq_room),
+    rnic_fifo #(.WIDTH(41), .DEPTH(64)) rq_fifo (
+        .clk, .rst, .s_data({is_srq_db, sq_in}), .s_valid(rq_push), .s_ready(rq_room),
         .m_data(rq_db_data), .m_valid(rq_db_valid), .m_ready(rq_db_ready));
     rnic_fifo #(.WIDTH(48), .DEPTH(64)) cq_fifo (
         .clk, .rst, .s_data(cq_in), .s_valid(cq_push), .s_ready(cq_room),

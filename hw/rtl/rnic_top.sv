@@ -90,7 +90,8 @@ module rnic_top
     logic [7:0]  ctx_reset_ctx;
     logic [3:0]  ctx_sel, ctx_word;
     logic [15:0] ci_val;
-    logic [39:0] sq_db, rq_db;
+    logic [39:0] sq_db;
+    logic [40:0] rq_db;
     logic [47:0] cq_db;
     logic        sq_db_valid, cq_db_valid, rq_db_valid;
     logic        cfg_valid;
@@ -239,6 +240,7 @@ module rnic_top
         rx_in.db_ctx = rq_db[39:32];
         rx_in.db_pi = rq_db[31:16];
         rx_in.db_qpn = rq_db[15:0];
+        rx_in.db_srq = rq_db[40];
         rx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'd2;
         rx_in.rd_data = s_dma_rd_data;
         rx_in.rd_last = s_dma_rd_last;

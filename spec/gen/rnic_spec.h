@@ -14,6 +14,7 @@
 #define RNIC_NUM_CTX 0x10u /* User contexts (doorbell pages, command queues, MSI-X vectors) */
 #define RNIC_MAX_QP 0x100u /* QP table entries (QPN = index; 0 and 1 are reserved) */
 #define RNIC_MAX_CQ 0x100u /* CQ table entries */
+#define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
 #define RNIC_MAX_PD 0x100u /* Protection domains */
 #define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << 8 | tag) */
 #define RNIC_MAX_MTT 0x8000u /* Translation entries (one per 4 KiB page) */
@@ -27,6 +28,7 @@
 #define RNIC_PAGE_SHIFT 0xcu /* MTT page size */
 #define RNIC_DMA_MAX_LEN 0x1000u /* Largest single DMA request (never crosses a 4 KiB page) */
 #define RNIC_WQE_BYTES 0x80u /* Send WQE stride */
+#define RNIC_WQE_UD_AV_OFF 0x10u /* Where a UD send WQE holds its address vector (struct UD_AV) */
 #define RNIC_RWQE_BYTES 0x40u /* Receive WQE stride */
 #define RNIC_CQE_BYTES 0x40u /* CQE stride */
 #define RNIC_EQE_BYTES 0x20u /* EQE stride */
@@ -68,6 +70,7 @@
 #define RNIC_CFG_TBL_CQC 0x4u /* CQ context, index = CQN */
 #define RNIC_CFG_TBL_PORT 0x5u /* Port addresses, index 0 */
 #define RNIC_CFG_TBL_EQC 0x6u /* Event queue context, index = context */
+#define RNIC_CFG_TBL_SRQC 0x7u /* Shared receive queue context, index = SRQN */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x1u /* Protocol version carried in HELLO */
@@ -210,6 +213,9 @@
 #define RNIC_CMD_DEREG_MR 0xbu
 #define RNIC_CMD_CREATE_EQ 0xcu
 #define RNIC_CMD_CREATE_AH 0xdu
+#define RNIC_CMD_CREATE_SRQ 0xeu
+#define RNIC_CMD_DESTROY_SRQ 0xfu
+#define RNIC_CMD_MODIFY_SRQ 0x10u
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -228,6 +234,7 @@
 #define RNIC_EQE_TYPE_QP_FATAL 0x2u
 #define RNIC_EQE_TYPE_CQ_ERR 0x3u
 #define RNIC_EQE_TYPE_PORT_ACTIVE 0x4u
+#define RNIC_EQE_TYPE_SRQ_LIMIT 0x5u
 
 /* QP_ATTR: MODIFY_QP attribute mask bits (values of enum ibv_qp_attr_mask). */
 #define RNIC_QP_ATTR_STATE 0x1u
@@ -420,6 +427,13 @@
 #define RNIC_CTX_RQ_DB_PI_SHIFT 16u
 #define RNIC_CTX_RQ_DB_PI_WIDTH 16u
 #define RNIC_CTX_RQ_DB_PI_MASK 0xffff0000u
+#define RNIC_CTX_SRQ_DB 0x50u /* Shared receive queue doorbell */
+#define RNIC_CTX_SRQ_DB_SRQN_SHIFT 0u
+#define RNIC_CTX_SRQ_DB_SRQN_WIDTH 16u
+#define RNIC_CTX_SRQ_DB_SRQN_MASK 0x0000ffffu
+#define RNIC_CTX_SRQ_DB_PI_SHIFT 16u
+#define RNIC_CTX_SRQ_DB_PI_WIDTH 16u
+#define RNIC_CTX_SRQ_DB_PI_MASK 0xffff0000u
 #define RNIC_CTX_EQ_DB 0x48u /* EQ consumer index */
 #define RNIC_CTX_EQ_DB_CI_SHIFT 0u
 #define RNIC_CTX_EQ_DB_CI_WIDTH 16u
@@ -549,6 +563,30 @@
 #define RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC_WIDTH 4u
 #define RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC_MASK 0xf0000000u
 #define RNIC_QPC_QKEY 0x44u
+#define RNIC_QPC_SRQ 0x48u /* Receive WQEs come from this SRQ */
+#define RNIC_QPC_SRQ_SRQN_SHIFT 0u
+#define RNIC_QPC_SRQ_SRQN_WIDTH 16u
+#define RNIC_QPC_SRQ_SRQN_MASK 0x0000ffffu
+#define RNIC_QPC_SRQ_USE_SHIFT 31u
+#define RNIC_QPC_SRQ_USE_WIDTH 1u
+#define RNIC_QPC_SRQ_USE_MASK 0x80000000u
+
+/* SRQC: Shared receive queue context (table CFG_TBL_SRQC, index = SRQN). Word 0 last; writing it with VALID newly set starts the ring over; writing LIMIT arms the limit event (0 disarms). */
+#define RNIC_SRQC_BASE 0x0u
+#define RNIC_SRQC_CTRL 0x0u
+#define RNIC_SRQC_CTRL_VALID_SHIFT 0u
+#define RNIC_SRQC_CTRL_VALID_WIDTH 1u
+#define RNIC_SRQC_CTRL_VALID_MASK 0x00000001u
+#define RNIC_SRQC_CTRL_LOG_SIZE_SHIFT 4u
+#define RNIC_SRQC_CTRL_LOG_SIZE_WIDTH 5u
+#define RNIC_SRQC_CTRL_LOG_SIZE_MASK 0x000001f0u
+#define RNIC_SRQC_CTRL_CTX_SHIFT 16u
+#define RNIC_SRQC_CTRL_CTX_WIDTH 8u
+#define RNIC_SRQC_CTRL_CTX_MASK 0x00ff0000u
+#define RNIC_SRQC_BASE_LO 0x4u /* Ring bus address (RWQE_BYTES entries) */
+#define RNIC_SRQC_BASE_HI 0x8u
+#define RNIC_SRQC_PDN 0xcu
+#define RNIC_SRQC_LIMIT 0x10u /* Event SRQ_LIMIT when fewer WQEs than this remain */
 
 /* MPT: Memory key entry (table CFG_TBL_MPT, index = key >> KEY_TAG_BITS). Word 0 last. */
 #define RNIC_MPT_BASE 0x0u
@@ -665,19 +703,25 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_WQE_SWAP_OFF 40u
 #define RNIC_WQE_SWAP_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
 #define RNIC_WQE_SWAP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))
-#define RNIC_WQE_UD_DMAC_OFF 16u
-#define RNIC_WQE_UD_DMAC_LEN 6u
-#define RNIC_WQE_UD_QPN_OFF 48u
-#define RNIC_WQE_UD_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 48, 4))
-#define RNIC_WQE_UD_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 48, 4, (uint64_t)(v))
-#define RNIC_WQE_UD_QKEY_OFF 52u
-#define RNIC_WQE_UD_QKEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 52, 4))
-#define RNIC_WQE_UD_QKEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 52, 4, (uint64_t)(v))
-#define RNIC_WQE_UD_DIP_OFF 56u
-#define RNIC_WQE_UD_DIP_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 56, 4))
-#define RNIC_WQE_UD_DIP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 56, 4, (uint64_t)(v))
 #define RNIC_WQE_SGE_OFF 64u
 #define RNIC_WQE_SGE_LEN 64u
+
+/* UD_AV: UD send WQE: the address vector, at WQE offset WQE_UD_AV_OFF in place of REMOTE_ADDR, RKEY (TOTAL_LEN kept), COMPARE_ADD. */
+#define RNIC_UD_AV_SIZE 24u
+#define RNIC_UD_AV_DMAC_OFF 0u
+#define RNIC_UD_AV_DMAC_LEN 6u
+#define RNIC_UD_AV_QPN_OFF 8u
+#define RNIC_UD_AV_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 8, 4))
+#define RNIC_UD_AV_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 4, (uint64_t)(v))
+#define RNIC_UD_AV_RESERVED_OFF 12u
+#define RNIC_UD_AV_RESERVED_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 12, 4))
+#define RNIC_UD_AV_RESERVED_SET(b, v) rnic_wr_le((uint8_t *)(b) + 12, 4, (uint64_t)(v))
+#define RNIC_UD_AV_QKEY_OFF 16u
+#define RNIC_UD_AV_QKEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 16, 4))
+#define RNIC_UD_AV_QKEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 4, (uint64_t)(v))
+#define RNIC_UD_AV_DIP_OFF 20u
+#define RNIC_UD_AV_DIP_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 20, 4))
+#define RNIC_UD_AV_DIP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 20, 4, (uint64_t)(v))
 
 /* SGE: Scatter/gather entry. */
 #define RNIC_SGE_SIZE 16u
@@ -905,6 +949,36 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CREATE_QP_RECV_CQN_OFF 28u
 #define RNIC_CMDI_CREATE_QP_RECV_CQN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 28, 4))
 #define RNIC_CMDI_CREATE_QP_RECV_CQN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 28, 4, (uint64_t)(v))
+#define RNIC_CMDI_CREATE_QP_SRQN_OFF 32u
+#define RNIC_CMDI_CREATE_QP_SRQN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 32, 4))
+#define RNIC_CMDI_CREATE_QP_SRQN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 32, 4, (uint64_t)(v))
+#define RNIC_CMDI_CREATE_QP_USE_SRQ_OFF 36u
+#define RNIC_CMDI_CREATE_QP_USE_SRQ_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 36, 1))
+#define RNIC_CMDI_CREATE_QP_USE_SRQ_SET(b, v) rnic_wr_le((uint8_t *)(b) + 36, 1, (uint64_t)(v))
+
+/* CMDI_CREATE_SRQ:  */
+#define RNIC_CMDI_CREATE_SRQ_SIZE 120u
+#define RNIC_CMDI_CREATE_SRQ_PDN_OFF 0u
+#define RNIC_CMDI_CREATE_SRQ_PDN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_CREATE_SRQ_PDN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_CREATE_SRQ_LOG_SIZE_OFF 4u
+#define RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 4, 1))
+#define RNIC_CMDI_CREATE_SRQ_LOG_SIZE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 1, (uint64_t)(v))
+#define RNIC_CMDI_CREATE_SRQ_BASE_OFF 8u
+#define RNIC_CMDI_CREATE_SRQ_BASE_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 8, 8))
+#define RNIC_CMDI_CREATE_SRQ_BASE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 8, (uint64_t)(v))
+#define RNIC_CMDI_CREATE_SRQ_LIMIT_OFF 16u
+#define RNIC_CMDI_CREATE_SRQ_LIMIT_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 16, 4))
+#define RNIC_CMDI_CREATE_SRQ_LIMIT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 4, (uint64_t)(v))
+
+/* CMDI_MODIFY_SRQ: Arm the limit event. */
+#define RNIC_CMDI_MODIFY_SRQ_SIZE 120u
+#define RNIC_CMDI_MODIFY_SRQ_SRQN_OFF 0u
+#define RNIC_CMDI_MODIFY_SRQ_SRQN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_MODIFY_SRQ_SRQN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_MODIFY_SRQ_LIMIT_OFF 4u
+#define RNIC_CMDI_MODIFY_SRQ_LIMIT_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_CMDI_MODIFY_SRQ_LIMIT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
 
 /* CMDI_MODIFY_QP: Field meanings as in struct ibv_qp_attr; ATTR_MASK says which are given. */
 #define RNIC_CMDI_MODIFY_QP_SIZE 120u

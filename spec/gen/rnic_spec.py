@@ -9,6 +9,7 @@ CLOCK_MHZ = 0xfa
 NUM_CTX = 0x10
 MAX_QP = 0x100
 MAX_CQ = 0x100
+MAX_SRQ = 0x40
 MAX_PD = 0x100
 MAX_MPT = 0x400
 MAX_MTT = 0x8000
@@ -22,6 +23,7 @@ MAX_CMDQ_LOG = 0x8
 PAGE_SHIFT = 0xc
 DMA_MAX_LEN = 0x1000
 WQE_BYTES = 0x80
+WQE_UD_AV_OFF = 0x10
 RWQE_BYTES = 0x40
 CQE_BYTES = 0x40
 EQE_BYTES = 0x20
@@ -57,6 +59,7 @@ CFG_TBL_MTT = 0x3
 CFG_TBL_CQC = 0x4
 CFG_TBL_PORT = 0x5
 CFG_TBL_EQC = 0x6
+CFG_TBL_SRQC = 0x7
 LINK_VERSION = 0x1
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
@@ -195,6 +198,9 @@ CMD = {
     'DEREG_MR': 0xb,
     'CREATE_EQ': 0xc,
     'CREATE_AH': 0xd,
+    'CREATE_SRQ': 0xe,
+    'DESTROY_SRQ': 0xf,
+    'MODIFY_SRQ': 0x10,
 }
 CMD_ST = {
     'OK': 0x0,
@@ -213,6 +219,7 @@ EQE_TYPE = {
     'QP_FATAL': 0x2,
     'CQ_ERR': 0x3,
     'PORT_ACTIVE': 0x4,
+    'SRQ_LIMIT': 0x5,
 }
 QP_ATTR = {
     'STATE': 0x1,
@@ -341,6 +348,7 @@ CTX = {
     'SQ_DB': (0x40, {'QPN': (0, 16), 'PI': (16, 16)}),
     'CQ_DB': (0x44, {'CQN': (0, 12), 'ARM': (12, 2), 'CI': (16, 16)}),
     'RQ_DB': (0x4c, {'QPN': (0, 16), 'PI': (16, 16)}),
+    'SRQ_DB': (0x50, {'SRQN': (0, 16), 'PI': (16, 16)}),
     'EQ_DB': (0x48, {'CI': (0, 16)}),
 }
 FW = {
@@ -387,6 +395,14 @@ QPC = {
     'NET': (0x3c, {'SPORT': (0, 16), 'TOS': (16, 8), 'TTL': (24, 8)}),
     'RETRY': (0x40, {'TIMEOUT': (0, 5), 'RETRY_CNT': (8, 3), 'RNR_RETRY': (12, 3), 'MIN_RNR': (16, 5), 'MAX_RD_ATOMIC': (24, 4), 'MAX_DEST_RD_ATOMIC': (28, 4)}),
     'QKEY': (0x44, {}),
+    'SRQ': (0x48, {'SRQN': (0, 16), 'USE': (31, 1)}),
+}
+SRQC = {
+    'CTRL': (0x0, {'VALID': (0, 1), 'LOG_SIZE': (4, 5), 'CTX': (16, 8)}),
+    'BASE_LO': (0x4, {}),
+    'BASE_HI': (0x8, {}),
+    'PDN': (0xc, {}),
+    'LIMIT': (0x10, {}),
 }
 MPT = {
     'CTRL': (0x0, {'VALID': (0, 1), 'ACCESS': (4, 4), 'TAG': (8, 8)}),
@@ -431,11 +447,14 @@ WQE = (128, {
     'TOTAL_LEN': (28, 'u32', 4),
     'COMPARE_ADD': (32, 'u64', 8),
     'SWAP': (40, 'u64', 8),
-    'UD_DMAC': (16, 'bytes', 6),
-    'UD_QPN': (48, 'u32', 4),
-    'UD_QKEY': (52, 'u32', 4),
-    'UD_DIP': (56, 'u32', 4),
     'SGE': (64, 'bytes', 64),
+})
+UD_AV = (24, {
+    'DMAC': (0, 'bytes', 6),
+    'QPN': (8, 'u32', 4),
+    'RESERVED': (12, 'u32', 4),
+    'QKEY': (16, 'u32', 4),
+    'DIP': (20, 'u32', 4),
 })
 SGE = (16, {
     'ADDR': (0, 'u64', 8),
@@ -525,6 +544,18 @@ CMDI_CREATE_QP = (120, {
     'RQ_BASE': (16, 'u64', 8),
     'SEND_CQN': (24, 'u32', 4),
     'RECV_CQN': (28, 'u32', 4),
+    'SRQN': (32, 'u32', 4),
+    'USE_SRQ': (36, 'u8', 1),
+})
+CMDI_CREATE_SRQ = (120, {
+    'PDN': (0, 'u32', 4),
+    'LOG_SIZE': (4, 'u8', 1),
+    'BASE': (8, 'u64', 8),
+    'LIMIT': (16, 'u32', 4),
+})
+CMDI_MODIFY_SRQ = (120, {
+    'SRQN': (0, 'u32', 4),
+    'LIMIT': (4, 'u32', 4),
 })
 CMDI_MODIFY_QP = (120, {
     'QPN': (0, 'u32', 4),
@@ -585,7 +616,7 @@ LINK_HDR = (32, {
 })
 
 # Kernel ports: name -> (words, [(field, type, bits, first word, words)])
-PORT_CPL = (13, [
+PORT_CPL = (15, [
     ('cqn', 'u16', 16, 0, 1),
     ('qpn', 'u24', 24, 1, 1),
     ('src_qp', 'u24', 24, 2, 1),
@@ -597,6 +628,8 @@ PORT_CPL = (13, [
     ('wc_flags', 'u8', 8, 9, 1),
     ('ts_start', 'u64', 64, 10, 2),
     ('wqe_index', 'u16', 16, 12, 1),
+    ('evt', 'u8', 8, 13, 1),
+    ('ctx', 'u8', 8, 14, 1),
 ])
 PORT_RSP = (11, [
     ('kind', 'u8', 8, 0, 1),
@@ -643,7 +676,7 @@ PORT_TX_IN = (50, [
     ('cpl_ready', 'bit', 1, 48, 1),
     ('rdx_ready', 'bit', 1, 49, 1),
 ])
-PORT_TX_OUT = (72, [
+PORT_TX_OUT = (74, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('ack_ready', 'bit', 1, 2, 1),
@@ -656,19 +689,19 @@ PORT_TX_OUT = (72, [
     ('eth_keep', 'u64', 64, 25, 2),
     ('eth_last', 'bit', 1, 27, 1),
     ('cpl_valid', 'bit', 1, 28, 1),
-    ('cpl', 'CPL', 416, 29, 13),
-    ('rdx_valid', 'bit', 1, 42, 1),
-    ('rdx', 'RDX', 672, 43, 21),
-    ('stat_frames', 'u32', 32, 64, 1),
-    ('stat_wqes', 'u32', 32, 65, 1),
-    ('stat_bytes', 'u32', 32, 66, 1),
-    ('stat_retransmits', 'u32', 32, 67, 1),
-    ('stat_naks', 'u32', 32, 68, 1),
-    ('stat_drop_db', 'u32', 32, 69, 1),
-    ('stat_acks', 'u32', 32, 70, 1),
-    ('stat_rnr', 'u32', 32, 71, 1),
+    ('cpl', 'CPL', 480, 29, 15),
+    ('rdx_valid', 'bit', 1, 44, 1),
+    ('rdx', 'RDX', 672, 45, 21),
+    ('stat_frames', 'u32', 32, 66, 1),
+    ('stat_wqes', 'u32', 32, 67, 1),
+    ('stat_bytes', 'u32', 32, 68, 1),
+    ('stat_retransmits', 'u32', 32, 69, 1),
+    ('stat_naks', 'u32', 32, 70, 1),
+    ('stat_drop_db', 'u32', 32, 71, 1),
+    ('stat_acks', 'u32', 32, 72, 1),
+    ('stat_rnr', 'u32', 32, 73, 1),
 ])
-PORT_RX_IN = (76, [
+PORT_RX_IN = (77, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
@@ -682,19 +715,20 @@ PORT_RX_IN = (76, [
     ('db_ctx', 'u8', 8, 27, 1),
     ('db_qpn', 'u16', 16, 28, 1),
     ('db_pi', 'u16', 16, 29, 1),
-    ('rd_valid', 'bit', 1, 30, 1),
-    ('rd_data', 'bytes', 512, 31, 16),
-    ('rd_last', 'bit', 1, 47, 1),
-    ('rdx_valid', 'bit', 1, 48, 1),
-    ('rdx', 'RDX', 672, 49, 21),
-    ('wr_ready', 'bit', 1, 70, 1),
-    ('ack_ready', 'bit', 1, 71, 1),
-    ('rsp_ready', 'bit', 1, 72, 1),
-    ('fw_ready', 'bit', 1, 73, 1),
-    ('cpl_ready', 'bit', 1, 74, 1),
-    ('rdreq_ready', 'bit', 1, 75, 1),
+    ('db_srq', 'bit', 1, 30, 1),
+    ('rd_valid', 'bit', 1, 31, 1),
+    ('rd_data', 'bytes', 512, 32, 16),
+    ('rd_last', 'bit', 1, 48, 1),
+    ('rdx_valid', 'bit', 1, 49, 1),
+    ('rdx', 'RDX', 672, 50, 21),
+    ('wr_ready', 'bit', 1, 71, 1),
+    ('ack_ready', 'bit', 1, 72, 1),
+    ('rsp_ready', 'bit', 1, 73, 1),
+    ('fw_ready', 'bit', 1, 74, 1),
+    ('cpl_ready', 'bit', 1, 75, 1),
+    ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (101, [
+PORT_RX_OUT = (103, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -719,46 +753,46 @@ PORT_RX_OUT = (101, [
     ('fw_keep', 'u64', 64, 63, 2),
     ('fw_last', 'bit', 1, 65, 1),
     ('cpl_valid', 'bit', 1, 66, 1),
-    ('cpl', 'CPL', 416, 67, 13),
-    ('stat_frames', 'u32', 32, 80, 1),
-    ('stat_roce', 'u32', 32, 81, 1),
-    ('stat_to_fw', 'u32', 32, 82, 1),
-    ('stat_drop_icrc', 'u32', 32, 83, 1),
-    ('stat_drop_malformed', 'u32', 32, 84, 1),
-    ('stat_drop_qpn', 'u32', 32, 85, 1),
-    ('stat_nak_psn', 'u32', 32, 86, 1),
-    ('stat_dup', 'u32', 32, 87, 1),
-    ('stat_nak_access', 'u32', 32, 88, 1),
-    ('stat_nak_inv', 'u32', 32, 89, 1),
-    ('stat_drop_overflow', 'u32', 32, 90, 1),
-    ('stat_write_bytes', 'u32', 32, 91, 1),
-    ('stat_fw_drop', 'u32', 32, 92, 1),
-    ('stat_nak_rnr', 'u32', 32, 93, 1),
-    ('stat_read_reqs', 'u32', 32, 94, 1),
-    ('stat_atomics', 'u32', 32, 95, 1),
-    ('stat_recv_bytes', 'u32', 32, 96, 1),
-    ('stat_rd_rsp_bytes', 'u32', 32, 97, 1),
-    ('stat_drop_rsp', 'u32', 32, 98, 1),
-    ('stat_drop_db', 'u32', 32, 99, 1),
-    ('stat_drop_norecv', 'u32', 32, 100, 1),
+    ('cpl', 'CPL', 480, 67, 15),
+    ('stat_frames', 'u32', 32, 82, 1),
+    ('stat_roce', 'u32', 32, 83, 1),
+    ('stat_to_fw', 'u32', 32, 84, 1),
+    ('stat_drop_icrc', 'u32', 32, 85, 1),
+    ('stat_drop_malformed', 'u32', 32, 86, 1),
+    ('stat_drop_qpn', 'u32', 32, 87, 1),
+    ('stat_nak_psn', 'u32', 32, 88, 1),
+    ('stat_dup', 'u32', 32, 89, 1),
+    ('stat_nak_access', 'u32', 32, 90, 1),
+    ('stat_nak_inv', 'u32', 32, 91, 1),
+    ('stat_drop_overflow', 'u32', 32, 92, 1),
+    ('stat_write_bytes', 'u32', 32, 93, 1),
+    ('stat_fw_drop', 'u32', 32, 94, 1),
+    ('stat_nak_rnr', 'u32', 32, 95, 1),
+    ('stat_read_reqs', 'u32', 32, 96, 1),
+    ('stat_atomics', 'u32', 32, 97, 1),
+    ('stat_recv_bytes', 'u32', 32, 98, 1),
+    ('stat_rd_rsp_bytes', 'u32', 32, 99, 1),
+    ('stat_drop_rsp', 'u32', 32, 100, 1),
+    ('stat_drop_db', 'u32', 32, 101, 1),
+    ('stat_drop_norecv', 'u32', 32, 102, 1),
 ])
-PORT_CQ_IN = (41, [
+PORT_CQ_IN = (45, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
     ('cfg_addr', 'u32', 32, 4, 1),
     ('cfg_data', 'u32', 32, 5, 1),
     ('txc_valid', 'bit', 1, 6, 1),
-    ('txc', 'CPL', 416, 7, 13),
-    ('rxc_valid', 'bit', 1, 20, 1),
-    ('rxc', 'CPL', 416, 21, 13),
-    ('db_valid', 'bit', 1, 34, 1),
-    ('db_ctx', 'u8', 8, 35, 1),
-    ('db_cqn', 'u16', 16, 36, 1),
-    ('db_arm', 'u8', 8, 37, 1),
-    ('db_ci', 'u16', 16, 38, 1),
-    ('wr_ready', 'bit', 1, 39, 1),
-    ('irq_ready', 'bit', 1, 40, 1),
+    ('txc', 'CPL', 480, 7, 15),
+    ('rxc_valid', 'bit', 1, 22, 1),
+    ('rxc', 'CPL', 480, 23, 15),
+    ('db_valid', 'bit', 1, 38, 1),
+    ('db_ctx', 'u8', 8, 39, 1),
+    ('db_cqn', 'u16', 16, 40, 1),
+    ('db_arm', 'u8', 8, 41, 1),
+    ('db_ci', 'u16', 16, 42, 1),
+    ('wr_ready', 'bit', 1, 43, 1),
+    ('irq_ready', 'bit', 1, 44, 1),
 ])
 PORT_CQ_OUT = (28, [
     ('txc_ready', 'bit', 1, 0, 1),

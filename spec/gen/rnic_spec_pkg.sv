@@ -13,6 +13,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_NUM_CTX = 'h10;
   localparam longint unsigned RNIC_MAX_QP = 'h100;
   localparam longint unsigned RNIC_MAX_CQ = 'h100;
+  localparam longint unsigned RNIC_MAX_SRQ = 'h40;
   localparam longint unsigned RNIC_MAX_PD = 'h100;
   localparam longint unsigned RNIC_MAX_MPT = 'h400;
   localparam longint unsigned RNIC_MAX_MTT = 'h8000;
@@ -26,6 +27,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_PAGE_SHIFT = 'hc;
   localparam longint unsigned RNIC_DMA_MAX_LEN = 'h1000;
   localparam longint unsigned RNIC_WQE_BYTES = 'h80;
+  localparam longint unsigned RNIC_WQE_UD_AV_OFF = 'h10;
   localparam longint unsigned RNIC_RWQE_BYTES = 'h40;
   localparam longint unsigned RNIC_CQE_BYTES = 'h40;
   localparam longint unsigned RNIC_EQE_BYTES = 'h20;
@@ -67,6 +69,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CFG_TBL_CQC = 'h4;
   localparam longint unsigned RNIC_CFG_TBL_PORT = 'h5;
   localparam longint unsigned RNIC_CFG_TBL_EQC = 'h6;
+  localparam longint unsigned RNIC_CFG_TBL_SRQC = 'h7;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
   localparam longint unsigned RNIC_LINK_VERSION = 'h1;
@@ -209,6 +212,9 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_DEREG_MR = 'hb;
   localparam int unsigned RNIC_CMD_CREATE_EQ = 'hc;
   localparam int unsigned RNIC_CMD_CREATE_AH = 'hd;
+  localparam int unsigned RNIC_CMD_CREATE_SRQ = 'he;
+  localparam int unsigned RNIC_CMD_DESTROY_SRQ = 'hf;
+  localparam int unsigned RNIC_CMD_MODIFY_SRQ = 'h10;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
@@ -227,6 +233,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_EQE_TYPE_QP_FATAL = 'h2;
   localparam int unsigned RNIC_EQE_TYPE_CQ_ERR = 'h3;
   localparam int unsigned RNIC_EQE_TYPE_PORT_ACTIVE = 'h4;
+  localparam int unsigned RNIC_EQE_TYPE_SRQ_LIMIT = 'h5;
 
   // QP_ATTR: MODIFY_QP attribute mask bits (values of enum ibv_qp_attr_mask).
   localparam int unsigned RNIC_QP_ATTR_STATE = 'h1;
@@ -395,6 +402,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CTX_RQ_DB_QPN_WIDTH = 16;
   localparam int unsigned RNIC_CTX_RQ_DB_PI_SHIFT = 16;
   localparam int unsigned RNIC_CTX_RQ_DB_PI_WIDTH = 16;
+  localparam int unsigned RNIC_CTX_SRQ_DB = 'h50;
+  localparam int unsigned RNIC_CTX_SRQ_DB_SRQN_SHIFT = 0;
+  localparam int unsigned RNIC_CTX_SRQ_DB_SRQN_WIDTH = 16;
+  localparam int unsigned RNIC_CTX_SRQ_DB_PI_SHIFT = 16;
+  localparam int unsigned RNIC_CTX_SRQ_DB_PI_WIDTH = 16;
   localparam int unsigned RNIC_CTX_EQ_DB = 'h48;
   localparam int unsigned RNIC_CTX_EQ_DB_CI_SHIFT = 0;
   localparam int unsigned RNIC_CTX_EQ_DB_CI_WIDTH = 16;
@@ -497,6 +509,25 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC_SHIFT = 28;
   localparam int unsigned RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC_WIDTH = 4;
   localparam int unsigned RNIC_QPC_QKEY = 'h44;
+  localparam int unsigned RNIC_QPC_SRQ = 'h48;
+  localparam int unsigned RNIC_QPC_SRQ_SRQN_SHIFT = 0;
+  localparam int unsigned RNIC_QPC_SRQ_SRQN_WIDTH = 16;
+  localparam int unsigned RNIC_QPC_SRQ_USE_SHIFT = 31;
+  localparam int unsigned RNIC_QPC_SRQ_USE_WIDTH = 1;
+
+  // SRQC: Shared receive queue context (table CFG_TBL_SRQC, index = SRQN). Word 0 last; writing it with VALID newly set starts the ring over; writing LIMIT arms the limit event (0 disarms).
+  localparam int unsigned RNIC_SRQC_BASE = 'h0;
+  localparam int unsigned RNIC_SRQC_CTRL = 'h0;
+  localparam int unsigned RNIC_SRQC_CTRL_VALID_SHIFT = 0;
+  localparam int unsigned RNIC_SRQC_CTRL_VALID_WIDTH = 1;
+  localparam int unsigned RNIC_SRQC_CTRL_LOG_SIZE_SHIFT = 4;
+  localparam int unsigned RNIC_SRQC_CTRL_LOG_SIZE_WIDTH = 5;
+  localparam int unsigned RNIC_SRQC_CTRL_CTX_SHIFT = 16;
+  localparam int unsigned RNIC_SRQC_CTRL_CTX_WIDTH = 8;
+  localparam int unsigned RNIC_SRQC_BASE_LO = 'h4;
+  localparam int unsigned RNIC_SRQC_BASE_HI = 'h8;
+  localparam int unsigned RNIC_SRQC_PDN = 'hc;
+  localparam int unsigned RNIC_SRQC_LIMIT = 'h10;
 
   // MPT: Memory key entry (table CFG_TBL_MPT, index = key >> KEY_TAG_BITS). Word 0 last.
   localparam int unsigned RNIC_MPT_BASE = 'h0;
@@ -551,9 +582,13 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_PORTC_MAC_HI = 'h4;
   localparam int unsigned RNIC_PORTC_IPV4 = 'h8;
 
-  // CPL: A completion request (TX->CQ and RX->CQ).
-  localparam int unsigned RNIC_CPL_WORDS = 13;
+  // CPL: A completion request (TX->CQ and RX->CQ); with evt != 0 an asynchronous event instead: an EQE of type evt (enum EQE_TYPE) for QPN/SRQN qpn in context ctx.
+  localparam int unsigned RNIC_CPL_WORDS = 15;
   typedef struct packed {
+    logic [23:0] pad_ctx;
+    logic [7:0] ctx;
+    logic [23:0] pad_evt;
+    logic [7:0] evt;
     logic [15:0] pad_wqe_index;
     logic [15:0] wqe_index;
     logic [63:0] ts_start;
@@ -657,7 +692,7 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 72;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 74;
   typedef struct packed {
     logic [31:0] stat_rnr;
     logic [31:0] stat_acks;
@@ -695,7 +730,7 @@ package rnic_spec_pkg;
   } rnic_tx_out_t;
 
   // RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled).
-  localparam int unsigned RNIC_RX_IN_WORDS = 76;
+  localparam int unsigned RNIC_RX_IN_WORDS = 77;
   typedef struct packed {
     logic [30:0] pad_rdreq_ready;
     logic rdreq_ready;
@@ -717,6 +752,8 @@ package rnic_spec_pkg;
     logic [511:0] rd_data;
     logic [30:0] pad_rd_valid;
     logic rd_valid;
+    logic [30:0] pad_db_srq;
+    logic db_srq;
     logic [15:0] pad_db_pi;
     logic [15:0] db_pi;
     logic [15:0] pad_db_qpn;
@@ -741,7 +778,7 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 101;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 103;
   typedef struct packed {
     logic [31:0] stat_drop_norecv;
     logic [31:0] stat_drop_db;
@@ -810,7 +847,7 @@ package rnic_spec_pkg;
   } rnic_rx_out_t;
 
   // CQ_IN: Completion kernel inputs.
-  localparam int unsigned RNIC_CQ_IN_WORDS = 41;
+  localparam int unsigned RNIC_CQ_IN_WORDS = 45;
   typedef struct packed {
     logic [30:0] pad_irq_ready;
     logic irq_ready;

@@ -364,6 +364,25 @@ static void case_atomics(const char *name)
 	printf("ok %s\n", name);
 }
 
+/* The next asynchronous event of side s (60 s at most, then the alarm ends the program). */
+static int async_event(struct side *s, enum ibv_event_type type, void *element)
+{
+	struct ibv_async_event e;
+	int ok;
+
+	alarm(60);
+	if (ibv_get_async_event(s->ctx, &e))
+		return 0;
+	alarm(0);
+	ok = e.event_type == type &&
+	     (type == IBV_EVENT_SRQ_LIMIT_REACHED ? (void *)e.element.srq : (void *)e.element.qp) == element;
+	if (!ok)
+		printf("  event %d (%s) for %p, want %d for %p\n", e.event_type, ibv_event_type_str(e.event_type),
+		       (void *)e.element.qp, type, element);
+	ibv_ack_async_event(&e);
+	return ok;
+}
+
 /* A request the responder must refuse: the WR fails with `want`, the next one is flushed, the
  * responder's memory is untouched, and the pair works again after reconnecting. */
 static void case_remote_error(const char *name, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
@@ -390,6 +409,9 @@ static void case_remote_error(const char *name, enum ibv_wr_opcode op, uint64_t 
 		      "receive WQE %llu status %d", (unsigned long long)wa.wr_id, wa.status);
 	usleep(20000);
 	CHECK(!memcmp(snap, B.mem, REGION + 2 * GUARD), "responder memory changed");
+	/* both ends of the connection are in error, and say so */
+	CHECK(async_event(&A, IBV_EVENT_QP_FATAL, A.qp[0]), "requester: no QP fatal event");
+	CHECK(async_event(&B, IBV_EVENT_QP_FATAL, B.qp[0]), "responder: no QP fatal event");
 	connect_pair(0, 7);
 	printf("ok %s\n", name);
 }
@@ -420,6 +442,7 @@ static void case_rnr(const char *name)
 	CHECK(!post(A.qp[0], IBV_WR_SEND, 12, &ss, 1, 0, 0, 0), "post_send");
 	CHECK(poll1(&A, &wa, 120), "no completion");
 	CHECK(wa.wr_id == 12 && wa.status == IBV_WC_RNR_RETRY_EXC_ERR, "status %s", ibv_wc_status_str(wa.status));
+	CHECK(async_event(&A, IBV_EVENT_QP_FATAL, A.qp[0]), "no QP fatal event");
 	connect_pair(0, 7);
 	printf("ok %s\n", name);
 }
@@ -574,6 +597,76 @@ static void case_uc(const char *name)
 	printf("ok %s\n", name);
 }
 
+static void case_srq(const char *name)
+{
+	struct ibv_srq_init_attr sa = {0};
+	struct ibv_srq_attr mod = {0};
+	struct ibv_qp_init_attr init = {0};
+	struct ibv_srq *srq;
+	struct ibv_qp *qa[2], *qb[2];
+	struct ibv_wc wc;
+	int i, seen = 0;
+
+	sa.attr.max_wr = 16;
+	sa.attr.max_sge = 1;
+	srq = ibv_create_srq(B.pd, &sa);
+	CHECK(srq, "ibv_create_srq: %s", strerror(errno));
+	init.send_cq = init.recv_cq = B.cq;
+	init.qp_type = IBV_QPT_RC;
+	init.srq = srq;
+	init.cap.max_send_wr = 4;
+	init.cap.max_send_sge = 1;
+	for (i = 0; i < 2; i++) {
+		qa[i] = make_qp(&A);
+		qb[i] = ibv_create_qp(B.pd, &init);
+		CHECK(qb[i], "ibv_create_qp with an SRQ: %s", strerror(errno));
+		connect_qp(qa[i], &B, qb[i], 7, ALL_ACCESS);
+		connect_qp(qb[i], &A, qa[i], 7, ALL_ACCESS);
+	}
+	for (i = 0; i < 8; i++) {
+		struct ibv_sge r = sge(&B, 4096u * (unsigned)i, 4096);
+		struct ibv_recv_wr wr = {0}, *bad;
+
+		wr.wr_id = 500 + (unsigned)i;
+		wr.sg_list = &r;
+		wr.num_sge = 1;
+		CHECK(!ibv_post_srq_recv(srq, &wr, &bad), "post_srq_recv");
+	}
+	/* below 3 WQEs left: the limit event */
+	mod.srq_limit = 3;
+	CHECK(!ibv_modify_srq(srq, &mod, IBV_SRQ_LIMIT), "ibv_modify_srq");
+	memset(B.buf, 0, 8 * 4096);
+	for (i = 0; i < 6; i++) {
+		struct ibv_sge s1 = sge(&A, 4096u * (unsigned)i, 1000u + (unsigned)i);
+
+		fill(A.buf + 4096 * i, 1000u + (unsigned)i, 60u + (unsigned)i);
+		CHECK(!post(qa[i & 1], IBV_WR_SEND, 600 + (unsigned)i, &s1, 1, 0, 0, 0), "post_send");
+	}
+	for (i = 0; i < 6; i++)
+		CHECK(poll1(&A, &wc, 120) && wc.status == IBV_WC_SUCCESS, "send %d status %d", i, wc.status);
+	for (i = 0; i < 6; i++) {
+		unsigned slot, k;
+
+		CHECK(poll1(&B, &wc, 120) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		      wc.wr_id >= 500 && wc.wr_id < 508, "recv %d: status %d wr_id %llu", i, wc.status,
+		      (unsigned long long)wc.wr_id);
+		slot = (unsigned)(wc.wr_id - 500);
+		seen |= 1 << slot;
+		k = wc.byte_len - 1000; /* which send it was */
+		CHECK(k < 6 && (wc.qp_num == qb[k & 1]->qp_num) && !memcmp(B.buf + 4096 * slot, A.buf + 4096 * k, wc.byte_len),
+		      "recv %d: data or QP", i);
+	}
+	CHECK(seen == 0x3f, "receive WQEs used out of order: %x", seen);
+	CHECK(async_event(&B, IBV_EVENT_SRQ_LIMIT_REACHED, srq), "no SRQ limit event");
+	CHECK(ibv_query_srq(srq, &mod) == 0 && mod.srq_limit == 0, "limit still armed");
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_qp(qa[i]);
+		ibv_destroy_qp(qb[i]);
+	}
+	CHECK(!ibv_destroy_srq(srq), "ibv_destroy_srq");
+	printf("ok %s\n", name);
+}
+
 static void checks(void)
 {
 	static const uint32_t sizes[] = {0, 1, 4096, 65536 + 3};
@@ -612,6 +705,7 @@ static void checks(void)
 	case_flush_recv("flush_recv");
 	case_ud("ud");
 	case_uc("uc");
+	case_srq("srq");
 }
 
 

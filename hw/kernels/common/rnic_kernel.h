@@ -159,7 +159,7 @@ static inline uint32_t rnic_ipv4_csum(const uint8_t *p)
 
 /* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
  * copy, written by the same configuration writes: a BRAM per reader instead of a shared port). */
-#define RNIC_QPC_WORDS 18
+#define RNIC_QPC_WORDS 19
 #define RNIC_MPT_WORDS 8
 
 typedef struct {

@@ -66,14 +66,28 @@ static void write_cqe(rnic_cq_state_t *st, const rnic_cpl_t *c, uint64_t cycle)
 	if (q->armed) {
 		q->armed = 0;
 		st->eqe_pending = 1;
-		st->eqe_cqn = n;
+		st->eqe_type = RNIC_EQE_TYPE_COMP;
+		st->eqe_data = n;
+		st->eqe_ctx = (uint8_t)(CQC_F(st, n, CTRL, CTX) % RNIC_NUM_CTX);
+		st->eqe_vec = (uint8_t)st->cqc[n][RNIC_CQC_VECTOR / 4];
 	}
 }
 
-/* The EQE for CQ eqe_cqn, then its MSI-X message. */
+/* An asynchronous event (IBTA 11.6.3): an EQE in the context's event queue, MSI-X vector = the
+ * context number. */
+static void event(rnic_cq_state_t *st, const rnic_cpl_t *c)
+{
+	st->eqe_pending = 1;
+	st->eqe_type = c->evt;
+	st->eqe_data = c->qpn;
+	st->eqe_ctx = (uint8_t)(c->ctx % RNIC_NUM_CTX);
+	st->eqe_vec = c->ctx;
+}
+
+/* The pending EQE, then its MSI-X message. */
 static void write_eqe(rnic_cq_state_t *st)
 {
-	uint32_t ctx = CQC_F(st, st->eqe_cqn, CTRL, CTX) % RNIC_NUM_CTX;
+	uint32_t ctx = st->eqe_ctx;
 	uint32_t log = RNIC_GET(RNIC_EQC_CTRL_LOG_SIZE, st->eqc[ctx][0]);
 	uint64_t base = ((uint64_t)st->eqc[ctx][RNIC_EQC_BASE_HI / 4] << 32) | st->eqc[ctx][RNIC_EQC_BASE_LO / 4];
 	uint8_t *e = st->o.wr_data;
@@ -83,13 +97,13 @@ static void write_eqe(rnic_cq_state_t *st)
 		return;
 	st->eqe_pending = 0;
 	st->o.irq_valid = 1;
-	st->o.irq_vector = (uint8_t)st->cqc[st->eqe_cqn][RNIC_CQC_VECTOR / 4];
+	st->o.irq_vector = st->eqe_vec;
 	if (!RNIC_GET(RNIC_EQC_CTRL_VALID, st->eqc[ctx][0]))
 		return;
 	for (i = 0; i < RNIC_BEAT; i++)
 		e[i] = 0;
-	RNIC_EQE_TYPE_SET(e, RNIC_EQE_TYPE_COMP);
-	RNIC_EQE_DATA_SET(e, st->eqe_cqn);
+	RNIC_EQE_TYPE_SET(e, st->eqe_type);
+	RNIC_EQE_DATA_SET(e, st->eqe_data);
 	RNIC_EQE_OWNER_SET(e, ((st->eq_pi[ctx] >> log) & 1) ^ 1);
 	st->o.wr_valid = 1;
 	st->o.wr_addr = base + (uint64_t)(st->eq_pi[ctx] & ((1u << log) - 1)) * RNIC_EQE_BYTES;
@@ -131,7 +145,10 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 		c = &in->txc;
 	else if (in->rxc_valid && st->o.rxc_ready)
 		c = &in->rxc;
-	if (c) {
+	if (c && c->evt) {
+		event(st, c);
+		st->rr ^= 1;
+	} else if (c) {
 		write_cqe(st, c, in->cycle);
 		st->rr ^= 1;
 	} else if (st->eqe_pending && !st->o.wr_valid) {

@@ -19,8 +19,9 @@ typedef struct {
 	cq_run_t cq[RNIC_MAX_CQ];
 	uint32_t eq_pi[RNIC_NUM_CTX];
 	uint8_t rr;          /* round-robin between the TX and RX completion inputs */
-	uint8_t eqe_pending; /* an EQE (and MSI-X) follows the CQE just written */
-	uint32_t eqe_cqn;
+	uint8_t eqe_pending; /* an EQE (and MSI-X) follows: after an armed CQ's CQE, or an event */
+	uint8_t eqe_type, eqe_ctx, eqe_vec;
+	uint32_t eqe_data;
 	rnic_cq_out_t o;     /* outputs presented during the current cycle */
 } rnic_cq_state_t;
 

@@ -115,8 +115,39 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 
 
 enum {
-	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_NOTICE,
+	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
 };
+
+#define SRQC_F(st, n, reg, f) RNIC_GET(RNIC_SRQC_##reg##_##f, (st)->srqc[n][RNIC_SRQC_##reg / 4])
+#define SRQC_W(st, n, reg) ((st)->srqc[n][RNIC_SRQC_##reg / 4])
+
+/* The QP's receive WQEs come from a shared receive queue: its number, else -1. */
+static int qp_srq(const rnic_rx_state_t *st, uint32_t qpn)
+{
+	uint32_t n = QPC_F(&st->t, qpn, SRQ, SRQN);
+
+	return QPC_F(&st->t, qpn, SRQ, USE) && n < RNIC_MAX_SRQ && SRQC_F(st, n, CTRL, VALID) ? (int)n : -1;
+}
+
+/* A receive WQE is posted and not yet fetched for QP qpn (its own ring or its SRQ's). */
+static int rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
+{
+	int n = qp_srq(st, qpn);
+
+	if (QPC_F(&st->t, qpn, SRQ, USE))
+		return n >= 0 && st->srq[n].pi != st->srq[n].ci;
+	return st->qp[qpn].rq_pi != st->qp[qpn].rq_ci;
+}
+
+/* An asynchronous event for the host (EQE through the CQ kernel). */
+static void raise_event(rnic_rx_state_t *st, uint32_t type, uint32_t data, uint32_t ctx)
+{
+	st->p_evt = (rnic_cpl_t){0};
+	st->p_evt.evt = (uint8_t)type;
+	st->p_evt.qpn = data;
+	st->p_evt.ctx = (uint8_t)ctx;
+	st->send_evt = 1;
+}
 
 enum { MSG_NONE, MSG_WRITE, MSG_SEND };
 
@@ -157,7 +188,7 @@ static int xth_len(uint32_t op)
 
 static uint8_t post_state(const rnic_rx_state_t *st)
 {
-	return st->send_cpl ? B_CPL : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
+	return st->send_cpl ? B_CPL : st->send_evt ? B_EVT : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
 }
 
 static void finish_frame(rnic_rx_state_t *st)
@@ -202,8 +233,11 @@ static void nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 		st->o.stat_nak_inv++;
 	/* invalid request, remote access and remote operational errors end the connection on the
 	 * responder's side too (IBTA 9.9.3.1.2): nothing after the NAKed request executes */
-	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK && !st->uc)
+	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK && !st->uc &&
+	    !st->qp[st->qpn].fatal) {
 		st->qp[st->qpn].fatal = 1;
+		raise_event(st, RNIC_EQE_TYPE_QP_FATAL, st->qpn, QPC_F(&st->t, st->qpn, CTRL, CTX));
+	}
 	respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
 }
 
@@ -313,19 +347,39 @@ static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t b
 static void fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	rx_qp_t *q = &st->qp[qpn];
-	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1;
+	int n = qp_srq(st, qpn);
+	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1, ci = q->rq_ci;
 	uint64_t base = ((uint64_t)QPC_W(&st->t, qpn, RQ_BASE_HI) << 32) | QPC_W(&st->t, qpn, RQ_BASE_LO);
 
+	if (n >= 0) {
+		mask = (1u << SRQC_F(st, n, CTRL, LOG_SIZE)) - 1;
+		base = ((uint64_t)SRQC_W(st, n, BASE_HI) << 32) | SRQC_W(st, n, BASE_LO);
+		ci = st->srq[n].ci;
+	}
 	st->qpn = qpn;
-	read_req(st, base + (uint64_t)(q->rq_ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, B_RWQE);
+	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, B_RWQE);
 }
 
 static void got_rwqe(rnic_rx_state_t *st, const uint8_t *w)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN), k, n = RNIC_RWQE_NUM_SGE_GET(w);
+	int s = qp_srq(st, st->qpn);
 
-	q->rq_ci++;
+	if (s >= 0) {
+		/* from the shared queue: its PD; below its limit, the armed event fires once (11.2.3) */
+		rx_srq_t *r = &st->srq[s];
+		uint32_t limit = SRQC_W(st, s, LIMIT);
+
+		pdn = SRQC_W(st, s, PDN);
+		r->ci++;
+		if (limit && (uint16_t)(r->pi - r->ci) < limit) {
+			SRQC_W(st, s, LIMIT) = 0;
+			raise_event(st, RNIC_EQE_TYPE_SRQ_LIMIT, (uint32_t)s, SRQC_F(st, s, CTRL, CTX));
+		}
+	} else {
+		q->rq_ci++;
+	}
 	q->rwqe_valid = 1;
 	q->rwqe_id = RNIC_RWQE_WR_ID_GET(w);
 	q->rwqe_err = n > RNIC_MAX_RECV_SGE;
@@ -491,7 +545,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		return;
 	}
 	if (!q->rwqe_valid) {
-		if (q->rq_pi != q->rq_ci) {
+		if (rq_avail(st, st->qpn)) {
 			fetch_rwqe(st, st->qpn);
 			return;
 		}
@@ -629,7 +683,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			}
 			q->epsn = psn;
 		}
-		if (need_rwqe(op) && !q->rwqe_valid && q->rq_pi == q->rq_ci) {
+		if (need_rwqe(op) && !q->rwqe_valid && !rq_avail(st, qpn)) {
 			st->o.stat_drop_norecv++;
 			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 			finish_frame(st);
@@ -658,7 +712,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 	if (need_rwqe(op) && !q->rwqe_valid) {
-		if (q->rq_pi != q->rq_ci) {
+		if (rq_avail(st, qpn)) {
 			fetch_rwqe(st, qpn);
 			return;
 		}
@@ -851,7 +905,7 @@ static void flush_scan(rnic_rx_state_t *st)
 	if (q->rwqe_valid) {
 		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		st->busy = post_state(st);
-	} else if (q->rq_pi != q->rq_ci) {
+	} else if (q->rq_pi != q->rq_ci && !QPC_F(&st->t, qpn, SRQ, USE)) {
 		st->flush = 1;
 		fetch_rwqe(st, qpn);
 	}
@@ -912,6 +966,14 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->send_cpl = 0;
 		st->busy = post_state(st);
 		break;
+	case B_EVT:
+		if (st->o.cpl_valid)
+			break;
+		st->o.cpl = st->p_evt;
+		st->o.cpl_valid = 1;
+		st->send_evt = 0;
+		st->busy = post_state(st);
+		break;
 	case B_NOTICE:
 		if (st->o.ack_valid)
 			break;
@@ -941,6 +1003,16 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
 	uint32_t q = in->db_qpn, ctrl;
+
+	if (in->db_srq) {
+		if (q >= RNIC_MAX_SRQ || !SRQC_F(st, q, CTRL, VALID) || SRQC_F(st, q, CTRL, CTX) != in->db_ctx ||
+		    (uint16_t)(in->db_pi - st->srq[q].ci) > (1u << SRQC_F(st, q, CTRL, LOG_SIZE))) {
+			st->o.stat_drop_db++;
+			return;
+		}
+		st->srq[q].pi = in->db_pi;
+		return;
+	}
 
 	ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != in->db_ctx ||
@@ -986,6 +1058,18 @@ static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 	q->rd_tail++;
 }
 
+/* SRQ context writes: word 0 with VALID newly set starts the ring over. */
+static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
+{
+	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff, word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+
+	if (addr >> RNIC_CFG_TABLE_SHIFT != RNIC_CFG_TBL_SRQC || idx >= RNIC_MAX_SRQ || word >= SRQC_WORDS)
+		return;
+	if (!word && RNIC_GET(RNIC_SRQC_CTRL_VALID, data) && !SRQC_F(st, idx, CTRL, VALID))
+		st->srq[idx] = (rx_srq_t){0};
+	st->srqc[idx][word] = data;
+}
+
 static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
@@ -1011,11 +1095,13 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 
 		for (q = 0; q < RNIC_MAX_QP; q++)
 			st->qp[q] = (rx_qp_t){0};
+		for (q = 0; q < RNIC_MAX_SRQ; q++)
+			st->srq[q] = (rx_srq_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
 		st->in_frame = 0;
 		st->busy = B_IDLE;
 		st->redo = st->flush = st->rd_wait = st->back = 0;
-		st->send_cpl = st->send_ntc = st->send_rsp = 0;
+		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
@@ -1036,6 +1122,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 
 	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
 		commit_qp(st, idx);
+	if (in->cfg_valid)
+		srq_cfg(st, in->cfg_addr, in->cfg_data);
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
 	if (in->rdx_valid && st->o.rdx_ready)

@@ -64,9 +64,17 @@ typedef struct {
 	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
 } rx_qp_t;
 
+#define SRQC_WORDS 5
+
+typedef struct {
+	uint16_t pi, ci;    /* posted (doorbell) and fetched receive WQEs */
+} rx_srq_t;
+
 typedef struct {
 	rnic_tables_t t;
 	rx_qp_t qp[RNIC_MAX_QP];
+	uint32_t srqc[RNIC_MAX_SRQ][SRQC_WORDS];
+	rx_srq_t srq[RNIC_MAX_SRQ];
 
 	/* reception side */
 	uint8_t buf[RX_BUF_BEATS][RNIC_BEAT];
@@ -104,8 +112,8 @@ typedef struct {
 	uint32_t flush_q;
 
 	/* what the frame produces once its payload is placed, in this order */
-	uint8_t send_cpl, send_ntc, send_rsp;
-	rnic_cpl_t p_cpl;
+	uint8_t send_cpl, send_evt, send_ntc, send_rsp;
+	rnic_cpl_t p_cpl, p_evt;
 	rnic_rsp_t p_rsp;
 	uint32_t n_psn, n_syn;
 	uint8_t n_rd;

@@ -39,9 +39,10 @@ static uint64_t keep_mask(uint32_t n)
 	return n >= 64 ? ~0ull : (1ull << n) - 1;
 }
 
+/* one slot stays free for the QP-fatal event that may follow an error completion */
 static int cpl_full(const rnic_tx_state_t *st)
 {
-	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO;
+	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 1;
 }
 
 static int is_rd(uint32_t op)
@@ -80,6 +81,22 @@ static void cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t
 	c->status = (uint8_t)status;
 	c->ts_start = ts;
 	c->wqe_index = (uint16_t)index;
+	st->cpl_tail++;
+}
+
+/* An error the host did not ask for moves the QP to error: its WQEs are flushed and the host
+ * gets the QP-fatal event (IBTA 11.6.3.1). */
+static void qp_fatal(rnic_tx_state_t *st, uint32_t q)
+{
+	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
+
+	if (st->qp[q].err)
+		return;
+	st->qp[q].err = 1;
+	*c = (rnic_cpl_t){0};
+	c->evt = RNIC_EQE_TYPE_QP_FATAL;
+	c->qpn = q;
+	c->ctx = (uint8_t)QPC_F(&st->t, q, CTRL, CTX);
 	st->cpl_tail++;
 }
 
@@ -284,7 +301,7 @@ static void start_message(rnic_tx_state_t *st)
 	if (status != RNIC_WC_STATUS_SUCCESS) {
 		/* a local error completes the WQE (signaled or not) and moves the QP to error */
 		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, p->ts_db, (uint16_t)(p->ci - 1));
-		p->err = 1;
+		qp_fatal(st, st->qpn);
 		return;
 	}
 	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
@@ -292,7 +309,7 @@ static void start_message(rnic_tx_state_t *st)
 		/* a datagram is one packet */
 		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, p->ts_db,
 			 (uint16_t)(p->ci - 1));
-		p->err = 1;
+		qp_fatal(st, st->qpn);
 		return;
 	}
 	npsn = st->msg_len ? (st->msg_len + st->mtu - 1) / st->mtu : 1;
@@ -419,7 +436,7 @@ static void build_request(rnic_tx_state_t *st)
 	}
 	if (st->type == RNIC_QPT_UD) {
 		/* DETH (IBTA 9.3.2): Q_Key (the QP's own if the WR's has its high bit set), source QP */
-		uint32_t qkey = RNIC_WQE_UD_QKEY_GET(w);
+		uint32_t qkey = RNIC_UD_AV_QKEY_GET(w + RNIC_WQE_UD_AV_OFF);
 
 		op = imm ? RNIC_BTH_OP_UD_SEND_ONLY_IMM : RNIC_BTH_OP_UD_SEND_ONLY;
 		rnic_put_be32(x, qkey & 0x80000000u ? QPC_W(&st->t, st->qpn, QKEY) : qkey);
@@ -441,10 +458,10 @@ static void build_request(rnic_tx_state_t *st)
 	if (st->type == RNIC_QPT_UD) {
 		/* the address handle's destination, from the WQE */
 		for (i = 0; i < 6; i++)
-			k->hdr[i] = w[RNIC_WQE_UD_DMAC_OFF + i];
-		rnic_put_be32(k->hdr + 30, RNIC_WQE_UD_DIP_GET(w));
+			k->hdr[i] = w[RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF + i];
+		rnic_put_be32(k->hdr + 30, RNIC_UD_AV_DIP_GET(w + RNIC_WQE_UD_AV_OFF));
 		rnic_put_be16(k->hdr + 24, rnic_ipv4_csum(k->hdr + RNIC_IP_OFF));
-		rnic_put_be24(k->hdr + RNIC_BTH_OFF + 5, RNIC_WQE_UD_QPN_GET(w));
+		rnic_put_be24(k->hdr + RNIC_BTH_OFF + 5, RNIC_UD_AV_QPN_GET(w + RNIC_WQE_UD_AV_OFF));
 	}
 	k->retire = st->type != RNIC_QPT_RC && last;
 	k->qpn = (uint16_t)st->qpn;
@@ -630,7 +647,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 		limit = QPC_F(&st->t, q, RETRY, RNR_RETRY);
 		if (limit != 7 && p->rnr_retries >= limit) {
 			ob_retire(st, q, RNIC_WC_STATUS_RNR_RETRY_EXC_ERR);
-			p->err = 1;
+			qp_fatal(st, q);
 			st->ack_busy = 1;
 			st->ack_qpn = q;
 			return;
@@ -645,7 +662,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 		if (p->retries >= QPC_F(&st->t, q, RETRY, RETRY_CNT)) {
 			/* retries exhausted: the oldest WQE fails, the QP goes to error, the rest is flushed */
 			ob_retire(st, q, RNIC_WC_STATUS_RETRY_EXC_ERR);
-			p->err = 1;
+			qp_fatal(st, q);
 			st->ack_busy = 1;
 			st->ack_qpn = q;
 			return;
@@ -797,7 +814,7 @@ static void acknowledge(rnic_tx_state_t *st)
 	ob_retire(st, q, st->ack_syn == RNIC_AETH_NAK_REM_ACCESS ? RNIC_WC_STATUS_REM_ACCESS_ERR :
 			 st->ack_syn == RNIC_AETH_NAK_REM_OP ? RNIC_WC_STATUS_REM_OP_ERR :
 			 RNIC_WC_STATUS_REM_INV_REQ_ERR);
-	p->err = 1;
+	qp_fatal(st, q);
 	st->ack_busy = 1;
 }
 
