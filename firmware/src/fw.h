@@ -8,7 +8,7 @@
 
 #define FW_VERSION_CODE ((0u << 16) | (1u << 8) | 0u) /* 0.1.0 */
 #define FW_ARP_ENTRIES 16
-#define FW_ARP_TRIES 3
+#define FW_ARP_TRIES 8 /* a lossy link still resolves: 8 tries of 50 us */
 #define FW_ARP_WAIT_CYCLES 12500 /* 50 us at 250 MHz */
 #define FW_FIRST_QPN 2
 

@@ -498,6 +498,9 @@
 #define RNIC_QPC_CTRL_PMTU_SHIFT 16u
 #define RNIC_QPC_CTRL_PMTU_WIDTH 3u
 #define RNIC_QPC_CTRL_PMTU_MASK 0x00070000u
+#define RNIC_QPC_CTRL_IPV6_SHIFT 20u
+#define RNIC_QPC_CTRL_IPV6_WIDTH 1u
+#define RNIC_QPC_CTRL_IPV6_MASK 0x00100000u
 #define RNIC_QPC_PDN 0x4u
 #define RNIC_QPC_SQ_BASE_LO 0x8u /* SQ ring bus address */
 #define RNIC_QPC_SQ_BASE_HI 0xcu
@@ -570,6 +573,10 @@
 #define RNIC_QPC_SRQ_USE_SHIFT 31u
 #define RNIC_QPC_SRQ_USE_WIDTH 1u
 #define RNIC_QPC_SRQ_USE_MASK 0x80000000u
+#define RNIC_QPC_DIP6_0 0x4cu /* Peer IPv6 address (CTRL.IPV6), bytes 0..3 (byte 0 in bits 31:24) */
+#define RNIC_QPC_DIP6_1 0x50u /* bytes 4..7 */
+#define RNIC_QPC_DIP6_2 0x54u /* bytes 8..11 */
+#define RNIC_QPC_DIP6_3 0x58u /* bytes 12..15 */
 
 /* SRQC: Shared receive queue context (table CFG_TBL_SRQC, index = SRQN). Word 0 last; writing it with VALID newly set starts the ring over; writing LIMIT arms the limit event (0 disarms). */
 #define RNIC_SRQC_BASE 0x0u
@@ -649,6 +656,10 @@
 #define RNIC_PORTC_MAC_LO 0x0u
 #define RNIC_PORTC_MAC_HI 0x4u
 #define RNIC_PORTC_IPV4 0x8u
+#define RNIC_PORTC_IPV6_0 0xcu /* IPv6 address (GID 1), bytes 0..3 (byte 0 in bits 31:24) */
+#define RNIC_PORTC_IPV6_1 0x10u
+#define RNIC_PORTC_IPV6_2 0x14u
+#define RNIC_PORTC_IPV6_3 0x18u
 
 /* Little-endian access to host-memory structures. */
 static inline uint64_t rnic_rd_le(const uint8_t *p, int n)
@@ -706,8 +717,8 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_WQE_SGE_OFF 64u
 #define RNIC_WQE_SGE_LEN 64u
 
-/* UD_AV: UD send WQE: the address vector, at WQE offset WQE_UD_AV_OFF in place of REMOTE_ADDR, RKEY (TOTAL_LEN kept), COMPARE_ADD. */
-#define RNIC_UD_AV_SIZE 24u
+/* UD_AV: UD send WQE: the address vector, at WQE offset WQE_UD_AV_OFF in place of REMOTE_ADDR, RKEY (TOTAL_LEN kept), COMPARE_ADD, SWAP. */
+#define RNIC_UD_AV_SIZE 44u
 #define RNIC_UD_AV_DMAC_OFF 0u
 #define RNIC_UD_AV_DMAC_LEN 6u
 #define RNIC_UD_AV_QPN_OFF 8u
@@ -722,6 +733,11 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_UD_AV_DIP_OFF 20u
 #define RNIC_UD_AV_DIP_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 20, 4))
 #define RNIC_UD_AV_DIP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 20, 4, (uint64_t)(v))
+#define RNIC_UD_AV_DIP6_OFF 24u
+#define RNIC_UD_AV_DIP6_LEN 16u
+#define RNIC_UD_AV_IPV6_OFF 40u
+#define RNIC_UD_AV_IPV6_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 40, 1))
+#define RNIC_UD_AV_IPV6_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 1, (uint64_t)(v))
 
 /* SGE: Scatter/gather entry. */
 #define RNIC_SGE_SIZE 16u
@@ -889,6 +905,8 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDO_QUERY_DEVICE_CAPS_OFF 76u
 #define RNIC_CMDO_QUERY_DEVICE_CAPS_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 76, 4))
 #define RNIC_CMDO_QUERY_DEVICE_CAPS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 76, 4, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_DEVICE_IPV6_OFF 80u
+#define RNIC_CMDO_QUERY_DEVICE_IPV6_LEN 16u
 
 /* CMDO_HANDLE: Output of ALLOC_PD, CREATE_CQ, CREATE_QP, CREATE_EQ, REG_MR. */
 #define RNIC_CMDO_HANDLE_SIZE 112u

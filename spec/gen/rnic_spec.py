@@ -377,7 +377,7 @@ FW = {
     'PKT_RX_POP': (0x70, {}),
 }
 QPC = {
-    'CTRL': (0x0, {'VALID': (0, 1), 'STATE': (1, 3), 'TYPE': (4, 4), 'CTX': (8, 8), 'PMTU': (16, 3)}),
+    'CTRL': (0x0, {'VALID': (0, 1), 'STATE': (1, 3), 'TYPE': (4, 4), 'CTX': (8, 8), 'PMTU': (16, 3), 'IPV6': (20, 1)}),
     'PDN': (0x4, {}),
     'SQ_BASE_LO': (0x8, {}),
     'SQ_BASE_HI': (0xc, {}),
@@ -396,6 +396,10 @@ QPC = {
     'RETRY': (0x40, {'TIMEOUT': (0, 5), 'RETRY_CNT': (8, 3), 'RNR_RETRY': (12, 3), 'MIN_RNR': (16, 5), 'MAX_RD_ATOMIC': (24, 4), 'MAX_DEST_RD_ATOMIC': (28, 4)}),
     'QKEY': (0x44, {}),
     'SRQ': (0x48, {'SRQN': (0, 16), 'USE': (31, 1)}),
+    'DIP6_0': (0x4c, {}),
+    'DIP6_1': (0x50, {}),
+    'DIP6_2': (0x54, {}),
+    'DIP6_3': (0x58, {}),
 }
 SRQC = {
     'CTRL': (0x0, {'VALID': (0, 1), 'LOG_SIZE': (4, 5), 'CTX': (16, 8)}),
@@ -433,6 +437,10 @@ PORTC = {
     'MAC_LO': (0x0, {}),
     'MAC_HI': (0x4, {}),
     'IPV4': (0x8, {}),
+    'IPV6_0': (0xc, {}),
+    'IPV6_1': (0x10, {}),
+    'IPV6_2': (0x14, {}),
+    'IPV6_3': (0x18, {}),
 }
 
 # Structures: name -> (size, {field: (offset, type, bytes)})
@@ -449,12 +457,14 @@ WQE = (128, {
     'SWAP': (40, 'u64', 8),
     'SGE': (64, 'bytes', 64),
 })
-UD_AV = (24, {
+UD_AV = (44, {
     'DMAC': (0, 'bytes', 6),
     'QPN': (8, 'u32', 4),
     'RESERVED': (12, 'u32', 4),
     'QKEY': (16, 'u32', 4),
     'DIP': (20, 'u32', 4),
+    'DIP6': (24, 'bytes', 16),
+    'IPV6': (40, 'u8', 1),
 })
 SGE = (16, {
     'ADDR': (0, 'u64', 8),
@@ -519,6 +529,7 @@ CMDO_QUERY_DEVICE = (112, {
     'SPEED_GBPS': (70, 'u16', 2),
     'NUM_CTX': (72, 'u32', 4),
     'CAPS': (76, 'u32', 4),
+    'IPV6': (80, 'bytes', 16),
 })
 CMDO_HANDLE = (112, {
     'HANDLE': (0, 'u32', 4),

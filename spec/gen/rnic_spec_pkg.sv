@@ -460,6 +460,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_QPC_CTRL_CTX_WIDTH = 8;
   localparam int unsigned RNIC_QPC_CTRL_PMTU_SHIFT = 16;
   localparam int unsigned RNIC_QPC_CTRL_PMTU_WIDTH = 3;
+  localparam int unsigned RNIC_QPC_CTRL_IPV6_SHIFT = 20;
+  localparam int unsigned RNIC_QPC_CTRL_IPV6_WIDTH = 1;
   localparam int unsigned RNIC_QPC_PDN = 'h4;
   localparam int unsigned RNIC_QPC_SQ_BASE_LO = 'h8;
   localparam int unsigned RNIC_QPC_SQ_BASE_HI = 'hc;
@@ -514,6 +516,10 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_QPC_SRQ_SRQN_WIDTH = 16;
   localparam int unsigned RNIC_QPC_SRQ_USE_SHIFT = 31;
   localparam int unsigned RNIC_QPC_SRQ_USE_WIDTH = 1;
+  localparam int unsigned RNIC_QPC_DIP6_0 = 'h4c;
+  localparam int unsigned RNIC_QPC_DIP6_1 = 'h50;
+  localparam int unsigned RNIC_QPC_DIP6_2 = 'h54;
+  localparam int unsigned RNIC_QPC_DIP6_3 = 'h58;
 
   // SRQC: Shared receive queue context (table CFG_TBL_SRQC, index = SRQN). Word 0 last; writing it with VALID newly set starts the ring over; writing LIMIT arms the limit event (0 disarms).
   localparam int unsigned RNIC_SRQC_BASE = 'h0;
@@ -581,6 +587,10 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_PORTC_MAC_LO = 'h0;
   localparam int unsigned RNIC_PORTC_MAC_HI = 'h4;
   localparam int unsigned RNIC_PORTC_IPV4 = 'h8;
+  localparam int unsigned RNIC_PORTC_IPV6_0 = 'hc;
+  localparam int unsigned RNIC_PORTC_IPV6_1 = 'h10;
+  localparam int unsigned RNIC_PORTC_IPV6_2 = 'h14;
+  localparam int unsigned RNIC_PORTC_IPV6_3 = 'h18;
 
   // CPL: A completion request (TX->CQ and RX->CQ); with evt != 0 an asynchronous event instead: an EQE of type evt (enum EQE_TYPE) for QPN/SRQN qpn in context ctx.
   localparam int unsigned RNIC_CPL_WORDS = 15;

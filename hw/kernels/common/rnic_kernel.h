@@ -13,10 +13,14 @@
 
 #define RNIC_BEAT 64
 
-/* RoCEv2 over IPv4 frame layout (byte offsets from the start of the Ethernet frame). */
+/* RoCEv2 over IPv4 frame layout (byte offsets from the start of the Ethernet frame); over IPv6
+ * everything from UDP on sits RNIC_IP6_EXTRA bytes later. */
 #define RNIC_ETH_HLEN 14
 #define RNIC_ETHERTYPE_IPV4 0x0800
 #define RNIC_ETHERTYPE_ARP 0x0806
+#define RNIC_ETHERTYPE_IPV6 0x86dd
+#define RNIC_IP6_HLEN 40
+#define RNIC_IP6_EXTRA (RNIC_IP6_HLEN - RNIC_IP_HLEN) /* IPv6 moves UDP and BTH on by this */
 #define RNIC_IP_OFF 14
 #define RNIC_IP_HLEN 20
 #define RNIC_UDP_OFF 34
@@ -105,11 +109,12 @@ static inline uint32_t rnic_crc32(uint32_t crc, const uint8_t *p, int n)
 	return crc;
 }
 
-/* ICRC over one beat of a RoCEv2/IPv4 frame (RoCEv2 annex A17.3.3): the Ethernet header is not
- * covered; 8 bytes of 0xff stand in for the LRH; IP TOS, TTL and header checksum, the UDP
- * checksum and BTH resv8a are taken as all ones.  `beat_no` 0 is the beat holding the headers;
- * `n` bytes of the beat are covered (the ICRC itself is excluded by the caller). */
-static inline uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT], int beat_no, int n)
+/* ICRC over one beat of a RoCEv2 frame (RoCEv2 annex A17.3.3): the Ethernet header is not
+ * covered; 8 bytes of 0xff stand in for the LRH; the fields routers change are taken as all ones:
+ * IPv4 TOS, TTL and header checksum, or IPv6 traffic class, flow label and hop limit; the UDP
+ * checksum and BTH resv8a. `beat_no` 0 is the beat holding the headers (with IPv6, BTH resv8a is
+ * in beat 1); `n` bytes of the beat are covered (the ICRC itself is excluded by the caller). */
+static inline uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT], int beat_no, int n, int v6)
 {
 	uint8_t b[RNIC_BEAT];
 	int i;
@@ -124,13 +129,23 @@ static inline uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT
 #pragma HLS UNROLL
 			crc = rnic_crc32_byte(crc, 0xff);
 		}
-		b[RNIC_IP_OFF + 1] = 0xff;  /* TOS (DSCP/ECN) */
-		b[RNIC_IP_OFF + 8] = 0xff;  /* TTL */
-		b[RNIC_IP_OFF + 10] = 0xff; /* header checksum */
-		b[RNIC_IP_OFF + 11] = 0xff;
-		b[RNIC_UDP_OFF + 6] = 0xff; /* UDP checksum */
-		b[RNIC_UDP_OFF + 7] = 0xff;
-		b[RNIC_BTH_OFF + 4] = 0xff; /* resv8a (FECN/BECN) */
+		if (v6) {
+			b[RNIC_IP_OFF] |= 0x0f;     /* traffic class, flow label */
+			b[RNIC_IP_OFF + 1] = 0xff;
+			b[RNIC_IP_OFF + 2] = 0xff;
+			b[RNIC_IP_OFF + 3] = 0xff;
+			b[RNIC_IP_OFF + 7] = 0xff;  /* hop limit */
+			b[RNIC_UDP_OFF + RNIC_IP6_EXTRA + 6] = 0xff;
+			b[RNIC_UDP_OFF + RNIC_IP6_EXTRA + 7] = 0xff;
+		} else {
+			b[RNIC_IP_OFF + 1] = 0xff;  /* TOS (DSCP/ECN) */
+			b[RNIC_IP_OFF + 8] = 0xff;  /* TTL */
+			b[RNIC_IP_OFF + 10] = 0xff; /* header checksum */
+			b[RNIC_IP_OFF + 11] = 0xff;
+			b[RNIC_UDP_OFF + 6] = 0xff; /* UDP checksum */
+			b[RNIC_UDP_OFF + 7] = 0xff;
+			b[RNIC_BTH_OFF + 4] = 0xff; /* resv8a (FECN/BECN) */
+		}
 		for (i = RNIC_ETH_HLEN; i < RNIC_BEAT; i++) {
 #pragma HLS UNROLL
 			if (i < n)
@@ -138,6 +153,8 @@ static inline uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT
 		}
 		return crc;
 	}
+	if (beat_no == 1 && v6)
+		b[RNIC_BTH_OFF + RNIC_IP6_EXTRA + 4 - RNIC_BEAT] = 0xff; /* resv8a */
 	return rnic_crc32(crc, b, n);
 }
 
@@ -159,14 +176,14 @@ static inline uint32_t rnic_ipv4_csum(const uint8_t *p)
 
 /* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
  * copy, written by the same configuration writes: a BRAM per reader instead of a shared port). */
-#define RNIC_QPC_WORDS 19
+#define RNIC_QPC_WORDS 23
 #define RNIC_MPT_WORDS 8
 
 typedef struct {
 	uint32_t qpc[RNIC_MAX_QP][RNIC_QPC_WORDS];
 	uint32_t mpt[RNIC_MAX_MPT][RNIC_MPT_WORDS];
 	uint64_t mtt[RNIC_MAX_MTT];
-	uint32_t port[4];
+	uint32_t port[8];
 } rnic_tables_t;
 
 /* Apply one configuration write; returns the table number if it committed an entry of a table
@@ -187,7 +204,7 @@ static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data
 	else if (tbl == RNIC_CFG_TBL_MTT && idx < RNIC_MAX_MTT && word < 2)
 		t->mtt[idx] = word ? (t->mtt[idx] & 0xffffffffull) | ((uint64_t)data << 32)
 				   : (t->mtt[idx] & ~0xffffffffull) | data;
-	else if (tbl == RNIC_CFG_TBL_PORT && idx == 0 && word < 4)
+	else if (tbl == RNIC_CFG_TBL_PORT && idx == 0 && word < 8)
 		t->port[word] = data;
 	return 0;
 }
@@ -249,39 +266,72 @@ static inline void rnic_port_mac(const rnic_tables_t *t, uint8_t *p)
 	rnic_put_be32(p + 2, t->port[RNIC_PORTC_MAC_LO / 4]);
 }
 
-/* Build Ethernet + IPv4 + UDP + BTH for a RoCEv2 packet of `payload_len` bytes after the BTH
- * (extension headers + payload + pad + ICRC) toward the peer of QP `qpn`. */
-static inline void rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, uint8_t *h, uint32_t opcode,
-				      uint32_t pad, uint32_t ackreq, uint32_t psn, uint32_t payload_len)
+/* Build Ethernet + IPv4 or IPv6 + UDP + BTH for a RoCEv2 packet of `payload_len` bytes after the
+ * BTH (extension headers + payload + pad + ICRC) toward the peer of QP `qpn`, or, for a UD send,
+ * toward the address vector `av` (struct UD_AV). Returns the offset of the first extension header. */
+static inline uint32_t rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, uint8_t *h, uint32_t opcode,
+					  uint32_t pad, uint32_t ackreq, uint32_t psn, uint32_t payload_len,
+					  const uint8_t *av)
 {
 	uint32_t net = QPC_W(t, qpn, NET);
-	uint32_t iplen = RNIC_IP_HLEN + RNIC_UDP_HLEN + RNIC_BTH_LEN + payload_len;
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_F(t, qpn, CTRL, IPV6);
+	uint32_t udp = RNIC_UDP_OFF + (v6 ? RNIC_IP6_EXTRA : 0), bth = udp + RNIC_UDP_HLEN;
+	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + payload_len;
+	uint32_t i;
 
-	rnic_put_be16(h, QPC_W(t, qpn, DMAC_HI));
-	rnic_put_be32(h + 2, QPC_W(t, qpn, DMAC_LO));
+	if (av) {
+		for (i = 0; i < 6; i++)
+			h[i] = av[RNIC_UD_AV_DMAC_OFF + i];
+	} else {
+		rnic_put_be16(h, QPC_W(t, qpn, DMAC_HI));
+		rnic_put_be32(h + 2, QPC_W(t, qpn, DMAC_LO));
+	}
 	rnic_port_mac(t, h + 6);
-	rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV4);
-	h[14] = 0x45;
-	h[15] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TOS, net);
-	rnic_put_be16(h + 16, iplen);
-	rnic_put_be16(h + 18, 0);
-	rnic_put_be16(h + 20, 0x4000); /* DF */
-	h[22] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
-	h[23] = RNIC_IPPROTO_UDP;
-	rnic_put_be32(h + 26, t->port[RNIC_PORTC_IPV4 / 4]);
-	rnic_put_be32(h + 30, QPC_W(t, qpn, DIP));
-	rnic_put_be16(h + 24, rnic_ipv4_csum(h + 14));
-	rnic_put_be16(h + 34, RNIC_GET(RNIC_QPC_NET_SPORT, net));
-	rnic_put_be16(h + 36, RNIC_ROCE_UDP_PORT);
-	rnic_put_be16(h + 38, iplen - RNIC_IP_HLEN);
-	rnic_put_be16(h + 40, 0);
-	h[42] = (uint8_t)opcode;
-	h[43] = (uint8_t)(pad << RNIC_BTH_PAD_SHIFT);
-	rnic_put_be16(h + 44, 0xffff);
-	h[46] = 0;
-	rnic_put_be24(h + 47, QPC_F(t, qpn, DEST_QPN, QPN));
-	h[50] = ackreq ? RNIC_BTH_ACKREQ : 0;
-	rnic_put_be24(h + 51, psn & RNIC_PSN_MASK);
+	if (v6) {
+		/* IPv6 (RoCEv2 A17.4.5.2): traffic class from the QP, flow label 0 */
+		uint32_t tc = RNIC_GET(RNIC_QPC_NET_TOS, net);
+
+		rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV6);
+		h[14] = (uint8_t)(0x60 | tc >> 4);
+		h[15] = (uint8_t)(tc << 4);
+		h[16] = 0;
+		h[17] = 0;
+		rnic_put_be16(h + 18, ulen);
+		h[20] = RNIC_IPPROTO_UDP;
+		h[21] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
+		for (i = 0; i < 4; i++) {
+			rnic_put_be32(h + 22 + 4 * i, t->port[RNIC_PORTC_IPV6_0 / 4 + i]);
+			if (av)
+				rnic_put_be32(h + 38 + 4 * i, rnic_be32(av + RNIC_UD_AV_DIP6_OFF + 4 * i));
+			else
+				rnic_put_be32(h + 38 + 4 * i, t->qpc[qpn][RNIC_QPC_DIP6_0 / 4 + i]);
+		}
+	} else {
+		rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV4);
+		h[14] = 0x45;
+		h[15] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TOS, net);
+		rnic_put_be16(h + 16, RNIC_IP_HLEN + ulen);
+		rnic_put_be16(h + 18, 0);
+		rnic_put_be16(h + 20, 0x4000); /* DF */
+		h[22] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
+		h[23] = RNIC_IPPROTO_UDP;
+		rnic_put_be32(h + 26, t->port[RNIC_PORTC_IPV4 / 4]);
+		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : QPC_W(t, qpn, DIP));
+		rnic_put_be16(h + 24, 0);
+		rnic_put_be16(h + 24, rnic_ipv4_csum(h + 14));
+	}
+	rnic_put_be16(h + udp, RNIC_GET(RNIC_QPC_NET_SPORT, net));
+	rnic_put_be16(h + udp + 2, RNIC_ROCE_UDP_PORT);
+	rnic_put_be16(h + udp + 4, ulen);
+	rnic_put_be16(h + udp + 6, 0);
+	h[bth] = (uint8_t)opcode;
+	h[bth + 1] = (uint8_t)(pad << RNIC_BTH_PAD_SHIFT);
+	rnic_put_be16(h + bth + 2, 0xffff);
+	h[bth + 4] = 0;
+	rnic_put_be24(h + bth + 5, av ? RNIC_UD_AV_QPN_GET(av) : QPC_F(t, qpn, DEST_QPN, QPN));
+	h[bth + 8] = ackreq ? RNIC_BTH_ACKREQ : 0;
+	rnic_put_be24(h + bth + 9, psn & RNIC_PSN_MASK);
+	return bth + RNIC_BTH_LEN;
 }
 
 #endif

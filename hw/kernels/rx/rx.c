@@ -64,6 +64,7 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->cur_len = 0;
 		st->cur_drop = 0;
 		st->crc = 0xffffffffu;
+		st->cur_v6 = rnic_be16(in->eth_data + 12) == RNIC_ETHERTYPE_IPV6;
 	}
 	if (!st->cur_drop) {
 		if (st->wr_beat - st->rd_beat >= RX_BUF_BEATS) {
@@ -76,19 +77,19 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	}
 	if (!in->eth_last) {
 		if (st->cur_beats)
-			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT);
+			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT, st->cur_v6);
 		for (i = 0; i < RNIC_BEAT; i++)
 			st->held[i] = in->eth_data[i];
 	} else if (n >= RNIC_ICRC_LEN) {
 		if (st->cur_beats)
-			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT);
-		st->crc = rnic_icrc_beat(st->crc, in->eth_data, st->cur_beats, n - RNIC_ICRC_LEN);
+			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT, st->cur_v6);
+		st->crc = rnic_icrc_beat(st->crc, in->eth_data, st->cur_beats, n - RNIC_ICRC_LEN, st->cur_v6);
 		icrc = (uint32_t)rnic_rd_le(in->eth_data + n - RNIC_ICRC_LEN, 4);
 	} else if (st->cur_beats) {
 		uint8_t tail[RNIC_ICRC_LEN];
 		uint32_t k = RNIC_ICRC_LEN - n;
 
-		st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT - k);
+		st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT - k, st->cur_v6);
 		for (i = 0; i < RNIC_ICRC_LEN; i++)
 			tail[i] = (uint32_t)i < k ? st->held[RNIC_BEAT - k + i] : in->eth_data[i - k];
 		icrc = (uint32_t)rnic_rd_le(tail, 4);
@@ -294,7 +295,7 @@ static void start_segment(rnic_rx_state_t *st)
 static void place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
 {
 	st->src = 0;
-	st->pay_off = src;
+	st->pay_off = src + st->l3;
 	st->gh = 0;
 	st->pay_left = len;
 	if (!len) {
@@ -329,7 +330,7 @@ static void frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off,
 	uint32_t i, o;
 
 	for (i = 0; i < n; i++) {
-		o = off + i;
+		o = off + st->l3 + i;
 		FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
 	}
 }
@@ -537,7 +538,6 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		     uint64_t cycle)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t i;
 
 	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
 		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
@@ -567,11 +567,9 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
 	}
 	st->o.stat_recv_bytes += plen;
-	for (i = 0; i < RNIC_GRH_LEN; i++)
-		st->grh[i] = i < RNIC_GRH_LEN - RNIC_IP_HLEN ? 0 : h[RNIC_IP_OFF + i - (RNIC_GRH_LEN - RNIC_IP_HLEN)];
 	seek(st, q->rwqe_sge, q->rwqe_nsge, 0);
 	st->src = 0;
-	st->pay_off = RNIC_XTH_OFF + xth;
+	st->pay_off = RNIC_XTH_OFF + st->l3 + xth;
 	st->gh = RNIC_GRH_LEN;
 	st->pay_left = plen + RNIC_GRH_LEN;
 	start_segment(st);
@@ -582,25 +580,31 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
-	uint8_t h[2 * RNIC_BEAT];
+	uint8_t raw[2 * RNIC_BEAT], h[2 * RNIC_BEAT];
 	uint8_t mac[6];
-	uint32_t op, qpn, psn, pad, plen, syn, ctrl, state, mtu, ackreq;
-	int bcast, ours, i, xth;
+	uint32_t op, qpn, psn, pad, plen, syn, ctrl, state, mtu, ackreq, v6, l3, me6 = 1;
+	int bcast, ours, i, xth, roce;
 	int32_t d;
 	rx_qp_t *q;
 
-	frame_bytes(st, f, 0, h);
-	frame_bytes(st, f, RNIC_BEAT, h + RNIC_BEAT);
+	frame_bytes(st, f, 0, raw);
+	frame_bytes(st, f, RNIC_BEAT, raw + RNIC_BEAT);
 	rnic_port_mac(&st->t, mac);
 	bcast = 1;
 	ours = 1;
 	for (i = 0; i < 6; i++) {
-		bcast &= h[i] == 0xff;
-		ours &= h[i] == mac[i];
+		bcast &= raw[i] == 0xff;
+		ours &= raw[i] == mac[i];
 	}
-	if (!(f->len >= RNIC_XTH_OFF + RNIC_ICRC_LEN && ours && rnic_be16(h + 12) == RNIC_ETHERTYPE_IPV4 &&
-	      h[23] == RNIC_IPPROTO_UDP && rnic_be16(h + 36) == RNIC_ROCE_UDP_PORT &&
-	      rnic_be32(h + 30) == st->t.port[RNIC_PORTC_IPV4 / 4])) {
+	bcast |= raw[0] == 0x33 && raw[1] == 0x33; /* IPv6 multicast: neighbour discovery */
+	v6 = rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV6;
+	l3 = v6 ? RNIC_IP6_EXTRA : 0;
+	for (i = 0; i < 4; i++)
+		me6 &= rnic_be32(raw + 38 + 4 * i) == st->t.port[RNIC_PORTC_IPV6_0 / 4 + i];
+	roce = v6 ? raw[20] == RNIC_IPPROTO_UDP && rnic_be16(raw + 56) == RNIC_ROCE_UDP_PORT && me6 :
+		    rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV4 && raw[23] == RNIC_IPPROTO_UDP &&
+		    rnic_be16(raw + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(raw + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
+	if (!(f->len >= RNIC_XTH_OFF + l3 + RNIC_ICRC_LEN && ours && roce)) {
 		if (ours || bcast) {
 			if (in->fw_ready) {
 				st->busy = B_FW;
@@ -623,6 +627,10 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		finish_frame(st);
 		return;
 	}
+	/* from here on, the headers as over IPv4: BTH at RNIC_BTH_OFF (frame offsets + l3) */
+	for (i = 0; i < 2 * RNIC_BEAT; i++)
+		h[i] = i < RNIC_IP_OFF ? raw[i] : i + l3 < 2 * RNIC_BEAT ? raw[i + l3] : 0;
+	st->l3 = l3;
 	op = h[RNIC_BTH_OFF];
 	pad = (h[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
 	qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
@@ -633,15 +641,18 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	if (st->uc)
 		op &= ~RNIC_BTH_UC_BIT;
 	xth = xth_len(op);
-	if (xth < 0 || h[14] != 0x45 || rnic_ipv4_csum(h + RNIC_IP_OFF) != rnic_be16(h + 24) ||
-	    rnic_be16(h + 16) != f->len - RNIC_ETH_HLEN + 0u || rnic_be16(h + 38) != f->len - RNIC_UDP_OFF + 0u ||
+	if (xth < 0 ||
+	    (v6 ? raw[14] >> 4 != 6 || rnic_be16(raw + 18) != f->len - RNIC_UDP_OFF - l3 :
+		  raw[14] != 0x45 || rnic_ipv4_csum(raw + RNIC_IP_OFF) != rnic_be16(raw + 24) ||
+		  rnic_be16(raw + 16) != f->len - RNIC_ETH_HLEN + 0u) ||
+	    rnic_be16(h + 38) != f->len - RNIC_UDP_OFF - l3 ||
 	    (h[RNIC_BTH_OFF + 1] & 0xf) != 0 || rnic_be16(h + RNIC_BTH_OFF + 2) != 0xffff ||
-	    f->len < RNIC_XTH_OFF + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
+	    f->len < RNIC_XTH_OFF + l3 + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
 		st->o.stat_drop_malformed++;
 		finish_frame(st);
 		return;
 	}
-	plen = f->len - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
+	plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
 	ctrl = qpn < RNIC_MAX_QP ? QPC_W(&st->t, qpn, CTRL) : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
@@ -665,6 +676,11 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 	if (op >= RNIC_BTH_OP_UD_SEND_ONLY) {
+		/* the GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header */
+		for (i = 0; i < (int)RNIC_GRH_LEN; i++)
+			st->grh[i] = v6 ? raw[RNIC_IP_OFF + i] :
+				     i < (int)(RNIC_GRH_LEN - RNIC_IP_HLEN) ? 0 :
+				     raw[RNIC_IP_OFF + i - (RNIC_GRH_LEN - RNIC_IP_HLEN)];
 		datagram(st, h, op, plen, (uint32_t)xth, in->cycle);
 		return;
 	}

@@ -83,7 +83,7 @@ typedef struct {
 	uint32_t wr_beat;           /* next free beat (free running) */
 	uint32_t rd_beat;           /* oldest beat in use (free running) */
 	uint32_t cur_start, cur_beats, cur_len, crc;
-	uint8_t cur_drop, in_frame;
+	uint8_t cur_drop, in_frame, cur_v6;
 	uint8_t held[RNIC_BEAT];    /* previous beat: its CRC waits until we know the frame length */
 	uint32_t held_n;
 
@@ -96,6 +96,7 @@ typedef struct {
 	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */
 	uint8_t grh[RNIC_GRH_LEN];
 	uint8_t uc;                 /* the frame is UC: errors drop it silently, nothing is answered */
+	uint32_t l3;                /* RNIC_IP6_EXTRA for a frame over IPv6, else 0 */
 	uint32_t seg_left;          /* bytes left in the current DMA write */
 	uint32_t pay_left;          /* payload bytes left in the frame */
 	uint64_t seg_addr;

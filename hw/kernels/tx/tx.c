@@ -386,7 +386,10 @@ static void build_request(rnic_tx_state_t *st)
 {
 	tx_pkt_t *k = pkt_slot(st);
 	const uint8_t *w = st->wqe;
-	uint8_t *x = k->hdr + RNIC_XTH_OFF;
+	const uint8_t *av = st->type == RNIC_QPT_UD ? w + RNIC_WQE_UD_AV_OFF : 0;
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_F(&st->t, st->qpn, CTRL, IPV6);
+	uint32_t xoff = RNIC_XTH_OFF + (v6 ? RNIC_IP6_EXTRA : 0);
+	uint8_t *x = k->hdr + xoff;
 	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
 	uint32_t pay = last ? st->msg_len - st->pkt * st->mtu : st->mtu;
 	uint32_t imm = st->op == RNIC_WQE_OP_RDMA_WRITE_IMM || st->op == RNIC_WQE_OP_SEND_IMM;
@@ -453,19 +456,13 @@ static void build_request(rnic_tx_state_t *st)
 		xth += RNIC_IMM_LEN;
 	}
 	k->pad = (uint8_t)((4 - (pay & 3)) & 3);
+	/* UD: to the address handle's destination, from the WQE */
 	rnic_build_headers(&st->t, st->qpn, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
-			   xth + pay + k->pad + RNIC_ICRC_LEN);
-	if (st->type == RNIC_QPT_UD) {
-		/* the address handle's destination, from the WQE */
-		for (i = 0; i < 6; i++)
-			k->hdr[i] = w[RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF + i];
-		rnic_put_be32(k->hdr + 30, RNIC_UD_AV_DIP_GET(w + RNIC_WQE_UD_AV_OFF));
-		rnic_put_be16(k->hdr + 24, rnic_ipv4_csum(k->hdr + RNIC_IP_OFF));
-		rnic_put_be24(k->hdr + RNIC_BTH_OFF + 5, RNIC_UD_AV_QPN_GET(w + RNIC_WQE_UD_AV_OFF));
-	}
+			   xth + pay + k->pad + RNIC_ICRC_LEN, av);
+	k->v6 = (uint8_t)v6;
 	k->retire = st->type != RNIC_QPT_RC && last;
 	k->qpn = (uint16_t)st->qpn;
-	k->hdr_len = (uint16_t)(RNIC_XTH_OFF + xth);
+	k->hdr_len = (uint16_t)(xoff + xth);
 	k->pay_len = (uint16_t)pay;
 	if (st->inline_data) {
 		for (i = 0; i < RNIC_MAX_INLINE; i++)
@@ -529,7 +526,8 @@ static void build_response(rnic_tx_state_t *st)
 		return;
 	}
 	k = pkt_slot(st);
-	x = k->hdr + RNIC_XTH_OFF;
+	k->v6 = (uint8_t)QPC_F(&st->t, r->qpn, CTRL, IPV6);
+	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
 	if (r->kind == RNIC_RSP_KIND_READ) {
 		uint32_t first, last;
 
@@ -549,7 +547,7 @@ static void build_response(rnic_tx_state_t *st)
 			xth = 0;
 		k->pad = (uint8_t)((4 - (pay & 3)) & 3);
 		rnic_build_headers(&st->t, r->qpn, k->hdr, op, k->pad, 0, r->psn + st->rj_pkt,
-				   xth + pay + k->pad + RNIC_ICRC_LEN);
+				   xth + pay + k->pad + RNIC_ICRC_LEN, 0);
 		st->iss_rsp = 1;
 		st->iss_left = pay;
 		st->iss_va = r->va + (uint64_t)st->rj_pkt * st->rj_mtu;
@@ -565,7 +563,7 @@ static void build_response(rnic_tx_state_t *st)
 			rnic_put_be64(x + RNIC_AETH_LEN, r->atomic);
 			xth += 8;
 		}
-		rnic_build_headers(&st->t, r->qpn, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN);
+		rnic_build_headers(&st->t, r->qpn, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN, 0);
 		st->o.stat_acks++;
 		st->rsp_head++;
 	}
@@ -573,7 +571,7 @@ static void build_response(rnic_tx_state_t *st)
 		x[0] = (uint8_t)r->syndrome;
 		rnic_put_be24(x + 1, r->msn);
 	}
-	k->hdr_len = (uint16_t)(RNIC_XTH_OFF + xth);
+	k->hdr_len = (uint16_t)(x - k->hdr + xth);
 	k->pay_len = (uint16_t)pay;
 	st->pk_tail++;
 }
@@ -727,7 +725,9 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 		if (st->acc_n + RNIC_BEAT > TX_ACC)
 			return;
 		n = k->hdr_len - st->hdr_pos < RNIC_BEAT ? k->hdr_len - st->hdr_pos : RNIC_BEAT;
-		st->crc = st->hdr_pos ? rnic_crc32(st->crc, k->hdr + st->hdr_pos, n) : rnic_icrc_beat(0, k->hdr, 0, n);
+		st->crc = st->hdr_pos < 2 * RNIC_BEAT ?
+			  rnic_icrc_beat(st->crc, k->hdr + st->hdr_pos, (int)(st->hdr_pos / RNIC_BEAT), (int)n, k->v6) :
+			  rnic_crc32(st->crc, k->hdr + st->hdr_pos, n);
 		push(st, k->hdr + st->hdr_pos, n);
 		st->hdr_pos += n;
 		if (st->hdr_pos < k->hdr_len)

@@ -54,6 +54,7 @@ typedef struct {
 	uint16_t pay_len;    /* payload bytes from DMA reads */
 	uint8_t pad;
 	uint8_t retire;      /* UC/UD: the message's last packet, its WQE completes once sent */
+	uint8_t v6;          /* RoCEv2 over IPv6 */
 	uint16_t qpn;
 } tx_pkt_t;
 
