@@ -47,15 +47,35 @@ def is_roce_v4(frame):
             and frame[23] == 17 and struct.unpack_from(">H", frame, 36)[0] == ROCE_PORT)
 
 
+def is_roce_v6(frame):
+    return (len(frame) >= 14 + 40 + 8 + 12 + 4 and frame[12:14] == b"\x86\xdd"
+            and frame[20] == 17 and struct.unpack_from(">H", frame, 56)[0] == ROCE_PORT)
+
+
+def is_roce(frame):
+    """RoCEv2 over IPv4 or IPv6."""
+    return is_roce_v4(frame) or is_roce_v6(frame)
+
+
+def _ip_len(frame):
+    return 40 if frame[12:14] == b"\x86\xdd" else (frame[14] & 0x0F) * 4
+
+
 def icrc(frame):
-    """ICRC of a RoCEv2/IPv4 frame per the RoCEv2 annex (A17.3.3): CRC-32 over 8 bytes of ones
-    (in place of the LRH), then the IP header with TOS, TTL and checksum as ones, the UDP header
-    with the checksum as ones, the BTH with resv8a as ones, and the rest up to the ICRC."""
-    ihl = (frame[14] & 0x0F) * 4
+    """ICRC of a RoCEv2 frame per the RoCEv2 annex (A17.3.3): CRC-32 over 8 bytes of ones (in
+    place of the LRH), then the IP header with the fields routers change as ones (IPv4: TOS, TTL,
+    checksum; IPv6: traffic class, flow label, hop limit), the UDP header with the checksum as ones,
+    the BTH with resv8a as ones, and the rest up to the ICRC."""
+    ihl = _ip_len(frame)
     ip = bytearray(frame[14:14 + ihl])
-    ip[1] = 0xFF
-    ip[8] = 0xFF
-    ip[10:12] = b"\xff\xff"
+    if ihl == 40:
+        ip[0] |= 0x0F
+        ip[1:4] = b"\xff\xff\xff"
+        ip[7] = 0xFF
+    else:
+        ip[1] = 0xFF
+        ip[8] = 0xFF
+        ip[10:12] = b"\xff\xff"
     udp = bytearray(frame[14 + ihl:14 + ihl + 8])
     udp[6:8] = b"\xff\xff"
     rest = bytearray(frame[14 + ihl + 8:-4])
@@ -64,15 +84,15 @@ def icrc(frame):
 
 
 def icrc_ok(frame):
-    ihl = (frame[14] & 0x0F) * 4
+    ihl = _ip_len(frame)
     if ihl < 20 or len(frame) < 14 + ihl + 8 + 12 + 4:
         return False  # a damaged header: no ICRC to check
     return icrc(frame) == struct.unpack_from("<I", frame, len(frame) - 4)[0]
 
 
 def bth(frame):
-    """(opcode, dest QPN, PSN, AckReq) of a RoCEv2/IPv4 frame."""
-    b = 14 + (frame[14] & 0x0F) * 4 + 8
+    """(opcode, dest QPN, PSN, AckReq) of a RoCEv2 frame."""
+    b = 14 + _ip_len(frame) + 8
     return (frame[b], int.from_bytes(frame[b + 5:b + 8], "big"),
             int.from_bytes(frame[b + 9:b + 12], "big"), bool(frame[b + 8] & 0x80))
 
@@ -89,7 +109,7 @@ def tshark_fields(path, fields, display_filter="udp.dstport == 4791"):
 
 def main(path):
     frames = read_pcap(path)
-    roce = [f for _, f in frames if is_roce_v4(f)]
+    roce = [f for _, f in frames if is_roce(f)]
     bad = [i for i, f in enumerate(roce) if not icrc_ok(f)]
     print(f"{path}: {len(frames)} frames, {len(roce)} RoCEv2, {len(bad)} with a bad ICRC")
     return 1 if bad else 0

@@ -48,7 +48,7 @@ def run_ops(out, args, sim_args=(), timeout=900):
 def check_capture(path, corrupted=0):
     """Every RoCE frame: ICRC recomputed (zlib), tshark decodes the same opcode/QPN/PSN, the frame
     length fits the opcode's headers. Frames corrupted on purpose are the only bad ones."""
-    frames = [f for _, f in R.read_pcap(path) if R.is_roce_v4(f)]
+    frames = [f for _, f in R.read_pcap(path) if R.is_roce(f)]
     bad = [f for f in frames if not R.icrc_ok(f)]
     assert len(bad) <= corrupted, f"{len(bad)} frames with a bad ICRC, {corrupted} corrupted on purpose"
     good = [f for f in frames if R.icrc_ok(f)]
@@ -63,11 +63,12 @@ def check_capture(path, corrupted=0):
         assert (int(row[0]), int(row[1], 0), int(row[2])) == (op, qpn, psn)
     for f in good:
         op = R.bth(f)[0]
+        base = 74 if R.is_roce_v6(f) else 54  # Ethernet, IP, UDP, BTH
         assert op in XTH, f"opcode {op:#x}"
-        pad = (f[43] >> 4) & 3
-        assert len(f) >= 54 + XTH[op] + pad + 4
+        pad = (f[base - 11] >> 4) & 3
+        assert len(f) >= base + XTH[op] + pad + 4
         if op in (0x0C, 0x11, 0x12, 0x13, 0x14):
-            assert len(f) == 54 + XTH[op] + 4, f"opcode {op:#x} length {len(f)}"
+            assert len(f) == base + XTH[op] + 4, f"opcode {op:#x} length {len(f)}"
     return {R.bth(f)[0] for f in good}
 
 
@@ -92,24 +93,29 @@ def compare_with_rxe(path):
         return
     theirs = rxe_shapes()
     for _, f in R.read_pcap(path):
-        if R.is_roce_v4(f) and R.icrc_ok(f):
+        if R.is_roce(f) and R.icrc_ok(f):
             op, _, _, ackreq = R.bth(f)
             if op in theirs:
                 assert ackreq in theirs[op][0], f"opcode {op:#x} AckReq {ackreq}"
-                if theirs[op][1]:
+                if theirs[op][1] and R.is_roce_v4(f):  # rxe's traces are over IPv4
                     assert len(f) in theirs[op][1], f"opcode {op:#x} length {len(f)}"
 
 
-@pytest.mark.parametrize("mtu", [256, 4096])
-def test_every_operation_and_error_path(mtu):
-    out = ROOT / "build" / "test-transport" / f"checks-{mtu}"
-    rc, text, _ = run_ops(out, ["--mtu", str(mtu), "checks"])
+@pytest.mark.parametrize("mtu,gid", [(256, 0), (4096, 0), (1024, 1)], ids=["mtu256-ipv4", "mtu4096-ipv4",
+                                                                       "mtu1024-ipv6"])
+def test_every_operation_and_error_path(mtu, gid):
+    """gid 0: RoCEv2 over IPv4 (GID ::ffff:a.b.c.d, ARP); gid 1: over IPv6 (link-local GID,
+    neighbour discovery)."""
+    out = ROOT / "build" / "test-transport" / f"checks-{mtu}-gid{gid}"
+    rc, text, _ = run_ops(out, ["--mtu", str(mtu), "--gid", str(gid), "checks"])
     assert rc == 0 and "PASS: 0 failed" in text, text[-4000:]
     for case in ("send_65539", "send_imm_1", "write_imm_4096", "read_1MiB", "atomics", "write_bad_rkey",
                  "read_out_of_bounds", "atomic_misaligned", "send_too_long", "rnr", "flush_recv", "ud", "uc", "srq"):
         assert f"ok {case}\n" in text
     ops = check_capture(out / "rnic0.pcap")
     compare_with_rxe(out / "rnic0.pcap")
+    frames = [f for _, f in R.read_pcap(out / "rnic0.pcap") if R.is_roce(f)]
+    assert all(R.is_roce_v6(f) == bool(gid) for f in frames)
     # every RC opcode went over the wire, UD SEND with immediate, UC SEND and WRITE with immediate
     want = set(RC_OPS_XTH) | {0x65, 0x20, 0x21, 0x22, 0x26, 0x27, 0x29}
     assert want <= ops, sorted(want - ops)

@@ -34,9 +34,14 @@ static uint32_t mac_lo(const uint8_t *m)
 	return ((uint32_t)m[2] << 24) | ((uint32_t)m[3] << 16) | ((uint32_t)m[4] << 8) | m[5];
 }
 
+static uint32_t be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
 void fw_init(void)
 {
-	uint32_t port[3], hi = hal_mac_hi(), lo = hal_mac_lo();
+	uint32_t port[7], hi = hal_mac_hi(), lo = hal_mac_lo(), i;
 
 	/* fw is in .bss, zeroed by start.S */
 	fw.mac[0] = (uint8_t)(hi >> 8);
@@ -49,19 +54,33 @@ void fw_init(void)
 	port[RNIC_PORTC_MAC_LO / 4] = lo;
 	port[RNIC_PORTC_MAC_HI / 4] = hi;
 	port[RNIC_PORTC_IPV4 / 4] = fw.ip;
-	cfg_entry(RNIC_CFG_TBL_PORT, 0, port, 3);
+	/* fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 2.5.1) */
+	fw.ip6[0] = 0xfe;
+	fw.ip6[1] = 0x80;
+	fw.ip6[8] = fw.mac[0] ^ 2;
+	fw.ip6[9] = fw.mac[1];
+	fw.ip6[10] = fw.mac[2];
+	fw.ip6[11] = 0xff;
+	fw.ip6[12] = 0xfe;
+	fw.ip6[13] = fw.mac[3];
+	fw.ip6[14] = fw.mac[4];
+	fw.ip6[15] = fw.mac[5];
+	for (i = 0; i < 4; i++)
+		port[RNIC_PORTC_IPV6_0 / 4 + i] = be32(fw.ip6 + 4 * i);
+	cfg_entry(RNIC_CFG_TBL_PORT, 0, port, 7);
 }
 
 /* ---- QP context toward the kernels */
 static void qpc_write(uint32_t qpn)
 {
 	const struct fw_qp *q = &fw.qp[qpn];
-	uint32_t w[RNIC_QPC_SRQ / 4 + 1];
+	uint32_t w[RNIC_QPC_DIP6_3 / 4 + 1], i;
 
 	memset(w, 0, sizeof(w));
 	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, q->used && q->state != RNIC_QPS_RESET) |
 			       RNIC_SET(RNIC_QPC_CTRL_STATE, q->state) | RNIC_SET(RNIC_QPC_CTRL_TYPE, q->type) |
-			       RNIC_SET(RNIC_QPC_CTRL_CTX, q->ctx) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu);
+			       RNIC_SET(RNIC_QPC_CTRL_CTX, q->ctx) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu) |
+			       RNIC_SET(RNIC_QPC_CTRL_IPV6, q->ipv6);
 	w[RNIC_QPC_PDN / 4] = q->pdn;
 	w[RNIC_QPC_SQ_BASE_LO / 4] = (uint32_t)q->sq_base;
 	w[RNIC_QPC_SQ_BASE_HI / 4] = (uint32_t)(q->sq_base >> 32);
@@ -88,7 +107,9 @@ static void qpc_write(uint32_t qpn)
 				RNIC_SET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, q->max_dest_rd);
 	w[RNIC_QPC_QKEY / 4] = q->qkey;
 	w[RNIC_QPC_SRQ / 4] = RNIC_SET(RNIC_QPC_SRQ_SRQN, q->srqn) | RNIC_SET(RNIC_QPC_SRQ_USE, q->use_srq);
-	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_SRQ / 4 + 1);
+	for (i = 0; i < 4; i++)
+		w[RNIC_QPC_DIP6_0 / 4 + i] = be32(q->dip6 + 4 * i);
+	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_DIP6_3 / 4 + 1);
 }
 
 /* ---- IBTA Vol. 1 10.3.1 / 11.2.5 (as Linux ib_modify_qp_is_ok for RC): required and optional
@@ -166,11 +187,6 @@ uint32_t fw_arp_build(uint8_t *f, uint32_t op, const uint8_t *tha, uint32_t tpa)
 	return 42;
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static void arp_learn(uint32_t ip, const uint8_t *mac)
 {
 	uint32_t i, slot = fw.arp_next;
@@ -221,6 +237,119 @@ void fw_arp_input(const uint8_t *f, uint32_t len)
 		hal_pkt_send(fw_arp_build(hal_pkt_tx_buf(), 2, f + 22, spa));
 }
 
+/* ---- IPv6 neighbour discovery (RFC 4861): what ARP is to IPv4 */
+#define ND_LEN (14 + 40 + 24 + 8) /* NS/NA with one link-layer address option */
+
+static void nd_learn(const uint8_t *ip, const uint8_t *mac)
+{
+	uint32_t i, slot = fw.nd_next;
+
+	for (i = 0; i < FW_ARP_ENTRIES; i++)
+		if (fw.nd[i].valid && !memcmp(fw.nd[i].ip, ip, 16))
+			slot = i;
+	if (slot == fw.nd_next)
+		fw.nd_next = (fw.nd_next + 1) % FW_ARP_ENTRIES;
+	memcpy(fw.nd[slot].ip, ip, 16);
+	memcpy(fw.nd[slot].mac, mac, 6);
+	fw.nd[slot].valid = 1;
+}
+
+static int nd_lookup(const uint8_t *ip, uint8_t *mac)
+{
+	uint32_t i;
+
+	if (!memcmp(ip, fw.ip6, 16)) {
+		memcpy(mac, fw.mac, 6);
+		return 0;
+	}
+	for (i = 0; i < FW_ARP_ENTRIES; i++) {
+		if (fw.nd[i].valid && !memcmp(fw.nd[i].ip, ip, 16)) {
+			memcpy(mac, fw.nd[i].mac, 6);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* ICMPv6 checksum over the pseudo-header and the message at f + 54 (len bytes). */
+static uint32_t icmp6_csum(const uint8_t *f, uint32_t len)
+{
+	uint32_t sum = len + 58, i;
+
+	for (i = 0; i < 32; i += 2)
+		sum += ((uint32_t)f[22 + i] << 8) | f[23 + i];
+	for (i = 0; i < len; i += 2)
+		sum += ((uint32_t)f[54 + i] << 8) | (i + 1 < len ? f[55 + i] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/* A neighbour solicitation for `target` (type 135, to its solicited-node multicast address), or
+ * an advertisement of our address to `dst`/`dmac` (type 136, solicited and override). */
+uint32_t fw_nd_build(uint8_t *f, uint32_t type, const uint8_t *target, const uint8_t *dst, const uint8_t *dmac)
+{
+	uint32_t i, c;
+
+	memset(f, 0, ND_LEN);
+	if (type == 135) {
+		f[0] = 0x33;
+		f[1] = 0x33;
+		f[2] = 0xff;
+		memcpy(f + 3, target + 13, 3);
+		f[38] = 0xff;
+		f[39] = 0x02;
+		f[49] = 0x01;
+		f[50] = 0xff;
+		memcpy(f + 51, target + 13, 3);
+	} else {
+		memcpy(f, dmac, 6);
+		memcpy(f + 38, dst, 16);
+	}
+	for (i = 0; i < 6; i++)
+		f[6 + i] = fw.mac[i];
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[19] = 32;   /* payload length */
+	f[20] = 58;   /* ICMPv6 */
+	f[21] = 255;  /* hop limit, as ND requires */
+	memcpy(f + 22, fw.ip6, 16);
+	f[54] = (uint8_t)type;
+	if (type == 136)
+		f[58] = 0x60; /* solicited, override */
+	memcpy(f + 62, type == 135 ? target : fw.ip6, 16);
+	f[78] = type == 135 ? 1 : 2; /* source / target link-layer address */
+	f[79] = 1;
+	memcpy(f + 80, fw.mac, 6);
+	c = icmp6_csum(f, 32);
+	f[56] = (uint8_t)(c >> 8);
+	f[57] = (uint8_t)c;
+	return ND_LEN;
+}
+
+/* An IPv6 frame: neighbour solicitations for our address are answered, advertisements learnt. */
+void fw_nd_input(const uint8_t *f, uint32_t len)
+{
+	uint32_t plen;
+
+	if (len < 14 + 40 + 24 || f[20] != 58 || f[21] != 255) {
+		fw.drops++;
+		return;
+	}
+	plen = ((uint32_t)f[18] << 8) | f[19];
+	if (plen < 24 || 54 + plen > len || icmp6_csum(f, plen) != 0) {
+		fw.drops++;
+		return;
+	}
+	if (f[54] == 135 && !memcmp(f + 62, fw.ip6, 16)) {
+		nd_learn(f + 22, f + 6);
+		hal_pkt_send(fw_nd_build(hal_pkt_tx_buf(), 136, 0, f + 22, f + 6));
+	} else if (f[54] == 136) {
+		nd_learn(f + 62, plen >= 32 && f[78] == 2 ? f + 80 : f + 6);
+	}
+}
+
 void fw_poll_frames(void)
 {
 	const uint8_t *f;
@@ -228,8 +357,31 @@ void fw_poll_frames(void)
 
 	if (!len)
 		return;
-	fw_arp_input(f, len);
+	if (len >= 14 && f[12] == 0x86 && f[13] == 0xdd)
+		fw_nd_input(f, len);
+	else
+		fw_arp_input(f, len);
 	hal_pkt_rx_pop();
+}
+
+/* Resolve an IPv6 peer's MAC: cache, else up to FW_ARP_TRIES solicitations. */
+static int nd_resolve(const uint8_t *ip, uint8_t *mac)
+{
+	uint32_t t;
+	uint64_t start;
+
+	for (t = 0; t < FW_ARP_TRIES; t++) {
+		if (!nd_lookup(ip, mac))
+			return 0;
+		hal_pkt_send(fw_nd_build(hal_pkt_tx_buf(), 135, ip, 0, 0));
+		start = hal_cycles();
+		while (hal_cycles() - start < FW_ARP_WAIT_CYCLES) {
+			fw_poll_frames();
+			if (!nd_lookup(ip, mac))
+				return 0;
+		}
+	}
+	return -1;
 }
 
 /* Resolve an IPv4 peer's MAC: cache, else up to FW_ARP_TRIES requests, serving frames meanwhile. */
@@ -330,6 +482,7 @@ static void query_device(uint8_t *out)
 	RNIC_CMDO_QUERY_DEVICE_MAX_MR_SIZE_SET(out, 1ull << 32);
 	memcpy(out + RNIC_CMDO_QUERY_DEVICE_MAC_OFF, fw.mac, 6);
 	RNIC_CMDO_QUERY_DEVICE_IPV4_SET(out, fw.ip);
+	memcpy(out + RNIC_CMDO_QUERY_DEVICE_IPV6_OFF, fw.ip6, 16);
 	RNIC_CMDO_QUERY_DEVICE_LINK_UP_SET(out, 1);
 	RNIC_CMDO_QUERY_DEVICE_MAX_MTU_SET(out, RNIC_MTU_4096);
 	RNIC_CMDO_QUERY_DEVICE_SPEED_GBPS_SET(out, 100);
@@ -497,18 +650,29 @@ static int gid_ipv4(const uint8_t *gid, uint32_t *ip)
 	return 0;
 }
 
-/* An address handle's destination MAC, resolved by ARP (UD sends carry it in the WQE). */
-static uint32_t create_ah(const uint8_t *in, uint8_t *out)
+/* The MAC behind a RoCEv2 GID: ARP for an IPv4-mapped one, neighbour discovery otherwise. */
+static uint32_t gid_resolve(const uint8_t *gid, uint8_t *mac)
 {
 	uint32_t ip;
 
-	if (gid_ipv4(in + RNIC_CMDI_CREATE_AH_DGID_OFF, &ip))
-		return RNIC_CMD_ST_BAD_PARAM;
-	if (arp_resolve(ip, out + RNIC_CMDO_CREATE_AH_MAC_OFF)) {
-		fw_printf("ah: no ARP reply from %I\n", ip);
+	if (!gid_ipv4(gid, &ip)) {
+		if (!arp_resolve(ip, mac))
+			return RNIC_CMD_ST_OK;
+		fw_printf("no ARP reply from %I\n", ip);
 		return RNIC_CMD_ST_UNREACHABLE;
 	}
-	return RNIC_CMD_ST_OK;
+	if (gid[0] == 0xff)
+		return RNIC_CMD_ST_BAD_PARAM; /* multicast */
+	if (!nd_resolve(gid, mac))
+		return RNIC_CMD_ST_OK;
+	fw_printf("no neighbour advertisement for %x%x::%x%x\n", gid[0], gid[1], gid[14], gid[15]);
+	return RNIC_CMD_ST_UNREACHABLE;
+}
+
+/* An address handle's destination MAC (UD sends carry it in the WQE). */
+static uint32_t create_ah(const uint8_t *in, uint8_t *out)
+{
+	return gid_resolve(in + RNIC_CMDI_CREATE_AH_DGID_OFF, out + RNIC_CMDO_CREATE_AH_MAC_OFF);
 }
 
 static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
@@ -572,13 +736,14 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 	    n.max_dest_rd > RNIC_MAX_RD_ATOM)
 		return RNIC_CMD_ST_BAD_PARAM;
 	if (mask & QPA(AV)) {
-		if (gid_ipv4(dgid, &ip) || !CMD_IN(in, MODIFY_QP, IS_GLOBAL))
+		if (!CMD_IN(in, MODIFY_QP, IS_GLOBAL))
 			return RNIC_CMD_ST_BAD_PARAM;
-		if (arp_resolve(ip, n.dmac)) {
-			fw_printf("qp %u: no ARP reply from %I\n", qpn, ip);
-			return RNIC_CMD_ST_UNREACHABLE;
-		}
-		n.dip = ip;
+		st = gid_resolve(dgid, n.dmac);
+		if (st)
+			return st;
+		n.ipv6 = gid_ipv4(dgid, &ip) != 0;
+		n.dip = n.ipv6 ? 0 : ip;
+		memcpy(n.dip6, dgid, 16);
 		n.tclass = CMD_IN(in, MODIFY_QP, TRAFFIC_CLASS);
 		n.hop_limit = CMD_IN(in, MODIFY_QP, HOP_LIMIT);
 	}
@@ -600,7 +765,11 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 		n.pmtu = q->type == RNIC_QPT_UD ? RNIC_MTU_4096 : RNIC_MTU_1024;
 	}
 	if (next != q->state) {
-		if (next == RNIC_QPS_RTR)
+		if (next == RNIC_QPS_RTR && n.ipv6)
+			fw_printf("qp %u ctx %u: %s->%s peer %x%x::%x%x (IPv6) qp %u mtu %u\n", qpn, ctx,
+				  state_name[q->state], state_name[next], n.dip6[0], n.dip6[1], n.dip6[14], n.dip6[15],
+				  n.dest_qpn, 128u << n.pmtu);
+		else if (next == RNIC_QPS_RTR)
 			fw_printf("qp %u ctx %u: %s->%s peer %I qp %u mtu %u\n", qpn, ctx, state_name[q->state],
 				  state_name[next], n.dip, n.dest_qpn, 128u << n.pmtu);
 		else

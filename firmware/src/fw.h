@@ -21,7 +21,8 @@ struct fw_owner {
 struct fw_qp {
 	uint8_t used, ctx, state, type;
 	uint8_t sq_log, rq_log, pmtu, timeout, retry_cnt, rnr_retry, min_rnr, max_rd, max_dest_rd;
-	uint8_t tclass, hop_limit;
+	uint8_t tclass, hop_limit, ipv6;
+	uint8_t dip6[16];
 	uint8_t dmac[6];
 	uint8_t use_srq;
 	uint32_t pdn, send_cqn, recv_cqn, srqn, access, dest_qpn, rq_psn, sq_psn, qkey, dip;
@@ -40,6 +41,12 @@ struct fw_arp {
 	uint8_t valid;
 };
 
+struct fw_nd {
+	uint8_t ip[16];
+	uint8_t mac[6];
+	uint8_t valid;
+};
+
 struct fw {
 	uint32_t ip;
 	uint8_t mac[6];
@@ -53,6 +60,9 @@ struct fw {
 	uint32_t mtt_used[RNIC_MAX_MTT / 32];
 	struct fw_arp arp[FW_ARP_ENTRIES];
 	uint32_t arp_next;
+	uint8_t ip6[16];                  /* link-local, from the MAC (GID 1) */
+	struct fw_nd nd[FW_ARP_ENTRIES];  /* IPv6 neighbours */
+	uint32_t nd_next;
 	uint32_t drops;
 };
 
@@ -60,6 +70,7 @@ extern struct fw fw;
 
 void *memset(void *d, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
 void fw_printf(const char *fmt, ...);
 
 void fw_init(void);
@@ -74,6 +85,8 @@ uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_
 /* ARP (RFC 826) */
 uint32_t fw_arp_build(uint8_t *f, uint32_t op, const uint8_t *tha, uint32_t tpa);
 void fw_arp_input(const uint8_t *f, uint32_t len);
+uint32_t fw_nd_build(uint8_t *f, uint32_t type, const uint8_t *target, const uint8_t *dst, const uint8_t *dmac);
+void fw_nd_input(const uint8_t *f, uint32_t len);
 int fw_arp_lookup(uint32_t ip, uint8_t *mac);
 
 /* MTT allocation: first fit; returns the base or -1 */

@@ -1,4 +1,4 @@
-/* Freestanding memset/memcpy (the compiler emits calls to them); the host tests use libc's. */
+/* Freestanding memset/memcpy (the compiler emits calls to them) and memcmp; the host tests use libc's. */
 #include "fw.h"
 
 void *memset(void *d, int c, size_t n)
@@ -18,4 +18,14 @@ void *memcpy(void *d, const void *s, size_t n)
 	while (n--)
 		*p++ = *q++;
 	return d;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+	const uint8_t *p = a, *q = b;
+
+	for (; n; n--, p++, q++)
+		if (*p != *q)
+			return *p - *q;
+	return 0;
 }

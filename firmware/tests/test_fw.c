@@ -299,6 +299,47 @@ static void test_qp_and_arp(void)
 	CHECK(fw.drops == 1);
 }
 
+/* IPv6 neighbour discovery: a solicitation for our link-local address is answered with a valid
+ * advertisement; an advertisement teaches the neighbour's MAC; a bad checksum is dropped. */
+static void test_neighbour_discovery(void)
+{
+	uint8_t peer[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0, 7};
+	uint32_t sent = tx_count, drops = fw.drops;
+
+	/* a solicitation as the peer would send it: our builder, addresses swapped afterwards */
+	memset(rxbuf, 0, sizeof(rxbuf));
+	rx_len = fw_nd_build(rxbuf, 135, fw.ip6, NULL, NULL);
+	CHECK(rx_len == 86 && rxbuf[0] == 0x33 && rxbuf[2] == 0xff && rxbuf[54] == 135);
+	memcpy(rxbuf + 22, peer, 16);
+	rxbuf[86 - 1] = 7;                   /* source link-layer address ..:07 */
+	rxbuf[56] = rxbuf[57] = 0;
+	{
+		/* recompute the checksum over the changed source address */
+		uint32_t sum = 32 + 58, i;
+
+		for (i = 0; i < 32; i += 2)
+			sum += ((uint32_t)rxbuf[22 + i] << 8) | rxbuf[23 + i];
+		for (i = 0; i < 32; i += 2)
+			sum += ((uint32_t)rxbuf[54 + i] << 8) | rxbuf[55 + i];
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		rxbuf[56] = (uint8_t)(~sum >> 8);
+		rxbuf[57] = (uint8_t)~sum;
+	}
+	fw_poll_frames();
+	CHECK(tx_count == sent + 1 && txbuf[54] == 136 && !memcmp(txbuf + 38, peer, 16) && !memcmp(txbuf + 62, fw.ip6, 16));
+	CHECK(txbuf[12] == 0x86 && txbuf[13] == 0xdd && txbuf[21] == 255 && txbuf[78] == 2);
+	/* the advertisement we sent, fed back, is valid (checksum) and teaches our own MAC for ip6 */
+	memcpy(rxbuf, txbuf, 86);
+	rx_len = 86;
+	fw_poll_frames();
+	CHECK(fw.drops == drops);
+	rxbuf[60] ^= 1; /* corrupted */
+	rx_len = 86;
+	fw_poll_frames();
+	CHECK(fw.drops == drops + 1);
+}
+
 static void test_cmdq_and_reset(void)
 {
 	uint32_t pd;
@@ -343,6 +384,7 @@ int main(void)
 	test_commands();
 	test_mtt_allocator();
 	test_qp_and_arp();
+	test_neighbour_discovery();
 	test_cmdq_and_reset();
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;

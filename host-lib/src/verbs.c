@@ -62,6 +62,7 @@ struct rnic_ah {
 	struct ibv_ah ibv;
 	uint8_t mac[6];
 	uint32_t ip;
+	uint8_t ipv6, ip6[16];
 };
 
 struct rnic_qp {
@@ -233,6 +234,8 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 
 			memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF, ah->mac, 6);
 			RNIC_UD_AV_DIP_SET(w + RNIC_WQE_UD_AV_OFF, ah->ip);
+			RNIC_UD_AV_IPV6_SET(w + RNIC_WQE_UD_AV_OFF, ah->ipv6);
+			memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DIP6_OFF, ah->ip6, 16);
 			RNIC_UD_AV_QPN_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qpn);
 			RNIC_UD_AV_QKEY_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qkey);
 		} else if (atomic) {
@@ -441,8 +444,13 @@ int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ib
 {
 	uint32_t ip = RNIC_CMDO_QUERY_DEVICE_IPV4_GET(to_ctx(context)->dev.info);
 
-	if (port != 1 || index != 0)
+	if (port != 1 || index < 0 || index > 1)
 		return -1; /* rdma-core returns -1 for an index past the table */
+	if (index == 1) {
+		/* RoCEv2 GID of the port's IPv6 link-local address */
+		memcpy(gid->raw, to_ctx(context)->dev.info + RNIC_CMDO_QUERY_DEVICE_IPV6_OFF, 16);
+		return 0;
+	}
 	memset(gid, 0, sizeof(*gid));
 	/* RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d */
 	gid->raw[10] = gid->raw[11] = 0xff;
@@ -472,8 +480,8 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	uint32_t ip;
 	int ret;
 
-	if (!pd || !attr || !attr->is_global || attr->port_num != 1 || gid_to_ipv4(&attr->grh.dgid, &ip)) {
-		errno = EINVAL; /* RoCE address handles need a GRH with a RoCEv2 (IPv4) GID */
+	if (!pd || !attr || !attr->is_global || attr->port_num != 1 || attr->grh.dgid.raw[0] == 0xff) {
+		errno = EINVAL; /* RoCE address handles need a GRH with a unicast RoCEv2 GID */
 		return NULL;
 	}
 	c = to_ctx(pd->context);
@@ -491,7 +499,9 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		return NULL;
 	}
 	memcpy(ah->mac, out + RNIC_CMDO_CREATE_AH_MAC_OFF, 6);
-	ah->ip = ip;
+	ah->ipv6 = gid_to_ipv4(&attr->grh.dgid, &ip) != 0;
+	ah->ip = ah->ipv6 ? 0 : ip;
+	memcpy(ah->ip6, attr->grh.dgid.raw, 16);
 	ah->ibv.context = pd->context;
 	ah->ibv.pd = pd;
 	return &ah->ibv;
@@ -503,8 +513,8 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
-/* The address vector back to the sender of a UD receive: its GRH area holds, for RoCEv2 over
- * IPv4, the IPv4 header in its last 20 bytes (as mlx5 and rxe write it). */
+/* The address vector back to the sender of a UD receive: its GRH area holds the IPv6 header, or,
+ * for RoCEv2 over IPv4, the IPv4 header in its last 20 bytes (as mlx5 and rxe write it). */
 int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh,
 			struct ibv_ah_attr *ah_attr)
 {
@@ -517,6 +527,11 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ib
 	ah_attr->is_global = 1;
 	ah_attr->port_num = port_num;
 	ah_attr->grh.hop_limit = 64;
+	if ((((const uint8_t *)grh)[0] >> 4) == 6) {
+		ah_attr->grh.traffic_class = (uint8_t)(((const uint8_t *)grh)[0] << 4 | ((const uint8_t *)grh)[1] >> 4);
+		ah_attr->grh.dgid = grh->sgid;
+		return 0;
+	}
 	ah_attr->grh.traffic_class = ip4[1];
 	ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xff;
 	memcpy(&ah_attr->grh.dgid.raw[12], ip4 + 12, 4); /* the sender's address */

@@ -1,7 +1,7 @@
 /* Every RC operation through the verbs API between two (simulated) NICs, checked byte for byte and
  * field by field.
  *
- *   rc_ops [--mtu 256..4096] [--ack-timeout T] checks DEV_A DEV_B
+ *   rc_ops [--mtu 256..4096] [--ack-timeout T] [--gid 0|1] checks DEV_A DEV_B
  *       one case per operation and error path; prints "ok <case>" or "FAIL <case>: why"
  *   rc_ops [--mtu M] [--ack-timeout T] [--qps Q] [--seed S] mix N DEV_A DEV_B
  *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
@@ -42,6 +42,7 @@ struct side {
 static struct side A, B;
 static enum ibv_mtu mtu = IBV_MTU_1024;
 static unsigned ack_timeout = 14;
+static int gid_index; /* 0: RoCEv2 over IPv4, 1: over IPv6 */
 static int failures;
 
 static void die(const char *what, int err)
@@ -75,7 +76,7 @@ static void open_side(struct side *s, const char *name)
 	s->cq = ibv_create_cq(s->ctx, 4096, NULL, NULL, 0);
 	if (!s->mr || !s->cq)
 		die("reg_mr/create_cq", errno);
-	if (ibv_query_gid(s->ctx, 1, 0, &s->gid))
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
 		die("ibv_query_gid", EINVAL);
 }
 
@@ -544,9 +545,13 @@ static void case_ud(const char *name)
 	CHECK(wc_ok(&wb, 31, IBV_WC_RECV, len + 40, qb->qp_num) && wb.src_qp == qa->qp_num &&
 	      (wb.wc_flags & IBV_WC_GRH) && (wb.wc_flags & IBV_WC_WITH_IMM) && ntohl(wb.imm_data) == 0xabc0001e,
 	      "recv CQE status %d len %u src_qp %u flags %x", wb.status, wb.byte_len, wb.src_qp, wb.wc_flags);
-	ip = B.buf + 8192 + 20;
-	CHECK(ip[0] == 0x45 && !memcmp(ip + 12, &A.gid.raw[12], 4) && !memcmp(ip + 16, &B.gid.raw[12], 4),
-	      "GRH area: no IPv4 header of the sender");
+	ip = B.buf + 8192;
+	if (gid_index)
+		CHECK(ip[0] >> 4 == 6 && !memcmp(ip + 8, A.gid.raw, 16) && !memcmp(ip + 24, B.gid.raw, 16),
+		      "GRH area: no IPv6 header of the sender");
+	else
+		CHECK(ip[20] == 0x45 && !memcmp(ip + 32, &A.gid.raw[12], 4) && !memcmp(ip + 36, &B.gid.raw[12], 4),
+		      "GRH area: no IPv4 header of the sender");
 	CHECK(!memcmp(B.buf + 8192 + 40, A.buf, len), "data");
 	/* answer the sender from the completion */
 	back = ibv_create_ah_from_wc(B.pd, &wb, (struct ibv_grh *)(B.buf + 8192), 1);
@@ -1044,6 +1049,8 @@ int main(int argc, char **argv)
 			ack_timeout = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--qps"))
 			nq = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 4 ? 4 : atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--gid"))
+			gid_index = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seed"))
 			rng = (uint32_t)atoi(argv[i + 1]);
 	}
@@ -1068,6 +1075,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--qps Q] [--seed S] checks|bench|mix N DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|mix N DEV_A DEV_B\n");
 	return 2;
 }
