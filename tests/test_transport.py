@@ -110,7 +110,8 @@ def test_every_operation_and_error_path(mtu, gid):
     rc, text, _ = run_ops(out, ["--mtu", str(mtu), "--gid", str(gid), "checks"])
     assert rc == 0 and "PASS: 0 failed" in text, text[-4000:]
     for case in ("send_65539", "send_imm_1", "write_imm_4096", "read_1MiB", "atomics", "write_bad_rkey",
-                 "read_out_of_bounds", "atomic_misaligned", "send_too_long", "rnr", "flush_recv", "ud", "uc", "srq"):
+                 "read_out_of_bounds", "atomic_misaligned", "send_too_long", "max_dest_rd_atomic", "rnr", "flush_recv", "ud",
+                 "uc", "srq"):
         assert f"ok {case}\n" in text
     ops = check_capture(out / "rnic0.pcap")
     compare_with_rxe(out / "rnic0.pcap")

@@ -43,6 +43,7 @@ static struct side A, B;
 static enum ibv_mtu mtu = IBV_MTU_1024;
 static unsigned ack_timeout = 14;
 static int gid_index; /* 0: RoCEv2 over IPv4, 1: over IPv6 */
+static int max_dest_rd = 8;
 static int failures;
 
 static void die(const char *what, int err)
@@ -120,7 +121,7 @@ static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct 
 	a.path_mtu = mtu;
 	a.dest_qp_num = pq->qp_num;
 	a.rq_psn = 0xfffff0 + pq->qp_num; /* near the 24-bit wrap */
-	a.max_dest_rd_atomic = 8;
+	a.max_dest_rd_atomic = (uint8_t)max_dest_rd;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -417,6 +418,35 @@ static void case_remote_error(const char *name, enum ibv_wr_opcode op, uint64_t 
 	printf("ok %s\n", name);
 }
 
+/* A requester that sends more READs than the responder's max_dest_rd_atomic gets an Invalid
+ * Request NAK (our requester keeps its own limit: here it is set higher than the peer's). */
+static void case_rd_limit(const char *name)
+{
+	struct ibv_sge ls[4];
+	struct ibv_wc wa;
+	int i, bad = 0;
+
+	max_dest_rd = 1;
+	connect_qp(B.qp[0], &A, A.qp[0], 7, ALL_ACCESS);
+	max_dest_rd = 8;
+	connect_qp(A.qp[0], &B, B.qp[0], 7, ALL_ACCESS);
+	for (i = 0; i < 4; i++) {
+		ls[i] = sge(&A, (uint32_t)i << 20, 256 << 10);
+		CHECK(!post(A.qp[0], IBV_WR_RDMA_READ, 700 + (unsigned)i, &ls[i], 1, (uintptr_t)B.buf, B.mr->rkey, 0),
+		      "post READ");
+	}
+	for (i = 0; i < 4; i++) {
+		CHECK(poll1(&A, &wa, 120), "no completion %d", i);
+		bad += wa.status == IBV_WC_REM_INV_REQ_ERR;
+		CHECK(wa.status == IBV_WC_SUCCESS || wa.status == IBV_WC_REM_INV_REQ_ERR || wa.status == IBV_WC_WR_FLUSH_ERR,
+		      "status %s", ibv_wc_status_str(wa.status));
+	}
+	CHECK(bad == 1, "%d READs failed with an invalid request", bad);
+	CHECK(async_event(&A, IBV_EVENT_QP_FATAL, A.qp[0]), "no QP fatal event");
+	connect_pair(0, 7);
+	printf("ok %s\n", name);
+}
+
 static void case_rnr(const char *name)
 {
 	struct ibv_sge ss = sge(&A, 0, 100), rs = sge(&B, 0, 100);
@@ -706,6 +736,7 @@ static void checks(void)
 	case_remote_error("atomic_misaligned", IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)B.buf + 4, B.mr->rkey, 8,
 			  IBV_WC_REM_INV_REQ_ERR);
 	case_remote_error("send_too_long", IBV_WR_SEND, 0, 0, 4096, IBV_WC_REM_INV_REQ_ERR);
+	case_rd_limit("max_dest_rd_atomic");
 	case_rnr("rnr");
 	case_flush_recv("flush_recv");
 	case_ud("ud");

@@ -507,6 +507,21 @@ static void take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
 	st->rsp[st->rsp_tail % TX_RSP_FIFO] = *r;
 	if (r->kind == RNIC_RSP_KIND_READ_AGAIN)
 		st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_READ;
+	if (r->kind == RNIC_RSP_KIND_READ) {
+		/* more READs than max_dest_rd_atomic still to answer: the requester broke the limit it
+		 * agreed to; Invalid Request NAK instead of the responses (IBTA 9.7.5.2.4, C9-112) */
+		uint32_t n = 0, limit = QPC_F(&st->t, r->qpn, RETRY, MAX_DEST_RD_ATOMIC);
+
+		for (i = 0; i < TX_RSP_FIFO; i++) {
+			const rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
+
+			n += i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ;
+		}
+		if (n >= (limit ? limit : 1)) {
+			st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_ACK;
+			st->rsp[st->rsp_tail % TX_RSP_FIFO].syndrome = RNIC_AETH_NAK_INV_REQ;
+		}
+	}
 	st->rsp_tail++;
 }
 
