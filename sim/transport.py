@@ -6,7 +6,8 @@ verbs API (tests/apps/rc_ops.c).
     python sim/transport.py soak [N]     N (default 100000) mixed operations on 4 QPs over a link
                                          dropping, duplicating, reordering and corrupting 2% of
                                          frames each; prints operations, retransmissions, NAKs by
-                                         syndrome and duplicates dropped
+                                         syndrome and duplicates dropped; then one 2 GiB WRITE
+                                         and its READ back
 """
 import os
 import pathlib
@@ -71,7 +72,11 @@ def soak(n):
           f"{b['RX_DUP']} duplicate requests (not executed twice), {b['RX_DROP_ICRC']} bad ICRC dropped, "
           f"{b['RX_DROP_MALFORMED']} malformed dropped")
     print(f"wall time {wall:.0f} s; {'PASS' if code == 0 else 'FAIL'}")
-    return code
+    # the largest message: 2 GiB, WRITE and READ back
+    big, text, _, wall = session(out / "big", ["--mtu", "4096", "big", str(2 << 30)])
+    print(text, end="")
+    print(f"2 GiB message: wall time {wall:.0f} s; {'PASS' if big == 0 else 'FAIL'}")
+    return code | big
 
 
 def run_demo_faults(out):

@@ -5,6 +5,7 @@
 #include "rnic_core.h"
 
 #define PAGE 4096u
+#define PAGE_SHIFT 12u
 
 static uint32_t rd(struct rnic_dev *d, uint32_t off)
 {
@@ -238,16 +239,41 @@ int rnic_query_qp(struct rnic_dev *d, uint32_t qpn, uint8_t *out)
 
 /* Map the pages, hand their bus addresses to the firmware in a DMA page list, which it copies
  * into the MTT; the list is freed once the command has completed. */
+/* The largest page size (up to 1 GiB) at which the region's 4 KiB pages are contiguous on the
+ * bus and still fit the MTT: a large region needs one translation entry per large page. */
+static uint32_t mr_page_shift(const uint64_t *list, uint64_t va, uint64_t npages4k, uint64_t len)
+{
+	uint32_t shift, best = 0;
+
+	for (shift = PAGE_SHIFT; shift <= 30; shift++) {
+		uint64_t per = 1ull << (shift - PAGE_SHIFT), skip = (va >> PAGE_SHIFT) & (per - 1), i, ok = 1;
+		uint64_t n = ((va + len - 1) >> shift) - (va >> shift) + 1;
+
+		for (i = 1; i < npages4k && ok; i++)
+			if ((i + skip) % per && list[i] != list[i - 1] + PAGE)
+				ok = 0;
+		if (!ok)
+			break;
+		if (n <= RNIC_MAX_MTT / 4) {
+			best = shift;
+			break;
+		}
+		best = n <= RNIC_MAX_MTT ? shift : best;
+	}
+	return best;
+}
+
 int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key)
 {
 	uint8_t in[RNIC_CMDI_REG_MR_SIZE] = {0};
-	uint64_t first = (uint64_t)(uintptr_t)va / PAGE, last = ((uint64_t)(uintptr_t)va + len - 1) / PAGE;
-	uint64_t npages = last - first + 1, list_bus;
+	uint64_t v = (uint64_t)(uintptr_t)va, npages = ((v + len - 1) >> PAGE_SHIFT) - (v >> PAGE_SHIFT) + 1;
+	uint64_t list_bus, n, i, per;
 	uint64_t *list;
 	size_t list_size;
+	uint32_t shift;
 	int ret;
 
-	if (!len || npages > RNIC_MAX_MTT)
+	if (!len || len > (1ull << 32))
 		return -EINVAL;
 	list_size = (npages * 8 + PAGE - 1) / PAGE * PAGE;
 	list = d->ops->dma_alloc(d->bus, list_size, &list_bus);
@@ -258,14 +284,28 @@ int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uin
 		d->ops->dma_free(d->bus, list, list_size);
 		return ret;
 	}
+	shift = mr_page_shift(list, v, npages, len);
+	if (!shift) {
+		ret = -EINVAL; /* too many scattered pages for the MTT */
+		goto out;
+	}
+	/* one entry per large page: the bus address of its start (the part before va is never used) */
+	per = 1ull << (shift - PAGE_SHIFT);
+	n = ((v + len - 1) >> shift) - (v >> shift) + 1;
+	for (i = 0; i < n; i++) {
+		uint64_t first = i ? i * per - ((v >> PAGE_SHIFT) & (per - 1)) : 0;
+
+		list[i] = list[first] - (i ? 0 : ((v >> PAGE_SHIFT) & (per - 1)) * PAGE);
+	}
 	RNIC_CMDI_REG_MR_PDN_SET(in, pdn);
 	RNIC_CMDI_REG_MR_ACCESS_SET(in, access);
-	RNIC_CMDI_REG_MR_VA_SET(in, (uint64_t)(uintptr_t)va);
+	RNIC_CMDI_REG_MR_VA_SET(in, v);
 	RNIC_CMDI_REG_MR_LENGTH_SET(in, len);
 	RNIC_CMDI_REG_MR_PAGELIST_SET(in, list_bus);
-	RNIC_CMDI_REG_MR_NPAGES_SET(in, npages);
-	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(in, RNIC_PAGE_SHIFT);
+	RNIC_CMDI_REG_MR_NPAGES_SET(in, n);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(in, shift);
 	ret = cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
+out:
 	d->ops->dma_free(d->bus, list, list_size);
 	if (ret)
 		d->ops->dma_unmap(d->bus, va, len);

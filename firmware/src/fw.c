@@ -807,7 +807,7 @@ static void mpt_write(uint32_t i)
 	w[RNIC_MPT_LEN_LO / 4] = (uint32_t)m->len;
 	w[RNIC_MPT_LEN_HI / 4] = (uint32_t)(m->len >> 32);
 	w[RNIC_MPT_MTT_BASE / 4] = m->mtt_base;
-	w[RNIC_MPT_PAGE / 4] = RNIC_PAGE_SHIFT;
+	w[RNIC_MPT_PAGE / 4] = RNIC_SET(RNIC_MPT_PAGE_SHIFT, m->page_shift);
 	cfg_entry(RNIC_CFG_TBL_MPT, i, w, 8);
 }
 
@@ -816,7 +816,7 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	uint32_t pdn = CMD_IN(in, REG_MR, PDN), access = CMD_IN(in, REG_MR, ACCESS);
 	uint64_t va = CMD_IN(in, REG_MR, VA), len = CMD_IN(in, REG_MR, LENGTH);
 	uint64_t list = CMD_IN(in, REG_MR, PAGELIST);
-	uint32_t npages = CMD_IN(in, REG_MR, NPAGES), i, done, chunk;
+	uint32_t npages = CMD_IN(in, REG_MR, NPAGES), shift = CMD_IN(in, REG_MR, PAGE_SHIFT), i, done, chunk;
 	uint8_t *buf = hal_dmabuf() + RNIC_DMA_MAX_LEN;
 	int32_t base;
 	struct fw_mr *m;
@@ -828,8 +828,9 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 			RNIC_ACCESS_REMOTE_ATOMIC)) ||
 	    ((access & (RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_ATOMIC)) && !(access & RNIC_ACCESS_LOCAL_WRITE)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	if (!len || len > (1ull << 32) || CMD_IN(in, REG_MR, PAGE_SHIFT) != RNIC_PAGE_SHIFT ||
-	    npages != (uint32_t)(((va + len - 1) >> RNIC_PAGE_SHIFT) - (va >> RNIC_PAGE_SHIFT) + 1))
+	/* pages of 4 KiB up to 1 GiB: a large region takes one MTT entry per large page */
+	if (!len || len > (1ull << 32) || shift < RNIC_PAGE_SHIFT || shift > 30 ||
+	    npages != (uint32_t)(((va + len - 1) >> shift) - (va >> shift) + 1))
 		return RNIC_CMD_ST_BAD_PARAM;
 	for (i = 1; i < RNIC_MAX_MPT && fw.mr[i].used; i++)
 		;
@@ -861,6 +862,7 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	m->len = len;
 	m->mtt_base = (uint32_t)base;
 	m->npages = npages;
+	m->page_shift = (uint8_t)shift;
 	fw.pd[pdn].refs++;
 	mpt_write(i);
 	RNIC_CMDO_HANDLE_HANDLE_SET(out, (i << RNIC_KEY_TAG_BITS) | m->tag);

@@ -30,7 +30,7 @@ struct fw_qp {
 };
 
 struct fw_mr {
-	uint8_t used, ctx, tag;
+	uint8_t used, ctx, tag, page_shift;
 	uint32_t pdn, access, mtt_base, npages;
 	uint64_t va, len;
 };

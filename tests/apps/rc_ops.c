@@ -7,6 +7,8 @@
  *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
  *       spread over Q QPs, up to 8 in flight per QP; every completion must arrive exactly once,
  *       in order, successful, with the right data; prints counts.
+ *   rc_ops [--mtu M] big BYTES DEV_A DEV_B
+ *       one WRITE of BYTES (up to 2 GiB, a region that needs large MTT pages) and its READ back
  *   rc_ops [--mtu M] bench DEV_A DEV_B
  *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
  * Exit status 0 only if everything matched. */
@@ -1067,6 +1069,57 @@ static int bench(void)
 	return 0;
 }
 
+/* ---- one message of `size` bytes (up to 2 GiB): WRITE A->B, then READ it back into A */
+static int big(uint64_t size)
+{
+	uint64_t *a = malloc(size), *b = malloc(size), i, n = size / 8;
+	struct ibv_mr *ma, *mb;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	uint64_t t0, t1;
+	double hz;
+
+	if (!a || !b || size % 8)
+		die("malloc", ENOMEM);
+	for (i = 0; i < n; i++)
+		a[i] = i * 0x9e3779b97f4a7c15ull;
+	memset(b, 0, size);
+	ma = ibv_reg_mr(A.pd, a, size, IBV_ACCESS_LOCAL_WRITE);
+	mb = ibv_reg_mr(B.pd, b, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!ma || !mb)
+		die("ibv_reg_mr (large)", errno);
+	A.qp[0] = make_qp(&A);
+	B.qp[0] = make_qp(&B);
+	connect_pair(0, 7);
+	hz = (double)rnicdv_clock_hz(A.ctx);
+	s = (struct ibv_sge){(uintptr_t)a, (uint32_t)size, ma->lkey};
+	if (post(A.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
+	    wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
+		printf("FAIL big WRITE of %llu bytes: %s\n", (unsigned long long)size, ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	rnicdv_cq_last_ts(A.cq, &t0, &t1);
+	if (!settle((const uint8_t *)b, (const uint8_t *)a, (uint32_t)size)) {
+		printf("FAIL big WRITE: data\n");
+		return -1;
+	}
+	printf("write %llu bytes: %.2f Gb/s\n", (unsigned long long)size, 8.0 * size / ((t1 - t0) / hz) / 1e9);
+	memset(a, 0, size);
+	if (post(A.qp[0], IBV_WR_RDMA_READ, 2, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
+	    wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
+		printf("FAIL big READ of %llu bytes: %s\n", (unsigned long long)size, ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	rnicdv_cq_last_ts(A.cq, &t0, &t1);
+	for (i = 0; i < n; i++)
+		if (a[i] != i * 0x9e3779b97f4a7c15ull) {
+			printf("FAIL big READ: data at %llu\n", (unsigned long long)(8 * i));
+			return -1;
+		}
+	printf("read %llu bytes: %.2f Gb/s\n", (unsigned long long)size, 8.0 * size / ((t1 - t0) / hz) / 1e9);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1, nq = 4;
@@ -1094,6 +1147,15 @@ int main(int argc, char **argv)
 		printf("%s\n", ret ? "FAIL" : "PASS");
 		return ret != 0;
 	}
+	if (argc - i == 4 && !strcmp(argv[i], "big")) {
+		int ret;
+
+		open_side(&A, argv[i + 2]);
+		open_side(&B, argv[i + 3]);
+		ret = big(strtoull(argv[i + 1], NULL, 0));
+		printf("%s\n", ret ? "FAIL" : "PASS");
+		return ret != 0;
+	}
 	if (argc - i == 3 && !strcmp(argv[i], "bench")) {
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
@@ -1106,6 +1168,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|mix N DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N DEV_A DEV_B\n");
 	return 2;
 }

@@ -235,13 +235,15 @@ static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t 
 	return 0;
 }
 
-/* Bus address of virtual address va inside the MR of MPT entry i (4 KiB pages). */
+/* Bus address of virtual address va inside the MR of MPT entry i (pages of 2^PAGE.SHIFT bytes;
+ * DMA requests never cross 4 KiB, so one translation serves a whole request). */
 static inline uint64_t rnic_translate(const rnic_tables_t *t, uint32_t i, uint64_t va)
 {
 	uint64_t base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
-	uint32_t page = (uint32_t)((va >> 12) - (base >> 12));
+	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, MPT_W(t, i, PAGE));
+	uint32_t page = (uint32_t)((va >> sh) - (base >> sh));
 
-	return t->mtt[(MPT_W(t, i, MTT_BASE) + page) % RNIC_MAX_MTT] + (va & 0xfff);
+	return t->mtt[(MPT_W(t, i, MTT_BASE) + page) % RNIC_MAX_MTT] + (va & ((1ull << sh) - 1));
 }
 
 /* Path MTU in bytes from the QPC's enum ibv_mtu value. */
