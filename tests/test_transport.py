@@ -72,6 +72,33 @@ def check_capture(path, corrupted=0):
     return {R.bth(f)[0] for f in good}
 
 
+def check_sequences(path):
+    """Each sender's packets toward each QP form whole messages: SEND and WRITE as FIRST MIDDLE*
+    LAST or ONLY, READ responses as FIRST MIDDLE* LAST or ONLY, PSNs +1 inside a message (clean
+    link: nothing is retransmitted from the middle)."""
+    first = {0x00: "send", 0x06: "write", 0x0D: "read"}
+    middle = {0x01: "send", 0x07: "write", 0x0E: "read"}
+    last = {0x02: "send", 0x03: "send", 0x08: "write", 0x09: "write", 0x0F: "read"}
+    state = {}
+    for _, f in R.read_pcap(path):
+        if not R.is_roce(f):
+            continue
+        op, qpn, psn, _ = R.bth(f)
+        src = f[26:30] if R.is_roce_v4(f) else f[22:38]
+        op &= ~0x20 if op < 0x40 else 0xFF  # UC opcodes follow the RC rules
+        key = (src, qpn, "read" if op in (0x0D, 0x0E, 0x0F) else "req")
+        cur = state.get(key)
+        if op in first:
+            assert cur is None, f"{op:#x} inside a message {cur} (QPN {qpn:#x} PSN {psn})"
+            state[key] = (first[op], psn)
+        elif op in middle or op in last:
+            kind = middle.get(op) or last.get(op)
+            assert cur and cur[0] == kind and psn == (cur[1] + 1) & 0xFFFFFF, \
+                f"{op:#x} out of sequence after {cur} (QPN {qpn:#x} PSN {psn})"
+            state[key] = (kind, psn) if op in middle else None
+    assert all(v is None for v in state.values()), f"unfinished messages: {state}"
+
+
 def rxe_shapes():
     """{opcode: (AckReq values, lengths of payload-less frames)} over every rxe trace."""
     shapes = {}
@@ -114,6 +141,7 @@ def test_every_operation_and_error_path(mtu, gid):
                  "uc", "srq"):
         assert f"ok {case}\n" in text
     ops = check_capture(out / "rnic0.pcap")
+    check_sequences(out / "rnic0.pcap")
     compare_with_rxe(out / "rnic0.pcap")
     frames = [f for _, f in R.read_pcap(out / "rnic0.pcap") if R.is_roce(f)]
     assert all(R.is_roce_v6(f) == bool(gid) for f in frames)

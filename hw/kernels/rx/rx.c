@@ -487,6 +487,9 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
 	} else {
 		q->rd_off++;
+		/* a long READ's responses keep the requester's ACK timer from expiring */
+		if (!(q->rd_off & 63))
+			notice(st, psn, RNIC_AETH_ACK_NO_CREDIT, 0);
 	}
 	seek(st, x->sge, x->nsge, off);
 	if (atomic) {

@@ -460,6 +460,8 @@ static void build_request(rnic_tx_state_t *st)
 	rnic_build_headers(&st->t, st->qpn, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
 			   xth + pay + k->pad + RNIC_ICRC_LEN, av);
 	k->v6 = (uint8_t)v6;
+	/* the ACK timer counts silence after the last packet sent: a long message is not late */
+	st->qp[st->qpn].t_sent = st->now;
 	k->retire = st->type != RNIC_QPT_RC && last;
 	k->qpn = (uint16_t)st->qpn;
 	k->hdr_len = (uint16_t)(xoff + xth);
@@ -805,6 +807,13 @@ static void acknowledge(rnic_tx_state_t *st)
 		p->t_sent = st->now;
 		p->retries = 0;
 		p->rnr_retries = 0;
+		return;
+	}
+	if (type == RNIC_AETH_TYPE_ACK && rd && rnic_psn_diff(st->ack_psn, ob->first_psn) >= 0) {
+		/* responses of the READ at the head are arriving: progress */
+		p->t_sent = st->now;
+		p->retries = 0;
+		st->ack_busy = 0;
 		return;
 	}
 	if (type != RNIC_AETH_TYPE_ACK && d > 0) {
