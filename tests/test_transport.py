@@ -128,8 +128,8 @@ def compare_with_rxe(path):
                     assert len(f) in theirs[op][1], f"opcode {op:#x} length {len(f)}"
 
 
-@pytest.mark.parametrize("mtu,gid", [(256, 0), (4096, 0), (1024, 1)], ids=["mtu256-ipv4", "mtu4096-ipv4",
-                                                                       "mtu1024-ipv6"])
+@pytest.mark.parametrize("mtu,gid", [(256, 0), (512, 0), (4096, 0), (1024, 1), (2048, 1)],
+                         ids=["mtu256-ipv4", "mtu512-ipv4", "mtu4096-ipv4", "mtu1024-ipv6", "mtu2048-ipv6"])
 def test_every_operation_and_error_path(mtu, gid):
     """gid 0: RoCEv2 over IPv4 (GID ::ffff:a.b.c.d, ARP); gid 1: over IPv6 (link-local GID,
     neighbour discovery)."""
@@ -137,6 +137,7 @@ def test_every_operation_and_error_path(mtu, gid):
     rc, text, _ = run_ops(out, ["--mtu", str(mtu), "--gid", str(gid), "checks"])
     assert rc == 0 and "PASS: 0 failed" in text, text[-4000:]
     for case in ("send_65539", "send_imm_1", "write_imm_4096", "read_1MiB", "atomics", "write_bad_rkey",
+                 "write_other_pd",
                  "read_out_of_bounds", "atomic_misaligned", "send_too_long", "max_dest_rd_atomic", "rnr", "flush_recv", "ud",
                  "uc", "srq"):
         assert f"ok {case}\n" in text
@@ -145,6 +146,9 @@ def test_every_operation_and_error_path(mtu, gid):
     compare_with_rxe(out / "rnic0.pcap")
     frames = [f for _, f in R.read_pcap(out / "rnic0.pcap") if R.is_roce(f)]
     assert all(R.is_roce_v6(f) == bool(gid) for f in frames)
+    # DSCP/ECN from the address vector's traffic class (RC and UC; UD frames carry their AH's)
+    tclass = [(f[14] & 0xF) << 4 | f[15] >> 4 if gid else f[15] for f in frames if R.bth(f)[0] < 0x40]
+    assert tclass and set(tclass) == {0x6A}, set(tclass)
     # every RC opcode went over the wire, UD SEND with immediate, UC SEND and WRITE with immediate
     want = set(RC_OPS_XTH) | {0x65, 0x20, 0x21, 0x22, 0x26, 0x27, 0x29}
     assert want <= ops, sorted(want - ops)

@@ -46,6 +46,7 @@ static enum ibv_mtu mtu = IBV_MTU_1024;
 static unsigned ack_timeout = 14;
 static int gid_index; /* 0: RoCEv2 over IPv4, 1: over IPv6 */
 static int max_dest_rd = 8;
+#define TCLASS 0x6a /* DSCP 26 (AF31), ECN ECT(0): what the connected QPs' frames must carry */
 static int failures;
 
 static void die(const char *what, int err)
@@ -129,6 +130,8 @@ static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct 
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.dgid = peer->gid;
 	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.traffic_class = TCLASS;
+	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
 	rc = qp->qp_type == IBV_QPT_RC;
 	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				 IBV_QP_RQ_PSN | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0))))
@@ -735,6 +738,19 @@ static void checks(void)
 			  IBV_WC_REM_ACCESS_ERR);
 	case_remote_error("read_out_of_bounds", IBV_WR_RDMA_READ, (uintptr_t)B.buf - 8, B.mr->rkey, 64,
 			  IBV_WC_REM_ACCESS_ERR);
+	{
+		/* an rkey of another protection domain */
+		struct ibv_pd *pd2 = ibv_alloc_pd(B.ctx);
+		struct ibv_mr *mr2 = pd2 ? ibv_reg_mr(pd2, B.buf + (1 << 20), 4096, IBV_ACCESS_LOCAL_WRITE |
+						     IBV_ACCESS_REMOTE_WRITE) : NULL;
+
+		if (!mr2)
+			die("second PD", errno);
+		case_remote_error("write_other_pd", IBV_WR_RDMA_WRITE, (uintptr_t)B.buf + (1 << 20), mr2->rkey, 64,
+				  IBV_WC_REM_ACCESS_ERR);
+		ibv_dereg_mr(mr2);
+		ibv_dealloc_pd(pd2);
+	}
 	case_remote_error("atomic_misaligned", IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)B.buf + 4, B.mr->rkey, 8,
 			  IBV_WC_REM_INV_REQ_ERR);
 	case_remote_error("send_too_long", IBV_WR_SEND, 0, 0, 4096, IBV_WC_REM_INV_REQ_ERR);
