@@ -1011,6 +1011,12 @@ static int mix(uint64_t n, int nq)
 			if (time(NULL) - last > 300) {
 				printf("FAIL mix: no completion for 300 s (%llu of %llu done)\n",
 				       (unsigned long long)total, (unsigned long long)n);
+				for (q = 0; q < nq; q++)
+					printf("  QP %u: posted %llu, completed %llu, next op %s; receives completed %llu of %llu\n",
+					       A.qp[q]->qp_num, (unsigned long long)lanes[q].posted,
+					       (unsigned long long)lanes[q].done,
+					       kind_name[lanes[q].ops[lanes[q].done % DEPTH].kind],
+					       (unsigned long long)lanes[q].b_done, (unsigned long long)lanes[q].rq_tail);
 				return -1;
 			}
 		}
