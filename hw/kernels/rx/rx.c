@@ -484,6 +484,8 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	if (last) {
 		q->rd_head++;
 		q->rd_off = 0;
+		q->rd_done = psn;
+		q->rd_done_ok = 1;
 		notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
 	} else {
 		q->rd_off++;
@@ -1057,6 +1059,10 @@ static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 			found = 1;
 		}
 	}
+	/* sent again by a go-back-N that crossed our notice that it was answered: the notice will
+	 * retire it at the TX kernel; expecting its response again would stall the QP */
+	if (!found && q->rd_done_ok && rnic_psn_diff(x->first_psn + x->npkts - 1, q->rd_done) <= 0)
+		return;
 	if (q->rd_head == q->rd_tail && !found)
 		q->rd_off = 0;
 	if ((uint8_t)(q->rd_tail - q->rd_head) >= RX_RDX)

@@ -62,6 +62,8 @@ typedef struct {
 	uint8_t rd_head, rd_tail;
 	uint32_t rd_off;    /* response packets of the head entry placed */
 	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
+	uint8_t rd_done_ok; /* rd_done holds the last PSN of the newest request fully answered */
+	uint32_t rd_done;
 } rx_qp_t;
 
 #define SRQC_WORDS 5
