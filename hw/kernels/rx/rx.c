@@ -939,7 +939,15 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 
 	switch (st->busy) {
 	case B_IDLE:
-		if (st->fr_head != st->fr_tail)
+		if (st->renotify && !st->o.ack_valid) {
+			st->renotify = 0;
+			st->o.ack_valid = 1;
+			st->o.ack_qpn = st->re_qpn;
+			st->o.ack_psn = st->re_psn;
+			st->o.ack_syndrome = RNIC_AETH_ACK_NO_CREDIT;
+			st->o.ack_rd = 1;
+			st->o.ack_msn = 0;
+		} else if (st->fr_head != st->fr_tail)
 			dispatch(st, in);
 		else
 			flush_scan(st);
@@ -1059,10 +1067,16 @@ static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 			found = 1;
 		}
 	}
-	/* sent again by a go-back-N that crossed our notice that it was answered: the notice will
-	 * retire it at the TX kernel; expecting its response again would stall the QP */
-	if (!found && q->rd_done_ok && rnic_psn_diff(x->first_psn + x->npkts - 1, q->rd_done) <= 0)
+	/* sent again by a go-back-N that crossed our notice that it was answered: the notice is
+	 * repeated (the first may have reached the TX kernel before the WQE was fetched again);
+	 * expecting its response a second time could stall the QP */
+	if (!found && q->rd_done_ok && rnic_psn_diff(x->first_psn + x->npkts - 1, q->rd_done) <= 0 &&
+	    !st->renotify) {
+		st->renotify = 1;
+		st->re_qpn = x->qpn % RNIC_MAX_QP;
+		st->re_psn = (x->first_psn + x->npkts - 1) & RNIC_PSN_MASK;
 		return;
+	}
 	if (q->rd_head == q->rd_tail && !found)
 		q->rd_off = 0;
 	if ((uint8_t)(q->rd_tail - q->rd_head) >= RX_RDX)
@@ -1126,7 +1140,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->in_frame = 0;
 		st->busy = B_IDLE;
 		st->redo = st->flush = st->rd_wait = st->back = 0;
-		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = 0;
+		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;

@@ -116,6 +116,8 @@ typedef struct {
 
 	/* what the frame produces once its payload is placed, in this order */
 	uint8_t send_cpl, send_evt, send_ntc, send_rsp;
+	uint8_t renotify;           /* a READ/atomic sent again was already answered: tell TX again */
+	uint32_t re_qpn, re_psn;
 	rnic_cpl_t p_cpl, p_evt;
 	rnic_rsp_t p_rsp;
 	uint32_t n_psn, n_syn;
