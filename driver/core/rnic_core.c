@@ -239,28 +239,36 @@ int rnic_query_qp(struct rnic_dev *d, uint32_t qpn, uint8_t *out)
 
 /* Map the pages, hand their bus addresses to the firmware in a DMA page list, which it copies
  * into the MTT; the list is freed once the command has completed. */
-/* The largest page size (up to 1 GiB) at which the region's 4 KiB pages are contiguous on the
- * bus and still fit the MTT: a large region needs one translation entry per large page. */
+/* The region's 4 KiB pages are contiguous on the bus within each page of 2^shift bytes. */
+static int contiguous(const uint64_t *list, uint64_t va, uint64_t npages4k, uint32_t shift)
+{
+	uint64_t per = 1ull << (shift - PAGE_SHIFT), skip = (va >> PAGE_SHIFT) & (per - 1), i;
+
+	for (i = 1; i < npages4k; i++)
+		if ((i + skip) % per && list[i] != list[i - 1] + PAGE)
+			return 0;
+	return 1;
+}
+
+/* MTT page size for a region: 2 MiB for a large one (over 16 MiB) where the bus allows it, so the
+ * firmware writes few entries; else the smallest size that needs at most a quarter of the MTT,
+ * else any that fits. 0: the region cannot be mapped. */
 static uint32_t mr_page_shift(const uint64_t *list, uint64_t va, uint64_t npages4k, uint64_t len)
 {
-	uint32_t shift, best = 0;
+	uint32_t shift, fit = 0;
 
-	for (shift = PAGE_SHIFT; shift <= 30; shift++) {
-		uint64_t per = 1ull << (shift - PAGE_SHIFT), skip = (va >> PAGE_SHIFT) & (per - 1), i, ok = 1;
+	if (npages4k > 4096 && contiguous(list, va, npages4k, 21) &&
+	    ((va + len - 1) >> 21) - (va >> 21) + 1 <= RNIC_MAX_MTT / 4)
+		return 21;
+	for (shift = PAGE_SHIFT; shift <= 30 && contiguous(list, va, npages4k, shift); shift++) {
 		uint64_t n = ((va + len - 1) >> shift) - (va >> shift) + 1;
 
-		for (i = 1; i < npages4k && ok; i++)
-			if ((i + skip) % per && list[i] != list[i - 1] + PAGE)
-				ok = 0;
-		if (!ok)
-			break;
-		if (n <= RNIC_MAX_MTT / 4) {
-			best = shift;
-			break;
-		}
-		best = n <= RNIC_MAX_MTT ? shift : best;
+		if (n <= RNIC_MAX_MTT / 4)
+			return shift;
+		if (n <= RNIC_MAX_MTT && !fit)
+			fit = shift;
 	}
-	return best;
+	return fit;
 }
 
 int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key)
