@@ -279,6 +279,23 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 	return ret;
 }
 
+/* A receive WQE (RQ or SRQ ring entry) from a verbs receive request. */
+static void write_rwqe(uint8_t *w, const struct ibv_recv_wr *wr)
+{
+	uint32_t i;
+
+	memset(w, 0, RNIC_RWQE_BYTES);
+	RNIC_RWQE_WR_ID_SET(w, wr->wr_id);
+	RNIC_RWQE_NUM_SGE_SET(w, wr->num_sge);
+	for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+		uint8_t *s = w + RNIC_RWQE_SGE_OFF + i * RNIC_SGE_SIZE;
+
+		RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
+		RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
+		RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
+	}
+}
+
 static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
@@ -289,7 +306,6 @@ static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 	pthread_spin_lock(&qp->lock);
 	for (; wr; wr = wr->next) {
 		uint8_t *w = qp->rq + (size_t)(qp->rq_pi & mask) * RNIC_RWQE_BYTES;
-		uint32_t i;
 
 		if (ibqp->state == IBV_QPS_RESET || wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
 			ret = EINVAL;
@@ -299,16 +315,7 @@ static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 			ret = ENOMEM;
 			break;
 		}
-		memset(w, 0, RNIC_RWQE_BYTES);
-		RNIC_RWQE_WR_ID_SET(w, wr->wr_id);
-		RNIC_RWQE_NUM_SGE_SET(w, wr->num_sge);
-		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-			uint8_t *s = w + RNIC_RWQE_SGE_OFF + i * RNIC_SGE_SIZE;
-
-			RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
-			RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
-			RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
-		}
+		write_rwqe(w, wr);
 		qp->rq_pi++;
 		posted++;
 	}
@@ -879,7 +886,6 @@ static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, str
 	pthread_spin_lock(&srq->lock);
 	for (; wr; wr = wr->next) {
 		uint8_t *w = srq->ring + (size_t)(srq->pi & mask) * RNIC_RWQE_BYTES;
-		uint32_t i;
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > RNIC_MAX_RECV_SGE) {
 			ret = EINVAL;
@@ -889,16 +895,7 @@ static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, str
 			ret = ENOMEM;
 			break;
 		}
-		memset(w, 0, RNIC_RWQE_BYTES);
-		RNIC_RWQE_WR_ID_SET(w, wr->wr_id);
-		RNIC_RWQE_NUM_SGE_SET(w, wr->num_sge);
-		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-			uint8_t *sg = w + RNIC_RWQE_SGE_OFF + i * RNIC_SGE_SIZE;
-
-			RNIC_SGE_ADDR_SET(sg, wr->sg_list[i].addr);
-			RNIC_SGE_LEN_SET(sg, wr->sg_list[i].length);
-			RNIC_SGE_LKEY_SET(sg, wr->sg_list[i].lkey);
-		}
+		write_rwqe(w, wr);
 		srq->pi++;
 		posted++;
 	}
