@@ -1,19 +1,26 @@
-# The verbs library (librnicverbs.so) with its simulator backend, and the demo program.
+# The verbs library: libibverbs.so.1, a drop-in for rdma-core 44's (same version nodes and
+# symbol map, host-lib/libibverbs.map), with its simulator backend; and the demo program.
 HOSTLIB_DIR := $(BUILD)/host-lib
-HOSTLIB_SO := $(HOSTLIB_DIR)/librnicverbs.so
-HOSTLIB_SRCS := host-lib/src/verbs.c host-lib/src/sim_bus.c $(DRIVER_CORE_SRCS)
+HOSTLIB_SO := $(HOSTLIB_DIR)/libibverbs.so.1
+HOSTLIB_SRCS := host-lib/src/verbs.c host-lib/src/verbs_ex.c host-lib/src/events.c host-lib/src/compat.c \
+	host-lib/src/sim_bus.c $(DRIVER_CORE_SRCS)
 HOSTLIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -pthread -I$(SPEC_INC) -Ihost-lib/include \
 	-Ihost-lib/src -I$(DRIVER_CORE_INC)
 
 $(HOSTLIB_SO): $(HOSTLIB_SRCS) $(wildcard host-lib/src/*.h host-lib/include/rnic/*.h) $(DRIVER_CORE_HDRS) \
-		$(SPEC_INC)/rnic_spec.h host-lib/exports.map
+		$(SPEC_INC)/rnic_spec.h host-lib/libibverbs.map
 	@mkdir -p $(dir $@)
-	$(CC) $(HOSTLIB_CFLAGS) -shared -Wl,--version-script=host-lib/exports.map -o $@ $(HOSTLIB_SRCS) -lpthread
+	$(CC) $(HOSTLIB_CFLAGS) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=host-lib/libibverbs.map \
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOSTLIB_SRCS) -lpthread
+	ln -sf libibverbs.so.1 $(HOSTLIB_DIR)/libibverbs.so
+
+# programs of the project link against it, found at run time through their rpath
+HOSTLIB_LINK := -L$(HOSTLIB_DIR) -libverbs -Wl,-rpath,$(HOSTLIB_DIR)
 
 DEMO := $(BUILD)/demo/rnic-demo
 $(DEMO): sim/demo/rnic_demo.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ -L$(HOSTLIB_DIR) -lrnicverbs -Wl,-rpath,$(HOSTLIB_DIR)
+	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ $(HOSTLIB_LINK)
 
 .PHONY: hostlib
 hostlib: $(HOSTLIB_SO) $(DEMO)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-LIB = ROOT / "build" / "host-lib" / "librnicverbs.so"
+LIB = ROOT / "build" / "host-lib" / "libibverbs.so.1"
 sys.path.insert(0, str(ROOT / "sim"))
 import run_demo  # noqa: E402
 

@@ -2,9 +2,9 @@
 TESTAPP_DIR := $(BUILD)/tests
 TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors $(TESTAPP_DIR)/rc_ops
 
-$(TESTAPP_DIR)/%: tests/apps/%.c $(BUILD)/host-lib/librnicverbs.so
+$(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ -L$(BUILD)/host-lib -lrnicverbs -Wl,-rpath,$(BUILD)/host-lib
+	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ $(HOSTLIB_LINK)
 
 .PHONY: testapps
 testapps: $(TESTAPPS)

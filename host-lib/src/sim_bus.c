@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -86,6 +87,15 @@ static uint8_t *dma_target(struct sim_bus *b, uint64_t bus, uint32_t len)
 	return p;
 }
 
+/* an MSI-X message: wake whoever serves the vector (eventfd counter) */
+static void irq(struct sim_bus *b)
+{
+	uint64_t one = 1;
+
+	if (write(b->irq_fd, &one, sizeof(one)) != sizeof(one))
+		return; /* the counter is saturated: a wake-up is already pending */
+}
+
 static void *service(void *arg)
 {
 	struct sim_bus *b = arg;
@@ -133,6 +143,7 @@ static void *service(void *arg)
 			break;
 		case RNIC_LINK_MSG_IRQ:
 			__atomic_add_fetch(&b->irqs, 1, __ATOMIC_RELAXED);
+			irq(b);
 			break;
 		default:
 			break;
@@ -142,6 +153,7 @@ static void *service(void *arg)
 	b->alive = 0;
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
+	irq(b);
 	return NULL;
 }
 
@@ -294,6 +306,11 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 		close(b->fd);
 		return -ENODEV;
 	}
+	b->irq_fd = eventfd(0, EFD_CLOEXEC);
+	if (b->irq_fd < 0) {
+		close(b->fd);
+		return -errno;
+	}
 	b->alive = 1;
 	pthread_mutex_init(&b->send_lock, NULL);
 	pthread_mutex_init(&b->lock, NULL);
@@ -302,11 +319,13 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 	msg(b, RNIC_LINK_MSG_HELLO, 0, RNIC_LINK_VERSION, 0, 0, NULL, 0);
 	if (read_all(b->fd, h, sizeof(h)) || RNIC_LINK_HDR_TYPE_GET(h) != RNIC_LINK_MSG_HELLO_ACK) {
 		close(b->fd);
+		close(b->irq_fd);
 		return -ENODEV;
 	}
 	b->ctx = (uint32_t)RNIC_LINK_HDR_VALUE_GET(h);
 	if (pthread_create(&b->thread, NULL, service, b)) {
 		close(b->fd);
+		close(b->irq_fd);
 		return -EAGAIN;
 	}
 	return 0;
@@ -318,5 +337,6 @@ void sim_bus_close(struct sim_bus *b)
 	shutdown(b->fd, SHUT_RDWR);
 	pthread_join(b->thread, NULL);
 	close(b->fd);
+	close(b->irq_fd);
 	free(b->ranges);
 }

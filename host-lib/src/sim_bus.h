@@ -13,6 +13,7 @@ struct sim_range {
 
 struct sim_bus {
 	int fd;
+	int irq_fd;                 /* eventfd: counts MSI-X messages of the context's vector */
 	uint32_t ctx;
 	int alive;
 	pthread_t thread;

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <sched.h>
@@ -14,76 +15,9 @@
 #include <unistd.h>
 
 #include "rnic/rnicdv.h"
-#include "rnic_core.h"
-#include "sim_bus.h"
+#include "rnic_verbs.h"
 
 #define DEFAULT_SIM_DIR "/tmp/rnic-sim"
-
-struct rnic_device {
-	struct ibv_device ibv;
-	char sock[512];
-};
-
-struct rnic_qp;
-
-#define ASYNC_Q 64 /* asynchronous events held between ibv_get_async_event calls */
-
-struct rnic_context {
-	struct verbs_context vctx; /* ends with struct ibv_context */
-	struct sim_bus bus;
-	struct rnic_dev dev;
-	pthread_mutex_t cmd_lock;  /* one firmware command at a time */
-	struct rnic_qp *qps[RNIC_MAX_QP];
-	struct rnic_srq *srqs[RNIC_MAX_SRQ];
-	struct ibv_async_event async[ASYNC_Q]; /* events read from the EQ, not yet handed out */
-	unsigned async_head, async_tail;
-};
-
-struct rnic_cq {
-	struct ibv_cq ibv;
-	uint8_t *ring;
-	uint64_t bus;
-	uint32_t log, cqn, ci;
-	uint64_t ts_start, ts_end;
-	pthread_spinlock_t lock;
-};
-
-struct rnic_srq {
-	struct ibv_srq ibv;
-	uint8_t *ring;
-	uint64_t bus;
-	uint32_t log, srqn, limit;
-	uint16_t pi, ci;           /* posted / completed (the NIC fetches in ring order) */
-	pthread_spinlock_t lock;
-};
-
-
-struct rnic_ah {
-	struct ibv_ah ibv;
-	uint8_t mac[6];
-	uint32_t ip;
-	uint8_t ipv6, ip6[16];
-};
-
-struct rnic_qp {
-	struct ibv_qp ibv;
-	uint8_t *sq, *rq;
-	uint64_t sq_bus, rq_bus;
-	uint32_t sq_log, rq_log;
-	uint16_t sq_pi;
-	uint16_t sq_ci;            /* free up to here (from CQE WQE_INDEX) */
-	uint16_t rq_pi, rq_ci;     /* receive WQEs posted / completed (they complete in order) */
-	struct ibv_qp_cap cap;
-	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
-	int sig_all;               /* sq_sig_all: every WQE completes */
-	struct rnic_srq *srq;      /* receive WQEs come from it */
-	pthread_spinlock_t lock;
-};
-
-static struct rnic_context *to_ctx(struct ibv_context *c)
-{
-	return (struct rnic_context *)((char *)c - offsetof(struct verbs_context, context));
-}
 
 /* driver core errors are negative errno values; verbs return them positive */
 static int cmd_errno(struct rnic_context *c, int ret)
@@ -92,7 +26,7 @@ static int cmd_errno(struct rnic_context *c, int ret)
 	return -ret;
 }
 
-/* ---- devices */
+/* ---- devices: one per rnic-sim socket in $RNIC_SIM_DIR (default /tmp/rnic-sim) */
 static int is_sock(const struct dirent *e)
 {
 	size_t n = strlen(e->d_name);
@@ -100,16 +34,47 @@ static int is_sock(const struct dirent *e)
 	return n > 5 && !strcmp(e->d_name + n - 5, ".sock") && n - 5 < IBV_SYSFS_NAME_MAX;
 }
 
+/* Is a process listening on this socket? A simulator that died leaves its socket file behind;
+ * /proc/net/unix lists the bound paths that still have a listener, without connecting. */
+static int listening(const char *path)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	char line[1024];
+	int found = 0;
+
+	if (!f)
+		return 1; /* cannot tell: let ibv_open_device find out */
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long flags;
+		char *p;
+		size_t n;
+
+		/* Num RefCount Protocol Flags Type St Inode Path; flags bit 16 = accepting connections */
+		if (sscanf(line, "%*s %*s %*s %lx", &flags) != 1 || !(flags & 0x10000))
+			continue;
+		p = strchr(line, '/');
+		if (!p)
+			continue;
+		n = strcspn(p, "\n");
+		found = n == strlen(path) && !strncmp(p, path, n);
+	}
+	fclose(f);
+	return found;
+}
+
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	const char *dir = getenv("RNIC_SIM_DIR");
+	char real[PATH_MAX];
 	struct dirent **names = NULL;
 	struct ibv_device **list;
-	int n, i;
+	int n, i, found = 0;
 
 	if (!dir)
 		dir = DEFAULT_SIM_DIR;
-	n = scandir(dir, &names, is_sock, alphasort);
+	if (!realpath(dir, real))
+		snprintf(real, sizeof(real), "%s", dir);
+	n = scandir(real, &names, is_sock, alphasort);
 	if (n < 0)
 		n = 0; /* no simulator directory: no device */
 	list = calloc((size_t)n + 1, sizeof(*list));
@@ -119,6 +84,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 	}
 	for (i = 0; i < n; i++) {
 		struct rnic_device *d = calloc(1, sizeof(*d));
+		int len = (int)strlen(names[i]->d_name) - 5;
 
 		if (!d) {
 			ibv_free_device_list(list);
@@ -126,18 +92,25 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 			errno = ENOMEM;
 			goto out;
 		}
+		/* a path too long for a socket address or for ibv_device cannot be a device */
+		if (snprintf(d->sock, sizeof(d->sock), "%s/%s", real, names[i]->d_name) >= (int)sizeof(d->sock) ||
+		    snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "%s", real) >= (int)sizeof(d->ibv.dev_path) ||
+		    snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "%s/%.*s", real, len, names[i]->d_name) >=
+			    (int)sizeof(d->ibv.ibdev_path) ||
+		    !listening(d->sock)) {
+			free(d);
+			continue;
+		}
+		/* ibdev_path: where ibv_read_sysfs_file finds the device's attributes (compat.c) */
+		d->index = found;
 		d->ibv.node_type = IBV_NODE_CA;
 		d->ibv.transport_type = IBV_TRANSPORT_IB;
-		snprintf(d->ibv.name, sizeof(d->ibv.name), "%.*s", (int)(strlen(names[i]->d_name) - 5),
-			 names[i]->d_name);
-		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "uverbs%d", i);
-		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "%s", dir);
-		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "%s", dir);
-		snprintf(d->sock, sizeof(d->sock), "%s/%s", dir, names[i]->d_name);
-		list[i] = &d->ibv;
+		snprintf(d->ibv.name, sizeof(d->ibv.name), "%.*s", len, names[i]->d_name);
+		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "uverbs%d", found);
+		list[found++] = &d->ibv;
 	}
 	if (num_devices)
-		*num_devices = n;
+		*num_devices = found;
 out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
@@ -184,95 +157,101 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* ---- data path */
+
+/* One send WQE at the ring's producer index (not yet visible to the NIC: rnic_sq_doorbell).
+ * As rdma-core's providers: EINVAL for what the QP cannot take, ENOMEM when the ring is full. */
+int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct ibv_qp *ibqp = &qp->ex.qp_base;
+	uint8_t *w = qp->sq + (size_t)(qp->sq_pi & ((1u << qp->sq_log) - 1)) * RNIC_WQE_BYTES;
+	uint32_t total = 0, i;
+	int rd = wr->opcode == IBV_WR_RDMA_READ,
+	    atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+	if ((ibqp->state != IBV_QPS_RTS && ibqp->state != IBV_QPS_SQD && ibqp->state != IBV_QPS_ERR) ||
+	    (uint32_t)wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    (ibqp->qp_type == IBV_QPT_UC && wr->opcode > IBV_WR_SEND_WITH_IMM) ||
+	    (ibqp->qp_type == IBV_QPT_UD && ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+					     !wr->wr.ud.ah)) ||
+	    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    ((rd || atomic) && (wr->send_flags & IBV_SEND_INLINE)) ||
+	    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)))
+		return EINVAL;
+	if ((uint16_t)(qp->sq_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_send_wr)
+		return ENOMEM;
+	for (i = 0; i < (uint32_t)wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if ((wr->send_flags & IBV_SEND_INLINE) && total > qp->cap.max_inline_data)
+		return EINVAL;
+	memset(w, 0, RNIC_WQE_BYTES);
+	RNIC_WQE_WR_ID_SET(w, wr->wr_id);
+	RNIC_WQE_OPCODE_SET(w, wr->opcode); /* enum WQE_OP = enum ibv_wr_opcode */
+	RNIC_WQE_FLAGS_SET(w, ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0) |
+			      (wr->send_flags & IBV_SEND_INLINE ? RNIC_WQE_FLAG_INLINE : 0) |
+			      (wr->send_flags & IBV_SEND_FENCE ? RNIC_WQE_FLAG_FENCE : 0) |
+			      (wr->send_flags & IBV_SEND_SOLICITED ? RNIC_WQE_FLAG_SOLICITED : 0));
+	RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
+	if (ibqp->qp_type == IBV_QPT_UD) {
+		const struct rnic_ah *ah = (const struct rnic_ah *)wr->wr.ud.ah;
+
+		memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF, ah->mac, 6);
+		RNIC_UD_AV_DIP_SET(w + RNIC_WQE_UD_AV_OFF, ah->ip);
+		RNIC_UD_AV_IPV6_SET(w + RNIC_WQE_UD_AV_OFF, ah->ipv6);
+		memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DIP6_OFF, ah->ip6, 16);
+		RNIC_UD_AV_QPN_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qpn);
+		RNIC_UD_AV_QKEY_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qkey);
+	} else if (atomic) {
+		RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.atomic.remote_addr);
+		RNIC_WQE_RKEY_SET(w, wr->wr.atomic.rkey);
+		RNIC_WQE_COMPARE_ADD_SET(w, wr->wr.atomic.compare_add);
+		RNIC_WQE_SWAP_SET(w, wr->wr.atomic.swap);
+	} else {
+		RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
+		RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
+	}
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		RNIC_WQE_IMM_SET(w, wr->imm_data); /* stays in network byte order */
+	RNIC_WQE_TOTAL_LEN_SET(w, total);
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint8_t *p = w + RNIC_WQE_SGE_OFF;
+
+		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+	} else {
+		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
+			uint8_t *s = w + RNIC_WQE_SGE_OFF + i * RNIC_SGE_SIZE;
+
+			RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
+			RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
+			RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
+		}
+	}
+	qp->sq_pi++;
+	return 0;
+}
+
+void rnic_sq_doorbell(struct rnic_qp *qp)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	rnic_ring_sq(&to_ctx(qp->ex.qp_base.context)->dev, qp->ex.qp_base.qp_num, qp->sq_pi);
+}
+
 static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
-	struct rnic_context *c = to_ctx(ibqp->context);
-	uint32_t mask = (1u << qp->sq_log) - 1;
 	int ret = 0, posted = 0;
 
 	pthread_spin_lock(&qp->lock);
 	for (; wr; wr = wr->next) {
-		uint8_t *w = qp->sq + (size_t)(qp->sq_pi & mask) * RNIC_WQE_BYTES;
-		uint32_t total = 0, i;
-
-		int rd = wr->opcode == IBV_WR_RDMA_READ, atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-							     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-
-		/* as rdma-core's providers: EINVAL for what the QP cannot take, ENOMEM when full */
-		if ((ibqp->state != IBV_QPS_RTS && ibqp->state != IBV_QPS_SQD && ibqp->state != IBV_QPS_ERR) ||
-		    (uint32_t)wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD ||
-		    (ibqp->qp_type == IBV_QPT_UC && wr->opcode > IBV_WR_SEND_WITH_IMM) ||
-		    (ibqp->qp_type == IBV_QPT_UD && ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
-						     !wr->wr.ud.ah)) ||
-		    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
-		    ((rd || atomic) && (wr->send_flags & IBV_SEND_INLINE)) ||
-		    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8))) {
-			ret = EINVAL;
+		ret = rnic_sq_write(qp, wr);
+		if (ret)
 			break;
-		}
-		if ((uint16_t)(qp->sq_pi - qp->sq_ci) >= qp->cap.max_send_wr) {
-			ret = ENOMEM;
-			break;
-		}
-		for (i = 0; i < (uint32_t)wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if ((wr->send_flags & IBV_SEND_INLINE) && total > qp->cap.max_inline_data) {
-			ret = EINVAL;
-			break;
-		}
-		memset(w, 0, RNIC_WQE_BYTES);
-		RNIC_WQE_WR_ID_SET(w, wr->wr_id);
-		RNIC_WQE_OPCODE_SET(w, wr->opcode); /* enum WQE_OP = enum ibv_wr_opcode */
-		RNIC_WQE_FLAGS_SET(w, ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0) |
-				      (wr->send_flags & IBV_SEND_INLINE ? RNIC_WQE_FLAG_INLINE : 0) |
-				      (wr->send_flags & IBV_SEND_FENCE ? RNIC_WQE_FLAG_FENCE : 0) |
-				      (wr->send_flags & IBV_SEND_SOLICITED ? RNIC_WQE_FLAG_SOLICITED : 0));
-		RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
-		if (ibqp->qp_type == IBV_QPT_UD) {
-			const struct rnic_ah *ah = (const struct rnic_ah *)wr->wr.ud.ah;
-
-			memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF, ah->mac, 6);
-			RNIC_UD_AV_DIP_SET(w + RNIC_WQE_UD_AV_OFF, ah->ip);
-			RNIC_UD_AV_IPV6_SET(w + RNIC_WQE_UD_AV_OFF, ah->ipv6);
-			memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DIP6_OFF, ah->ip6, 16);
-			RNIC_UD_AV_QPN_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qpn);
-			RNIC_UD_AV_QKEY_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qkey);
-		} else if (atomic) {
-			RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.atomic.remote_addr);
-			RNIC_WQE_RKEY_SET(w, wr->wr.atomic.rkey);
-			RNIC_WQE_COMPARE_ADD_SET(w, wr->wr.atomic.compare_add);
-			RNIC_WQE_SWAP_SET(w, wr->wr.atomic.swap);
-		} else {
-			RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
-			RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
-		}
-		if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-			RNIC_WQE_IMM_SET(w, wr->imm_data); /* stays in network byte order */
-		RNIC_WQE_TOTAL_LEN_SET(w, total);
-		if (wr->send_flags & IBV_SEND_INLINE) {
-			uint8_t *p = w + RNIC_WQE_SGE_OFF;
-
-			for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
-				p += wr->sg_list[i].length;
-			}
-		} else {
-			for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-				uint8_t *s = w + RNIC_WQE_SGE_OFF + i * RNIC_SGE_SIZE;
-
-				RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
-				RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
-				RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
-			}
-		}
-		qp->sq_pi++;
 		posted++;
 	}
-	if (posted) {
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		rnic_ring_sq(&c->dev, ibqp->qp_num, qp->sq_pi);
-	}
+	if (posted)
+		rnic_sq_doorbell(qp);
 	pthread_spin_unlock(&qp->lock);
 	if (ret && bad)
 		*bad = wr;
@@ -329,22 +308,46 @@ static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 	return ret;
 }
 
+/* The CQE at the consumer index if the NIC has written it, else NULL. Under cq->lock. */
+const uint8_t *rnic_cq_peek(struct rnic_cq *cq)
+{
+	const uint8_t *e = cq->ring + (size_t)(cq->ci & ((1u << cq->log) - 1)) * RNIC_CQE_BYTES;
+	uint8_t owner = ((cq->ci >> cq->log) & 1) ^ 1;
+
+	if ((__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) != owner)
+		return NULL;
+	return e;
+}
+
+/* Done with CQE e (from rnic_cq_peek): free its work queue entry, advance. Under cq->lock. */
+void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e)
+{
+	struct rnic_context *c = to_ctx(cq->ex.context);
+	uint32_t qpn = RNIC_CQE_QPN_GET(e), mask = (1u << cq->log) - 1;
+	struct rnic_qp *qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
+
+	cq->ts_start = RNIC_CQE_TS_START_GET(e);
+	cq->ts_end = RNIC_CQE_TS_END_GET(e);
+	if (qp && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV)
+		__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
+	else if (qp && qp->srq)
+		__atomic_fetch_add(&qp->srq->ci, 1, __ATOMIC_RELEASE);
+	else if (qp)
+		__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
+	cq->ci++;
+	/* tell the NIC how far we are, well before the ring could fill */
+	if (!(cq->ci & (mask >> 1)))
+		rnic_ring_cq(&c->dev, cq->cqn, (uint16_t)cq->ci, 0);
+}
+
 static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
-	struct rnic_context *c = to_ctx(ibcq->context);
-	uint32_t mask = (1u << cq->log) - 1;
+	const uint8_t *e;
 	int n = 0;
 
 	pthread_spin_lock(&cq->lock);
-	while (n < ne) {
-		const uint8_t *e = cq->ring + (size_t)(cq->ci & mask) * RNIC_CQE_BYTES;
-		uint8_t owner = ((cq->ci >> cq->log) & 1) ^ 1;
-		struct rnic_qp *qp;
-		uint32_t qpn;
-
-		if ((__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) != owner)
-			break;
+	while (n < ne && (e = rnic_cq_peek(cq))) {
 		memset(&wc[n], 0, sizeof(wc[n]));
 		wc[n].wr_id = RNIC_CQE_WR_ID_GET(e);
 		wc[n].status = RNIC_CQE_STATUS_GET(e);
@@ -352,24 +355,11 @@ static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		wc[n].vendor_err = RNIC_CQE_VENDOR_ERR_GET(e);
 		wc[n].byte_len = RNIC_CQE_BYTE_LEN_GET(e);
 		wc[n].imm_data = RNIC_CQE_IMM_GET(e);
-		qpn = RNIC_CQE_QPN_GET(e);
-		wc[n].qp_num = qpn;
+		wc[n].qp_num = RNIC_CQE_QPN_GET(e);
 		wc[n].src_qp = RNIC_CQE_SRC_QP_GET(e);
 		wc[n].wc_flags = RNIC_CQE_WC_FLAGS_GET(e);
-		cq->ts_start = RNIC_CQE_TS_START_GET(e);
-		cq->ts_end = RNIC_CQE_TS_END_GET(e);
-		qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
-		if (qp && wc[n].opcode < IBV_WC_RECV)
-			__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
-		else if (qp && qp->srq)
-			__atomic_fetch_add(&qp->srq->ci, 1, __ATOMIC_RELEASE);
-		else if (qp)
-			__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
-		cq->ci++;
+		rnic_cq_consume(cq, e);
 		n++;
-		/* tell the NIC how far we are, well before the ring could fill */
-		if (!(cq->ci & (mask >> 1)))
-			rnic_ring_cq(&c->dev, cq->cqn, (uint16_t)cq->ci, 0);
 	}
 	pthread_spin_unlock(&cq->lock);
 	return n;
@@ -386,21 +376,24 @@ static int rnic_req_notify_cq(struct ibv_cq *ibcq, int solicited)
 /* ---- device and port */
 static int rnic_query_port(struct ibv_context *context, uint8_t port, struct ibv_port_attr *a, size_t len)
 {
+	const uint8_t *i = to_ctx(context)->dev.info;
 	struct ibv_port_attr p = {0};
+	uint32_t gbps = RNIC_CMDO_QUERY_DEVICE_SPEED_GBPS_GET(i);
 
-	(void)context;
 	if (port != 1)
 		return EINVAL;
-	p.state = IBV_PORT_ACTIVE;
-	p.max_mtu = IBV_MTU_4096;
-	p.active_mtu = IBV_MTU_4096;
-	p.gid_tbl_len = 1;
-	p.port_cap_flags = IBV_PORT_CM_SUP;
+	/* what the firmware reports of its Ethernet port */
+	p.state = RNIC_CMDO_QUERY_DEVICE_LINK_UP_GET(i) ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	p.phys_state = RNIC_CMDO_QUERY_DEVICE_LINK_UP_GET(i) ? 5 : 3; /* LinkUp / Disabled */
+	p.max_mtu = (enum ibv_mtu)RNIC_CMDO_QUERY_DEVICE_MAX_MTU_GET(i); /* enum MTU = enum ibv_mtu */
+	p.active_mtu = p.max_mtu;
+	p.gid_tbl_len = 2;
+	p.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
 	p.max_msg_sz = 1u << 31;
 	p.pkey_tbl_len = 1;
-	p.active_width = 2;  /* 4x */
-	p.active_speed = 32; /* EDR: 4x EDR = 100 Gb/s */
-	p.phys_state = 5;    /* link up */
+	/* the line rate as IB width x lane speed: 100G = 4x EDR (25G), 25G = 1x EDR */
+	p.active_width = gbps >= 100 ? 2 : 1;
+	p.active_speed = 32;
 	p.link_layer = IBV_LINK_LAYER_ETHERNET;
 	memcpy(a, &p, len < sizeof(p) ? len : sizeof(p));
 	return 0;
@@ -414,7 +407,7 @@ int ibv_query_port(struct ibv_context *context, uint8_t port, struct _compat_ibv
 			       offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
-int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *a)
 {
 	const uint8_t *i = to_ctx(context)->dev.info;
 	uint32_t fw = RNIC_CMDO_QUERY_DEVICE_FW_VERSION_GET(i);
@@ -447,12 +440,18 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	return 0;
 }
 
-int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ibv_gid *gid)
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	return rnic_query_device_attr(context, a);
+}
+
+/* The port's GID table: 0 = ::ffff:IPv4, 1 = fe80:: link-local, both RoCEv2. 0 or -1. */
+int rnic_gid(struct ibv_context *context, uint32_t index, union ibv_gid *gid)
 {
 	uint32_t ip = RNIC_CMDO_QUERY_DEVICE_IPV4_GET(to_ctx(context)->dev.info);
 
-	if (port != 1 || index < 0 || index > 1)
-		return -1; /* rdma-core returns -1 for an index past the table */
+	if (index > 1)
+		return -1;
 	if (index == 1) {
 		/* RoCEv2 GID of the port's IPv6 link-local address */
 		memcpy(gid->raw, to_ctx(context)->dev.info + RNIC_CMDO_QUERY_DEVICE_IPV6_OFF, 16);
@@ -466,6 +465,13 @@ int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ib
 	gid->raw[14] = (uint8_t)(ip >> 8);
 	gid->raw[15] = (uint8_t)ip;
 	return 0;
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port, int index, union ibv_gid *gid)
+{
+	if (port != 1 || index < 0)
+		return -1; /* rdma-core returns -1 for an index past the table */
+	return rnic_gid(context, (uint32_t)index, gid);
 }
 
 /* ---- address handles (UD): RoCEv2 over IPv4, the GID is ::ffff:a.b.c.d */
@@ -591,6 +597,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	pthread_mutex_init(&c->cmd_lock, NULL);
+	pthread_mutex_init(&c->eq_lock, NULL);
 	ic = &c->vctx.context;
 	ic->device = device;
 	ic->cmd_fd = -1;
@@ -605,6 +612,15 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = rnic_query_port;
 	ic->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	rnic_ex_init(c);
+	ret = rnic_events_start(c);
+	if (ret) {
+		rnic_dev_fini(&c->dev);
+		sim_bus_close(&c->bus);
+		free(c);
+		errno = ret;
+		return NULL;
+	}
 	return ic;
 }
 
@@ -612,6 +628,7 @@ int ibv_close_device(struct ibv_context *context)
 {
 	struct rnic_context *c = to_ctx(context);
 
+	rnic_events_stop(c);
 	rnic_dev_fini(&c->dev);
 	sim_bus_close(&c->bus);
 	free(c);
@@ -725,8 +742,8 @@ static uint32_t log2_up(uint32_t n)
 	return l;
 }
 
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector)
+struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector, uint64_t wc_flags)
 {
 	struct rnic_context *c = to_ctx(context);
 	uint32_t max = RNIC_CMDO_QUERY_DEVICE_MAX_CQE_GET(c->dev.info);
@@ -737,8 +754,8 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		errno = EINVAL;
 		return NULL;
 	}
-	if (channel) {
-		errno = EOPNOTSUPP; /* completion channels come with the verbs-tools milestone */
+	if (channel && channel->context != context) {
+		errno = EINVAL;
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
@@ -763,13 +780,27 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		return NULL;
 	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	cq->ibv.context = context;
-	cq->ibv.cq_context = cq_context;
-	cq->ibv.handle = cq->cqn;
-	cq->ibv.cqe = (int)((1u << cq->log) - 1);
-	pthread_mutex_init(&cq->ibv.mutex, NULL);
-	pthread_cond_init(&cq->ibv.cond, NULL);
-	return &cq->ibv;
+	cq->ex.context = context;
+	cq->ex.cq_context = cq_context;
+	cq->ex.channel = channel;
+	cq->ex.handle = cq->cqn;
+	cq->wc_flags = wc_flags;
+	cq->ex.cqe = (int)((1u << cq->log) - 1);
+	pthread_mutex_init(&cq->ex.mutex, NULL);
+	pthread_cond_init(&cq->ex.cond, NULL);
+	rnic_cq_ex_init(cq);
+	if (channel)
+		__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->eq_lock);
+	c->cqs[cq->cqn] = cq;
+	pthread_mutex_unlock(&c->eq_lock);
+	return cq_ibv(cq);
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	return rnic_cq_create(context, cqe, cq_context, channel, comp_vector, IBV_WC_STANDARD_FLAGS);
 }
 
 int ibv_destroy_cq(struct ibv_cq *ibcq)
@@ -783,13 +814,25 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret)
 		return cmd_errno(c, ret);
+	pthread_mutex_lock(&c->eq_lock);
+	c->cqs[cq->cqn] = NULL;
+	pthread_mutex_unlock(&c->eq_lock);
+	if (cq->ex.channel) {
+		rnic_channel_forget(cq);
+		/* as rdma-core: wait until every event handed out has been acknowledged */
+		pthread_mutex_lock(&cq->ex.mutex);
+		while (cq->ex.comp_events_completed != cq->events)
+			pthread_cond_wait(&cq->ex.cond, &cq->ex.mutex);
+		pthread_mutex_unlock(&cq->ex.mutex);
+		__atomic_sub_fetch(&cq->ex.channel->refcnt, 1, __ATOMIC_RELAXED);
+	}
 	sim_bus_ops.dma_free(&c->bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
 	free(cq);
 	return 0;
 }
 
 /* ---- QP */
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 {
 	struct rnic_context *c;
 	struct rnic_qp_create q = {0};
@@ -853,20 +896,20 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	qp->cap.max_inline_data = RNIC_MAX_INLINE;
 	a->cap = qp->cap;
 	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
-	qp->ibv.context = pd->context;
-	qp->ibv.qp_context = a->qp_context;
-	qp->ibv.pd = pd;
-	qp->ibv.send_cq = a->send_cq;
-	qp->ibv.recv_cq = a->recv_cq;
-	qp->ibv.handle = qpn;
-	qp->ibv.qp_num = qpn;
-	qp->ibv.state = IBV_QPS_RESET;
-	qp->ibv.qp_type = a->qp_type;
-	pthread_mutex_init(&qp->ibv.mutex, NULL);
-	pthread_cond_init(&qp->ibv.cond, NULL);
+	qp->ex.qp_base.context = pd->context;
+	qp->ex.qp_base.qp_context = a->qp_context;
+	qp->ex.qp_base.pd = pd;
+	qp->ex.qp_base.send_cq = a->send_cq;
+	qp->ex.qp_base.recv_cq = a->recv_cq;
+	qp->ex.qp_base.handle = qpn;
+	qp->ex.qp_base.qp_num = qpn;
+	qp->ex.qp_base.state = IBV_QPS_RESET;
+	qp->ex.qp_base.qp_type = a->qp_type;
+	pthread_mutex_init(&qp->ex.qp_base.mutex, NULL);
+	pthread_cond_init(&qp->ex.qp_base.cond, NULL);
 	qp->sig_all = a->sq_sig_all != 0;
 	c->qps[qpn] = qp;
-	return &qp->ibv;
+	return &qp->ex.qp_base;
 fail:
 	if (qp->sq)
 		sim_bus_ops.dma_free(&c->bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
@@ -874,6 +917,11 @@ fail:
 		sim_bus_ops.dma_free(&c->bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
 	free(qp);
 	return NULL;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	return rnic_qp_create(pd, a);
 }
 
 /* ---- shared receive queues */
@@ -1178,85 +1226,6 @@ int rnicdv_cq_last_ts(struct ibv_cq *ibcq, uint64_t *start_cycle, uint64_t *end_
 	*start_cycle = cq->ts_start;
 	*end_cycle = cq->ts_end;
 	return 0;
-}
-
-struct eq_walk {
-	struct rnic_context *c;
-	int comp;
-};
-
-/* One EQE: completion events are counted, asynchronous ones queued for ibv_get_async_event. */
-static void eq_event(void *arg, uint32_t type, uint32_t data)
-{
-	struct eq_walk *w = arg;
-	struct rnic_context *c = w->c;
-	struct ibv_async_event *e;
-
-	if (type == RNIC_EQE_TYPE_COMP) {
-		w->comp++;
-		return;
-	}
-	if (c->async_tail - c->async_head >= ASYNC_Q)
-		return;
-	e = &c->async[c->async_tail % ASYNC_Q];
-	memset(e, 0, sizeof(*e));
-	if (type == RNIC_EQE_TYPE_QP_FATAL && data < RNIC_MAX_QP && c->qps[data]) {
-		e->event_type = IBV_EVENT_QP_FATAL;
-		e->element.qp = &c->qps[data]->ibv;
-		c->qps[data]->ibv.state = IBV_QPS_ERR;
-		c->qps[data]->attr.qp_state = IBV_QPS_ERR;
-	} else if (type == RNIC_EQE_TYPE_SRQ_LIMIT && data < RNIC_MAX_SRQ && c->srqs[data]) {
-		e->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
-		e->element.srq = &c->srqs[data]->ibv;
-		c->srqs[data]->limit = 0; /* the limit fires once: armed again by ibv_modify_srq */
-	} else {
-		return;
-	}
-	c->async_tail++;
-}
-
-static int poll_eq(struct rnic_context *c)
-{
-	struct eq_walk w = {c, 0};
-
-	pthread_mutex_lock(&c->cmd_lock);
-	rnic_eq_poll(&c->dev, eq_event, &w);
-	pthread_mutex_unlock(&c->cmd_lock);
-	return w.comp;
-}
-
-/* Asynchronous events (IBTA 11.6.3): QP fatal errors, SRQ limit. Blocks until one arrives. */
-int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	struct rnic_context *c = to_ctx(context);
-
-	for (;;) {
-		pthread_mutex_lock(&c->cmd_lock);
-		if (c->async_head != c->async_tail) {
-			*event = c->async[c->async_head++ % ASYNC_Q];
-			pthread_mutex_unlock(&c->cmd_lock);
-			return 0;
-		}
-		pthread_mutex_unlock(&c->cmd_lock);
-		poll_eq(c);
-		pthread_mutex_lock(&c->cmd_lock);
-		if (c->async_head == c->async_tail) {
-			pthread_mutex_unlock(&c->cmd_lock);
-			usleep(100);
-			continue;
-		}
-		pthread_mutex_unlock(&c->cmd_lock);
-	}
-}
-
-void ibv_ack_async_event(struct ibv_async_event *event)
-{
-	(void)event;
-}
-
-int rnicdv_poll_events(struct ibv_context *context)
-{
-	return poll_eq(to_ctx(context));
 }
 
 uint64_t rnicdv_clock_hz(struct ibv_context *context)

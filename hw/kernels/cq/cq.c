@@ -5,7 +5,9 @@
  * pass parity (1 on the first pass through the ring), so the host sees a CQE as new when OWNER
  * differs from the previous pass. A completion that would overwrite an unconsumed CQE (consumer
  * index from CQ doorbells) is dropped and counted. An armed CQ gets an EQE in its context's event
- * queue after the CQE and an MSI-X message (vector = CQC.VECTOR).
+ * queue after the CQE and an MSI-X message (vector = CQC.VECTOR) after the EQE's write. Arming a CQ that holds CQEs past
+ * the doorbell's consumer index raises the event at once: the host polled before those CQEs
+ * reached its memory, and no later CQE may come to wake it.
  */
 #include "cq.h"
 
@@ -93,13 +95,17 @@ static void write_eqe(rnic_cq_state_t *st)
 	uint8_t *e = st->o.wr_data;
 	uint32_t i;
 
-	if (st->o.irq_valid)
+	if (st->o.irq_valid || st->irq_due)
 		return;
 	st->eqe_pending = 0;
-	st->o.irq_valid = 1;
 	st->o.irq_vector = st->eqe_vec;
-	if (!RNIC_GET(RNIC_EQC_CTRL_VALID, st->eqc[ctx][0]))
+	if (!RNIC_GET(RNIC_EQC_CTRL_VALID, st->eqc[ctx][0])) {
+		st->o.irq_valid = 1;
 		return;
+	}
+	/* MSI-X only once the EQE beat is taken: a posted write behind it, as on PCIe, so the host
+	 * never looks for an EQE that has not arrived */
+	st->irq_due = 1;
 	for (i = 0; i < RNIC_BEAT; i++)
 		e[i] = 0;
 	RNIC_EQE_TYPE_SET(e, st->eqe_type);
@@ -123,14 +129,19 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 		for (i = 0; i < RNIC_MAX_CQ; i++)
 			st->cq[i] = (cq_run_t){0};
 		st->eqe_pending = 0;
+		st->fire_valid = 0;
+		st->irq_due = 0;
 		st->o = (rnic_cq_out_t){0};
 		*out = st->o;
 		return;
 	}
-	if (st->o.wr_valid && in->wr_ready)
-		st->o.wr_valid = 0;
 	if (st->o.irq_valid && in->irq_ready)
 		st->o.irq_valid = 0;
+	if (st->o.wr_valid && in->wr_ready) {
+		st->o.wr_valid = 0;
+		st->o.irq_valid = st->irq_due;
+		st->irq_due = 0;
+	}
 	if (in->cfg_valid)
 		cfg(st, in->cfg_addr, in->cfg_data);
 	if (in->db_valid && st->o.db_ready && in->db_cqn < RNIC_MAX_CQ &&
@@ -138,8 +149,13 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 		st->cq[in->db_cqn].ci = (st->cq[in->db_cqn].pi & ~0xffffu) | in->db_ci;
 		if (st->cq[in->db_cqn].ci > st->cq[in->db_cqn].pi)
 			st->cq[in->db_cqn].ci -= 0x10000;
-		if (in->db_arm)
+		if (in->db_arm && st->cq[in->db_cqn].ci != st->cq[in->db_cqn].pi) {
+			st->cq[in->db_cqn].armed = 0;
+			st->fire_valid = 1;
+			st->fire_cqn = in->db_cqn;
+		} else if (in->db_arm) {
 			st->cq[in->db_cqn].armed = in->db_arm;
+		}
 	}
 	if (in->txc_valid && st->o.txc_ready)
 		c = &in->txc;
@@ -153,13 +169,23 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 		st->rr ^= 1;
 	} else if (st->eqe_pending && !st->o.wr_valid) {
 		write_eqe(st);
+	} else if (st->fire_valid) {
+		uint32_t n = st->fire_cqn;
+
+		st->fire_valid = 0;
+		st->eqe_pending = 1;
+		st->eqe_type = RNIC_EQE_TYPE_COMP;
+		st->eqe_data = n;
+		st->eqe_ctx = (uint8_t)(CQC_F(st, n, CTRL, CTX) % RNIC_NUM_CTX);
+		st->eqe_vec = (uint8_t)st->cqc[n][RNIC_CQC_VECTOR / 4];
 	}
-	/* take a completion next clock only if its CQE beat can be presented then */
-	st->o.db_ready = 1;
+	/* take a completion next clock only if its CQE beat can be presented then; a doorbell
+	 * only while no armed CQ's event waits (one at a time) */
+	st->o.db_ready = !st->fire_valid;
 	{
 		/* one ready at a time (both may be valid): the side waiting, or the round-robin turn */
 		int tx_wait = in->txc_valid && !(c == &in->txc), rx_wait = in->rxc_valid && !(c == &in->rxc);
-		int free = !st->eqe_pending && !st->o.wr_valid;
+		int free = !st->eqe_pending && !st->o.wr_valid && !st->fire_valid;
 		int tx_turn = tx_wait && rx_wait ? st->rr == 0 : tx_wait ? 1 : rx_wait ? 0 : st->rr == 0;
 
 		st->o.txc_ready = free && tx_turn;

@@ -22,6 +22,9 @@ typedef struct {
 	uint8_t eqe_pending; /* an EQE (and MSI-X) follows: after an armed CQ's CQE, or an event */
 	uint8_t eqe_type, eqe_ctx, eqe_vec;
 	uint32_t eqe_data;
+	uint8_t fire_valid;  /* a CQ was armed with CQEs the host had not consumed: its EQE is due */
+	uint16_t fire_cqn;
+	uint8_t irq_due;     /* the MSI-X message follows the EQE write being presented */
 	rnic_cq_out_t o;     /* outputs presented during the current cycle */
 } rnic_cq_state_t;
 

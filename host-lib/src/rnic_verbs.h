@@ -1,0 +1,125 @@
+/* The verbs library's objects: each starts with the rdma-core struct it stands for, so a pointer
+ * to one is a pointer to the other. Shared by the library's source files only. */
+#ifndef RNIC_VERBS_H
+#define RNIC_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "rnic_core.h"
+#include "sim_bus.h"
+
+struct rnic_device {
+	struct ibv_device ibv;
+	char sock[512];
+	int index;
+};
+
+struct rnic_qp;
+struct rnic_srq;
+
+#define ASYNC_Q 64 /* asynchronous events held between ibv_get_async_event calls */
+
+struct rnic_context {
+	struct verbs_context vctx; /* ends with struct ibv_context */
+	struct sim_bus bus;
+	struct rnic_dev dev;
+	pthread_mutex_t cmd_lock;  /* one firmware command at a time */
+	pthread_mutex_t eq_lock;   /* the event queue and what it feeds (below) */
+	struct rnic_qp *qps[RNIC_MAX_QP];
+	struct rnic_srq *srqs[RNIC_MAX_SRQ];
+	struct rnic_cq *cqs[RNIC_MAX_CQ];
+	struct ibv_async_event async[ASYNC_Q]; /* events read from the EQ, not yet handed out */
+	unsigned async_head, async_tail;
+	int async_wfd;             /* async_fd's other end: one byte per event */
+	uint32_t comp_events;      /* completion events since rnicdv_poll_events */
+	pthread_t event_thread;    /* serves the context's MSI-X vector */
+	int stopping;
+};
+
+struct rnic_cq {
+	struct ibv_cq_ex ex;       /* starts with struct ibv_cq */
+	uint8_t *ring;
+	uint64_t bus;
+	uint32_t log, cqn, ci;
+	uint64_t ts_start, ts_end;
+	const uint8_t *cur;        /* the CQE between ibv_start_poll and ibv_next_poll */
+	uint64_t wc_flags;         /* ibv_create_cq_ex: the fields the application reads */
+	uint32_t events;           /* completion events handed to its channel */
+	pthread_spinlock_t lock;
+};
+
+struct rnic_srq {
+	struct ibv_srq ibv;
+	uint8_t *ring;
+	uint64_t bus;
+	uint32_t log, srqn, limit;
+	uint16_t pi, ci;           /* posted / completed (the NIC fetches in ring order) */
+	pthread_spinlock_t lock;
+};
+
+struct rnic_ah {
+	struct ibv_ah ibv;
+	uint8_t mac[6];
+	uint32_t ip;
+	uint8_t ipv6, ip6[16];
+};
+
+struct rnic_qp {
+	struct ibv_qp_ex ex;       /* starts with struct ibv_qp */
+	int has_ex;                /* created with send_ops_flags: ibv_qp_to_qp_ex returns ex */
+	uint8_t *sq, *rq;
+	uint64_t sq_bus, rq_bus;
+	uint32_t sq_log, rq_log;
+	uint16_t sq_pi;
+	uint16_t sq_ci;            /* free up to here (from CQE WQE_INDEX) */
+	uint16_t rq_pi, rq_ci;     /* receive WQEs posted / completed (they complete in order) */
+	struct ibv_qp_cap cap;
+	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
+	int sig_all;               /* sq_sig_all: every WQE completes */
+	struct rnic_srq *srq;      /* receive WQEs come from it */
+	pthread_spinlock_t lock;
+	/* ibv_wr_* between ibv_wr_start and ibv_wr_complete: the request being built */
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[RNIC_MAX_SGE];
+	int wr_open, wr_err;
+	uint16_t wr_start_pi;
+};
+
+static inline struct rnic_context *to_ctx(struct ibv_context *c)
+{
+	return (struct rnic_context *)((char *)c - offsetof(struct verbs_context, context));
+}
+
+static inline struct ibv_cq *cq_ibv(struct rnic_cq *cq)
+{
+	return ibv_cq_ex_to_cq(&cq->ex);
+}
+
+/* verbs.c */
+struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector, uint64_t wc_flags);
+struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a);
+int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr);
+void rnic_sq_doorbell(struct rnic_qp *qp);
+const uint8_t *rnic_cq_peek(struct rnic_cq *cq);
+void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e);
+int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *a);
+int rnic_gid(struct ibv_context *context, uint32_t index, union ibv_gid *gid);
+
+/* verbs_ex.c: the extended context ops and the ibv_qp_ex / ibv_cq_ex function tables */
+void rnic_ex_init(struct rnic_context *c);
+void rnic_qp_ex_init(struct rnic_qp *qp, uint64_t send_ops);
+void rnic_cq_ex_init(struct rnic_cq *cq);
+
+/* events.c: the MSI-X vector, completion channels and asynchronous events */
+int rnic_events_start(struct rnic_context *c);
+void rnic_events_stop(struct rnic_context *c);
+int rnic_events_poll(struct rnic_context *c);
+void rnic_channel_forget(struct rnic_cq *cq);
+
+/* compat.c: sysfs attributes of a simulated device (board_id, fw_ver ...) */
+int rnic_device_file(const char *dir, const char *file, char *buf, size_t size);
+
+#endif
