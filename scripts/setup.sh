@@ -4,16 +4,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# NAME or NAME=VERSION. The verbs packages are pinned: the project's libibverbs.so.1 stands in for
+# rdma-core 44.0-2's, and Debian's tools of exactly these versions run against it.
 DEB_PKGS=(
   build-essential verilator
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-  libibverbs-dev ibverbs-utils
+  libibverbs-dev=44.0-2 ibverbs-utils=44.0-2 libibverbs1=44.0-2 python3-pyverbs=44.0-2
+  perftest=4.5+0.17-1
   tshark python3-venv
 )
 
 missing=()
 for p in "${DEB_PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  name=${p%%=*}
+  want=${p#*=}
+  [ "$want" = "$p" ] && want=""
+  st=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
+  case "$st" in
+    "install ok installed ${want}"*) ;;
+    *) missing+=("$p") ;;
+  esac
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"

@@ -7,6 +7,7 @@
 // UDP: one Ethernet frame (without FCS) per datagram, as QEMU's -netdev dgram; no time sync.
 #include "eth.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -51,16 +52,16 @@ sockaddr_un unix_addr(const std::string &path)
 } // namespace
 
 EthPort::EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, const FaultOpts &f,
-		 const std::string &pcap)
+		 const std::string &pcap, uint32_t snaplen)
 	: mode_(mode), path_(arg), latency_(latency_cycles), faults_(f),
-	  rng_(f.seed)
+	  rng_(f.seed), snaplen_(snaplen)
 {
 	if (!pcap.empty()) {
 		pcap_ = std::fopen(pcap.c_str(), "wb");
 		if (!pcap_)
 			throw std::runtime_error("cannot write " + pcap);
 		// nanosecond pcap, LINKTYPE_ETHERNET
-		const uint32_t hdr[6] = {0xa1b23c4d, 0x00040002, 0, 0, 65535, 1};
+		const uint32_t hdr[6] = {0xa1b23c4d, 0x00040002, 0, 0, snaplen, 1};
 		std::fwrite(hdr, sizeof(hdr), 1, pcap_);
 	}
 	if (mode == LISTEN) {
@@ -138,10 +139,11 @@ void EthPort::capture(uint64_t cycle, const std::vector<uint8_t> &f)
 	if (!pcap_)
 		return;
 	uint64_t ns = cycle * 4;
-	uint32_t rec[4] = {static_cast<uint32_t>(ns / 1000000000u), static_cast<uint32_t>(ns % 1000000000u),
-			   static_cast<uint32_t>(f.size()), static_cast<uint32_t>(f.size())};
+	uint32_t cap = static_cast<uint32_t>(std::min<size_t>(f.size(), snaplen_));
+	uint32_t rec[4] = {static_cast<uint32_t>(ns / 1000000000u), static_cast<uint32_t>(ns % 1000000000u), cap,
+			   static_cast<uint32_t>(f.size())};
 	std::fwrite(rec, sizeof(rec), 1, pcap_);
-	std::fwrite(f.data(), f.size(), 1, pcap_);
+	std::fwrite(f.data(), cap, 1, pcap_);
 }
 
 void EthPort::send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len)

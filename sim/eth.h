@@ -26,7 +26,7 @@ public:
 	enum Mode { NONE, LISTEN, CONNECT, UDP };
 
 	EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, const FaultOpts &f,
-		const std::string &pcap);
+		const std::string &pcap, uint32_t snaplen);
 	~EthPort();
 
 	// a frame left the NIC at cycle `done` (its last byte on the wire)
@@ -60,6 +60,7 @@ private:
 	bool held_valid_ = false;
 	EthFrame held_;
 	FILE *pcap_ = nullptr;
+	uint32_t snaplen_;   // bytes of each frame captured
 };
 
 #endif

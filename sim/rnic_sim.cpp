@@ -36,6 +36,7 @@ struct Opts {
 	uint64_t mac = 0;
 	uint32_t ip = 0;
 	double link_gbps = 100, link_latency_ns = 500, pcie_gbytes = 13, pcie_rd_ns = 600;
+	uint32_t snaplen = 65535;
 	FaultOpts faults;
 	bool quiet = false;
 };
@@ -44,7 +45,7 @@ struct Opts {
 {
 	std::cerr << "rnic-sim: " << err << "\n"
 		  << "usage: rnic-sim --name NAME --mac XX:XX:XX:XX:XX:XX --ip A.B.C.D [--sock-dir DIR]\n"
-		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE]\n"
+		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE [--pcap-snaplen N]]\n"
 		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--delay-ns NS] [--seed N]\n"
 		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--quiet]\n";
 	std::exit(2);
@@ -109,6 +110,8 @@ Opts parse(int argc, char **argv)
 			o.eth_arg = v;
 		} else if (a == "--pcap") {
 			o.pcap = v;
+		} else if (a == "--pcap-snaplen") {
+			o.snaplen = static_cast<uint32_t>(positive(v, "--pcap-snaplen"));
 		} else if (a == "--drop") {
 			o.faults.drop = prob(v, "--drop");
 		} else if (a == "--dup") {
@@ -170,7 +173,7 @@ int main(int argc, char **argv)
 	try {
 		::mkdir(o.sock_dir.c_str(), 0755);
 		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg,
-						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE), o.faults, o.pcap);
+						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE), o.faults, o.pcap, o.snaplen);
 		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock");
 	} catch (const std::exception &e) {
 		std::cerr << "rnic-sim " << o.name << ": " << e.what() << "\n";

@@ -391,6 +391,7 @@ static int rnic_query_port(struct ibv_context *context, uint8_t port, struct ibv
 	p.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
 	p.max_msg_sz = 1u << 31;
 	p.pkey_tbl_len = 1;
+	p.max_vl_num = 1;
 	/* the line rate as IB width x lane speed: 100G = 4x EDR (25G), 25G = 1x EDR */
 	p.active_width = gbps >= 100 ? 2 : 1;
 	p.active_speed = 32;
@@ -435,6 +436,10 @@ int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *
 	a->max_qp_rd_atom = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_RD_ATOM_GET(i);
 	a->max_qp_init_rd_atom = (int)RNIC_CMDO_QUERY_DEVICE_MAX_QP_INIT_RD_ATOM_GET(i);
 	a->atomic_cap = IBV_ATOMIC_HCA; /* atomic among this NIC's operations, not with the CPU */
+	a->max_srq = RNIC_MAX_SRQ;
+	a->max_srq_wr = a->max_qp_wr;
+	a->max_srq_sge = (int)RNIC_MAX_RECV_SGE;
+	a->max_ah = INT32_MAX; /* address handles live in host memory (the WQE carries the AV) */
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 	return 0;
