@@ -2,6 +2,8 @@
 #
 #   make demo    set up, build, boot two simulated NICs and run the RDMA WRITE demo
 #   make test    set up, build and run every test (ends with "N passed, N failed")
+#   make interop-tools   Debian's verbs tools and perftest between two simulated NICs (a table)
+#   make sim-up / sim-down   two simulated NICs for your own verbs programs (scripts/rnic-run)
 #
 # Each part keeps its rules in its own fragment, included below.
 
@@ -20,7 +22,7 @@ CFLAGS_COMMON := -O2 -g -Wall -Wextra -Werror -std=gnu11
 BUILD_ID := $(shell git rev-parse --short=8 HEAD 2>/dev/null || echo 0)
 BUILD_TIME := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: demo test bench soak setup spec spec-check all clean
+.PHONY: demo test bench soak interop-tools sim-up sim-down setup spec spec-check all clean
 
 setup:
 	bash scripts/setup.sh
@@ -63,6 +65,20 @@ soak:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(PY) sim/transport.py soak
+
+# Debian's unmodified ibverbs-utils, perftest and pyverbs through the project's libibverbs.so.1
+interop-tools:
+	bash scripts/setup.sh
+	$(MAKE) all
+	$(PY) sim/interop.py
+
+sim-up:
+	bash scripts/setup.sh
+	$(MAKE) all
+	$(PY) sim/nics.py up
+
+sim-down:
+	$(PY) sim/nics.py down
 
 clean:
 	rm -rf $(BUILD)

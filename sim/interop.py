@@ -116,11 +116,11 @@ def sim_figure(kind, test, frames):
         req = [f for f in frames if f[2] in REQUEST]
         if "read" in test or "atomic" in test:
             # a round trip per operation: request out, response (READ response / atomic ACK) back
-            rtt, t0 = [], None
+            rtt, t0, side = [], None, None
             for t, mine, op, _ in frames:
-                if mine and op in REQUEST:
-                    t0 = t
-                elif not mine and t0 is not None and op in (0x0d, 0x0f, 0x10, 0x12):
+                if op in (0x0c, 0x13, 0x14):
+                    t0, side = t, mine
+                elif t0 is not None and mine != side and op in (0x0d, 0x0f, 0x10, 0x12):
                     rtt.append(t - t0)
                     t0 = None
             return f"{sum(rtt) / len(rtt) / 1e3:.2f} us RTT" if rtt else ""

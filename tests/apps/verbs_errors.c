@@ -5,6 +5,7 @@
  *
  * Prints "N passed, N failed"; exits non-zero on a failure. */
 #include <errno.h>
+#include <poll.h>
 #include <infiniband/verbs.h>
 #include <rnic/rnicdv.h>
 #include <stdio.h>
@@ -207,6 +208,28 @@ int main(int argc, char **argv)
 	usleep(100000);
 	CHECK(rnicdv_poll_events(a.ctx) == 1);
 	CHECK(rnicdv_poll_events(a.ctx) == 0);
+
+	/* completion channels: one in use cannot go, a CQ cannot join another context's channel, an
+	 * armed CQ with nothing completed raises no event (events themselves: ibv_rc_pingpong -e) */
+	{
+		struct ibv_comp_channel *ch = ibv_create_comp_channel(b.ctx), *other = ibv_create_comp_channel(a.ctx);
+		struct ibv_cq *ecq;
+
+		CHECK(ch && other && ch->fd >= 0);
+		CHECK(!ibv_create_cq(a.ctx, 4, NULL, ch, 0) && errno == EINVAL);
+		ecq = ibv_create_cq(b.ctx, 4, &b, ch, 0);
+		CHECK(ecq != NULL);
+		CHECK(ibv_destroy_comp_channel(ch) == EBUSY);
+		CHECK(ibv_req_notify_cq(ecq, 0) == 0);
+		/* nothing completes on ecq: no event (the read end is not ready) */
+		{
+			struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+
+			CHECK(poll(&pfd, 1, 200) == 0);
+		}
+		CHECK(ibv_destroy_cq(ecq) == 0);
+		CHECK(ibv_destroy_comp_channel(ch) == 0 && ibv_destroy_comp_channel(other) == 0);
+	}
 
 	/* a good WRITE, then a bad rkey: REM_ACCESS_ERR, nothing written; the QP is then in error
 	 * and the next WRITE is flushed */

@@ -4,8 +4,9 @@
 
 #include "rnic_kernel.h"
 
-#define RX_BUF_BEATS 256 /* frame store: 16 KiB, three maximum-size frames */
-#define RX_MAX_FRAMES 16
+#define RX_BUF_BEATS 2048 /* frame store: 128 KiB (UltraRAM on the card): absorbs a burst of 4 KiB
+                          * messages from many QPs while receive WQEs are fetched */
+#define RX_MAX_FRAMES 128
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding */
