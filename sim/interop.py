@@ -73,7 +73,8 @@ def env(sock_dir):
     return dict(os.environ, LD_LIBRARY_PATH=str(LIB_DIR), RNIC_SIM_DIR=str(sock_dir))
 
 
-# ---- simulated-time figures from a capture at rnic0's port
+# ---- simulated-time figures from the capture at the client's port (rnic1: the requester of
+# READs and atomics, so their round trips are seen whole)
 # extension header bytes after the BTH, by RC opcode, and which opcodes carry payload
 EXT = {0x03: 4, 0x05: 4, 0x06: 16, 0x09: 4, 0x0a: 16, 0x0b: 20, 0x0c: 16, 0x0d: 4, 0x0f: 4, 0x10: 4,
        0x11: 4, 0x12: 12, 0x13: 28, 0x14: 28}
@@ -82,7 +83,7 @@ REQUEST = set(range(0x00, 0x0d)) | {0x13, 0x14}
 
 
 def roce_frames(path):
-    """(time_ns, from rnic0?, opcode, payload bytes) of each RoCEv2-over-IPv4 frame."""
+    """(time_ns, sent by this port?, opcode, payload bytes) of each RoCEv2-over-IPv4 frame."""
     data = path.read_bytes()
     off, out = 24, []
     while off + 16 <= len(data):
@@ -94,7 +95,7 @@ def roce_frames(path):
         op = f[42]
         pad = (f[43] >> 4) & 3
         pay = orig - 14 - 20 - 8 - 12 - EXT.get(op, 0) - 4 - pad if op in DATA else 0
-        out.append((sec * 1_000_000_000 + ns, f[6:12] == bytes.fromhex("020000000001"), op, pay))
+        out.append((sec * 1_000_000_000 + ns, f[6:12] == bytes.fromhex("020000000002"), op, pay))
     return out
 
 
@@ -133,6 +134,9 @@ def sim_figure(kind, test, frames):
 def tool_figure(kind, out):
     lines = [ln.split() for ln in out.splitlines()]
     nums = [ln for ln in lines if ln and ln[0].isdigit() and all(c.replace(".", "").isdigit() for c in ln[:3])]
+    if kind == "bw" and nums and "Atomic" in out:
+        b = nums[-1]
+        return f"{b[0]} B: {float(b[4]):.4f} Mops/s wall"
     if kind == "bw" and nums:
         b = nums[-1]
         return f"{b[0]} B: {float(b[3]) * 8 / 1000:.3f} Gb/s wall"
@@ -194,7 +198,7 @@ def run_case(i, case, out, timeout):
         run_demo.stop_sims(procs)
     (d / "output.txt").write_text(text)
     fig = tool_figure(kind, text)
-    sim = sim_figure(kind, name, roce_frames(d / "rnic0.pcap")) if kind in ("bw", "lat") else ""
+    sim = sim_figure(kind, name, roce_frames(d / "rnic1.pcap")) if kind in ("bw", "lat") else ""
     return ok, fig, sim, wall, text
 
 

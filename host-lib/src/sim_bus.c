@@ -264,13 +264,35 @@ static void sim_dma_unmap(void *bus, void *va, size_t len)
 	del_range(bus, (uintptr_t)va, (uintptr_t)va + len);
 }
 
-static uint64_t sim_now_us(void *bus)
+static uint64_t wall_us(void)
 {
 	struct timespec t;
 
-	(void)bus;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+}
+
+/* The driver core's timeouts count the NIC's own time: a simulated NIC runs hundreds of times
+ * slower than the card, and a wall-clock timeout would declare a busy firmware dead. The clock
+ * register is read at most once per millisecond of wall time; a lost link times out at once. */
+static uint64_t sim_now_us(void *bus)
+{
+	struct sim_bus *b = bus;
+	uint64_t now = wall_us();
+
+	if (!__atomic_load_n(&b->alive, __ATOMIC_ACQUIRE))
+		return UINT64_MAX / 2;
+	if (!b->clk_khz)
+		b->clk_khz = sim_mmio_read(b, RNIC_CLOCK_FREQ_KHZ);
+	if (b->clk_khz && (!b->clk_wall || now - b->clk_wall >= 1000)) {
+		uint32_t hi = sim_mmio_read(b, RNIC_CLOCK_CYCLES_HI), lo = sim_mmio_read(b, RNIC_CLOCK_CYCLES_LO);
+
+		if (sim_mmio_read(b, RNIC_CLOCK_CYCLES_HI) != hi)
+			lo = 0; /* the low word wrapped in between: the start of the new high word */
+		b->clk_us = (((uint64_t)hi << 32) | lo) * 1000 / b->clk_khz;
+		b->clk_wall = now;
+	}
+	return b->clk_khz ? b->clk_us : now;
 }
 
 static void sim_relax(void *bus)

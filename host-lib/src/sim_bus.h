@@ -29,6 +29,8 @@ struct sim_bus {
 	uint32_t nranges, cap;
 	uint64_t refused;           /* DMA outside mapped memory, refused */
 	uint64_t irqs;
+	uint32_t clk_khz;           /* the NIC clock, for timeouts in simulated time */
+	uint64_t clk_us, clk_wall;  /* last reading: simulated us, at this wall-clock us */
 };
 
 extern const struct rnic_bus_ops sim_bus_ops;

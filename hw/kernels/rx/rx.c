@@ -330,7 +330,8 @@ static void frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off,
 	uint32_t i, o;
 
 	for (i = 0; i < n; i++) {
-		o = off + st->l3 + i;
+#pragma HLS LOOP_TRIPCOUNT max = 8
+		o = off + st->l3 + i; /* n <= 8: an atomic operand */
 		FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
 	}
 }

@@ -127,8 +127,10 @@ static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < n; i++)
-		st->acc[st->acc_n + i] = p[i];
+	for (i = 0; i < n; i++) {
+#pragma HLS LOOP_TRIPCOUNT max = 64
+		st->acc[st->acc_n + i] = p[i]; /* n <= RNIC_BEAT */
+	}
 	st->acc_n += n;
 }
 
