@@ -40,6 +40,7 @@ include driver/driver.mk
 include host-lib/host-lib.mk
 include sim/sim.mk
 include tests/tests.mk
+include bitstreams/bitstreams.mk
 
 all: $(ALL_TARGETS)
 

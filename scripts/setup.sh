@@ -12,6 +12,7 @@ DEB_PKGS=(
   libibverbs-dev=44.0-2 ibverbs-utils=44.0-2 libibverbs1=44.0-2 python3-pyverbs=44.0-2
   perftest=4.5+0.17-1
   tshark python3-venv
+  libpci-dev pciutils
 )
 
 missing=()

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <rnic/rnicdv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,9 @@ int main(int argc, char **argv)
 		}
 		if (strncmp(line, "check", 5))
 			break;
+		/* a read of the NIC flushes its earlier DMA writes to us (as on PCIe): the ACK the
+		 * peer saw may have overtaken the write it acknowledges on its way here */
+		rnicdv_read_clock(ctx);
 		for (i = 0; i < BUF_SIZE; i++) {
 			int start = i;
 
