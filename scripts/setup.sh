@@ -13,6 +13,7 @@ DEB_PKGS=(
   perftest=4.5+0.17-1
   tshark python3-venv
   libpci-dev pciutils
+  sparse linux-headers-amd64
 )
 
 missing=()
@@ -34,6 +35,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The kernel module is also built against the newest 6.12 kernel Debian 12 offers (backports of
+# the kernel API drift): its headers package name changes with each upload, so it is looked up.
+if ! ls -d /usr/src/linux-headers-6.12*-amd64 >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  newer=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' | cut -d' ' -f1 | sort -V | tail -n 1)
+  if [ -z "$newer" ]; then
+    $SUDO apt-get update -q
+    newer=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' | cut -d' ' -f1 | sort -V | tail -n 1)
+  fi
+  if [ -n "$newer" ]; then
+    echo "setup: installing $newer"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$newer"
+  fi
 fi
 
 PY=${PYTHON:-python3}

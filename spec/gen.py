@@ -366,6 +366,36 @@ def gen_wrapper(k):
     return lambda spec: KERNEL_WRAPPER.format(k=k, K=k.upper(), banner=BANNER)
 
 
+def gen_uapi(spec):
+    """The kernel driver's uapi header: self-contained (linux/types.h, linux/ioctl.h only)."""
+    u = spec["uapi"]
+    out = [f"/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */",
+           f"/* {BANNER} */", f"/* {u['doc']} */", "#ifndef RNIC_UAPI_H", "#define RNIC_UAPI_H", "",
+           "#include <linux/ioctl.h>", "#include <linux/types.h>", "",
+           f"#define RNIC_UAPI_VERSION {u['version']}", f"#define RNIC_IOCTL_TYPE 0x{u['ioctl_type']:02x}", ""]
+    sizes = {"u8": 1, "u32": 4, "u64": 8}
+    for io in spec["ioctl"]:
+        name = io["name"].lower()
+        out += [f"/* {io['doc']} */", f"struct rnic_uapi_{name} {{"]
+        off = 0
+        for fname, ftype, doc in io["fields"]:
+            base, _, n = ftype.partition("[")
+            n = int(n.rstrip("]")) if n else 0
+            size = sizes[base] * (n or 1)
+            if off % sizes[base]:
+                raise SystemExit(f"uapi {io['name']}.{fname}: misaligned")
+            arr = f"[{n}]" if n else ""
+            out.append(f"\t__{base} {fname}{arr};" + (f" /* {doc} */" if doc else ""))
+            off += size
+        if off % 8:
+            raise SystemExit(f"uapi {io['name']}: size {off} is not a multiple of 8")
+        out += ["};", ""]
+        mac = {"R": "_IOR", "W": "_IOW", "RW": "_IOWR"}[io["dir"]]
+        out += [f"#define RNIC_IOCTL_{io['name']} {mac}(RNIC_IOCTL_TYPE, {io['nr']}, struct rnic_uapi_{name})", ""]
+    out += ["#endif", ""]
+    return "\n".join(out)
+
+
 OUTPUTS = {
     "spec/gen/rnic_spec.h": gen_c,
     "spec/gen/rnic_ports.h": gen_c_ports,
@@ -375,6 +405,7 @@ OUTPUTS = {
     "spec/gen/rnic_tx_kernel.sv": gen_wrapper("tx"),
     "spec/gen/rnic_rx_kernel.sv": gen_wrapper("rx"),
     "spec/gen/rnic_cq_kernel.sv": gen_wrapper("cq"),
+    "driver/include/uapi/rnic/rnic_uapi.h": gen_uapi,
 }
 
 
