@@ -61,3 +61,18 @@ if [ ! -x .venv/bin/python ] || ! cmp -s requirements.txt "$stamp"; then
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
   cp requirements.txt "$stamp"
 fi
+
+# checkpatch.pl ships only with the kernel's source: taken from Debian's linux-source-6.1 package
+# into the project-local venv (three files of the tarball).
+CP=.venv/share/checkpatch
+if [ ! -f "$CP/checkpatch.pl" ]; then
+  echo "setup: fetching checkpatch.pl from Debian's linux-source-6.1"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -q linux-source-6.1 >/dev/null 2>&1)
+  dpkg-deb --fsys-tarfile "$tmp"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz |
+    tar -xJ -C "$tmp" linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+      linux-source-6.1/scripts/const_structs.checkpatch
+  mkdir -p "$CP"
+  cp "$tmp"/linux-source-6.1/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} "$CP"/
+  rm -rf "$tmp"
+fi

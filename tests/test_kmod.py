@@ -32,3 +32,12 @@ def test_uapi_header_stands_alone(tmp_path):
                    "int main(void) { return RNIC_IOCTL_QUERY == 0; }\n")
     subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-Wpadded", f"-I{UAPI.parent.parent}", str(src),
                     "-o", str(tmp_path / "u")], check=True)
+
+
+def test_checkpatch_clean():
+    """The kernel-only code passes checkpatch --strict (the driver core is shared with user space
+    and keeps the project's style)."""
+    cp = ROOT / ".venv" / "share" / "checkpatch" / "checkpatch.pl"
+    r = subprocess.run(["perl", str(cp), "--no-tree", "--strict", "-f", str(ROOT / "driver" / "linux" / "rnic_main.c")],
+                       capture_output=True, text=True, timeout=120)
+    assert "total: 0 errors, 0 warnings, 0 checks" in r.stdout, r.stdout

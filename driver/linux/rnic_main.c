@@ -285,10 +285,12 @@ static int rnic_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!READ_ONCE(c->live))
 		return -ENODEV;
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE || c->dev.page + PAGE_SIZE > c->rp->bar_len)
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
+	    c->dev.page + PAGE_SIZE > c->rp->bar_len)
 		return -EINVAL;
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	return io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT, PAGE_SIZE, vma->vm_page_prot);
+	return io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT, PAGE_SIZE,
+				  vma->vm_page_prot);
 }
 
 static __poll_t rnic_poll(struct file *file, poll_table *wait)
@@ -398,7 +400,8 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* the card itself: blocks, interface version, firmware ready, context 0 for the driver */
 	ret = ctx_start(rp, &rp->admin, 0);
 	if (ret) {
-		dev_err(&pdev->dev, "bring-up failed (%d): not an RNIC image of this interface version?\n", ret);
+		dev_err(&pdev->dev, "bring-up failed (%d): not an RNIC image of interface %u?\n",
+			ret, RNIC_IF_VERSION);
 		goto err_irqs;
 	}
 	set_bit(0, rp->ctx_used);
