@@ -34,9 +34,10 @@ static int is_sock(const struct dirent *e)
 	return n > 5 && !strcmp(e->d_name + n - 5, ".sock") && n - 5 < IBV_SYSFS_NAME_MAX;
 }
 
-/* Is a process listening on this socket? A simulator that died leaves its socket file behind;
- * /proc/net/unix lists the bound paths that still have a listener, without connecting. */
-static int listening(const char *path)
+/* Is a simulator behind this socket? One that died leaves its socket file behind, bound to
+ * nothing: /proc/net/unix lists the paths of live sockets (bound, listening or not yet: a
+ * simulator still starting counts), without connecting to them. */
+static int live_socket(const char *path)
 {
 	FILE *f = fopen("/proc/net/unix", "r");
 	char line[1024];
@@ -45,14 +46,9 @@ static int listening(const char *path)
 	if (!f)
 		return 1; /* cannot tell: let ibv_open_device find out */
 	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long flags;
-		char *p;
+		char *p = strchr(line, '/');
 		size_t n;
 
-		/* Num RefCount Protocol Flags Type St Inode Path; flags bit 16 = accepting connections */
-		if (sscanf(line, "%*s %*s %*s %lx", &flags) != 1 || !(flags & 0x10000))
-			continue;
-		p = strchr(line, '/');
 		if (!p)
 			continue;
 		n = strcspn(p, "\n");
@@ -97,7 +93,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		    snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "%s", real) >= (int)sizeof(d->ibv.dev_path) ||
 		    snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "%s/%.*s", real, len, names[i]->d_name) >=
 			    (int)sizeof(d->ibv.ibdev_path) ||
-		    !listening(d->sock)) {
+		    !live_socket(d->sock)) {
 			free(d);
 			continue;
 		}
