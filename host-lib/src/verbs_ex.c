@@ -204,48 +204,49 @@ static void wr_send_imm(struct ibv_qp_ex *x, __be32 imm)
 	begin(x, IBV_WR_SEND_WITH_IMM)->imm_data = imm;
 }
 
-static void wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
+static struct ibv_send_wr *rdma(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr)
 {
-	struct ibv_send_wr *wr = begin(x, IBV_WR_RDMA_WRITE);
+	struct ibv_send_wr *wr = begin(x, op);
 
 	wr->wr.rdma.rkey = rkey;
 	wr->wr.rdma.remote_addr = addr;
+	return wr;
+}
+
+static struct ibv_send_wr *atomic(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+				  uint64_t compare_add)
+{
+	struct ibv_send_wr *wr = begin(x, op);
+
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = addr;
+	wr->wr.atomic.compare_add = compare_add;
+	return wr;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
+{
+	rdma(x, IBV_WR_RDMA_WRITE, rkey, addr);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, __be32 imm)
 {
-	struct ibv_send_wr *wr = begin(x, IBV_WR_RDMA_WRITE_WITH_IMM);
-
-	wr->wr.rdma.rkey = rkey;
-	wr->wr.rdma.remote_addr = addr;
-	wr->imm_data = imm;
+	rdma(x, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr)->imm_data = imm;
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr)
 {
-	struct ibv_send_wr *wr = begin(x, IBV_WR_RDMA_READ);
-
-	wr->wr.rdma.rkey = rkey;
-	wr->wr.rdma.remote_addr = addr;
+	rdma(x, IBV_WR_RDMA_READ, rkey, addr);
 }
 
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, uint64_t compare, uint64_t swap)
 {
-	struct ibv_send_wr *wr = begin(x, IBV_WR_ATOMIC_CMP_AND_SWP);
-
-	wr->wr.atomic.rkey = rkey;
-	wr->wr.atomic.remote_addr = addr;
-	wr->wr.atomic.compare_add = compare;
-	wr->wr.atomic.swap = swap;
+	atomic(x, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare)->wr.atomic.swap = swap;
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, uint64_t add)
 {
-	struct ibv_send_wr *wr = begin(x, IBV_WR_ATOMIC_FETCH_AND_ADD);
-
-	wr->wr.atomic.rkey = rkey;
-	wr->wr.atomic.remote_addr = addr;
-	wr->wr.atomic.compare_add = add;
+	atomic(x, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add);
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)

@@ -31,6 +31,16 @@ static void cfg(rnic_cq_state_t *st, uint32_t addr, uint32_t data)
 	}
 }
 
+/* A completion event of CQ n (it was armed): its EQE, then MSI-X, once the EQE slot is free. */
+static void comp_eqe(rnic_cq_state_t *st, uint32_t n)
+{
+	st->eqe_pending = 1;
+	st->eqe_type = RNIC_EQE_TYPE_COMP;
+	st->eqe_data = n;
+	st->eqe_ctx = (uint8_t)(CQC_F(st, n, CTRL, CTX) % RNIC_NUM_CTX);
+	st->eqe_vec = (uint8_t)st->cqc[n][RNIC_CQC_VECTOR / 4];
+}
+
 static void write_cqe(rnic_cq_state_t *st, const rnic_cpl_t *c, uint64_t cycle)
 {
 	uint32_t n = c->cqn, log, i;
@@ -67,11 +77,7 @@ static void write_cqe(rnic_cq_state_t *st, const rnic_cpl_t *c, uint64_t cycle)
 	st->o.stat_cqes++;
 	if (q->armed) {
 		q->armed = 0;
-		st->eqe_pending = 1;
-		st->eqe_type = RNIC_EQE_TYPE_COMP;
-		st->eqe_data = n;
-		st->eqe_ctx = (uint8_t)(CQC_F(st, n, CTRL, CTX) % RNIC_NUM_CTX);
-		st->eqe_vec = (uint8_t)st->cqc[n][RNIC_CQC_VECTOR / 4];
+		comp_eqe(st, n);
 	}
 }
 
@@ -170,14 +176,8 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 	} else if (st->eqe_pending && !st->o.wr_valid) {
 		write_eqe(st);
 	} else if (st->fire_valid) {
-		uint32_t n = st->fire_cqn;
-
 		st->fire_valid = 0;
-		st->eqe_pending = 1;
-		st->eqe_type = RNIC_EQE_TYPE_COMP;
-		st->eqe_data = n;
-		st->eqe_ctx = (uint8_t)(CQC_F(st, n, CTRL, CTX) % RNIC_NUM_CTX);
-		st->eqe_vec = (uint8_t)st->cqc[n][RNIC_CQC_VECTOR / 4];
+		comp_eqe(st, st->fire_cqn);
 	}
 	/* take a completion next clock only if its CQE beat can be presented then; a doorbell
 	 * only while no armed CQ's event waits (one at a time) */
