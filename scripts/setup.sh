@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # NAME or NAME=VERSION. The verbs packages are pinned: the project's libibverbs.so.1 stands in for
-# rdma-core 44.0-2's, and Debian's tools of exactly these versions run against it.
+# rdma-core 44.0-2's, and Debian's tools of exactly these versions run against it. So is Yosys: the
+# RTL keeps to the SystemVerilog subset its 0.23 reads (make synth).
 DEB_PKGS=(
-  build-essential verilator
+  build-essential verilator yosys=0.23-6
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   libibverbs-dev=44.0-2 ibverbs-utils=44.0-2 libibverbs1=44.0-2 python3-pyverbs=44.0-2
   perftest=4.5+0.17-1

@@ -2,11 +2,10 @@
 // CTXBLK, chained by NEXT) and one doorbell page per context. SQ and CQ doorbells leave as
 // streams; the firmware reads the context registers through a side port and writes CMDQ_CI.
 // One AXI transaction at a time; a read answers one cycle after the address.
+// Package names are qualified: Yosys 0.23 reads no `import` (make synth).
 `default_nettype none
 
-module rnic_bar0
-    import rnic_spec_pkg::*;
-#(
+module rnic_bar0 #(
     parameter logic [31:0] BUILD_ID = 32'h0,   // git commit of the image
     parameter logic [31:0] BUILD_TIME = 32'h0  // build time, seconds since 1970
 ) (
@@ -40,7 +39,7 @@ module rnic_bar0
     input  wire  [31:0] ctx_reset_pending,
     output logic        ctx_reset_valid,     // ADMIN.CTX_RESET written
     output logic [7:0]  ctx_reset_ctx,
-    input  wire  [31:0] stats [32],
+    input  wire  [1023:0] stats,             // counter i at [i*32 +: 32]
 
     // firmware side of the context registers
     input  wire  [3:0]  fw_ctx,
@@ -60,7 +59,7 @@ module rnic_bar0
     output logic        rq_db_valid,
     input  wire         rq_db_ready
 );
-    localparam int NCTX = int'(RNIC_NUM_CTX);
+    localparam int NCTX = 32'(rnic_spec_pkg::RNIC_NUM_CTX);
     localparam int CTX_WORDS = 8;            // CMDQ_BASE_LO .. CMDQ_CI
 
     logic [31:0] ctx_regs [NCTX][CTX_WORDS];
@@ -80,19 +79,20 @@ module rnic_bar0
     logic in_ctx;
     logic [3:0] wr_ctx;
     logic [11:0] wr_off;
-    assign in_ctx = wr_addr >= 20'(RNIC_BAR0_CTX_BASE) &&
-                    wr_addr < 20'(RNIC_BAR0_CTX_BASE + NCTX * RNIC_BAR0_CTX_STRIDE);
-    assign wr_ctx = 4'(wr_addr[19:12] - 8'(RNIC_BAR0_CTX_BASE >> 12));
+    assign in_ctx = wr_addr >= 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE) &&
+                    wr_addr < 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE +
+                                  NCTX * rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE);
+    assign wr_ctx = 4'(wr_addr[19:12] - 8'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE >> 12));
     assign wr_off = wr_addr[11:0];
 
     logic sq_push, cq_push, rq_push;
     logic [39:0] sq_in;
     logic [47:0] cq_in;
-    assign is_sq_db = in_ctx && wr_off == 12'(RNIC_CTX_SQ_DB);
-    assign is_cq_db = in_ctx && wr_off == 12'(RNIC_CTX_CQ_DB);
-    assign is_rq_db = in_ctx && wr_off == 12'(RNIC_CTX_RQ_DB);
+    assign is_sq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_SQ_DB);
+    assign is_cq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_CQ_DB);
+    assign is_rq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_RQ_DB);
     assign sq_push = wr_go && is_sq_db;
-    assign is_srq_db = in_ctx && wr_off == 12'(RNIC_CTX_SRQ_DB);
+    assign is_srq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_SRQ_DB);
     assign rq_push = wr_go && (is_rq_db || is_srq_db);
     assign cq_push = wr_go && is_cq_db;
     assign sq_in = {4'b0, wr_ctx, s_axil_wdata[31:16], s_axil_wdata[15:0]};
@@ -121,15 +121,15 @@ module rnic_bar0
             if (wr_go) begin
                 s_axil_bvalid <= 1'b1;
                 // CMDQ_CI (word 6) belongs to the firmware
-                if (in_ctx && wr_off < 12'(RNIC_CTX_CMDQ_CI))
+                if (in_ctx && wr_off < 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI))
                     ctx_regs[wr_ctx][wr_off[4:2]] <= s_axil_wdata;
-                if (wr_addr == 20'(RNIC_ADMIN_CTX_RESET)) begin
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET)) begin
                     ctx_reset_valid <= 1'b1;
                     ctx_reset_ctx <= s_axil_wdata[7:0];
                 end
             end
             if (fw_ci_we)
-                ctx_regs[fw_ctx][RNIC_CTX_CMDQ_CI / 4] <= {16'b0, fw_ci};
+                ctx_regs[fw_ctx][rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4] <= {16'b0, fw_ci};
         end
     end
 
@@ -138,12 +138,12 @@ module rnic_bar0
     // ---- read path
     function automatic logic [31:0] blk_hdr(input logic [7:0] off, input logic [31:0] typ,
                                             input logic [31:0] next);
-        case (off)
-            8'h00: return typ;
-            8'h04: return 32'd1;
-            8'h08: return next;
-            8'h0c: return 32'h100;
-            default: return 32'h0;
+        case (off)  // no `return`: Yosys 0.23 lacks it
+            8'h00: blk_hdr = typ;
+            8'h04: blk_hdr = 32'd1;
+            8'h08: blk_hdr = next;
+            8'h0c: blk_hdr = 32'h100;
+            default: blk_hdr = 32'h0;
         endcase
     endfunction
 
@@ -155,42 +155,47 @@ module rnic_bar0
         rd_data = 32'h0;
         if (ra < 20'h600 && ra[7:0] < 8'h10) begin
             case (ra[11:8])
-                4'h0: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_ID), 32'h100);
-                4'h1: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_CLOCK), 32'h200);
-                4'h2: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_STATS), 32'h300);
-                4'h3: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_PORT), 32'h400);
-                4'h4: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_ADMIN), 32'h500);
-                4'h5: rd_data = blk_hdr(ra[7:0], 32'(RNIC_BLOCK_TYPE_CTX), 32'h0);
+                4'h0: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_ID), 32'h100);
+                4'h1: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_CLOCK), 32'h200);
+                4'h2: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_STATS), 32'h300);
+                4'h3: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_PORT), 32'h400);
+                4'h4: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_ADMIN), 32'h500);
+                4'h5: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_CTX), 32'h0);
                 default: rd_data = 32'h0;
             endcase
-        end else if (ra >= 20'(RNIC_STATS_COUNTER0) && ra < 20'(RNIC_STATS_COUNTER0 + 32 * 4)) begin
-            rd_data = stats[5'((ra - 20'(RNIC_STATS_COUNTER0)) >> 2)];
-        end else if (ra >= 20'(RNIC_BAR0_CTX_BASE) &&
-                     ra < 20'(RNIC_BAR0_CTX_BASE + NCTX * RNIC_BAR0_CTX_STRIDE)) begin
+        end else if (ra >= 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0) &&
+                     ra < 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0 + 32 * 4)) begin
+            rd_data = stats[{5'((ra - 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0)) >> 2), 5'b0} +: 32];
+        end else if (ra >= 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE) &&
+                     ra < 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE +
+                              NCTX * rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE)) begin
             if (ra[11:0] < 12'(CTX_WORDS * 4))
-                rd_data = ctx_regs[4'(ra[19:12] - 8'(RNIC_BAR0_CTX_BASE >> 12))][ra[4:2]];
+                rd_data = ctx_regs[4'(ra[19:12] - 8'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE >> 12))][ra[4:2]];
         end else begin
             case (ra)
-                20'(RNIC_ID_VENDOR_DEVICE): rd_data = {16'(RNIC_DEVICE_ID), 16'(RNIC_VENDOR_ID)};
-                20'(RNIC_ID_IF_VERSION): rd_data = 32'(RNIC_IF_VERSION);
-                20'(RNIC_ID_BUILD_ID): rd_data = BUILD_ID;
-                20'(RNIC_ID_BUILD_TIME): rd_data = BUILD_TIME;
-                20'(RNIC_ID_FW_VERSION): rd_data = fw_version;
-                20'(RNIC_ID_FW_STATUS): rd_data = fw_status;
-                20'(RNIC_ID_NUM_CTX): rd_data = 32'(NCTX);
-                20'(RNIC_ID_CTX_BASE): rd_data = 32'(RNIC_BAR0_CTX_BASE);
-                20'(RNIC_ID_CTX_STRIDE): rd_data = 32'(RNIC_BAR0_CTX_STRIDE);
-                20'(RNIC_CLOCK_CYCLES_LO): rd_data = cycle[31:0];
-                20'(RNIC_CLOCK_CYCLES_HI): rd_data = cycles_hi_reg;
-                20'(RNIC_CLOCK_FREQ_KHZ): rd_data = 32'(RNIC_CLOCK_MHZ * 1000);
-                20'(RNIC_STATS_COUNT): rd_data = 32'd22;
-                20'(RNIC_PORT_MAC_LO): rd_data = strap_mac[31:0];
-                20'(RNIC_PORT_MAC_HI): rd_data = {16'b0, strap_mac[47:32]};
-                20'(RNIC_PORT_IPV4): rd_data = strap_ipv4;
-                20'(RNIC_PORT_LINK): rd_data = 32'd1;
-                20'(RNIC_PORT_SPEED_GBPS): rd_data = 32'd100;
-                20'(RNIC_ADMIN_CTX_RESET_PENDING): rd_data = ctx_reset_pending;
-                20'(RNIC_CTXBLK_COUNT): rd_data = 32'(NCTX);
+                20'(rnic_spec_pkg::RNIC_ID_VENDOR_DEVICE):
+                    rd_data = {16'(rnic_spec_pkg::RNIC_DEVICE_ID), 16'(rnic_spec_pkg::RNIC_VENDOR_ID)};
+                20'(rnic_spec_pkg::RNIC_ID_IF_VERSION): rd_data = 32'(rnic_spec_pkg::RNIC_IF_VERSION);
+                20'(rnic_spec_pkg::RNIC_ID_BUILD_ID): rd_data = BUILD_ID;
+                20'(rnic_spec_pkg::RNIC_ID_BUILD_TIME): rd_data = BUILD_TIME;
+                20'(rnic_spec_pkg::RNIC_ID_FW_VERSION): rd_data = fw_version;
+                20'(rnic_spec_pkg::RNIC_ID_FW_STATUS): rd_data = fw_status;
+                20'(rnic_spec_pkg::RNIC_ID_NUM_CTX): rd_data = 32'(NCTX);
+                20'(rnic_spec_pkg::RNIC_ID_CTX_BASE): rd_data = 32'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE);
+                20'(rnic_spec_pkg::RNIC_ID_CTX_STRIDE):
+                    rd_data = 32'(rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE);
+                20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_LO): rd_data = cycle[31:0];
+                20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_HI): rd_data = cycles_hi_reg;
+                20'(rnic_spec_pkg::RNIC_CLOCK_FREQ_KHZ):
+                    rd_data = 32'(rnic_spec_pkg::RNIC_CLOCK_MHZ * 1000);
+                20'(rnic_spec_pkg::RNIC_STATS_COUNT): rd_data = 32'd22;
+                20'(rnic_spec_pkg::RNIC_PORT_MAC_LO): rd_data = strap_mac[31:0];
+                20'(rnic_spec_pkg::RNIC_PORT_MAC_HI): rd_data = {16'b0, strap_mac[47:32]};
+                20'(rnic_spec_pkg::RNIC_PORT_IPV4): rd_data = strap_ipv4;
+                20'(rnic_spec_pkg::RNIC_PORT_LINK): rd_data = 32'd1;
+                20'(rnic_spec_pkg::RNIC_PORT_SPEED_GBPS): rd_data = 32'd100;
+                20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET_PENDING): rd_data = ctx_reset_pending;
+                20'(rnic_spec_pkg::RNIC_CTXBLK_COUNT): rd_data = 32'(NCTX);
                 default: rd_data = 32'h0;
             endcase
         end
@@ -208,7 +213,7 @@ module rnic_bar0
             if (s_axil_arvalid && s_axil_arready) begin
                 s_axil_rvalid <= 1'b1;
                 s_axil_rdata <= rd_data;
-                if (ra == 20'(RNIC_CLOCK_CYCLES_LO))
+                if (ra == 20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_LO))
                     cycles_hi_reg <= cycle[63:32];
             end
         end

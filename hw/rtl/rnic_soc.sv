@@ -2,12 +2,11 @@
 // its RAM (loaded from FW_HEX), the FW register block, the firmware DMA engine with its 16 KiB
 // buffer, the frame buffers for ARP and the configuration port into the datapath tables.
 // Address map and registers: spec constants "fwmap", regblock FW. Every access takes two cycles.
+// Package names are qualified: Yosys 0.23 reads no `import` (make synth).
 `default_nettype none
 
-module rnic_soc
-    import rnic_spec_pkg::*;
-#(
-    parameter string FW_HEX = ""  // firmware image, one 32-bit word per line
+module rnic_soc #(
+    parameter FW_HEX = ""  // firmware image, one 32-bit word per line
 ) (
     input  wire          clk,
     input  wire          rst,
@@ -68,7 +67,7 @@ module rnic_soc
     input  wire          rx_last,
     output logic         rx_ready
 );
-    localparam int RAM_WORDS = int'(RNIC_FW_RAM_SIZE / 4);
+    localparam int RAM_WORDS = 32'(rnic_spec_pkg::RNIC_FW_RAM_SIZE / 4);
 
     // ---- CPU
     logic        mem_valid, mem_instr, mem_ready;
@@ -83,7 +82,7 @@ module rnic_soc
         .BARREL_SHIFTER(1),
         .COMPRESSED_ISA(0),
         .PROGADDR_RESET(32'h0),
-        .STACKADDR(32'(RNIC_FW_RAM_SIZE))
+        .STACKADDR(32'(rnic_spec_pkg::RNIC_FW_RAM_SIZE))
     ) cpu (
         .clk, .resetn(!rst), .trap,
         .mem_valid, .mem_instr, .mem_ready, .mem_addr, .mem_wdata, .mem_wstrb, .mem_rdata,
@@ -91,8 +90,9 @@ module rnic_soc
     );
 
     // ---- memories
-    logic [31:0]  ram [RAM_WORDS];
-    logic [511:0] dbuf [256];   // FW DMA buffer, 16 KiB
+    // block RAMs said explicitly: Yosys 0.23 would pick UltraScale LUT RAM, which it cannot map
+    (* ram_style = "block" *) logic [31:0]  ram [RAM_WORDS];
+    (* ram_style = "block" *) logic [511:0] dbuf [256];   // FW DMA buffer, 16 KiB
     logic [511:0] ptx [32];     // frame to send, 2 KiB
     logic [511:0] prx [32];     // received frame, 2 KiB
     initial if (FW_HEX != "") $readmemh(FW_HEX, ram);
@@ -110,14 +110,14 @@ module rnic_soc
 
     assign ctx_reset_pending = ctx_reset_reg;
 
-    // word lane helpers for the 512-bit buffers
+    // word lane helpers for the 512-bit frame buffers (the functions assign their names: Yosys 0.23
+    // has no `return`)
     function automatic logic [511:0] merge(input logic [511:0] line, input logic [3:0] word,
                                            input logic [31:0] data, input logic [3:0] strb);
-        logic [511:0] r = line;
+        merge = line;
         for (int b = 0; b < 4; b++)
             if (strb[b])
-                r[{word, 5'b0} + 9'(b * 8) +: 8] = data[b * 8 +: 8];
-        return r;
+                merge[{word, 5'b0} + 9'(b * 8) +: 8] = data[b * 8 +: 8];
     endfunction
 
     logic [31:0] a;
@@ -132,33 +132,56 @@ module rnic_soc
     logic [31:0] reg_rdata;
     always_comb begin
         case (reg_off)
-            8'(RNIC_FW_CYCLES_LO): reg_rdata = cycle[31:0];
-            8'(RNIC_FW_CYCLES_HI): reg_rdata = cycles_hi_reg;
-            8'(RNIC_FW_MAC_LO): reg_rdata = strap_mac[31:0];
-            8'(RNIC_FW_MAC_HI): reg_rdata = {16'b0, strap_mac[47:32]};
-            8'(RNIC_FW_IPV4): reg_rdata = strap_ipv4;
-            8'(RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
-            8'(RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
-            8'(RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
-            8'(RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
-            8'(RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_valid_reg};
-            8'(RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len_reg};
+            8'(rnic_spec_pkg::RNIC_FW_CYCLES_LO): reg_rdata = cycle[31:0];
+            8'(rnic_spec_pkg::RNIC_FW_CYCLES_HI): reg_rdata = cycles_hi_reg;
+            8'(rnic_spec_pkg::RNIC_FW_MAC_LO): reg_rdata = strap_mac[31:0];
+            8'(rnic_spec_pkg::RNIC_FW_MAC_HI): reg_rdata = {16'b0, strap_mac[47:32]};
+            8'(rnic_spec_pkg::RNIC_FW_IPV4): reg_rdata = strap_ipv4;
+            8'(rnic_spec_pkg::RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
+            8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
+            8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
+            8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
+            8'(rnic_spec_pkg::RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_valid_reg};
+            8'(rnic_spec_pkg::RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len_reg};
             default: reg_rdata = 32'b0;
         endcase
     end
 
     logic is_reg, is_ctx, is_dbuf, is_ptx, is_prx, is_ram, wr;
-    assign is_ram = a < 32'(RNIC_FW_RAM_SIZE);
-    assign is_reg = a[31:8] == 24'(RNIC_FW_REG_BASE >> 8);
-    assign is_ctx = a[31:16] == 16'(RNIC_FW_CTXREG_BASE >> 16);
-    assign is_dbuf = a[31:16] == 16'(RNIC_FW_DMABUF_BASE >> 16) && a[15:14] == 2'b0;
-    assign is_ptx = a[31:16] == 16'(RNIC_FW_PKTTX_BASE >> 16) && a[15:11] == 5'b0;
-    assign is_prx = a[31:16] == 16'(RNIC_FW_PKTRX_BASE >> 16) && a[15:11] == 5'b0;
+    assign is_ram = a < 32'(rnic_spec_pkg::RNIC_FW_RAM_SIZE);
+    assign is_reg = a[31:8] == 24'(rnic_spec_pkg::RNIC_FW_REG_BASE >> 8);
+    assign is_ctx = a[31:16] == 16'(rnic_spec_pkg::RNIC_FW_CTXREG_BASE >> 16);
+    assign is_dbuf = a[31:16] == 16'(rnic_spec_pkg::RNIC_FW_DMABUF_BASE >> 16) && a[15:14] == 2'b0;
+    assign is_ptx = a[31:16] == 16'(rnic_spec_pkg::RNIC_FW_PKTTX_BASE >> 16) && a[15:11] == 5'b0;
+    assign is_prx = a[31:16] == 16'(rnic_spec_pkg::RNIC_FW_PKTRX_BASE >> 16) && a[15:11] == 5'b0;
     assign wr = |mem_wstrb;
+
+    // The CPU's ports of the block RAMs (dbuf's other port is the DMA engine's): each is read
+    // through a register of its own and written by byte lanes, as a block RAM is. Read into the
+    // shared rdata_reg, or written back whole, they would become LUTs or flip-flops.
+    logic [31:0]  ram_rdata, rdata_reg;
+    logic [511:0] dbuf_line;
+    logic         ram_rd_reg, dbuf_rd_reg;   // the access being answered reads the RAM, dbuf
+    logic [3:0]   lane_we;                   // bytes written by the access starting now
+    assign lane_we = !rst && mem_valid && !mem_ready ? mem_wstrb : 4'b0;
+    assign mem_rdata = ram_rd_reg ? ram_rdata :
+                       dbuf_rd_reg ? dbuf_line[{wsel, 5'b0} +: 32] : rdata_reg;
+
+    always_ff @(posedge clk) begin
+        for (int b = 0; b < 4; b++)
+            if (lane_we[b] && is_ram)
+                ram[a[16:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+        for (int w = 0; w < 16; w++)
+            for (int b = 0; b < 4; b++)
+                if (lane_we[b] && is_dbuf && wsel == 4'(w))
+                    dbuf[a[13:6]][w * 32 + b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+        ram_rdata <= ram[a[16:2]];
+        dbuf_line <= dbuf[a[13:6]];
+    end
 
     // an IRQ write waits while the previous one is pending
     logic stall;
-    assign stall = wr && is_reg && reg_off == 8'(RNIC_FW_IRQ) && irq_valid;
+    assign stall = wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_IRQ) && irq_valid;
 
     always_ff @(posedge clk) begin
         mem_ready <= 1'b0;
@@ -174,51 +197,45 @@ module rnic_soc
         end else begin
             if (irq_valid && irq_ready)
                 irq_valid <= 1'b0;
-            if (ctx_reset_valid && ctx_reset_ctx < 8'(RNIC_NUM_CTX))
+            if (ctx_reset_valid && ctx_reset_ctx < 8'(rnic_spec_pkg::RNIC_NUM_CTX))
                 ctx_reset_reg[ctx_reset_ctx[4:0]] <= 1'b1;
             if (mem_valid && !mem_ready && !stall) begin
                 mem_ready <= 1'b1;
-                mem_rdata <= 32'b0;
-                if (is_ram) begin
-                    mem_rdata <= ram[a[16:2]];
-                    for (int b = 0; b < 4; b++)
-                        if (mem_wstrb[b])
-                            ram[a[16:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
-                end else if (is_dbuf) begin
-                    mem_rdata <= dbuf[a[13:6]][{wsel, 5'b0} +: 32];
-                    if (wr)
-                        dbuf[a[13:6]] <= merge(dbuf[a[13:6]], wsel, mem_wdata, mem_wstrb);
-                end else if (is_ptx) begin
-                    mem_rdata <= ptx[a[10:6]][{wsel, 5'b0} +: 32];
+                ram_rd_reg <= is_ram;
+                dbuf_rd_reg <= is_dbuf;
+                rdata_reg <= 32'b0;
+                if (is_ptx) begin
+                    rdata_reg <= ptx[a[10:6]][{wsel, 5'b0} +: 32];
                     if (wr)
                         ptx[a[10:6]] <= merge(ptx[a[10:6]], wsel, mem_wdata, mem_wstrb);
                 end else if (is_prx) begin
-                    mem_rdata <= prx[a[10:6]][{wsel, 5'b0} +: 32];
+                    rdata_reg <= prx[a[10:6]][{wsel, 5'b0} +: 32];
                 end else if (is_ctx) begin
-                    mem_rdata <= ctx_rdata;
-                    if (wr && ctx_word == 4'(RNIC_CTX_CMDQ_CI / 4)) begin
+                    rdata_reg <= ctx_rdata;
+                    if (wr && ctx_word == 4'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4)) begin
                         ci_we <= 1'b1;
                         ci_val <= mem_wdata[15:0];
                     end
                 end else if (is_reg) begin
-                    mem_rdata <= reg_rdata;
-                    if (!wr && reg_off == 8'(RNIC_FW_CYCLES_LO))
+                    rdata_reg <= reg_rdata;
+                    if (!wr && reg_off == 8'(rnic_spec_pkg::RNIC_FW_CYCLES_LO))
                         cycles_hi_reg <= cycle[63:32];
                     if (wr) begin
                         case (reg_off)
-                            8'(RNIC_FW_CONSOLE): begin
+                            8'(rnic_spec_pkg::RNIC_FW_CONSOLE): begin
                                 console_valid <= 1'b1;
                                 console_char <= mem_wdata[7:0];
                             end
-                            8'(RNIC_FW_FW_VERSION): fw_version <= mem_wdata;
-                            8'(RNIC_FW_FW_STATUS): fw_status <= mem_wdata;
-                            8'(RNIC_FW_CTX_RESET): ctx_reset_reg <= ctx_reset_reg & ~mem_wdata;
-                            8'(RNIC_FW_IRQ): begin
+                            8'(rnic_spec_pkg::RNIC_FW_FW_VERSION): fw_version <= mem_wdata;
+                            8'(rnic_spec_pkg::RNIC_FW_FW_STATUS): fw_status <= mem_wdata;
+                            8'(rnic_spec_pkg::RNIC_FW_CTX_RESET):
+                                ctx_reset_reg <= ctx_reset_reg & ~mem_wdata;
+                            8'(rnic_spec_pkg::RNIC_FW_IRQ): begin
                                 irq_valid <= 1'b1;
                                 irq_vector <= mem_wdata[7:0];
                             end
-                            8'(RNIC_FW_CFG_ADDR): cfg_addr_reg <= mem_wdata;
-                            8'(RNIC_FW_CFG_DATA): begin
+                            8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): cfg_addr_reg <= mem_wdata;
+                            8'(rnic_spec_pkg::RNIC_FW_CFG_DATA): begin
                                 cfg_valid <= 1'b1;
                                 cfg_addr <= cfg_addr_reg;
                                 cfg_data <= mem_wdata;
@@ -234,15 +251,24 @@ module rnic_soc
 
     // ---- FW DMA engine: one request at a time between host memory and dbuf
     logic dma_go;
-    assign dma_go = mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(RNIC_FW_DMA_CTRL) &&
-                    mem_wdata[0] && !dma_busy_reg;
+    assign dma_go = mem_valid && !mem_ready && wr && is_reg &&
+                    reg_off == 8'(rnic_spec_pkg::RNIC_FW_DMA_CTRL) && mem_wdata[0] && !dma_busy_reg;
     assign rd_ready = dma_busy_reg && !dma_write_reg;
     assign wr_addr = dma_host_reg;
     assign wr_len = dma_len_reg;
     assign rdreq_addr = dma_host_reg;
     assign rdreq_len = dma_len_reg;
-    assign wr_data = dbuf[dma_local_reg + dma_beat_reg];
     assign wr_last = {dma_beat_reg, 6'b0} + 14'd64 >= 14'(dma_len_reg);
+
+    // the engine's port of dbuf: when sending, it reads a line ahead so that wr_data holds line
+    // dma_beat_reg
+    logic [7:0] dma_line;
+    assign dma_line = dma_local_reg + (dma_go ? 8'd0 : dma_beat_reg + 8'(wr_valid && wr_ready));
+    always_ff @(posedge clk) begin
+        if (!rst && rd_valid && rd_ready)
+            dbuf[dma_line] <= rd_data;
+        wr_data <= dbuf[dma_line];
+    end
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -252,10 +278,10 @@ module rnic_soc
         end else begin
             if (mem_valid && !mem_ready && wr && is_reg) begin
                 case (reg_off)
-                    8'(RNIC_FW_DMA_HOST_LO): dma_host_reg[31:0] <= mem_wdata;
-                    8'(RNIC_FW_DMA_HOST_HI): dma_host_reg[63:32] <= mem_wdata;
-                    8'(RNIC_FW_DMA_LOCAL): dma_local_reg <= mem_wdata[13:6];
-                    8'(RNIC_FW_DMA_LEN): dma_len_reg <= mem_wdata[15:0];
+                    8'(rnic_spec_pkg::RNIC_FW_DMA_HOST_LO): dma_host_reg[31:0] <= mem_wdata;
+                    8'(rnic_spec_pkg::RNIC_FW_DMA_HOST_HI): dma_host_reg[63:32] <= mem_wdata;
+                    8'(rnic_spec_pkg::RNIC_FW_DMA_LOCAL): dma_local_reg <= mem_wdata[13:6];
+                    8'(rnic_spec_pkg::RNIC_FW_DMA_LEN): dma_len_reg <= mem_wdata[15:0];
                     default: ;
                 endcase
             end
@@ -269,7 +295,6 @@ module rnic_soc
             if (rdreq_valid && rdreq_ready)
                 rdreq_valid <= 1'b0;
             if (rd_valid && rd_ready) begin
-                dbuf[dma_local_reg + dma_beat_reg] <= rd_data;
                 dma_beat_reg <= dma_beat_reg + 1'b1;
                 if (rd_last)
                     dma_busy_reg <= 1'b0;
@@ -293,10 +318,9 @@ module rnic_soc
     assign rx_ready = !prx_valid_reg;
 
     function automatic logic [6:0] keep_count(input logic [63:0] k);
-        logic [6:0] n = 0;
+        keep_count = 0;
         for (int i = 0; i < 64; i++)
-            n = n + 7'(k[i]);
-        return n;
+            keep_count = keep_count + 7'(k[i]);
     endfunction
 
     always_ff @(posedge clk) begin
@@ -306,8 +330,9 @@ module rnic_soc
             prx_beat_reg <= '0;
             prx_len_reg <= '0;
         end else begin
-            if (mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(RNIC_FW_PKT_TX_LEN) &&
-                !ptx_busy_reg && mem_wdata[10:0] != 11'd0) begin
+            if (mem_valid && !mem_ready && wr && is_reg &&
+                reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_TX_LEN) && !ptx_busy_reg &&
+                mem_wdata[10:0] != 11'd0) begin
                 ptx_busy_reg <= 1'b1;
                 ptx_len_reg <= mem_wdata[10:0];
                 ptx_beat_reg <= '0;
@@ -325,7 +350,8 @@ module rnic_soc
                 if (rx_last)
                     prx_valid_reg <= 1'b1;
             end
-            if (mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(RNIC_FW_PKT_RX_POP)) begin
+            if (mem_valid && !mem_ready && wr && is_reg &&
+                reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_RX_POP)) begin
                 prx_valid_reg <= 1'b0;
                 prx_beat_reg <= '0;
                 prx_len_reg <= '0;

@@ -1,13 +1,12 @@
 // RNIC top level, as it sits on an Alveo card: BAR0 (AXI4-Lite from XDMA/QDMA), a DMA master
 // toward host memory (descriptor + data streams: the XDMA/QDMA boundary), MSI-X, a 512-bit
 // AXI-Stream Ethernet port (the CMAC boundary), the soft-core subsystem and the datapath kernels.
-// Ports and data flow: docs/ARCHITECTURE.md.
+// Ports and data flow: docs/ARCHITECTURE.md. The RTL keeps to what Yosys 0.23 reads (make synth):
+// no `import` (package names qualified), no string-typed parameters, no array ports.
 `default_nettype none
 
-module rnic_top
-    import rnic_spec_pkg::*;
-#(
-    parameter string FW_HEX = "",              // firmware image ($readmemh)
+module rnic_top #(
+    parameter FW_HEX = "",                     // firmware image ($readmemh)
     parameter logic [31:0] BUILD_ID = 32'h0,   // git commit of the image
     parameter logic [31:0] BUILD_TIME = 32'h0  // seconds since 1970
 ) (
@@ -75,17 +74,18 @@ module rnic_top
 
     // kernel ports: the DPI vectors keep every field in whole 32-bit words, so the padding bits
     // of the output structs are never read
-    rnic_tx_in_t tx_in;
-    rnic_rx_in_t rx_in;
-    rnic_cq_in_t cq_in;
+    rnic_spec_pkg::rnic_tx_in_t tx_in;
+    rnic_spec_pkg::rnic_rx_in_t rx_in;
+    rnic_spec_pkg::rnic_cq_in_t cq_in;
     /* verilator lint_off UNUSEDSIGNAL */
-    rnic_tx_out_t tx_out;
-    rnic_rx_out_t rx_out;
-    rnic_cq_out_t cq_out;
+    rnic_spec_pkg::rnic_tx_out_t tx_out;
+    rnic_spec_pkg::rnic_rx_out_t rx_out;
+    rnic_spec_pkg::rnic_cq_out_t cq_out;
     /* verilator lint_on UNUSEDSIGNAL */
 
     // ---- BAR0 and the soft core
     logic [31:0] fw_version, fw_status, ctx_reset_pending, ctx_rdata, stats [32];
+    logic [1023:0] stats_vec;   // stats for BAR0, counter i at [i*32 +: 32]
     logic        ctx_reset_valid, ci_we;
     logic [7:0]  ctx_reset_ctx;
     logic [3:0]  ctx_sel, ctx_word;
@@ -103,7 +103,8 @@ module rnic_top
         .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
         .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
         .s_axil_rvalid, .s_axil_rready,
-        .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx, .stats,
+        .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx,
+        .stats(stats_vec),
         .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci(ci_val),
         .sq_db_data(sq_db), .sq_db_valid, .sq_db_ready(tx_out.db_ready),
         .cq_db_data(cq_db), .cq_db_valid, .cq_db_ready(cq_out.db_ready),
@@ -134,72 +135,52 @@ module rnic_top
         .rx_data(rx_out.fw_data), .rx_keep(rx_out.fw_keep), .rx_valid(rx_out.fw_valid),
         .rx_last(rx_out.fw_last), .rx_ready(fw_rx_ready));
 
+    // The arbiters' inputs are listed from the highest index down (input 0 is the rightmost).
+
     // ---- DMA reads: TX kernel (tag 0), firmware (tag 1), RX kernel (tag 2); data routed back by tag
-    logic [87:0] rdq_data [3];
-    logic        rdq_valid [3], rdq_last [3], rdq_ready [3];
-    logic        rdq_m_last;
-    assign rdq_data[0] = {8'd0, tx_out.rdreq_addr, tx_out.rdreq_len};
-    assign rdq_data[1] = {8'd1, fw_rdreq_addr, fw_rdreq_len};
-    assign rdq_data[2] = {8'd2, rx_out.rdreq_addr, rx_out.rdreq_len};
-    assign rdq_valid[0] = tx_out.rdreq_valid;
-    assign rdq_valid[1] = fw_rdreq_valid;
-    assign rdq_valid[2] = rx_out.rdreq_valid;
-    assign rdq_last[0] = 1'b1;
-    assign rdq_last[1] = 1'b1;
-    assign rdq_last[2] = 1'b1;
+    logic [2:0] rdq_ready;
+    logic       rdq_m_last;
     assign fw_rdreq_ready = rdq_ready[1];
     rnic_pkt_arb #(.N(3), .WIDTH(88)) rd_arb (
-        .clk, .rst, .s_data(rdq_data), .s_valid(rdq_valid), .s_last(rdq_last), .s_ready(rdq_ready),
+        .clk, .rst,
+        .s_data({8'd2, rx_out.rdreq_addr, rx_out.rdreq_len, 8'd1, fw_rdreq_addr, fw_rdreq_len,
+                 8'd0, tx_out.rdreq_addr, tx_out.rdreq_len}),
+        .s_valid({rx_out.rdreq_valid, fw_rdreq_valid, tx_out.rdreq_valid}), .s_last(3'b111),
+        .s_ready(rdq_ready),
         .m_data({m_dma_rd_req_tag, m_dma_rd_req_addr, m_dma_rd_req_len}), .m_valid(m_dma_rd_req_valid),
         .m_last(rdq_m_last), .m_ready(m_dma_rd_req_ready));
     assign s_dma_rd_ready = s_dma_rd_tag == 8'd0 ? tx_out.rd_ready :
                             s_dma_rd_tag == 8'd2 ? rx_out.rd_ready : fw_rd_ready;
 
     // ---- DMA writes: RX payload, CQ kernel, firmware
-    logic [591:0] wrq_data [3];
-    logic         wrq_valid [3], wrq_last [3], wrq_ready [3];
-    assign wrq_data[0] = {rx_out.wr_addr, rx_out.wr_len, rx_out.wr_data};
-    assign wrq_data[1] = {cq_out.wr_addr, cq_out.wr_len, cq_out.wr_data};
-    assign wrq_data[2] = {fw_wr_addr, fw_wr_len, fw_wr_data};
-    assign wrq_valid[0] = rx_out.wr_valid;
-    assign wrq_valid[1] = cq_out.wr_valid;
-    assign wrq_valid[2] = fw_wr_valid;
-    assign wrq_last[0] = rx_out.wr_last;
-    assign wrq_last[1] = cq_out.wr_last;
-    assign wrq_last[2] = fw_wr_last;
+    logic [2:0] wrq_ready;
     assign fw_wr_ready = wrq_ready[2];
     rnic_pkt_arb #(.N(3), .WIDTH(592)) wr_arb (
-        .clk, .rst, .s_data(wrq_data), .s_valid(wrq_valid), .s_last(wrq_last), .s_ready(wrq_ready),
+        .clk, .rst,
+        .s_data({fw_wr_addr, fw_wr_len, fw_wr_data, cq_out.wr_addr, cq_out.wr_len, cq_out.wr_data,
+                 rx_out.wr_addr, rx_out.wr_len, rx_out.wr_data}),
+        .s_valid({fw_wr_valid, cq_out.wr_valid, rx_out.wr_valid}),
+        .s_last({fw_wr_last, cq_out.wr_last, rx_out.wr_last}), .s_ready(wrq_ready),
         .m_data({m_dma_wr_addr, m_dma_wr_len, m_dma_wr_data}), .m_valid(m_dma_wr_valid),
         .m_last(m_dma_wr_last), .m_ready(m_dma_wr_ready));
 
     // ---- Ethernet transmit: RoCE (TX kernel: requests and responses), firmware frames (ARP)
-    logic [575:0] ethq_data [2];
-    logic         ethq_valid [2], ethq_last [2], ethq_ready [2];
-    assign ethq_data[0] = {tx_out.eth_keep, tx_out.eth_data};
-    assign ethq_data[1] = {fw_tx_keep, fw_tx_data};
-    assign ethq_valid[0] = tx_out.eth_valid;
-    assign ethq_valid[1] = fw_tx_valid;
-    assign ethq_last[0] = tx_out.eth_last;
-    assign ethq_last[1] = fw_tx_last;
+    logic [1:0] ethq_ready;
     assign fw_tx_ready = ethq_ready[1];
     rnic_pkt_arb #(.N(2), .WIDTH(576)) eth_arb (
-        .clk, .rst, .s_data(ethq_data), .s_valid(ethq_valid), .s_last(ethq_last), .s_ready(ethq_ready),
+        .clk, .rst, .s_data({fw_tx_keep, fw_tx_data, tx_out.eth_keep, tx_out.eth_data}),
+        .s_valid({fw_tx_valid, tx_out.eth_valid}), .s_last({fw_tx_last, tx_out.eth_last}),
+        .s_ready(ethq_ready),
         .m_data({m_axis_eth_tx_tkeep, m_axis_eth_tx_tdata}), .m_valid(m_axis_eth_tx_tvalid),
         .m_last(m_axis_eth_tx_tlast), .m_ready(m_axis_eth_tx_tready));
 
     // ---- MSI-X: CQ kernel and firmware
-    logic [7:0] irqq_data [2];
-    logic       irqq_valid [2], irqq_last [2], irqq_ready [2], irq_m_last;
-    assign irqq_data[0] = cq_out.irq_vector;
-    assign irqq_data[1] = fw_irq_vector;
-    assign irqq_valid[0] = cq_out.irq_valid;
-    assign irqq_valid[1] = fw_irq_valid;
-    assign irqq_last[0] = 1'b1;
-    assign irqq_last[1] = 1'b1;
+    logic [1:0] irqq_ready;
+    logic       irq_m_last;
     assign fw_irq_ready = irqq_ready[1];
     rnic_pkt_arb #(.N(2), .WIDTH(8)) irq_arb (
-        .clk, .rst, .s_data(irqq_data), .s_valid(irqq_valid), .s_last(irqq_last), .s_ready(irqq_ready),
+        .clk, .rst, .s_data({fw_irq_vector, cq_out.irq_vector}),
+        .s_valid({fw_irq_valid, cq_out.irq_valid}), .s_last(2'b11), .s_ready(irqq_ready),
         .m_data(irq_vector), .m_valid(irq_valid), .m_last(irq_m_last), .m_ready(irq_ready));
 
     // ---- kernels
@@ -278,38 +259,41 @@ module rnic_top
     always_comb begin
         for (int i = 0; i < 32; i++)
             stats[i] = 32'h0;
-        stats[RNIC_STAT_RX_FRAMES] = rx_out.stat_frames;
-        stats[RNIC_STAT_RX_ROCE] = rx_out.stat_roce;
-        stats[RNIC_STAT_RX_TO_FW] = rx_out.stat_to_fw;
-        stats[RNIC_STAT_RX_DROP_ICRC] = rx_out.stat_drop_icrc;
-        stats[RNIC_STAT_RX_DROP_MALFORMED] = rx_out.stat_drop_malformed;
-        stats[RNIC_STAT_RX_DROP_QPN] = rx_out.stat_drop_qpn;
-        stats[RNIC_STAT_RX_NAK_PSN] = rx_out.stat_nak_psn;
-        stats[RNIC_STAT_RX_DUP] = rx_out.stat_dup;
-        stats[RNIC_STAT_RX_NAK_ACCESS] = rx_out.stat_nak_access;
-        stats[RNIC_STAT_RX_NAK_INV] = rx_out.stat_nak_inv;
-        stats[RNIC_STAT_RX_DROP_OVERFLOW] = rx_out.stat_drop_overflow;
-        stats[RNIC_STAT_RX_WRITE_BYTES] = rx_out.stat_write_bytes;
-        stats[RNIC_STAT_TX_FRAMES] = tx_out.stat_frames;
-        stats[RNIC_STAT_TX_ACKS] = tx_out.stat_acks;
-        stats[RNIC_STAT_TX_WQES] = tx_out.stat_wqes;
-        stats[RNIC_STAT_TX_BYTES] = tx_out.stat_bytes;
-        stats[RNIC_STAT_TX_RETRANSMITS] = tx_out.stat_retransmits;
-        stats[RNIC_STAT_TX_NAKS_RCVD] = tx_out.stat_naks;
-        stats[RNIC_STAT_CQ_CQES] = cq_out.stat_cqes;
-        stats[RNIC_STAT_CQ_OVERFLOW] = cq_out.stat_overflow;
-        stats[RNIC_STAT_TX_DROP_DB] = tx_out.stat_drop_db;
-        stats[RNIC_STAT_RX_FW_DROP] = rx_out.stat_fw_drop;
-        stats[RNIC_STAT_RX_NAK_RNR] = rx_out.stat_nak_rnr;
-        stats[RNIC_STAT_TX_RNR_RCVD] = tx_out.stat_rnr;
-        stats[RNIC_STAT_RX_READ_REQS] = rx_out.stat_read_reqs;
-        stats[RNIC_STAT_RX_ATOMICS] = rx_out.stat_atomics;
-        stats[RNIC_STAT_RX_RECV_BYTES] = rx_out.stat_recv_bytes;
-        stats[RNIC_STAT_RX_RD_RSP_BYTES] = rx_out.stat_rd_rsp_bytes;
-        stats[RNIC_STAT_RX_DROP_RSP] = rx_out.stat_drop_rsp;
-        stats[RNIC_STAT_RX_DROP_DB] = rx_out.stat_drop_db;
-        stats[RNIC_STAT_RX_DROP_NORECV] = rx_out.stat_drop_norecv;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_FRAMES] = rx_out.stat_frames;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_ROCE] = rx_out.stat_roce;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_TO_FW] = rx_out.stat_to_fw;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_ICRC] = rx_out.stat_drop_icrc;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_MALFORMED] = rx_out.stat_drop_malformed;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_QPN] = rx_out.stat_drop_qpn;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_NAK_PSN] = rx_out.stat_nak_psn;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DUP] = rx_out.stat_dup;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_NAK_ACCESS] = rx_out.stat_nak_access;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_NAK_INV] = rx_out.stat_nak_inv;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_OVERFLOW] = rx_out.stat_drop_overflow;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_WRITE_BYTES] = rx_out.stat_write_bytes;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_FRAMES] = tx_out.stat_frames;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_ACKS] = tx_out.stat_acks;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_WQES] = tx_out.stat_wqes;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_BYTES] = tx_out.stat_bytes;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_RETRANSMITS] = tx_out.stat_retransmits;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_NAKS_RCVD] = tx_out.stat_naks;
+        stats[rnic_spec_pkg::RNIC_STAT_CQ_CQES] = cq_out.stat_cqes;
+        stats[rnic_spec_pkg::RNIC_STAT_CQ_OVERFLOW] = cq_out.stat_overflow;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_DROP_DB] = tx_out.stat_drop_db;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_FW_DROP] = rx_out.stat_fw_drop;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_NAK_RNR] = rx_out.stat_nak_rnr;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_RNR_RCVD] = tx_out.stat_rnr;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_READ_REQS] = rx_out.stat_read_reqs;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_ATOMICS] = rx_out.stat_atomics;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_RECV_BYTES] = rx_out.stat_recv_bytes;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_RD_RSP_BYTES] = rx_out.stat_rd_rsp_bytes;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_RSP] = rx_out.stat_drop_rsp;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_DB] = rx_out.stat_drop_db;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_NORECV] = rx_out.stat_drop_norecv;
     end
+    always_comb
+        for (int i = 0; i < 32; i++)
+            stats_vec[i * 32 +: 32] = stats[i];
 
     logic unused;
     assign unused = &{1'b0, rdq_m_last, irq_m_last, rdq_ready[0], tx_out.rdreq_valid};
