@@ -328,42 +328,107 @@ KERNEL_WRAPPER = """// {banner}
 // Wrapper of the {K} HLS C kernel (hw/kernels/{k}). Per-clock contract (docs/ARCHITECTURE.md):
 // at every rising edge the kernel's C step function is called once through DPI-C with the inputs
 // sampled at that edge; what it returns becomes the outputs for the next cycle (all registered).
-// In the bitstream flow this module is replaced by the Vitis HLS core of the same C source.
+// In the card image (RNIC_HLS_KERNELS, set by bitstreams/common/vivado.tcl) the Vitis HLS core of
+// the same C source, rnic_{k}_top (bitstreams/common/hls_top.c: latency 0, AGGREGATE compact=bit:
+// fields in declaration order from bit 0, each as wide as its C type), takes the step's place and
+// its outputs are registered the same way. Under any other synthesis (SYNTHESIS: Yosys) the
+// module is a black box with the same ports. Package names are qualified: Yosys 0.23 has no
+// `import`.
 `default_nettype none
 
-module rnic_{k}_kernel
-    import rnic_spec_pkg::*;
-(
-    input  wire                 clk,
-    input  wire                 rst,
-    input  wire [63:0]          cycle,
-    input  var  rnic_{k}_in_t   k_in,   // rst and cycle fields are filled here
-    output rnic_{k}_out_t       k_out
+`ifdef RNIC_HLS_KERNELS
+module rnic_{k}_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_{k}_in_t k_in,
+    output rnic_spec_pkg::rnic_{k}_out_t     k_out
 );
+    rnic_spec_pkg::rnic_{k}_in_t i;
+    wire [{in_bits}:0] hls_in;
+    wire [{out_bits}:0] hls_out;
+
+    always_comb begin
+        i = k_in;
+        i.rst = rst;
+        i.cycle = cycle;
+    end
+    assign hls_in = {{
+{in_concat}
+    }};
+    rnic_{k}_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
+    always_ff @(posedge clk) begin
+        k_out <= '0;
+{out_assign}
+    end
+endmodule
+`else
+`ifdef SYNTHESIS
+(* blackbox *)
+`endif
+module rnic_{k}_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_{k}_in_t k_in,   // rst and cycle fields are filled here
+    output rnic_spec_pkg::rnic_{k}_out_t     k_out
+);
+`ifndef SYNTHESIS
     import "DPI-C" function chandle rnic_{k}_dpi_new();
     import "DPI-C" function void rnic_{k}_dpi_step(input chandle h,
-        input bit [RNIC_{K}_IN_WORDS*32-1:0] i, output bit [RNIC_{K}_OUT_WORDS*32-1:0] o);
+        input bit [rnic_spec_pkg::RNIC_{K}_IN_WORDS*32-1:0] i,
+        output bit [rnic_spec_pkg::RNIC_{K}_OUT_WORDS*32-1:0] o);
 
     chandle h;
     initial h = rnic_{k}_dpi_new();
 
     always_ff @(posedge clk) begin : step
-        rnic_{k}_in_t i;
-        bit [RNIC_{K}_OUT_WORDS*32-1:0] o;
+        rnic_spec_pkg::rnic_{k}_in_t i;
+        bit [rnic_spec_pkg::RNIC_{K}_OUT_WORDS*32-1:0] o;
         i = k_in;
         i.rst = rst;
         i.cycle = cycle;
         rnic_{k}_dpi_step(h, i, o);
         k_out <= o;
     end
+`endif
 endmodule
+`endif
 
 `default_nettype wire
 """
 
 
+def hls_fields(ports, name, prefix):
+    """[(SystemVerilog path, spec bits, C bits)] of port `name` in declaration order: the layout
+    of Vitis HLS's AGGREGATE compact=bit (each field as wide as its C type, byte arrays element 0
+    first, nested structs in place)."""
+    out = []
+    for fname, ftype, bits, _, _, count in port_layout(ports, name):
+        path = f"{prefix}.{fname}"
+        if ftype in ports:
+            out += hls_fields(ports, ftype, path)
+        elif ftype == "bytes":
+            out.append((path, bits, bits))
+        else:
+            out.append((path, bits, int(c_port_type(ftype, bits)[4:-2])))
+    return out
+
+
 def gen_wrapper(k):
-    return lambda spec: KERNEL_WRAPPER.format(k=k, K=k.upper(), banner=BANNER)
+    def gen(spec):
+        ports = {p["name"]: p for p in spec["port"]}
+        ins = hls_fields(ports, f"{k.upper()}_IN", "i")
+        outs = hls_fields(ports, f"{k.upper()}_OUT", "k_out")
+        in_concat = ",\n".join(f"        {cb}'({path})" for path, _, cb in reversed(ins))
+        lines, off = [], 0
+        for path, bits, cb in outs:
+            lines.append(f"        {path} <= hls_out[{off + bits - 1}:{off}];")
+            off += cb
+        return KERNEL_WRAPPER.format(k=k, K=k.upper(), banner=BANNER, in_concat=in_concat,
+                                     in_bits=sum(c for _, _, c in ins) - 1, out_bits=off - 1,
+                                     out_assign="\n".join(lines))
+    return gen
 
 
 def gen_uapi(spec):
@@ -373,6 +438,9 @@ def gen_uapi(spec):
            f"/* {BANNER} */", f"/* {u['doc']} */", "#ifndef RNIC_UAPI_H", "#define RNIC_UAPI_H", "",
            "#include <linux/ioctl.h>", "#include <linux/types.h>", "",
            f"#define RNIC_UAPI_VERSION {u['version']}", f"#define RNIC_IOCTL_TYPE 0x{u['ioctl_type']:02x}", ""]
+    for cname, value, doc in u["consts"]:
+        out.append(f"#define RNIC_UAPI_{cname} 0x{value:x}ULL /* {doc} */")
+    out.append("")
     sizes = {"u8": 1, "u32": 4, "u64": 8}
     for io in spec["ioctl"]:
         name = io["name"].lower()

@@ -89,7 +89,39 @@ def test_hls_tops_are_c_over_the_kernels():
 
 @pytest.mark.parametrize("board", ["u250", "u280", "u55c"])
 def test_board_folders(board):
-    for key in ("part", "board_part", "pcie", "qsfp", "qsfp_clock", "flash", "flash_interface"):
+    for key in ("part", "board_part", "pcie", "qsfp", "qsfp_clock", "flash", "flash_interface", "flash_offset"):
         r = subprocess.run(["bash", ROOT / "bitstreams" / "common" / "board.sh", board, key], capture_output=True,
                            text=True)
         assert r.returncode == 0 and r.stdout.strip(), (key, r.stderr)
+
+
+def test_card_kernel_wrappers_fit_the_hls_cores(tmp_path):
+    """Built with RNIC_HLS_KERNELS (the card image), each generated kernel wrapper feeds its Vitis
+    HLS core (stood in for by a module with the same ports: ap_clk, ap_rst, k_in, k_out) and
+    registers its outputs; Verilator checks every width of the card's whole RTL."""
+    import re
+    stubs = []
+    for k in ("tx", "rx", "cq"):
+        text = (ROOT / "spec" / "gen" / f"rnic_{k}_kernel.sv").read_text()
+        win, wout = (int(re.search(rf"wire \[(\d+):0\] hls_{d};", text).group(1)) + 1 for d in ("in", "out"))
+        assert win % 8 == 0 and wout % 8 == 0  # whole C fields
+        stubs.append(f"module rnic_{k}_top (input wire ap_clk, input wire ap_rst, input wire [{win - 1}:0] k_in,\n"
+                     f"    output wire [{wout - 1}:0] k_out);\n    assign k_out = {{{wout}{{^k_in ^ ap_rst}}}};\n"
+                     f"endmodule\n")
+    (tmp_path / "hls_stubs.sv").write_text("\n".join(stubs))
+    srcs = subprocess.run(["make", "-s", "--no-print-directory", "-f", "-", "print"], cwd=ROOT, text=True,
+                          capture_output=True, check=True,
+                          input="include Makefile\nprint:\n\t@echo $(CARD_SRCS)\n").stdout.split()
+    r = subprocess.run(["verilator", "--lint-only", "-Wall", "-Wno-UNUSEDSIGNAL", "-Wno-DECLFILENAME", "--timescale", "1ns/1ps",
+                        "+define+RNIC_HLS_KERNELS", str(ROOT / "hw" / "rtl" / "picorv32.vlt"), "--top-module",
+                        "rnic_card", *srcs, str(tmp_path / "hls_stubs.sv")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("mac,ipv4,msg", [("02:00:00:00:00", "10.0.0.1", "is not aa:bb:cc:dd:ee:ff"),
+                                          ("02:00:00:00:00:01", "10.0.0.300", "is not an IPv4 address")])
+def test_card_addresses_are_checked_first(tmp_path, mac, ipv4, msg):
+    """MAC and IPv4 address are the image's own: a bad one stops the build before any tool runs"""
+    r = subprocess.run(["bash", ROOT / "bitstreams" / "common" / "build.sh", "u280", tmp_path, "12345678",
+                        tmp_path / "fw.hex", "0", mac, ipv4], capture_output=True, text=True)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr

@@ -48,7 +48,12 @@ if [ "$dry" = 0 ] && [ "$(id -u)" -ne 0 ]; then
   echo "flash: writing the flash and rescanning PCIe need root" >&2; exit 2
 fi
 run xbflash.qspi --primary "$image" --card "$bdf" --force
-# the new image takes effect after the FPGA reloads: hot reset through remove + rescan
+# the driver lets go of the card and binds again (remove + rescan: a hot reset of its function);
+# the FPGA itself loads the flash image only at power-up
 run sh -c "echo 1 > /sys/bus/pci/devices/$bdf/remove"
 run sh -c "echo 1 > /sys/bus/pci/rescan"
-echo "flash: done; load the driver (modprobe rnic) and check: scripts/rnic-run ibv_devinfo"
+for f in /sys/bus/pci/devices/"$bdf"/misc/rnic*/build_id; do
+  [ -r "$f" ] && echo "flash: the running image reports build ID $(cat "$f")"
+done
+echo "flash: done. The card runs the new image after a cold reboot (power cycle) of the host;" \
+  "then: modprobe rnic (or insmod build/kmod/\$(uname -r)/rnic.ko) and scripts/rnic-run ibv_devinfo"

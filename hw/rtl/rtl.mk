@@ -6,11 +6,23 @@ RTL_TOP := rnic_top
 RTL_SRCS = $(SPEC_INC)/rnic_spec_pkg.sv $(PICORV32_V) \
 	$(addprefix $(SPEC_INC)/,rnic_tx_kernel.sv rnic_rx_kernel.sv rnic_cq_kernel.sv) \
 	$(addprefix $(ROOT)/hw/rtl/,rnic_fifo.sv rnic_pkt_arb.sv rnic_bar0.sv rnic_soc.sv rnic_top.sv)
+# the card's top: rnic_top, its DMA on an AXI4 master, its MSI-X as the PCIe bridge's interrupts
+CARD_TOP := rnic_card
+CARD_SRCS = $(RTL_SRCS) $(addprefix $(ROOT)/hw/rtl/,rnic_dma_axi.sv rnic_irq_usr.sv) \
+	$(ROOT)/bitstreams/common/rnic_card.sv
 RTL_VLT := $(ROOT)/hw/rtl/picorv32.vlt
 VERILATOR_FLAGS := --timescale 1ns/1ps -Wno-fatal $(RTL_VLT)
 
 .PHONY: rtl-lint
 rtl-lint:
 	verilator --lint-only -Wall --timescale 1ns/1ps $(RTL_VLT) --top-module $(RTL_TOP) $(RTL_SRCS)
+	verilator --lint-only -Wall --timescale 1ns/1ps $(RTL_VLT) --top-module $(CARD_TOP) $(CARD_SRCS)
 
 ALL_TARGETS += rtl-lint
+
+# Synthesizability check: Yosys synth_xilinx for UltraScale+ over all of the card's RTL (CARD_SRCS),
+# `check -assert` and a resource table (figures in build/synth/resources.json). Not in `all`: it takes minutes; the
+# tests run it (tests/test_synth.py).
+.PHONY: synth
+synth:
+	$(PY) hw/synth/yosys_synth.py --top $(CARD_TOP) --out $(BUILD)/synth $(CARD_SRCS)

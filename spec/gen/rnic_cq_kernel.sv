@@ -2,34 +2,121 @@
 // Wrapper of the CQ HLS C kernel (hw/kernels/cq). Per-clock contract (docs/ARCHITECTURE.md):
 // at every rising edge the kernel's C step function is called once through DPI-C with the inputs
 // sampled at that edge; what it returns becomes the outputs for the next cycle (all registered).
-// In the bitstream flow this module is replaced by the Vitis HLS core of the same C source.
+// In the card image (RNIC_HLS_KERNELS, set by bitstreams/common/vivado.tcl) the Vitis HLS core of
+// the same C source, rnic_cq_top (bitstreams/common/hls_top.c: latency 0, AGGREGATE compact=bit:
+// fields in declaration order from bit 0, each as wide as its C type), takes the step's place and
+// its outputs are registered the same way. Under any other synthesis (SYNTHESIS: Yosys) the
+// module is a black box with the same ports. Package names are qualified: Yosys 0.23 has no
+// `import`.
 `default_nettype none
 
-module rnic_cq_kernel
-    import rnic_spec_pkg::*;
-(
-    input  wire                 clk,
-    input  wire                 rst,
-    input  wire [63:0]          cycle,
-    input  var  rnic_cq_in_t   k_in,   // rst and cycle fields are filled here
-    output rnic_cq_out_t       k_out
+`ifdef RNIC_HLS_KERNELS
+module rnic_cq_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_cq_in_t k_in,
+    output rnic_spec_pkg::rnic_cq_out_t     k_out
 );
+    rnic_spec_pkg::rnic_cq_in_t i;
+    wire [887:0] hls_in;
+    wire [711:0] hls_out;
+
+    always_comb begin
+        i = k_in;
+        i.rst = rst;
+        i.cycle = cycle;
+    end
+    assign hls_in = {
+        8'(i.irq_ready),
+        8'(i.wr_ready),
+        16'(i.db_ci),
+        8'(i.db_arm),
+        16'(i.db_cqn),
+        8'(i.db_ctx),
+        8'(i.db_valid),
+        8'(i.rxc.ctx),
+        8'(i.rxc.evt),
+        16'(i.rxc.wqe_index),
+        64'(i.rxc.ts_start),
+        8'(i.rxc.wc_flags),
+        8'(i.rxc.status),
+        8'(i.rxc.opcode),
+        32'(i.rxc.imm),
+        32'(i.rxc.byte_len),
+        64'(i.rxc.wr_id),
+        32'(i.rxc.src_qp),
+        32'(i.rxc.qpn),
+        16'(i.rxc.cqn),
+        8'(i.rxc_valid),
+        8'(i.txc.ctx),
+        8'(i.txc.evt),
+        16'(i.txc.wqe_index),
+        64'(i.txc.ts_start),
+        8'(i.txc.wc_flags),
+        8'(i.txc.status),
+        8'(i.txc.opcode),
+        32'(i.txc.imm),
+        32'(i.txc.byte_len),
+        64'(i.txc.wr_id),
+        32'(i.txc.src_qp),
+        32'(i.txc.qpn),
+        16'(i.txc.cqn),
+        8'(i.txc_valid),
+        32'(i.cfg_data),
+        32'(i.cfg_addr),
+        8'(i.cfg_valid),
+        64'(i.cycle),
+        8'(i.rst)
+    };
+    rnic_cq_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
+    always_ff @(posedge clk) begin
+        k_out <= '0;
+        k_out.txc_ready <= hls_out[0:0];
+        k_out.rxc_ready <= hls_out[8:8];
+        k_out.db_ready <= hls_out[16:16];
+        k_out.wr_valid <= hls_out[24:24];
+        k_out.wr_addr <= hls_out[95:32];
+        k_out.wr_len <= hls_out[111:96];
+        k_out.wr_data <= hls_out[623:112];
+        k_out.wr_last <= hls_out[624:624];
+        k_out.irq_valid <= hls_out[632:632];
+        k_out.irq_vector <= hls_out[647:640];
+        k_out.stat_cqes <= hls_out[679:648];
+        k_out.stat_overflow <= hls_out[711:680];
+    end
+endmodule
+`else
+`ifdef SYNTHESIS
+(* blackbox *)
+`endif
+module rnic_cq_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_cq_in_t k_in,   // rst and cycle fields are filled here
+    output rnic_spec_pkg::rnic_cq_out_t     k_out
+);
+`ifndef SYNTHESIS
     import "DPI-C" function chandle rnic_cq_dpi_new();
     import "DPI-C" function void rnic_cq_dpi_step(input chandle h,
-        input bit [RNIC_CQ_IN_WORDS*32-1:0] i, output bit [RNIC_CQ_OUT_WORDS*32-1:0] o);
+        input bit [rnic_spec_pkg::RNIC_CQ_IN_WORDS*32-1:0] i,
+        output bit [rnic_spec_pkg::RNIC_CQ_OUT_WORDS*32-1:0] o);
 
     chandle h;
     initial h = rnic_cq_dpi_new();
 
     always_ff @(posedge clk) begin : step
-        rnic_cq_in_t i;
-        bit [RNIC_CQ_OUT_WORDS*32-1:0] o;
+        rnic_spec_pkg::rnic_cq_in_t i;
+        bit [rnic_spec_pkg::RNIC_CQ_OUT_WORDS*32-1:0] o;
         i = k_in;
         i.rst = rst;
         i.cycle = cycle;
         rnic_cq_dpi_step(h, i, o);
         k_out <= o;
     end
+`endif
 endmodule
+`endif
 
 `default_nettype wire

@@ -2,34 +2,165 @@
 // Wrapper of the RX HLS C kernel (hw/kernels/rx). Per-clock contract (docs/ARCHITECTURE.md):
 // at every rising edge the kernel's C step function is called once through DPI-C with the inputs
 // sampled at that edge; what it returns becomes the outputs for the next cycle (all registered).
-// In the bitstream flow this module is replaced by the Vitis HLS core of the same C source.
+// In the card image (RNIC_HLS_KERNELS, set by bitstreams/common/vivado.tcl) the Vitis HLS core of
+// the same C source, rnic_rx_top (bitstreams/common/hls_top.c: latency 0, AGGREGATE compact=bit:
+// fields in declaration order from bit 0, each as wide as its C type), takes the step's place and
+// its outputs are registered the same way. Under any other synthesis (SYNTHESIS: Yosys) the
+// module is a black box with the same ports. Package names are qualified: Yosys 0.23 has no
+// `import`.
 `default_nettype none
 
-module rnic_rx_kernel
-    import rnic_spec_pkg::*;
-(
-    input  wire                 clk,
-    input  wire                 rst,
-    input  wire [63:0]          cycle,
-    input  var  rnic_rx_in_t   k_in,   // rst and cycle fields are filled here
-    output rnic_rx_out_t       k_out
+`ifdef RNIC_HLS_KERNELS
+module rnic_rx_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_rx_in_t k_in,
+    output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
+    rnic_spec_pkg::rnic_rx_in_t i;
+    wire [1999:0] hls_in;
+    wire [2751:0] hls_out;
+
+    always_comb begin
+        i = k_in;
+        i.rst = rst;
+        i.cycle = cycle;
+    end
+    assign hls_in = {
+        8'(i.rdreq_ready),
+        8'(i.cpl_ready),
+        8'(i.fw_ready),
+        8'(i.rsp_ready),
+        8'(i.ack_ready),
+        8'(i.wr_ready),
+        512'(i.rdx.sge),
+        8'(i.rdx.nsge),
+        8'(i.rdx.kind),
+        32'(i.rdx.npkts),
+        32'(i.rdx.first_psn),
+        32'(i.rdx.qpn),
+        8'(i.rdx_valid),
+        8'(i.rd_last),
+        512'(i.rd_data),
+        8'(i.rd_valid),
+        8'(i.db_srq),
+        16'(i.db_pi),
+        16'(i.db_qpn),
+        8'(i.db_ctx),
+        8'(i.db_valid),
+        8'(i.eth_last),
+        64'(i.eth_keep),
+        512'(i.eth_data),
+        8'(i.eth_valid),
+        32'(i.cfg_data),
+        32'(i.cfg_addr),
+        8'(i.cfg_valid),
+        64'(i.cycle),
+        8'(i.rst)
+    };
+    rnic_rx_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
+    always_ff @(posedge clk) begin
+        k_out <= '0;
+        k_out.db_ready <= hls_out[0:0];
+        k_out.rd_ready <= hls_out[8:8];
+        k_out.rdx_ready <= hls_out[16:16];
+        k_out.wr_valid <= hls_out[24:24];
+        k_out.wr_addr <= hls_out[95:32];
+        k_out.wr_len <= hls_out[111:96];
+        k_out.wr_data <= hls_out[623:112];
+        k_out.wr_last <= hls_out[624:624];
+        k_out.rdreq_valid <= hls_out[632:632];
+        k_out.rdreq_addr <= hls_out[703:640];
+        k_out.rdreq_len <= hls_out[719:704];
+        k_out.ack_valid <= hls_out[720:720];
+        k_out.ack_qpn <= hls_out[751:728];
+        k_out.ack_psn <= hls_out[783:760];
+        k_out.ack_syndrome <= hls_out[799:792];
+        k_out.ack_msn <= hls_out[823:800];
+        k_out.ack_rd <= hls_out[832:832];
+        k_out.rsp_valid <= hls_out[840:840];
+        k_out.rsp.kind <= hls_out[855:848];
+        k_out.rsp.qpn <= hls_out[879:856];
+        k_out.rsp.psn <= hls_out[911:888];
+        k_out.rsp.syndrome <= hls_out[927:920];
+        k_out.rsp.msn <= hls_out[951:928];
+        k_out.rsp.va <= hls_out[1023:960];
+        k_out.rsp.mpt <= hls_out[1055:1024];
+        k_out.rsp.len <= hls_out[1087:1056];
+        k_out.rsp.atomic <= hls_out[1151:1088];
+        k_out.fw_valid <= hls_out[1152:1152];
+        k_out.fw_data <= hls_out[1671:1160];
+        k_out.fw_keep <= hls_out[1735:1672];
+        k_out.fw_last <= hls_out[1736:1736];
+        k_out.cpl_valid <= hls_out[1744:1744];
+        k_out.cpl.cqn <= hls_out[1767:1752];
+        k_out.cpl.qpn <= hls_out[1791:1768];
+        k_out.cpl.src_qp <= hls_out[1823:1800];
+        k_out.cpl.wr_id <= hls_out[1895:1832];
+        k_out.cpl.byte_len <= hls_out[1927:1896];
+        k_out.cpl.imm <= hls_out[1959:1928];
+        k_out.cpl.opcode <= hls_out[1967:1960];
+        k_out.cpl.status <= hls_out[1975:1968];
+        k_out.cpl.wc_flags <= hls_out[1983:1976];
+        k_out.cpl.ts_start <= hls_out[2047:1984];
+        k_out.cpl.wqe_index <= hls_out[2063:2048];
+        k_out.cpl.evt <= hls_out[2071:2064];
+        k_out.cpl.ctx <= hls_out[2079:2072];
+        k_out.stat_frames <= hls_out[2111:2080];
+        k_out.stat_roce <= hls_out[2143:2112];
+        k_out.stat_to_fw <= hls_out[2175:2144];
+        k_out.stat_drop_icrc <= hls_out[2207:2176];
+        k_out.stat_drop_malformed <= hls_out[2239:2208];
+        k_out.stat_drop_qpn <= hls_out[2271:2240];
+        k_out.stat_nak_psn <= hls_out[2303:2272];
+        k_out.stat_dup <= hls_out[2335:2304];
+        k_out.stat_nak_access <= hls_out[2367:2336];
+        k_out.stat_nak_inv <= hls_out[2399:2368];
+        k_out.stat_drop_overflow <= hls_out[2431:2400];
+        k_out.stat_write_bytes <= hls_out[2463:2432];
+        k_out.stat_fw_drop <= hls_out[2495:2464];
+        k_out.stat_nak_rnr <= hls_out[2527:2496];
+        k_out.stat_read_reqs <= hls_out[2559:2528];
+        k_out.stat_atomics <= hls_out[2591:2560];
+        k_out.stat_recv_bytes <= hls_out[2623:2592];
+        k_out.stat_rd_rsp_bytes <= hls_out[2655:2624];
+        k_out.stat_drop_rsp <= hls_out[2687:2656];
+        k_out.stat_drop_db <= hls_out[2719:2688];
+        k_out.stat_drop_norecv <= hls_out[2751:2720];
+    end
+endmodule
+`else
+`ifdef SYNTHESIS
+(* blackbox *)
+`endif
+module rnic_rx_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_rx_in_t k_in,   // rst and cycle fields are filled here
+    output rnic_spec_pkg::rnic_rx_out_t     k_out
+);
+`ifndef SYNTHESIS
     import "DPI-C" function chandle rnic_rx_dpi_new();
     import "DPI-C" function void rnic_rx_dpi_step(input chandle h,
-        input bit [RNIC_RX_IN_WORDS*32-1:0] i, output bit [RNIC_RX_OUT_WORDS*32-1:0] o);
+        input bit [rnic_spec_pkg::RNIC_RX_IN_WORDS*32-1:0] i,
+        output bit [rnic_spec_pkg::RNIC_RX_OUT_WORDS*32-1:0] o);
 
     chandle h;
     initial h = rnic_rx_dpi_new();
 
     always_ff @(posedge clk) begin : step
-        rnic_rx_in_t i;
-        bit [RNIC_RX_OUT_WORDS*32-1:0] o;
+        rnic_spec_pkg::rnic_rx_in_t i;
+        bit [rnic_spec_pkg::RNIC_RX_OUT_WORDS*32-1:0] o;
         i = k_in;
         i.rst = rst;
         i.cycle = cycle;
         rnic_rx_dpi_step(h, i, o);
         k_out <= o;
     end
+`endif
 endmodule
+`endif
 
 `default_nettype wire

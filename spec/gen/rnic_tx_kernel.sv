@@ -2,34 +2,141 @@
 // Wrapper of the TX HLS C kernel (hw/kernels/tx). Per-clock contract (docs/ARCHITECTURE.md):
 // at every rising edge the kernel's C step function is called once through DPI-C with the inputs
 // sampled at that edge; what it returns becomes the outputs for the next cycle (all registered).
-// In the bitstream flow this module is replaced by the Vitis HLS core of the same C source.
+// In the card image (RNIC_HLS_KERNELS, set by bitstreams/common/vivado.tcl) the Vitis HLS core of
+// the same C source, rnic_tx_top (bitstreams/common/hls_top.c: latency 0, AGGREGATE compact=bit:
+// fields in declaration order from bit 0, each as wide as its C type), takes the step's place and
+// its outputs are registered the same way. Under any other synthesis (SYNTHESIS: Yosys) the
+// module is a black box with the same ports. Package names are qualified: Yosys 0.23 has no
+// `import`.
 `default_nettype none
 
-module rnic_tx_kernel
-    import rnic_spec_pkg::*;
-(
-    input  wire                 clk,
-    input  wire                 rst,
-    input  wire [63:0]          cycle,
-    input  var  rnic_tx_in_t   k_in,   // rst and cycle fields are filled here
-    output rnic_tx_out_t       k_out
+`ifdef RNIC_HLS_KERNELS
+module rnic_tx_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_tx_in_t k_in,
+    output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
+    rnic_spec_pkg::rnic_tx_in_t i;
+    wire [1183:0] hls_in;
+    wire [1935:0] hls_out;
+
+    always_comb begin
+        i = k_in;
+        i.rst = rst;
+        i.cycle = cycle;
+    end
+    assign hls_in = {
+        8'(i.rdx_ready),
+        8'(i.cpl_ready),
+        8'(i.eth_ready),
+        8'(i.rdreq_ready),
+        64'(i.rsp.atomic),
+        32'(i.rsp.len),
+        32'(i.rsp.mpt),
+        64'(i.rsp.va),
+        32'(i.rsp.msn),
+        8'(i.rsp.syndrome),
+        32'(i.rsp.psn),
+        32'(i.rsp.qpn),
+        8'(i.rsp.kind),
+        8'(i.rsp_valid),
+        8'(i.ack_rd),
+        32'(i.ack_msn),
+        8'(i.ack_syndrome),
+        32'(i.ack_psn),
+        32'(i.ack_qpn),
+        8'(i.ack_valid),
+        8'(i.rd_last),
+        512'(i.rd_data),
+        8'(i.rd_valid),
+        16'(i.db_pi),
+        16'(i.db_qpn),
+        8'(i.db_ctx),
+        8'(i.db_valid),
+        32'(i.cfg_data),
+        32'(i.cfg_addr),
+        8'(i.cfg_valid),
+        64'(i.cycle),
+        8'(i.rst)
+    };
+    rnic_tx_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
+    always_ff @(posedge clk) begin
+        k_out <= '0;
+        k_out.db_ready <= hls_out[0:0];
+        k_out.rd_ready <= hls_out[8:8];
+        k_out.ack_ready <= hls_out[16:16];
+        k_out.rsp_ready <= hls_out[24:24];
+        k_out.rdreq_valid <= hls_out[32:32];
+        k_out.rdreq_addr <= hls_out[103:40];
+        k_out.rdreq_len <= hls_out[119:104];
+        k_out.eth_valid <= hls_out[120:120];
+        k_out.eth_data <= hls_out[639:128];
+        k_out.eth_keep <= hls_out[703:640];
+        k_out.eth_last <= hls_out[704:704];
+        k_out.cpl_valid <= hls_out[712:712];
+        k_out.cpl.cqn <= hls_out[735:720];
+        k_out.cpl.qpn <= hls_out[759:736];
+        k_out.cpl.src_qp <= hls_out[791:768];
+        k_out.cpl.wr_id <= hls_out[863:800];
+        k_out.cpl.byte_len <= hls_out[895:864];
+        k_out.cpl.imm <= hls_out[927:896];
+        k_out.cpl.opcode <= hls_out[935:928];
+        k_out.cpl.status <= hls_out[943:936];
+        k_out.cpl.wc_flags <= hls_out[951:944];
+        k_out.cpl.ts_start <= hls_out[1015:952];
+        k_out.cpl.wqe_index <= hls_out[1031:1016];
+        k_out.cpl.evt <= hls_out[1039:1032];
+        k_out.cpl.ctx <= hls_out[1047:1040];
+        k_out.rdx_valid <= hls_out[1048:1048];
+        k_out.rdx.qpn <= hls_out[1079:1056];
+        k_out.rdx.first_psn <= hls_out[1111:1088];
+        k_out.rdx.npkts <= hls_out[1151:1120];
+        k_out.rdx.kind <= hls_out[1159:1152];
+        k_out.rdx.nsge <= hls_out[1167:1160];
+        k_out.rdx.sge <= hls_out[1679:1168];
+        k_out.stat_frames <= hls_out[1711:1680];
+        k_out.stat_wqes <= hls_out[1743:1712];
+        k_out.stat_bytes <= hls_out[1775:1744];
+        k_out.stat_retransmits <= hls_out[1807:1776];
+        k_out.stat_naks <= hls_out[1839:1808];
+        k_out.stat_drop_db <= hls_out[1871:1840];
+        k_out.stat_acks <= hls_out[1903:1872];
+        k_out.stat_rnr <= hls_out[1935:1904];
+    end
+endmodule
+`else
+`ifdef SYNTHESIS
+(* blackbox *)
+`endif
+module rnic_tx_kernel (
+    input  wire                             clk,
+    input  wire                             rst,
+    input  wire [63:0]                      cycle,
+    input  var  rnic_spec_pkg::rnic_tx_in_t k_in,   // rst and cycle fields are filled here
+    output rnic_spec_pkg::rnic_tx_out_t     k_out
+);
+`ifndef SYNTHESIS
     import "DPI-C" function chandle rnic_tx_dpi_new();
     import "DPI-C" function void rnic_tx_dpi_step(input chandle h,
-        input bit [RNIC_TX_IN_WORDS*32-1:0] i, output bit [RNIC_TX_OUT_WORDS*32-1:0] o);
+        input bit [rnic_spec_pkg::RNIC_TX_IN_WORDS*32-1:0] i,
+        output bit [rnic_spec_pkg::RNIC_TX_OUT_WORDS*32-1:0] o);
 
     chandle h;
     initial h = rnic_tx_dpi_new();
 
     always_ff @(posedge clk) begin : step
-        rnic_tx_in_t i;
-        bit [RNIC_TX_OUT_WORDS*32-1:0] o;
+        rnic_spec_pkg::rnic_tx_in_t i;
+        bit [rnic_spec_pkg::RNIC_TX_OUT_WORDS*32-1:0] o;
         i = k_in;
         i.rst = rst;
         i.cycle = cycle;
         rnic_tx_dpi_step(h, i, o);
         k_out <= o;
     end
+`endif
 endmodule
+`endif
 
 `default_nettype wire

@@ -1,0 +1,73 @@
+// Test harness of the card adapters (rnic_dma_axi, rnic_irq_usr) for tb_card.cpp.
+`default_nettype none
+
+module tb_card (
+    input  wire          clk,
+    input  wire          rst,
+    input  wire          rd_req_valid,
+    output logic         rd_req_ready,
+    input  wire  [63:0]  rd_req_addr,
+    input  wire  [15:0]  rd_req_len,
+    input  wire  [7:0]   rd_req_tag,
+    output logic         rd_valid,
+    input  wire          rd_ready,
+    output logic [511:0] rd_data,
+    output logic [7:0]   rd_tag,
+    output logic         rd_last,
+    input  wire          wr_valid,
+    output logic         wr_ready,
+    input  wire  [63:0]  wr_addr,
+    input  wire  [15:0]  wr_len,
+    input  wire  [511:0] wr_data,
+    input  wire          wr_last,
+    output logic [63:0]  m_axi_araddr,
+    output logic [7:0]   m_axi_arlen,
+    output logic [2:0]   m_axi_arsize,
+    output logic [1:0]   m_axi_arburst,
+    output logic         m_axi_arvalid,
+    input  wire          m_axi_arready,
+    input  wire  [511:0] m_axi_rdata,
+    input  wire  [1:0]   m_axi_rresp,
+    input  wire          m_axi_rlast,
+    input  wire          m_axi_rvalid,
+    output logic         m_axi_rready,
+    output logic [63:0]  m_axi_awaddr,
+    output logic [7:0]   m_axi_awlen,
+    output logic [2:0]   m_axi_awsize,
+    output logic [1:0]   m_axi_awburst,
+    output logic         m_axi_awvalid,
+    input  wire          m_axi_awready,
+    output logic [511:0] m_axi_wdata,
+    output logic [63:0]  m_axi_wstrb,
+    output logic         m_axi_wlast,
+    output logic         m_axi_wvalid,
+    input  wire          m_axi_wready,
+    input  wire  [1:0]   m_axi_bresp,
+    input  wire          m_axi_bvalid,
+    output logic         m_axi_bready,
+    output logic [31:0]  err_count,
+    input  wire          irq_valid,
+    output logic         irq_ready,
+    input  wire  [7:0]   irq_vector,
+    output logic [15:0]  usr_irq_req,
+    input  wire  [15:0]  usr_irq_ack
+);
+    rnic_dma_axi dma (
+        .clk, .rst,
+        .s_rd_req_valid(rd_req_valid), .s_rd_req_ready(rd_req_ready), .s_rd_req_addr(rd_req_addr),
+        .s_rd_req_len(rd_req_len), .s_rd_req_tag(rd_req_tag),
+        .m_rd_valid(rd_valid), .m_rd_ready(rd_ready), .m_rd_data(rd_data), .m_rd_tag(rd_tag),
+        .m_rd_last(rd_last),
+        .s_wr_valid(wr_valid), .s_wr_ready(wr_ready), .s_wr_addr(wr_addr), .s_wr_len(wr_len),
+        .s_wr_data(wr_data), .s_wr_last(wr_last),
+        .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,
+        .m_axi_rdata, .m_axi_rresp, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready,
+        .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst, .m_axi_awvalid, .m_axi_awready,
+        .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast, .m_axi_wvalid, .m_axi_wready,
+        .m_axi_bresp, .m_axi_bvalid, .m_axi_bready, .err_count);
+
+    rnic_irq_usr #(.N(16)) irq (.clk, .rst, .irq_valid, .irq_ready, .irq_vector, .usr_irq_req,
+                                .usr_irq_ack);
+endmodule
+
+`default_nettype wire
