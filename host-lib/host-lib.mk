@@ -1,14 +1,14 @@
 # The verbs library: libibverbs.so.1, a drop-in for rdma-core 44's (same version nodes and
-# symbol map, host-lib/libibverbs.map), with its simulator backend; and the demo program.
+# symbol map, host-lib/libibverbs.map), with its simulator and card backends; and the demo program.
 HOSTLIB_DIR := $(BUILD)/host-lib
 HOSTLIB_SO := $(HOSTLIB_DIR)/libibverbs.so.1
 HOSTLIB_SRCS := host-lib/src/verbs.c host-lib/src/verbs_ex.c host-lib/src/events.c host-lib/src/compat.c \
-	host-lib/src/sim_bus.c $(DRIVER_CORE_SRCS)
+	host-lib/src/sim_bus.c host-lib/src/pci_bus.c $(DRIVER_CORE_SRCS)
 HOSTLIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -pthread -I$(SPEC_INC) -Ihost-lib/include \
-	-Ihost-lib/src -I$(DRIVER_CORE_INC)
+	-Ihost-lib/src -I$(DRIVER_CORE_INC) -Idriver/include/uapi
 
 $(HOSTLIB_SO): $(HOSTLIB_SRCS) $(wildcard host-lib/src/*.h host-lib/include/rnic/*.h) $(DRIVER_CORE_HDRS) \
-		$(SPEC_INC)/rnic_spec.h host-lib/libibverbs.map
+		$(SPEC_INC)/rnic_spec.h driver/include/uapi/rnic/rnic_uapi.h host-lib/libibverbs.map
 	@mkdir -p $(dir $@)
 	$(CC) $(HOSTLIB_CFLAGS) -shared -Wl,-soname,libibverbs.so.1 -Wl,--version-script=host-lib/libibverbs.map \
 		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOSTLIB_SRCS) -lpthread

@@ -37,6 +37,35 @@ def test_stale_socket_is_not_a_device(tmp_path):
     assert r.stdout.split() == ["0"], r.stderr
 
 
+def test_card_device_is_listed_and_fails_cleanly(tmp_path):
+    """A /dev/rnicN (the kernel module's node) is listed as rnic_pciN before any simulator; opening
+    one that does not answer the module's ioctls (here a node of /dev/null's driver) fails with
+    the ioctl's errno instead of crashing. Needs root for mknod (the machines here have it)."""
+    if os.geteuid():
+        import pytest
+        pytest.skip("mknod needs root")
+    node = pathlib.Path("/dev/rnic97")
+    assert not node.exists()
+    os.mknod(node, 0o600 | 0o020000, os.makedev(1, 3))
+    try:
+        env = dict(os.environ, LD_LIBRARY_PATH=str(LIB.parent), RNIC_SIM_DIR=str(tmp_path))
+        r = subprocess.run(["ibv_devices"], env=env, capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and re.search(r"^\s+rnic_pci97\s+0000000000000000$", r.stdout, re.M), r.stdout
+        r = subprocess.run(["ibv_devinfo", "-d", "rnic_pci97"], env=env, capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode != 0 and "Failed to open device" in r.stderr, (r.stdout, r.stderr)
+        code = ("import ctypes, sys; lib = ctypes.CDLL(sys.argv[1], use_errno=True); n = ctypes.c_int(0); "
+                "lib.ibv_get_device_list.restype = ctypes.POINTER(ctypes.c_void_p); "
+                "lib.ibv_open_device.restype = ctypes.c_void_p; "
+                "l = lib.ibv_get_device_list(ctypes.byref(n)); c = lib.ibv_open_device(ctypes.c_void_p(l[0])); "
+                "print(n.value, c, ctypes.get_errno())")
+        r = subprocess.run([sys.executable, "-c", code, str(LIB)], env=env, capture_output=True, text=True,
+                           timeout=30)
+        assert r.stdout.split() == ["1", "None", str(25)], (r.stdout, r.stderr)  # ENOTTY
+    finally:
+        node.unlink()
+
+
 def test_verb_errors_end_to_end(tmp_path):
     procs = run_demo.start_sims(tmp_path)
     try:

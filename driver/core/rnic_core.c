@@ -149,6 +149,8 @@ int rnic_cmd_exec(struct rnic_dev *d, uint32_t opcode, const void *in, size_t in
 		return -EIO;
 	if (inlen > RNIC_CMD_PAYLOAD_LEN || outlen > RNIC_CMDC_OUT_LEN)
 		return -EINVAL;
+	if (d->ops->cmd)
+		return d->ops->cmd(d->bus, opcode, in, inlen, out, outlen);
 	memset(cmd, 0, RNIC_CMD_BYTES);
 	RNIC_CMD_OPCODE_SET(cmd, opcode);
 	RNIC_CMD_COOKIE_SET(cmd, ++d->cookie);
@@ -171,7 +173,8 @@ int rnic_cmd_exec(struct rnic_dev *d, uint32_t opcode, const void *in, size_t in
 	}
 	if (outlen)
 		memcpy(out, (const uint8_t *)cpl + RNIC_CMDC_OUT_OFF, outlen);
-	return rnic_status_errno(cpl[RNIC_CMDC_STATUS_OFF]);
+	d->status = cpl[RNIC_CMDC_STATUS_OFF];
+	return rnic_status_errno(d->status);
 }
 
 static int cmd_handle(struct rnic_dev *d, uint32_t opcode, const uint8_t *in, size_t inlen, uint32_t *handle)
@@ -283,6 +286,13 @@ int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uin
 
 	if (!len || len > (1ull << 32))
 		return -EINVAL;
+	if (d->ops->cmd) { /* the kernel driver pins, maps and lists the pages */
+		RNIC_CMDI_REG_MR_PDN_SET(in, pdn);
+		RNIC_CMDI_REG_MR_ACCESS_SET(in, access);
+		RNIC_CMDI_REG_MR_VA_SET(in, v);
+		RNIC_CMDI_REG_MR_LENGTH_SET(in, len);
+		return cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
+	}
 	list_size = (npages * 8 + PAGE - 1) / PAGE * PAGE;
 	list = d->ops->dma_alloc(d->bus, list_size, &list_bus);
 	if (!list)

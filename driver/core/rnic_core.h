@@ -1,7 +1,9 @@
 /* Portable driver core: what a driver does with the card, independent of where it runs. The
  * host library (simulation) uses it now; the Linux kernel module will compile the same files.
  * No allocation, no libc beyond string functions, no locks: the caller serialises calls per
- * device and provides memory through the bus operations. Errors are negative errno values. */
+ * device and provides memory through the bus operations. Errors are negative errno values.
+ * On a card the kernel module runs it for every context, and the host library only for its
+ * doorbells and event queue (ops->cmd sends its commands to the module). */
 #ifndef RNIC_CORE_H
 #define RNIC_CORE_H
 
@@ -21,6 +23,10 @@ struct rnic_bus_ops {
 	void (*dma_unmap)(void *bus, void *va, size_t len);
 	uint64_t (*now_us)(void *bus);
 	void (*relax)(void *bus);
+	/* Set when a kernel driver owns the command queue (the host library on a card): commands go
+	 * to it whole, ring addresses are its ring handles, and it pins and maps REG_MR's memory.
+	 * 0 or -errno; out is filled when the firmware answered OK. */
+	int (*cmd)(void *bus, uint32_t opcode, const void *in, size_t inlen, void *out, size_t outlen);
 };
 
 struct rnic_dev {
@@ -30,6 +36,7 @@ struct rnic_dev {
 	uint32_t page;           /* BAR0 offset of this context's doorbell page */
 	uint32_t build_id;
 	int dead;                /* a command timed out: every later call fails */
+	uint8_t status;          /* the last command's firmware status (enum CMD_ST) */
 	uint8_t *cmdq, *cmdc;
 	uint64_t cmdq_bus, cmdc_bus;
 	uint16_t cmd_pi;

@@ -5,13 +5,16 @@
  * Probe maps BAR0 and brings the card up through the portable driver core (the same C the
  * simulation's host library runs): register-block walk, interface version check, firmware ready,
  * command queue of context 0 (the driver's own). Each open file of /dev/rnicN is one of the other
- * hardware contexts: its command queue, its doorbell page (mmap) and its MSI-X vector, whose
- * interrupts poll()/read() report as a count. Closing the file (or the process dying) makes the
- * firmware free everything the context owned.
+ * hardware contexts: its command queue (run here, through RNIC_IOCTL_CMD), its doorbell page and
+ * event queue (mmap), its rings (ALLOC_RING, mmap), its registered memory (REG_MR: pinned and
+ * DMA-mapped here) and its MSI-X vector, whose interrupts poll()/read() report as a count.
+ * Closing the file (or the process dying) makes the firmware free everything the context owned;
+ * only then are its rings freed and its pages unpinned.
  *
- * Commands are polled (the driver core sleeps between polls); a timeout marks the device dead.
- * Not yet: user memory registration, rings and commands through ioctls (uapi version 1 has
- * QUERY only). Nothing here has run on a card.
+ * The vectors are up before the first command: a command's completion interrupt wakes its waiter,
+ * and a 10 ms poll stays as a safety net (firmware start-up raises none). A timeout marks the
+ * device dead.
+ * Nothing here has run on a card.
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
@@ -26,6 +29,8 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -34,9 +39,36 @@
 #include "rnic_uapi.h"
 
 #define DRV_NAME "rnic"
-#define MAX_DMA 8 /* coherent buffers per context: command queue, completions, event queue */
+/* coherent buffers per context: command queue, completions, event queue, MTT page list */
+#define MAX_DMA 8
+#define RESET_TIMEOUT_MS 1000
+
+#if PAGE_SHIFT != 12
+#error "the driver core lists registered memory in 4 KiB pages"
+#endif
 
 struct rnic_pci;
+
+/* a CQ, send, receive or SRQ ring of a user context */
+struct rnic_ring {
+	void *cpu;
+	dma_addr_t bus;
+	size_t size;
+	u32 user_op;      /* CREATE_* opcode of the object using it, 0 if none */
+	u32 user;         /* its CQN/QPN/SRQN */
+	atomic_t maps;    /* user mappings */
+};
+
+/* registered user memory: pinned pages and their DMA mappings */
+struct rnic_mr {
+	struct list_head node;
+	u32 key;
+	bool writable;
+	unsigned long npages;
+	struct page **pages;
+	dma_addr_t *dma;
+	struct mm_struct *mm; /* whose pinned_vm counts the pages */
+};
 
 struct rnic_dma {
 	void *cpu;
@@ -53,6 +85,12 @@ struct rnic_ctx {
 	struct list_head node;     /* in rp->files */
 	struct rnic_dma dma[MAX_DMA];
 	u64 irqs_seen;
+	u64 relax_seen;            /* interrupt count at the last wait */
+	struct mutex lock;         /* dev (the core is not reentrant), rings, mrs */
+	struct rnic_ring *rings[RNIC_UAPI_MAX_RINGS];
+	struct list_head mrs;
+	struct rnic_mr *cur_mr;    /* the MR the core maps or unmaps now */
+	bool leak;                 /* the card did not confirm the reset: keep its memory */
 };
 
 struct rnic_vec {
@@ -133,13 +171,93 @@ static void k_dma_free(void *bus, void *cpu, size_t size)
 	WARN_ONCE(1, "rnic: freeing %zu bytes the context never allocated\n", size);
 }
 
-static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
+static void mr_unpin(struct rnic_ctx *c, struct rnic_mr *mr, unsigned long n)
 {
-	return -EOPNOTSUPP; /* user memory registration: not in uapi version 1 */
+	struct device *dev = &c->rp->pdev->dev;
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (mr->dma[i])
+			dma_unmap_page(dev, mr->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	unpin_user_pages_dirty_lock(mr->pages, n, mr->writable);
+	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
+	mmdrop(mr->mm);
+	kvfree(mr->pages);
+	kvfree(mr->dma);
+	mr->pages = NULL;
+	mr->dma = NULL;
 }
 
+/*
+ * REG_MR of a user context: pin [va, va + len) of the calling process (counted against its
+ * RLIMIT_MEMLOCK, as uverbs does), DMA-map each page, hand the core their bus addresses.
+ */
+static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
+{
+	struct rnic_ctx *c = bus;
+	struct rnic_mr *mr = c->cur_mr;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long start = (unsigned long)va & PAGE_MASK;
+	struct device *dev = &c->rp->pdev->dev;
+	unsigned int gup = FOLL_LONGTERM | (mr && mr->writable ? FOLL_WRITE : 0);
+	long pinned;
+	u32 i;
+
+	if (!mr)
+		return -EOPNOTSUPP; /* the driver's own context registers no memory */
+	if (!access_ok((void __user *)start, (unsigned long)npages << PAGE_SHIFT))
+		return -EFAULT;
+	mr->pages = kvcalloc(npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->dma = kvcalloc(npages, sizeof(*mr->dma), GFP_KERNEL);
+	if (!mr->pages || !mr->dma)
+		goto err_free;
+	mr->npages = npages;
+	mr->mm = current->mm;
+	mmgrab(mr->mm);
+	if (atomic64_add_return(npages, &mr->mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mr->mm->pinned_vm);
+		mmdrop(mr->mm);
+		goto err_free;
+	}
+	pinned = pin_user_pages_fast(start, npages, gup, mr->pages);
+	if (pinned != npages) {
+		if (pinned > 0)
+			unpin_user_pages(mr->pages, pinned);
+		atomic64_sub(npages, &mr->mm->pinned_vm);
+		mmdrop(mr->mm);
+		kvfree(mr->pages);
+		kvfree(mr->dma);
+		mr->pages = NULL;
+		mr->dma = NULL;
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	for (i = 0; i < npages; i++) {
+		dma_addr_t a = dma_map_page(dev, mr->pages[i], 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+
+		if (dma_mapping_error(dev, a)) {
+			mr_unpin(c, mr, npages);
+			return -ENOMEM;
+		}
+		mr->dma[i] = a;
+		pages[i] = a;
+	}
+	return 0;
+
+err_free:
+	kvfree(mr->pages);
+	kvfree(mr->dma);
+	mr->pages = NULL;
+	mr->dma = NULL;
+	return -ENOMEM;
+}
+
+/* a failed REG_MR or a done DEREG_MR: the MR in hand loses its pages */
 static void k_dma_unmap(void *bus, void *va, size_t len)
 {
+	struct rnic_ctx *c = bus;
+
+	if (c->cur_mr && c->cur_mr->pages)
+		mr_unpin(c, c->cur_mr, c->cur_mr->npages);
 }
 
 static u64 k_now_us(void *bus)
@@ -147,9 +265,18 @@ static u64 k_now_us(void *bus)
 	return ktime_get_ns() / NSEC_PER_USEC;
 }
 
+/*
+ * Wait for the next interrupt of the context's vector: the firmware raises one per command
+ * completion. The timeout covers a lost one.
+ */
 static void k_relax(void *bus)
 {
-	usleep_range(10, 20);
+	struct rnic_ctx *c = bus;
+	atomic64_t *n = &c->rp->irqs[c->ctx];
+
+	wait_event_timeout(c->rp->wq[c->ctx], atomic64_read(n) != c->relax_seen,
+			   msecs_to_jiffies(10));
+	c->relax_seen = atomic64_read(n);
 }
 
 static const struct rnic_bus_ops rnic_kbus_ops = {
@@ -169,25 +296,73 @@ static int ctx_start(struct rnic_pci *rp, struct rnic_ctx *c, u32 ctx)
 
 	c->rp = rp;
 	c->ctx = ctx;
+	mutex_init(&c->lock);
+	INIT_LIST_HEAD(&c->mrs);
 	c->irqs_seen = atomic64_read(&rp->irqs[ctx]);
+	c->relax_seen = c->irqs_seen;
 	ret = rnic_dev_init(&c->dev, &rnic_kbus_ops, c, ctx);
 	c->live = !ret;
 	return ret;
 }
 
-/* the firmware frees what the context owned (as when a process dies), then its memory goes */
+/* rings still mapped (the card was removed under the process) wait for the last close */
+static void rings_free(struct rnic_ctx *c, bool mapped_too)
+{
+	int i;
+
+	for (i = 0; i < RNIC_UAPI_MAX_RINGS; i++) {
+		struct rnic_ring *r = c->rings[i];
+
+		if (!r || (!mapped_too && atomic_read(&r->maps)))
+			continue;
+		dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
+		kfree(r);
+		c->rings[i] = NULL;
+	}
+}
+
+/*
+ * The firmware frees what the context owned (as when a process dies) and stops its DMA; only
+ * then do its queues, rings and pinned pages go. If the card does not confirm, they stay
+ * allocated (leaked) rather than be reused under a device that may still write to them.
+ */
 static void ctx_stop(struct rnic_pci *rp, struct rnic_ctx *c)
 {
+	unsigned long end = jiffies + msecs_to_jiffies(RESET_TIMEOUT_MS);
+	struct rnic_mr *mr, *tmp;
+
+	mutex_lock(&c->lock);
 	if (!c->live)
-		return;
+		goto out;
 	c->live = false;
-	rnic_dev_fini(&c->dev);
 	iowrite32(c->ctx, rp->bar + RNIC_ADMIN_CTX_RESET);
+	while (ioread32(rp->bar + RNIC_ADMIN_CTX_RESET_PENDING) & BIT(c->ctx)) {
+		if (time_after(jiffies, end) || c->dev.dead) {
+			dev_err(&rp->pdev->dev, "context %u: reset not confirmed, its memory is kept\n",
+				c->ctx);
+			c->leak = true;
+			goto out;
+		}
+		usleep_range(100, 200);
+	}
+	c->dev.dead = 1; /* the queue is gone: no command, no register write to it any more */
+	rnic_dev_fini(&c->dev);
+	rings_free(c, false);
+	list_for_each_entry_safe(mr, tmp, &c->mrs, node) {
+		mr_unpin(c, mr, mr->npages);
+		list_del(&mr->node);
+		kfree(mr);
+	}
+out:
+	mutex_unlock(&c->lock);
 }
 
 static void rnic_free(struct kref *ref)
 {
-	kfree(container_of(ref, struct rnic_pci, ref));
+	struct rnic_pci *rp = container_of(ref, struct rnic_pci, ref);
+
+	pci_dev_put(rp->pdev);
+	kfree(rp);
 }
 
 /* ---- interrupts: one MSI-X vector per context; user space sees a count (poll, read) */
@@ -243,6 +418,8 @@ static int rnic_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&rp->lock);
 	ctx_stop(rp, c);
+	if (!c->leak)
+		rings_free(c, true); /* no mapping is left: each held the file */
 	clear_bit(c->ctx, rp->ctx_used);
 	list_del(&c->node);
 	mutex_unlock(&rp->lock);
@@ -251,46 +428,396 @@ static int rnic_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static long rnic_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+/* ---- ioctls: every argument is copied in, checked, and only then used */
+static struct rnic_ring *ring_get(struct rnic_ctx *c, u64 offset, unsigned int *slot)
 {
-	struct rnic_ctx *c = file->private_data;
-	struct rnic_uapi_query q;
+	u64 n = div64_u64(offset, RNIC_UAPI_RING_STRIDE);
 
-	if (!READ_ONCE(c->live))
-		return -ENODEV;
-	switch (cmd) {
-	case RNIC_IOCTL_QUERY:
-		memset(&q, 0, sizeof(q));
-		q.uapi_version = RNIC_UAPI_VERSION;
-		q.ctx = c->ctx;
-		q.build_id = c->dev.build_id;
-		q.if_version = RNIC_IF_VERSION;
-		q.db_offset = 0;
-		q.db_size = PAGE_SIZE;
-		BUILD_BUG_ON(sizeof(q.device) != sizeof(c->dev.info));
-		memcpy(q.device, c->dev.info, sizeof(q.device));
-		if (copy_to_user((void __user *)arg, &q, sizeof(q)))
-			return -EFAULT;
-		return 0;
-	default:
-		return -ENOTTY;
+	if (offset % RNIC_UAPI_RING_STRIDE || n < 1 || n > RNIC_UAPI_MAX_RINGS)
+		return NULL;
+	if (slot)
+		*slot = n - 1;
+	return c->rings[n - 1];
+}
+
+/* a ring handle in a CREATE_* payload becomes the ring's bus address (a free ring, `need` long) */
+static int ring_use(struct rnic_ctx *c, u8 *field, u64 need, struct rnic_ring **out)
+{
+	struct rnic_ring *r = ring_get(c, rnic_rd_le(field, 8), NULL);
+
+	if (!r || r->user_op || r->size < need)
+		return -EINVAL;
+	rnic_wr_le(field, 8, r->bus);
+	*out = r;
+	return 0;
+}
+
+static void rings_release(struct rnic_ctx *c, u32 create_op, u32 handle)
+{
+	int i;
+
+	for (i = 0; i < RNIC_UAPI_MAX_RINGS; i++) {
+		struct rnic_ring *r = c->rings[i];
+
+		if (r && r->user_op == create_op && r->user == handle)
+			r->user_op = 0;
 	}
 }
 
-/* offset 0, one page: the context's doorbell page of BAR0, uncached; nothing else maps */
+static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
+{
+	u32 access = RNIC_CMDI_REG_MR_ACCESS_GET(a->in), key;
+	u64 va = RNIC_CMDI_REG_MR_VA_GET(a->in), len = RNIC_CMDI_REG_MR_LENGTH_GET(a->in);
+	struct rnic_mr *mr;
+	int ret;
+
+	/* the page list is the driver's to make */
+	if (RNIC_CMDI_REG_MR_PAGELIST_GET(a->in) || RNIC_CMDI_REG_MR_NPAGES_GET(a->in) ||
+	    RNIC_CMDI_REG_MR_PAGE_SHIFT_GET(a->in) || !len || va + len < va)
+		return -EINVAL;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return -ENOMEM;
+	mr->writable = access & (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
+				 RNIC_ACCESS_REMOTE_ATOMIC);
+	c->cur_mr = mr;
+	ret = rnic_reg_mr(&c->dev, RNIC_CMDI_REG_MR_PDN_GET(a->in), access,
+			  (void *)(uintptr_t)va, len, &key);
+	c->cur_mr = NULL;
+	if (ret) {
+		kfree(mr);
+		return ret;
+	}
+	mr->key = key;
+	list_add(&mr->node, &c->mrs);
+	memset(a->out, 0, sizeof(a->out));
+	RNIC_CMDO_HANDLE_HANDLE_SET(a->out, key);
+	return 0;
+}
+
+static int cmd_dereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
+{
+	u32 key = RNIC_CMDI_HANDLE_HANDLE_GET(a->in);
+	struct rnic_mr *mr;
+	int ret;
+
+	list_for_each_entry(mr, &c->mrs, node) {
+		if (mr->key != key)
+			continue;
+		c->cur_mr = mr;
+		ret = rnic_dereg_mr(&c->dev, key, NULL, 0);
+		c->cur_mr = NULL;
+		if (!ret) {
+			list_del(&mr->node);
+			kfree(mr);
+		}
+		return ret;
+	}
+	return -EINVAL;
+}
+
+static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
+{
+	struct rnic_ring *r1 = NULL, *r2 = NULL;
+	u32 op = a->opcode, handle;
+	u8 *in = a->in;
+	int ret;
+
+	switch (op) {
+	case RNIC_CMD_QUERY_DEVICE:
+	case RNIC_CMD_ALLOC_PD:
+	case RNIC_CMD_DEALLOC_PD:
+	case RNIC_CMD_DESTROY_CQ:
+	case RNIC_CMD_DESTROY_QP:
+	case RNIC_CMD_DESTROY_SRQ:
+	case RNIC_CMD_MODIFY_QP:
+	case RNIC_CMD_QUERY_QP:
+	case RNIC_CMD_MODIFY_SRQ:
+	case RNIC_CMD_CREATE_AH:
+		break;
+	case RNIC_CMD_CREATE_CQ:
+		if (RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in) > 20)
+			return -EINVAL;
+		ret = ring_use(c, in + RNIC_CMDI_CREATE_CQ_BASE_OFF,
+			       (u64)RNIC_CQE_BYTES << RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in), &r1);
+		if (ret)
+			return ret;
+		break;
+	case RNIC_CMD_CREATE_QP:
+		if (RNIC_CMDI_CREATE_QP_SQ_LOG_GET(in) > 20 ||
+		    RNIC_CMDI_CREATE_QP_RQ_LOG_GET(in) > 20)
+			return -EINVAL;
+		ret = ring_use(c, in + RNIC_CMDI_CREATE_QP_SQ_BASE_OFF,
+			       (u64)RNIC_WQE_BYTES << RNIC_CMDI_CREATE_QP_SQ_LOG_GET(in), &r1);
+		if (ret)
+			return ret;
+		ret = ring_use(c, in + RNIC_CMDI_CREATE_QP_RQ_BASE_OFF,
+			       (u64)RNIC_RWQE_BYTES << RNIC_CMDI_CREATE_QP_RQ_LOG_GET(in), &r2);
+		if (ret || r1 == r2)
+			return -EINVAL;
+		break;
+	case RNIC_CMD_CREATE_SRQ:
+		if (RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in) > 20)
+			return -EINVAL;
+		ret = ring_use(c, in + RNIC_CMDI_CREATE_SRQ_BASE_OFF,
+			       (u64)RNIC_RWQE_BYTES << RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in), &r1);
+		if (ret)
+			return ret;
+		break;
+	case RNIC_CMD_REG_MR:
+		ret = cmd_reg_mr(c, a);
+		a->status = c->dev.status;
+		return ret;
+	case RNIC_CMD_DEREG_MR:
+		ret = cmd_dereg_mr(c, a);
+		a->status = c->dev.status;
+		return ret;
+	default:
+		return -EINVAL; /* CREATE_EQ and the rest are the driver's */
+	}
+	ret = rnic_cmd_exec(&c->dev, op, in, sizeof(a->in), a->out, sizeof(a->out));
+	a->status = c->dev.status;
+	if (ret)
+		return ret;
+	handle = RNIC_CMDO_HANDLE_HANDLE_GET(a->out);
+	if (r1) {
+		r1->user_op = op;
+		r1->user = handle;
+	}
+	if (r2) {
+		r2->user_op = op;
+		r2->user = handle;
+	}
+	if (op == RNIC_CMD_DESTROY_CQ || op == RNIC_CMD_DESTROY_QP || op == RNIC_CMD_DESTROY_SRQ)
+		rings_release(c, op == RNIC_CMD_DESTROY_CQ ? RNIC_CMD_CREATE_CQ :
+			      op == RNIC_CMD_DESTROY_QP ? RNIC_CMD_CREATE_QP : RNIC_CMD_CREATE_SRQ,
+			      RNIC_CMDI_HANDLE_HANDLE_GET(in));
+	return 0;
+}
+
+static long ioctl_cmd(struct rnic_ctx *c, void __user *arg)
+{
+	struct rnic_uapi_cmd *a;
+	long ret;
+
+	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	ret = -EFAULT;
+	if (copy_from_user(a, arg, sizeof(*a)))
+		goto out;
+	ret = -EINVAL;
+	if (a->status || a->reserved[0] || a->reserved[1])
+		goto out;
+	memset(a->out, 0, sizeof(a->out));
+	ret = cmd_run(c, a);
+	/* the firmware's status and output go back with its error too */
+	if (copy_to_user(arg, a, sizeof(*a)))
+		ret = -EFAULT;
+out:
+	kfree(a);
+	return ret;
+}
+
+static long ioctl_alloc_ring(struct rnic_ctx *c, void __user *arg)
+{
+	struct rnic_uapi_alloc_ring a;
+	struct rnic_ring *r;
+	unsigned int i;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (!a.size || a.size > RNIC_UAPI_RING_STRIDE || !PAGE_ALIGNED(a.size) || a.offset)
+		return -EINVAL;
+	for (i = 0; i < RNIC_UAPI_MAX_RINGS && c->rings[i]; i++)
+		;
+	if (i == RNIC_UAPI_MAX_RINGS)
+		return -ENOMEM;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->size = a.size;
+	r->cpu = dma_alloc_coherent(&c->rp->pdev->dev, r->size, &r->bus, GFP_KERNEL);
+	if (!r->cpu) {
+		kfree(r);
+		return -ENOMEM;
+	}
+	a.offset = (u64)(i + 1) * RNIC_UAPI_RING_STRIDE;
+	if (copy_to_user(arg, &a, sizeof(a))) {
+		dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
+		kfree(r);
+		return -EFAULT;
+	}
+	c->rings[i] = r;
+	return 0;
+}
+
+static long ioctl_free_ring(struct rnic_ctx *c, void __user *arg)
+{
+	struct rnic_uapi_free_ring a;
+	struct rnic_ring *r;
+	unsigned int slot;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	r = ring_get(c, a.offset, &slot);
+	if (!r)
+		return -EINVAL;
+	if (r->user_op || atomic_read(&r->maps))
+		return -EBUSY;
+	dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
+	kfree(r);
+	c->rings[slot] = NULL;
+	return 0;
+}
+
+static long ioctl_query(struct rnic_ctx *c, void __user *arg)
+{
+	struct rnic_uapi_query q;
+
+	memset(&q, 0, sizeof(q));
+	q.uapi_version = RNIC_UAPI_VERSION;
+	q.ctx = c->ctx;
+	q.build_id = c->dev.build_id;
+	q.if_version = RNIC_IF_VERSION;
+	q.db_offset = RNIC_UAPI_DB_OFFSET;
+	q.db_size = PAGE_SIZE;
+	q.db_page = c->dev.page;
+	q.eq_log = RNIC_EQ_LOG;
+	q.eq_offset = RNIC_UAPI_EQ_OFFSET;
+	BUILD_BUG_ON(sizeof(q.device) != sizeof(c->dev.info));
+	memcpy(q.device, c->dev.info, sizeof(q.device));
+	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+static long ioctl_clock(struct rnic_ctx *c, void __user *arg)
+{
+	void __iomem *bar = c->rp->bar;
+	struct rnic_uapi_clock a;
+	u32 hi, lo;
+
+	memset(&a, 0, sizeof(a));
+	do { /* the high word must not move under the low one */
+		hi = ioread32(bar + RNIC_CLOCK_CYCLES_HI);
+		lo = ioread32(bar + RNIC_CLOCK_CYCLES_LO);
+	} while (ioread32(bar + RNIC_CLOCK_CYCLES_HI) != hi);
+	a.cycles = (u64)hi << 32 | lo;
+	a.freq_khz = ioread32(bar + RNIC_CLOCK_FREQ_KHZ);
+	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+static long rnic_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct rnic_ctx *c = file->private_data;
+	void __user *u = (void __user *)arg;
+	long ret;
+
+	mutex_lock(&c->lock);
+	if (!c->live) {
+		ret = -ENODEV;
+		goto out;
+	}
+	switch (cmd) {
+	case RNIC_IOCTL_QUERY:
+		ret = ioctl_query(c, u);
+		break;
+	case RNIC_IOCTL_CMD:
+		ret = ioctl_cmd(c, u);
+		break;
+	case RNIC_IOCTL_ALLOC_RING:
+		ret = ioctl_alloc_ring(c, u);
+		break;
+	case RNIC_IOCTL_FREE_RING:
+		ret = ioctl_free_ring(c, u);
+		break;
+	case RNIC_IOCTL_CLOCK:
+		ret = ioctl_clock(c, u);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+out:
+	mutex_unlock(&c->lock);
+	return ret;
+}
+
+/* ---- mmap: the doorbell page (uncached), the event queue (read-only), the rings */
+static void ring_vm_open(struct vm_area_struct *vma)
+{
+	struct rnic_ring *r = vma->vm_private_data;
+
+	atomic_inc(&r->maps);
+}
+
+static void ring_vm_close(struct vm_area_struct *vma)
+{
+	struct rnic_ring *r = vma->vm_private_data;
+
+	atomic_dec(&r->maps);
+}
+
+static const struct vm_operations_struct ring_vm_ops = {
+	.open = ring_vm_open,
+	.close = ring_vm_close,
+};
+
+static int mmap_coherent(struct rnic_ctx *c, struct vm_area_struct *vma, void *cpu, dma_addr_t bus,
+			 size_t size)
+{
+	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(size))
+		return -EINVAL;
+	vma->vm_pgoff = 0;
+	return dma_mmap_coherent(&c->rp->pdev->dev, vma, cpu, bus, size);
+}
+
+static int mmap_eq(struct rnic_ctx *c, struct vm_area_struct *vma)
+{
+	int i;
+
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM; /* an mprotect later could only garble the process's own events */
+	for (i = 0; i < MAX_DMA; i++)
+		if (c->dma[i].cpu && c->dma[i].cpu == c->dev.eq)
+			return mmap_coherent(c, vma, c->dma[i].cpu, c->dma[i].bus, c->dma[i].size);
+	return -EINVAL;
+}
+
 static int rnic_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct rnic_ctx *c = file->private_data;
-	resource_size_t pa = c->rp->bar_start + c->dev.page;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct rnic_ring *r;
+	int ret = -EINVAL;
 
-	if (!READ_ONCE(c->live))
-		return -ENODEV;
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
-	    c->dev.page + PAGE_SIZE > c->rp->bar_len)
-		return -EINVAL;
-	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	return io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT, PAGE_SIZE,
-				  vma->vm_page_prot);
+	mutex_lock(&c->lock);
+	if (!c->live) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (off == RNIC_UAPI_DB_OFFSET) {
+		if (vma->vm_end - vma->vm_start != PAGE_SIZE ||
+		    c->dev.page + PAGE_SIZE > c->rp->bar_len)
+			goto out;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+		ret = io_remap_pfn_range(vma, vma->vm_start,
+					 (c->rp->bar_start + c->dev.page) >> PAGE_SHIFT, PAGE_SIZE,
+					 vma->vm_page_prot);
+	} else if (off == RNIC_UAPI_EQ_OFFSET) {
+		ret = mmap_eq(c, vma);
+	} else {
+		r = ring_get(c, off, NULL);
+		if (!r)
+			goto out;
+		ret = mmap_coherent(c, vma, r->cpu, r->bus, r->size);
+		if (!ret) {
+			vma->vm_private_data = r;
+			vma->vm_ops = &ring_vm_ops;
+			ring_vm_open(vma);
+		}
+	}
+out:
+	mutex_unlock(&c->lock);
+	return ret;
 }
 
 static __poll_t rnic_poll(struct file *file, poll_table *wait)
@@ -339,6 +866,28 @@ static const struct file_operations rnic_fops = {
 	.llseek = noop_llseek,
 };
 
+/* ---- sysfs of /dev/rnicN: what the verbs library reports as the device's board and build */
+static ssize_t build_id_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct rnic_pci *rp = container_of(dev_get_drvdata(dev), struct rnic_pci, misc);
+
+	return sysfs_emit(buf, "%08x\n", rp->admin.dev.build_id);
+}
+static DEVICE_ATTR_RO(build_id);
+
+static ssize_t board_id_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "RNIC-PCI\n");
+}
+static DEVICE_ATTR_RO(board_id);
+
+static struct attribute *rnic_attrs[] = {
+	&dev_attr_build_id.attr,
+	&dev_attr_board_id.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(rnic);
+
 /* ---- probe and remove */
 static void rnic_free_irqs(struct rnic_pci *rp, int n)
 {
@@ -355,7 +904,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
 	if (!rp)
 		return -ENOMEM;
-	rp->pdev = pdev;
+	rp->pdev = pci_dev_get(pdev); /* rings of open files are freed after remove */
 	kref_init(&rp->ref);
 	mutex_init(&rp->lock);
 	INIT_LIST_HEAD(&rp->files);
@@ -417,6 +966,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	rp->misc.minor = MISC_DYNAMIC_MINOR;
 	rp->misc.name = rp->name;
 	rp->misc.fops = &rnic_fops;
+	rp->misc.groups = rnic_groups;
 	rp->misc.parent = &pdev->dev;
 	ret = misc_register(&rp->misc);
 	if (ret)
@@ -453,10 +1003,10 @@ static void rnic_remove(struct pci_dev *pdev)
 	/* files still open lose their contexts now (hot reset after flashing, unplug) */
 	mutex_lock(&rp->lock);
 	rp->gone = true;
+	if (rp->mapping)
+		unmap_mapping_range(rp->mapping, 0, 0, 1); /* queues and rings: SIGBUS now */
 	list_for_each_entry(c, &rp->files, node)
 		ctx_stop(rp, c);
-	if (rp->mapping)
-		unmap_mapping_range(rp->mapping, 0, 0, 1); /* their doorbell pages too */
 	ctx_stop(rp, &rp->admin);
 	mutex_unlock(&rp->lock);
 	rnic_free_irqs(rp, rp->nvec);

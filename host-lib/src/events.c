@@ -103,7 +103,7 @@ static void *event_thread(void *arg)
 	struct rnic_context *c = arg;
 	uint64_t v;
 
-	while (read(c->bus.irq_fd, &v, sizeof(v)) == sizeof(v) && !__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
+	while (read(c->irq_fd, &v, sizeof(v)) == sizeof(v) && !__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
 		rnic_events_poll(c);
 	return NULL;
 }
@@ -130,7 +130,7 @@ void rnic_events_stop(struct rnic_context *c)
 	uint64_t one = 1;
 
 	__atomic_store_n(&c->stopping, 1, __ATOMIC_RELEASE);
-	if (write(c->bus.irq_fd, &one, sizeof(one)) != sizeof(one))
+	if (write(c->irq_fd, &one, sizeof(one)) != sizeof(one))
 		pthread_cancel(c->event_thread);
 	pthread_join(c->event_thread, NULL);
 	close(c->vctx.context.async_fd);

@@ -7,12 +7,14 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "pci_bus.h"
 #include "rnic_core.h"
 #include "sim_bus.h"
 
 struct rnic_device {
 	struct ibv_device ibv;
-	char sock[512];
+	char path[512];            /* the simulator's socket, or the card's /dev/rnicN */
+	int card;
 	int index;
 };
 
@@ -23,8 +25,11 @@ struct rnic_srq;
 
 struct rnic_context {
 	struct verbs_context vctx; /* ends with struct ibv_context */
+	int card;                  /* pci, not sim, is the backend */
 	struct sim_bus bus;
-	struct rnic_dev dev;
+	struct pci_bus pci;
+	struct rnic_dev dev;       /* its ops and bus are the backend's */
+	int irq_fd;                /* read(): 8 bytes, MSI-X messages of the context's vector */
 	pthread_mutex_t cmd_lock;  /* one firmware command at a time */
 	pthread_mutex_t eq_lock;   /* the event queue and what it feeds (below) */
 	struct rnic_qp *qps[RNIC_MAX_QP];
@@ -107,6 +112,7 @@ const uint8_t *rnic_cq_peek(struct rnic_cq *cq);
 void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e);
 int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *a);
 int rnic_gid(struct ibv_context *context, uint32_t index, union ibv_gid *gid);
+uint32_t rnic_clock_khz(struct rnic_context *c);
 
 /* verbs_ex.c: the extended context ops and the ibv_qp_ex / ibv_cq_ex function tables */
 void rnic_ex_init(struct rnic_context *c);

@@ -58,59 +58,106 @@ static int live_socket(const char *path)
 	return found;
 }
 
+static int is_card(const struct dirent *e)
+{
+	const char *p = e->d_name;
+
+	if (strncmp(p, "rnic", 4) || !p[4] || strlen(p) > 16)
+		return 0;
+	for (p += 4; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+/* rdma-core numbers uverbs devices in the order it lists them: cards first, then simulators */
+static struct rnic_device *add_device(struct ibv_device **list, int *found, const char *name, int card)
+{
+	struct rnic_device *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->card = card;
+	d->index = *found;
+	d->ibv.node_type = IBV_NODE_CA;
+	d->ibv.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->ibv.name, sizeof(d->ibv.name), "%s", name);
+	snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "uverbs%d", *found);
+	list[(*found)++] = &d->ibv;
+	return d;
+}
+
+/* Devices: one per card the kernel module drives (/dev/rnicN, listed as rnic_pciN, attributes in
+ * /sys/class/misc/rnicN), then one per live rnic-sim socket in $RNIC_SIM_DIR (default
+ * /tmp/rnic-sim) */
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	const char *dir = getenv("RNIC_SIM_DIR");
-	char real[PATH_MAX];
-	struct dirent **names = NULL;
+	char real[PATH_MAX], name[IBV_SYSFS_NAME_MAX + 16];
+	struct dirent **names = NULL, **cards = NULL;
 	struct ibv_device **list;
-	int n, i, found = 0;
+	int n, ncards, i, found = 0;
 
 	if (!dir)
 		dir = DEFAULT_SIM_DIR;
 	if (!realpath(dir, real))
 		snprintf(real, sizeof(real), "%s", dir);
+	ncards = scandir("/dev", &cards, is_card, alphasort);
+	if (ncards < 0)
+		ncards = 0;
 	n = scandir(real, &names, is_sock, alphasort);
 	if (n < 0)
-		n = 0; /* no simulator directory: no device */
-	list = calloc((size_t)n + 1, sizeof(*list));
+		n = 0; /* no simulator directory: no simulated device */
+	list = calloc((size_t)(n + ncards) + 1, sizeof(*list));
 	if (!list) {
 		errno = ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		struct rnic_device *d = calloc(1, sizeof(*d));
-		int len = (int)strlen(names[i]->d_name) - 5;
+	for (i = 0; i < ncards; i++) {
+		struct rnic_device *d;
 
-		if (!d) {
-			ibv_free_device_list(list);
-			list = NULL;
-			errno = ENOMEM;
-			goto out;
-		}
+		snprintf(name, sizeof(name), "rnic_pci%s", cards[i]->d_name + 4);
+		d = add_device(list, &found, name, 1);
+		if (!d)
+			goto nomem;
+		snprintf(d->path, sizeof(d->path), "/dev/%.16s", cards[i]->d_name);
+		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "/sys/class/misc/%.16s", cards[i]->d_name);
+		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "/sys/class/misc/%.16s",
+			 cards[i]->d_name);
+	}
+	for (i = 0; i < n; i++) {
+		char path[sizeof(((struct rnic_device *)0)->path)];
+		int len = (int)strlen(names[i]->d_name) - 5;
+		struct rnic_device *d;
+
 		/* a path too long for a socket address or for ibv_device cannot be a device */
-		if (snprintf(d->sock, sizeof(d->sock), "%s/%s", real, names[i]->d_name) >= (int)sizeof(d->sock) ||
-		    snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "%s", real) >= (int)sizeof(d->ibv.dev_path) ||
-		    snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "%s/%.*s", real, len, names[i]->d_name) >=
-			    (int)sizeof(d->ibv.ibdev_path) ||
-		    !live_socket(d->sock)) {
-			free(d);
+		if (snprintf(path, sizeof(path), "%s/%s", real, names[i]->d_name) >= (int)sizeof(path) ||
+		    strlen(real) >= sizeof(d->ibv.dev_path) ||
+		    strlen(real) + 1 + (size_t)len >= sizeof(d->ibv.ibdev_path) || !live_socket(path))
 			continue;
-		}
+		snprintf(name, sizeof(name), "%.*s", len, names[i]->d_name);
+		d = add_device(list, &found, name, 0);
+		if (!d)
+			goto nomem;
+		memcpy(d->path, path, sizeof(path));
 		/* ibdev_path: where ibv_read_sysfs_file finds the device's attributes (compat.c) */
-		d->index = found;
-		d->ibv.node_type = IBV_NODE_CA;
-		d->ibv.transport_type = IBV_TRANSPORT_IB;
-		snprintf(d->ibv.name, sizeof(d->ibv.name), "%.*s", len, names[i]->d_name);
-		snprintf(d->ibv.dev_name, sizeof(d->ibv.dev_name), "uverbs%d", found);
-		list[found++] = &d->ibv;
+		snprintf(d->ibv.dev_path, sizeof(d->ibv.dev_path), "%s", real);
+		snprintf(d->ibv.ibdev_path, sizeof(d->ibv.ibdev_path), "%s/%.*s", real, len, names[i]->d_name);
 	}
 	if (num_devices)
 		*num_devices = found;
+	goto out;
+nomem:
+	ibv_free_device_list(list);
+	list = NULL;
+	errno = ENOMEM;
 out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	for (i = 0; i < ncards; i++)
+		free(cards[i]);
+	free(cards);
 	return list;
 }
 
@@ -573,6 +620,16 @@ int ibv_query_pkey(struct ibv_context *context, uint8_t port, int index, __be16 
 	return 0;
 }
 
+static void close_backend(struct rnic_context *c)
+{
+	if (c->card) {
+		pci_bus_close(&c->pci);
+		return;
+	}
+	rnic_dev_fini(&c->dev);
+	sim_bus_close(&c->bus);
+}
+
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct rnic_device *d = (struct rnic_device *)device;
@@ -584,15 +641,20 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = sim_bus_open(&c->bus, d->sock);
-	if (ret) {
-		free(c);
-		errno = -ret;
-		return NULL;
+	c->card = d->card;
+	if (d->card) {
+		ret = pci_bus_open(&c->pci, d->path, &c->dev);
+		c->irq_fd = c->pci.fd;
+	} else {
+		ret = sim_bus_open(&c->bus, d->path);
+		if (!ret) {
+			ret = rnic_dev_init(&c->dev, &sim_bus_ops, &c->bus, c->bus.ctx);
+			if (ret)
+				sim_bus_close(&c->bus);
+		}
+		c->irq_fd = c->bus.irq_fd;
 	}
-	ret = rnic_dev_init(&c->dev, &sim_bus_ops, &c->bus, c->bus.ctx);
 	if (ret) {
-		sim_bus_close(&c->bus);
 		free(c);
 		errno = -ret;
 		return NULL;
@@ -616,8 +678,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	rnic_ex_init(c);
 	ret = rnic_events_start(c);
 	if (ret) {
-		rnic_dev_fini(&c->dev);
-		sim_bus_close(&c->bus);
+		close_backend(c);
 		free(c);
 		errno = ret;
 		return NULL;
@@ -630,8 +691,7 @@ int ibv_close_device(struct ibv_context *context)
 	struct rnic_context *c = to_ctx(context);
 
 	rnic_events_stop(c);
-	rnic_dev_fini(&c->dev);
-	sim_bus_close(&c->bus);
+	close_backend(c);
 	free(c);
 	return 0;
 }
@@ -765,7 +825,7 @@ struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_con
 		return NULL;
 	}
 	cq->log = log2_up((uint32_t)cqe + 1);
-	cq->ring = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_CQE_BYTES << cq->log, &cq->bus);
+	cq->ring = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_CQE_BYTES << cq->log, &cq->bus);
 	if (!cq->ring) {
 		free(cq);
 		errno = ENOMEM;
@@ -775,7 +835,7 @@ struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_con
 	ret = rnic_create_cq(&c->dev, cq->bus, cq->log, &cq->cqn);
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret) {
-		sim_bus_ops.dma_free(&c->bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
+		c->dev.ops->dma_free(c->dev.bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
 		free(cq);
 		errno = -ret;
 		return NULL;
@@ -827,7 +887,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 		pthread_mutex_unlock(&cq->ex.mutex);
 		__atomic_sub_fetch(&cq->ex.channel->refcnt, 1, __ATOMIC_RELAXED);
 	}
-	sim_bus_ops.dma_free(&c->bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
+	c->dev.ops->dma_free(c->dev.bus, cq->ring, (size_t)RNIC_CQE_BYTES << cq->log);
 	free(cq);
 	return 0;
 }
@@ -864,8 +924,8 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	}
 	qp->sq_log = log2_up(a->cap.max_send_wr ? a->cap.max_send_wr : 1);
 	qp->rq_log = log2_up(a->cap.max_recv_wr ? a->cap.max_recv_wr : 1);
-	qp->sq = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_WQE_BYTES << qp->sq_log, &qp->sq_bus);
-	qp->rq = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_RWQE_BYTES << qp->rq_log, &qp->rq_bus);
+	qp->sq = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_WQE_BYTES << qp->sq_log, &qp->sq_bus);
+	qp->rq = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_RWQE_BYTES << qp->rq_log, &qp->rq_bus);
 	if (!qp->sq || !qp->rq) {
 		errno = ENOMEM;
 		goto fail;
@@ -913,9 +973,9 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	return &qp->ex.qp_base;
 fail:
 	if (qp->sq)
-		sim_bus_ops.dma_free(&c->bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
+		c->dev.ops->dma_free(c->dev.bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
 	if (qp->rq)
-		sim_bus_ops.dma_free(&c->bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
+		c->dev.ops->dma_free(c->dev.bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
 	free(qp);
 	return NULL;
 }
@@ -981,7 +1041,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 		return NULL;
 	}
 	srq->log = log2_up(a->attr.max_wr);
-	srq->ring = sim_bus_ops.dma_alloc(&c->bus, (size_t)RNIC_RWQE_BYTES << srq->log, &srq->bus);
+	srq->ring = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_RWQE_BYTES << srq->log, &srq->bus);
 	if (!srq->ring) {
 		free(srq);
 		errno = ENOMEM;
@@ -995,7 +1055,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 	ret = rnic_cmd_exec(&c->dev, RNIC_CMD_CREATE_SRQ, in, sizeof(in), out, sizeof(out));
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret) {
-		sim_bus_ops.dma_free(&c->bus, srq->ring, (size_t)RNIC_RWQE_BYTES << srq->log);
+		c->dev.ops->dma_free(c->dev.bus, srq->ring, (size_t)RNIC_RWQE_BYTES << srq->log);
 		free(srq);
 		errno = cmd_errno(c, ret);
 		return NULL;
@@ -1059,7 +1119,7 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return cmd_errno(c, ret);
 	c->srqs[srq->srqn] = NULL;
-	sim_bus_ops.dma_free(&c->bus, srq->ring, (size_t)RNIC_RWQE_BYTES << srq->log);
+	c->dev.ops->dma_free(c->dev.bus, srq->ring, (size_t)RNIC_RWQE_BYTES << srq->log);
 	free(srq);
 	return 0;
 }
@@ -1076,8 +1136,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return cmd_errno(c, ret);
 	c->qps[ibqp->qp_num] = NULL;
-	sim_bus_ops.dma_free(&c->bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
-	sim_bus_ops.dma_free(&c->bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
+	c->dev.ops->dma_free(c->dev.bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
+	c->dev.ops->dma_free(c->dev.bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
 	free(qp);
 	return 0;
 }
@@ -1229,15 +1289,41 @@ int rnicdv_cq_last_ts(struct ibv_cq *ibcq, uint64_t *start_cycle, uint64_t *end_
 	return 0;
 }
 
+/* the NIC's clock: a global register (simulator), or the module's CLOCK ioctl (card: a process
+ * maps only its own doorbell page) */
+static void read_clock(struct rnic_context *c, uint64_t *cycles, uint32_t *khz)
+{
+	uint32_t lo;
+
+	if (c->card) {
+		if (pci_bus_clock(&c->pci, cycles, khz))
+			*cycles = *khz = 0;
+		return;
+	}
+	lo = sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_CYCLES_LO);
+	*cycles = ((uint64_t)sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_CYCLES_HI) << 32) | lo;
+	*khz = sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_FREQ_KHZ);
+}
+
+uint32_t rnic_clock_khz(struct rnic_context *c)
+{
+	uint64_t cycles;
+	uint32_t khz;
+
+	read_clock(c, &cycles, &khz);
+	return khz;
+}
+
 uint64_t rnicdv_clock_hz(struct ibv_context *context)
 {
-	return 1000ull * sim_bus_ops.mmio_read(&to_ctx(context)->bus, RNIC_CLOCK_FREQ_KHZ);
+	return 1000ull * rnic_clock_khz(to_ctx(context));
 }
 
 uint64_t rnicdv_read_clock(struct ibv_context *context)
 {
-	struct sim_bus *b = &to_ctx(context)->bus;
-	uint32_t lo = sim_bus_ops.mmio_read(b, RNIC_CLOCK_CYCLES_LO);
+	uint64_t cycles;
+	uint32_t khz;
 
-	return ((uint64_t)sim_bus_ops.mmio_read(b, RNIC_CLOCK_CYCLES_HI) << 32) | lo;
+	read_clock(to_ctx(context), &cycles, &khz);
+	return cycles;
 }

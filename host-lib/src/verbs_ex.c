@@ -25,7 +25,7 @@ static int query_device_ex(struct ibv_context *context, const struct ibv_query_d
 		return ret;
 	/* the CQE timestamps count NIC clock cycles (ibv_wc_read_completion_ts) */
 	a.completion_timestamp_mask = UINT64_MAX;
-	a.hca_core_clock = sim_bus_ops.mmio_read(&to_ctx(context)->bus, RNIC_CLOCK_FREQ_KHZ); /* kHz */
+	a.hca_core_clock = rnic_clock_khz(to_ctx(context)); /* kHz */
 	a.max_dm_size = 0;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
