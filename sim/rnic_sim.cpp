@@ -214,8 +214,13 @@ int main(int argc, char **argv)
 		if (axi == AXI_IDLE && !host->mmio.empty() && !top->rst) {
 			op = host->mmio.front();
 			host->mmio.pop_front();
-			uint32_t page = RNIC_BAR0_CTX_BASE + static_cast<uint32_t>(op.ctx) * RNIC_BAR0_CTX_STRIDE;
-			bool own = op.ctx < 0 || (op.addr >= page && op.addr < page + RNIC_BAR0_CTX_STRIDE);
+			/* a host process has its context's two pages: in the simulation it is its own
+			 * driver (on a card the kernel module keeps the command-queue page) */
+			uint32_t off = static_cast<uint32_t>(op.ctx) * RNIC_BAR0_CTX_STRIDE;
+			auto in_page = [&](uint32_t base) {
+				return op.addr >= base + off && op.addr < base + off + RNIC_BAR0_CTX_STRIDE;
+			};
+			bool own = op.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
 			bool global = op.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
 			if (op.write && own) {
 				top->s_axil_awaddr = op.addr;

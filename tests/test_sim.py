@@ -57,8 +57,8 @@ def test_host_link_contexts_and_permissions(tmp_path):
     try:
         a, b = LinkClient(tmp_path / "rnic0.sock"), LinkClient(tmp_path / "rnic0.sock")
         assert a.ctx != b.ctx
-        page_a = S.BAR0_CTX_BASE + a.ctx * S.BAR0_CTX_STRIDE
-        page_b = S.BAR0_CTX_BASE + b.ctx * S.BAR0_CTX_STRIDE
+        page_a = S.BAR0_CMDQ_BASE + a.ctx * S.BAR0_CTX_STRIDE
+        page_b = S.BAR0_CMDQ_BASE + b.ctx * S.BAR0_CTX_STRIDE
         a.write32(page_a + S.CTX["CMDQ_BASE_LO"][0], 0x1000)
         b.write32(page_a + S.CTX["CMDQ_BASE_LO"][0], 0x2000)  # not b's page: ignored
         assert a.read32(page_a + S.CTX["CMDQ_BASE_LO"][0]) == 0x1000

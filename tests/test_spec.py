@@ -68,6 +68,12 @@ def test_bar0_blocks_do_not_overlap_context_pages():
     blocks = [getattr(S, b)["_BASE"][0] for b in ("ID", "CLOCK", "STATS", "PORT", "ADMIN", "CTXBLK")]
     assert blocks == sorted(blocks) and blocks[-1] + 0x100 <= S.BAR0_CTX_BASE
     assert S.BAR0_CTX_BASE + S.NUM_CTX * S.BAR0_CTX_STRIDE <= S.BAR0_SIZE
+    # doorbell pages, then command-queue pages: apart, each region 64 KiB-aligned (BAR0 takes the
+    # context from address bits 15:12) and inside BAR0
+    for base in (S.BAR0_CTX_BASE, S.BAR0_CMDQ_BASE):
+        assert base % 0x10000 == 0 and S.NUM_CTX * S.BAR0_CTX_STRIDE <= 0x10000
+    assert S.BAR0_CTX_BASE + S.NUM_CTX * S.BAR0_CTX_STRIDE <= S.BAR0_CMDQ_BASE
+    assert S.BAR0_CMDQ_BASE + S.NUM_CTX * S.BAR0_CTX_STRIDE <= S.BAR0_SIZE
 
 
 def test_c_header_compiles_for_host_and_soft_core(tmp_path):

@@ -56,6 +56,7 @@ static int probe_blocks(struct rnic_dev *d)
 				return -EPROTO;
 			d->build_id = rd(d, RNIC_ID_BUILD_ID);
 			d->page = rd(d, RNIC_ID_CTX_BASE) + d->ctx * rd(d, RNIC_ID_CTX_STRIDE);
+			d->cmdq_page = rd(d, RNIC_ID_CMDQ_BASE) + d->ctx * rd(d, RNIC_ID_CTX_STRIDE);
 			if (d->ctx >= rd(d, RNIC_ID_NUM_CTX))
 				return -EINVAL;
 			seen |= 1;
@@ -98,17 +99,17 @@ int rnic_dev_init(struct rnic_dev *d, const struct rnic_bus_ops *ops, void *bus,
 		return -ENOMEM;
 	}
 	/* a new owner of the context starts from index 0 with the queue disabled */
-	wr(d, d->page + RNIC_CTX_CMDQ_CTRL, 0);
-	wr(d, d->page + RNIC_CTX_CMDQ_BASE_LO, (uint32_t)d->cmdq_bus);
-	wr(d, d->page + RNIC_CTX_CMDQ_BASE_HI, (uint32_t)(d->cmdq_bus >> 32));
-	wr(d, d->page + RNIC_CTX_CMDC_BASE_LO, (uint32_t)d->cmdc_bus);
-	wr(d, d->page + RNIC_CTX_CMDC_BASE_HI, (uint32_t)(d->cmdc_bus >> 32));
-	wr(d, d->page + RNIC_CTX_CMDQ_PI, 0);
-	if (rd(d, d->page + RNIC_CTX_CMDQ_CI) & 0xffff) {
+	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_CTRL, 0);
+	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_BASE_LO, (uint32_t)d->cmdq_bus);
+	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_BASE_HI, (uint32_t)(d->cmdq_bus >> 32));
+	wr(d, d->cmdq_page + RNIC_CTX_CMDC_BASE_LO, (uint32_t)d->cmdc_bus);
+	wr(d, d->cmdq_page + RNIC_CTX_CMDC_BASE_HI, (uint32_t)(d->cmdc_bus >> 32));
+	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_PI, 0);
+	if (rd(d, d->cmdq_page + RNIC_CTX_CMDQ_CI) & 0xffff) {
 		rnic_dev_fini(d);
 		return -EBUSY; /* the firmware has not finished resetting this context */
 	}
-	wr(d, d->page + RNIC_CTX_CMDQ_CTRL, RNIC_SET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, RNIC_CMD_LOG) |
+	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_CTRL, RNIC_SET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, RNIC_CMD_LOG) |
 	   RNIC_CTX_CMDQ_CTRL_ENABLE_MASK);
 	ret = rnic_cmd_exec(d, RNIC_CMD_QUERY_DEVICE, NULL, 0, d->info, sizeof(d->info));
 	if (!ret) {
@@ -125,7 +126,7 @@ int rnic_dev_init(struct rnic_dev *d, const struct rnic_bus_ops *ops, void *bus,
 void rnic_dev_fini(struct rnic_dev *d)
 {
 	if (!d->dead && d->cmdq)
-		wr(d, d->page + RNIC_CTX_CMDQ_CTRL, 0);
+		wr(d, d->cmdq_page + RNIC_CTX_CMDQ_CTRL, 0);
 	if (d->cmdq)
 		d->ops->dma_free(d->bus, d->cmdq, RNIC_CMD_BYTES << RNIC_CMD_LOG);
 	if (d->cmdc)
@@ -158,7 +159,7 @@ int rnic_cmd_exec(struct rnic_dev *d, uint32_t opcode, const void *in, size_t in
 		memcpy(cmd + RNIC_CMD_PAYLOAD_OFF, in, inlen);
 	d->cmd_pi++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	wr(d, d->page + RNIC_CTX_CMDQ_PI, d->cmd_pi);
+	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_PI, d->cmd_pi);
 	start = d->ops->now_us(d->bus);
 	while (__atomic_load_n(&cpl[RNIC_CMDC_OWNER_OFF], __ATOMIC_ACQUIRE) != owner) {
 		if (d->ops->now_us(d->bus) - start > RNIC_CMD_TIMEOUT_US) {

@@ -34,6 +34,7 @@ struct rnic_dev {
 	void *bus;
 	uint32_t ctx;
 	uint32_t page;           /* BAR0 offset of this context's doorbell page */
+	uint32_t cmdq_page;      /* and of its command-queue page (never mapped to a process) */
 	uint32_t build_id;
 	int dead;                /* a command timed out: every later call fails */
 	uint8_t status;          /* the last command's firmware status (enum CMD_ST) */

@@ -76,13 +76,18 @@ module rnic_bar0 #(
     assign s_axil_bresp = 2'b00;
     assign wr_addr = s_axil_awaddr;
 
-    logic in_ctx;
+    // a context's doorbell page (a process may map it) and its command-queue page (the driver's):
+    // the registers that point the firmware at memory are only in the second
+    logic in_ctx, in_cmdq;
     logic [3:0] wr_ctx;
     logic [11:0] wr_off;
     assign in_ctx = wr_addr >= 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE) &&
                     wr_addr < 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE +
                                   NCTX * rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE);
-    assign wr_ctx = 4'(wr_addr[19:12] - 8'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE >> 12));
+    assign in_cmdq = wr_addr >= 20'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE) &&
+                     wr_addr < 20'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE +
+                                   NCTX * rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE);
+    assign wr_ctx = 4'(wr_addr[15:12]);  // both regions are 16 pages from a 64 KiB boundary
     assign wr_off = wr_addr[11:0];
 
     logic sq_push, cq_push, rq_push;
@@ -121,7 +126,7 @@ module rnic_bar0 #(
             if (wr_go) begin
                 s_axil_bvalid <= 1'b1;
                 // CMDQ_CI (word 6) belongs to the firmware
-                if (in_ctx && wr_off < 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI))
+                if (in_cmdq && wr_off < 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI))
                     ctx_regs[wr_ctx][wr_off[4:2]] <= s_axil_wdata;
                 if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET)) begin
                     ctx_reset_valid <= 1'b1;
@@ -166,11 +171,11 @@ module rnic_bar0 #(
         end else if (ra >= 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0) &&
                      ra < 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0 + 32 * 4)) begin
             rd_data = stats[{5'((ra - 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0)) >> 2), 5'b0} +: 32];
-        end else if (ra >= 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE) &&
-                     ra < 20'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE +
+        end else if (ra >= 20'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE) &&
+                     ra < 20'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE +
                               NCTX * rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE)) begin
             if (ra[11:0] < 12'(CTX_WORDS * 4))
-                rd_data = ctx_regs[4'(ra[19:12] - 8'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE >> 12))][ra[4:2]];
+                rd_data = ctx_regs[ra[15:12]][ra[4:2]];
         end else begin
             case (ra)
                 20'(rnic_spec_pkg::RNIC_ID_VENDOR_DEVICE):
@@ -184,6 +189,7 @@ module rnic_bar0 #(
                 20'(rnic_spec_pkg::RNIC_ID_CTX_BASE): rd_data = 32'(rnic_spec_pkg::RNIC_BAR0_CTX_BASE);
                 20'(rnic_spec_pkg::RNIC_ID_CTX_STRIDE):
                     rd_data = 32'(rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE);
+                20'(rnic_spec_pkg::RNIC_ID_CMDQ_BASE): rd_data = 32'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE);
                 20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_LO): rd_data = cycle[31:0];
                 20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_HI): rd_data = cycles_hi_reg;
                 20'(rnic_spec_pkg::RNIC_CLOCK_FREQ_KHZ):

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#define RNIC_IF_VERSION 1u
+#define RNIC_IF_VERSION 2u
 #define RNIC_VENDOR_ID 0x10eeu
 #define RNIC_DEVICE_ID 0x9038u
 
@@ -37,10 +37,11 @@
 #define RNIC_ROCE_UDP_PORT 0x12b7u /* RoCEv2 UDP destination port (IBTA Annex A17) */
 #define RNIC_KEY_TAG_BITS 0x8u /* Low bits of a memory key that are a tag, not an index */
 
-/* bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context. */
+/* bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context (a process may map its own), then one command-queue page per context (the driver's only). */
 #define RNIC_BAR0_SIZE 0x100000u /* BAR0 is 1 MiB */
 #define RNIC_BAR0_CTX_BASE 0x10000u /* First context page */
 #define RNIC_BAR0_CTX_STRIDE 0x1000u /* One 4 KiB page per context (mmap-able on its own) */
+#define RNIC_BAR0_CMDQ_BASE 0x20000u /* First command-queue page (same stride): never mapped to a process, as its registers point the firmware at memory */
 #define RNIC_BLOCK_TYPE_ID 0x52490001u /* Block type: identity and build ID */
 #define RNIC_BLOCK_TYPE_CLOCK 0x52490002u /* Block type: free-running clock */
 #define RNIC_BLOCK_TYPE_STATS 0x52490003u /* Block type: datapath counters */
@@ -340,7 +341,8 @@
 #define RNIC_ID_FW_STATUS_FAILED_MASK 0x00000002u
 #define RNIC_ID_NUM_CTX 0x28u /* Number of context pages */
 #define RNIC_ID_CTX_BASE 0x2cu /* BAR0 offset of context page 0 */
-#define RNIC_ID_CTX_STRIDE 0x30u /* Bytes between context pages */
+#define RNIC_ID_CTX_STRIDE 0x30u /* Bytes between context pages (doorbell and command-queue pages alike) */
+#define RNIC_ID_CMDQ_BASE 0x34u /* BAR0 offset of context 0's command-queue page */
 
 /* CLOCK: Free-running datapath clock. */
 #define RNIC_CLOCK_BASE 0x100u
@@ -388,7 +390,7 @@
 #define RNIC_CTXBLK_SIZE 0x100u
 #define RNIC_CTXBLK_COUNT 0x510u /* NUM_CTX */
 
-/* CTX: One doorbell page per context at BAR0_CTX_BASE + ctx * BAR0_CTX_STRIDE (offsets relative to the page). Firmware sees words 0x00..0x3c of each page at FW_CTXREG_BASE + ctx * FW_CTXREG_STRIDE. */
+/* CTX: Two pages per context, offsets relative to the page: the CMDQ and CMDC registers in its command-queue page at BAR0_CMDQ_BASE + ctx * BAR0_CTX_STRIDE (the driver's: they point the firmware at memory), the doorbells (SQ_DB, CQ_DB, RQ_DB, SRQ_DB, EQ_DB) in its doorbell page at BAR0_CTX_BASE + ctx * BAR0_CTX_STRIDE (a process may map it). Firmware sees words 0x00..0x3c of the command-queue page at FW_CTXREG_BASE + ctx * FW_CTXREG_STRIDE. */
 #define RNIC_CTX_BASE 0x0u
 #define RNIC_CTX_CMDQ_BASE_LO 0x0u /* Command ring bus address (CMD_BYTES entries) */
 #define RNIC_CTX_CMDQ_BASE_HI 0x4u

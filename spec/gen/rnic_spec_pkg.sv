@@ -3,7 +3,7 @@
 
 package rnic_spec_pkg;
 
-  localparam int unsigned RNIC_IF_VERSION = 1;
+  localparam int unsigned RNIC_IF_VERSION = 2;
   localparam int unsigned RNIC_VENDOR_ID = 'h10ee;
   localparam int unsigned RNIC_DEVICE_ID = 'h9038;
 
@@ -36,10 +36,11 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_ROCE_UDP_PORT = 'h12b7;
   localparam longint unsigned RNIC_KEY_TAG_BITS = 'h8;
 
-  // bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context.
+  // bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context (a process may map its own), then one command-queue page per context (the driver's only).
   localparam longint unsigned RNIC_BAR0_SIZE = 'h100000;
   localparam longint unsigned RNIC_BAR0_CTX_BASE = 'h10000;
   localparam longint unsigned RNIC_BAR0_CTX_STRIDE = 'h1000;
+  localparam longint unsigned RNIC_BAR0_CMDQ_BASE = 'h20000;
   localparam longint unsigned RNIC_BLOCK_TYPE_ID = 'h52490001;
   localparam longint unsigned RNIC_BLOCK_TYPE_CLOCK = 'h52490002;
   localparam longint unsigned RNIC_BLOCK_TYPE_STATS = 'h52490003;
@@ -331,6 +332,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_ID_NUM_CTX = 'h28;
   localparam int unsigned RNIC_ID_CTX_BASE = 'h2c;
   localparam int unsigned RNIC_ID_CTX_STRIDE = 'h30;
+  localparam int unsigned RNIC_ID_CMDQ_BASE = 'h34;
 
   // CLOCK: Free-running datapath clock.
   localparam int unsigned RNIC_CLOCK_BASE = 'h100;
@@ -372,7 +374,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CTXBLK_SIZE = 'h100;
   localparam int unsigned RNIC_CTXBLK_COUNT = 'h510;
 
-  // CTX: One doorbell page per context at BAR0_CTX_BASE + ctx * BAR0_CTX_STRIDE (offsets relative to the page). Firmware sees words 0x00..0x3c of each page at FW_CTXREG_BASE + ctx * FW_CTXREG_STRIDE.
+  // CTX: Two pages per context, offsets relative to the page: the CMDQ and CMDC registers in its command-queue page at BAR0_CMDQ_BASE + ctx * BAR0_CTX_STRIDE (the driver's: they point the firmware at memory), the doorbells (SQ_DB, CQ_DB, RQ_DB, SRQ_DB, EQ_DB) in its doorbell page at BAR0_CTX_BASE + ctx * BAR0_CTX_STRIDE (a process may map it). Firmware sees words 0x00..0x3c of the command-queue page at FW_CTXREG_BASE + ctx * FW_CTXREG_STRIDE.
   localparam int unsigned RNIC_CTX_BASE = 'h0;
   localparam int unsigned RNIC_CTX_CMDQ_BASE_LO = 'h0;
   localparam int unsigned RNIC_CTX_CMDQ_BASE_HI = 'h4;

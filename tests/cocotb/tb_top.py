@@ -118,10 +118,15 @@ async def bar0_blocks(dut):
     c0 = await read32(dut, S.CLOCK["CYCLES_LO"][0])
     c1 = await read32(dut, S.CLOCK["CYCLES_LO"][0])
     assert c1 > c0
-    page = S.BAR0_CTX_BASE + 3 * S.BAR0_CTX_STRIDE
-    await write32(dut, page + S.CTX["CMDQ_BASE_LO"][0], 0xCAFE0000)
-    assert await read32(dut, page + S.CTX["CMDQ_BASE_LO"][0]) == 0xCAFE0000
-    assert await read32(dut, S.BAR0_CTX_BASE + S.CTX["CMDQ_BASE_LO"][0]) == 0
+    assert await read32(dut, S.ID["CMDQ_BASE"][0]) == S.BAR0_CMDQ_BASE
+    cmdq, db = (base + 3 * S.BAR0_CTX_STRIDE for base in (S.BAR0_CMDQ_BASE, S.BAR0_CTX_BASE))
+    await write32(dut, cmdq + S.CTX["CMDQ_BASE_LO"][0], 0xCAFE0000)
+    assert await read32(dut, cmdq + S.CTX["CMDQ_BASE_LO"][0]) == 0xCAFE0000
+    assert await read32(dut, S.BAR0_CMDQ_BASE + S.CTX["CMDQ_BASE_LO"][0]) == 0
+    # the doorbell page, which a process maps, cannot reach the command queue's registers
+    await write32(dut, db + S.CTX["CMDQ_BASE_LO"][0], 0x12340000)
+    assert await read32(dut, db + S.CTX["CMDQ_BASE_LO"][0]) == 0
+    assert await read32(dut, cmdq + S.CTX["CMDQ_BASE_LO"][0]) == 0xCAFE0000
     await wait_fw_ready(dut)
     assert await read32(dut, S.ID["FW_VERSION"][0]) == 0x000100
 
