@@ -54,7 +54,7 @@ struct rnic_ring {
 	void *cpu;
 	dma_addr_t bus;
 	size_t size;
-	u32 user_op;      /* CREATE_* opcode of the object using it, 0 if none */
+	u32 freed_by;     /* DESTROY_* opcode of the object using it, 0 if none */
 	u32 user;         /* its CQN/QPN/SRQN */
 	atomic_t maps;    /* user mappings */
 };
@@ -171,6 +171,14 @@ static void k_dma_free(void *bus, void *cpu, size_t size)
 	WARN_ONCE(1, "rnic: freeing %zu bytes the context never allocated\n", size);
 }
 
+static void mr_free_lists(struct rnic_mr *mr)
+{
+	kvfree(mr->pages);
+	kvfree(mr->dma);
+	mr->pages = NULL;
+	mr->dma = NULL;
+}
+
 static void mr_unpin(struct rnic_ctx *c, struct rnic_mr *mr, unsigned long n)
 {
 	struct device *dev = &c->rp->pdev->dev;
@@ -182,10 +190,7 @@ static void mr_unpin(struct rnic_ctx *c, struct rnic_mr *mr, unsigned long n)
 	unpin_user_pages_dirty_lock(mr->pages, n, mr->writable);
 	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	mmdrop(mr->mm);
-	kvfree(mr->pages);
-	kvfree(mr->dma);
-	mr->pages = NULL;
-	mr->dma = NULL;
+	mr_free_lists(mr);
 }
 
 /*
@@ -201,6 +206,7 @@ static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
 	struct device *dev = &c->rp->pdev->dev;
 	unsigned int gup = FOLL_LONGTERM | (mr && mr->writable ? FOLL_WRITE : 0);
 	long pinned;
+	int ret = -ENOMEM;
 	u32 i;
 
 	if (!mr)
@@ -214,22 +220,14 @@ static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
 	mr->npages = npages;
 	mr->mm = current->mm;
 	mmgrab(mr->mm);
-	if (atomic64_add_return(npages, &mr->mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mr->mm->pinned_vm);
-		mmdrop(mr->mm);
-		goto err_free;
-	}
+	if (atomic64_add_return(npages, &mr->mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK))
+		goto err_account;
 	pinned = pin_user_pages_fast(start, npages, gup, mr->pages);
 	if (pinned != npages) {
 		if (pinned > 0)
 			unpin_user_pages(mr->pages, pinned);
-		atomic64_sub(npages, &mr->mm->pinned_vm);
-		mmdrop(mr->mm);
-		kvfree(mr->pages);
-		kvfree(mr->dma);
-		mr->pages = NULL;
-		mr->dma = NULL;
-		return pinned < 0 ? pinned : -EFAULT;
+		ret = pinned < 0 ? pinned : -EFAULT;
+		goto err_account;
 	}
 	for (i = 0; i < npages; i++) {
 		dma_addr_t a = dma_map_page(dev, mr->pages[i], 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
@@ -243,12 +241,12 @@ static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
 	}
 	return 0;
 
+err_account:
+	atomic64_sub(npages, &mr->mm->pinned_vm);
+	mmdrop(mr->mm);
 err_free:
-	kvfree(mr->pages);
-	kvfree(mr->dma);
-	mr->pages = NULL;
-	mr->dma = NULL;
-	return -ENOMEM;
+	mr_free_lists(mr);
+	return ret;
 }
 
 /* a failed REG_MR or a done DEREG_MR: the MR in hand loses its pages */
@@ -445,22 +443,22 @@ static int ring_use(struct rnic_ctx *c, u8 *field, u64 need, struct rnic_ring **
 {
 	struct rnic_ring *r = ring_get(c, rnic_rd_le(field, 8), NULL);
 
-	if (!r || r->user_op || r->size < need)
+	if (!r || r->freed_by || r->size < need)
 		return -EINVAL;
 	rnic_wr_le(field, 8, r->bus);
 	*out = r;
 	return 0;
 }
 
-static void rings_release(struct rnic_ctx *c, u32 create_op, u32 handle)
+static void rings_release(struct rnic_ctx *c, u32 destroy_op, u32 handle)
 {
 	int i;
 
 	for (i = 0; i < RNIC_UAPI_MAX_RINGS; i++) {
 		struct rnic_ring *r = c->rings[i];
 
-		if (r && r->user_op == create_op && r->user == handle)
-			r->user_op = 0;
+		if (r && r->freed_by == destroy_op && r->user == handle)
+			r->freed_by = 0;
 	}
 }
 
@@ -519,17 +517,21 @@ static int cmd_dereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 {
 	struct rnic_ring *r1 = NULL, *r2 = NULL;
-	u32 op = a->opcode, handle;
+	u32 op = a->opcode, destroy_op = 0, handle;
 	u8 *in = a->in;
 	int ret;
 
 	switch (op) {
-	case RNIC_CMD_QUERY_DEVICE:
-	case RNIC_CMD_ALLOC_PD:
-	case RNIC_CMD_DEALLOC_PD:
 	case RNIC_CMD_DESTROY_CQ:
 	case RNIC_CMD_DESTROY_QP:
 	case RNIC_CMD_DESTROY_SRQ:
+		ret = rnic_cmd_exec(&c->dev, op, in, sizeof(a->in), a->out, sizeof(a->out));
+		if (!ret) /* the object's rings are free again */
+			rings_release(c, op, RNIC_CMDI_HANDLE_HANDLE_GET(in));
+		return ret;
+	case RNIC_CMD_QUERY_DEVICE:
+	case RNIC_CMD_ALLOC_PD:
+	case RNIC_CMD_DEALLOC_PD:
 	case RNIC_CMD_MODIFY_QP:
 	case RNIC_CMD_QUERY_QP:
 	case RNIC_CMD_MODIFY_SRQ:
@@ -542,6 +544,7 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 			       (u64)RNIC_CQE_BYTES << RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in), &r1);
 		if (ret)
 			return ret;
+		destroy_op = RNIC_CMD_DESTROY_CQ;
 		break;
 	case RNIC_CMD_CREATE_QP:
 		if (RNIC_CMDI_CREATE_QP_SQ_LOG_GET(in) > 20 ||
@@ -555,6 +558,7 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 			       (u64)RNIC_RWQE_BYTES << RNIC_CMDI_CREATE_QP_RQ_LOG_GET(in), &r2);
 		if (ret || r1 == r2)
 			return -EINVAL;
+		destroy_op = RNIC_CMD_DESTROY_QP;
 		break;
 	case RNIC_CMD_CREATE_SRQ:
 		if (RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in) > 20)
@@ -563,35 +567,27 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 			       (u64)RNIC_RWQE_BYTES << RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in), &r1);
 		if (ret)
 			return ret;
+		destroy_op = RNIC_CMD_DESTROY_SRQ;
 		break;
 	case RNIC_CMD_REG_MR:
-		ret = cmd_reg_mr(c, a);
-		a->status = c->dev.status;
-		return ret;
+		return cmd_reg_mr(c, a);
 	case RNIC_CMD_DEREG_MR:
-		ret = cmd_dereg_mr(c, a);
-		a->status = c->dev.status;
-		return ret;
+		return cmd_dereg_mr(c, a);
 	default:
 		return -EINVAL; /* CREATE_EQ and the rest are the driver's */
 	}
 	ret = rnic_cmd_exec(&c->dev, op, in, sizeof(a->in), a->out, sizeof(a->out));
-	a->status = c->dev.status;
-	if (ret)
+	if (ret || !destroy_op)
 		return ret;
 	handle = RNIC_CMDO_HANDLE_HANDLE_GET(a->out);
 	if (r1) {
-		r1->user_op = op;
+		r1->freed_by = destroy_op;
 		r1->user = handle;
 	}
 	if (r2) {
-		r2->user_op = op;
+		r2->freed_by = destroy_op;
 		r2->user = handle;
 	}
-	if (op == RNIC_CMD_DESTROY_CQ || op == RNIC_CMD_DESTROY_QP || op == RNIC_CMD_DESTROY_SRQ)
-		rings_release(c, op == RNIC_CMD_DESTROY_CQ ? RNIC_CMD_CREATE_CQ :
-			      op == RNIC_CMD_DESTROY_QP ? RNIC_CMD_CREATE_QP : RNIC_CMD_CREATE_SRQ,
-			      RNIC_CMDI_HANDLE_HANDLE_GET(in));
 	return 0;
 }
 
@@ -610,7 +606,9 @@ static long ioctl_cmd(struct rnic_ctx *c, void __user *arg)
 	if (a->status || a->reserved[0] || a->reserved[1])
 		goto out;
 	memset(a->out, 0, sizeof(a->out));
+	c->dev.status = RNIC_CMD_ST_OK; /* what status says when the firmware was not asked */
 	ret = cmd_run(c, a);
+	a->status = c->dev.status;
 	/* the firmware's status and output go back with its error too */
 	if (copy_to_user(arg, a, sizeof(*a)))
 		ret = -EFAULT;
@@ -663,7 +661,7 @@ static long ioctl_free_ring(struct rnic_ctx *c, void __user *arg)
 	r = ring_get(c, a.offset, &slot);
 	if (!r)
 		return -EINVAL;
-	if (r->user_op || atomic_read(&r->maps))
+	if (r->freed_by || atomic_read(&r->maps))
 		return -EBUSY;
 	dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
 	kfree(r);

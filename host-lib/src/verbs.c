@@ -1289,29 +1289,16 @@ int rnicdv_cq_last_ts(struct ibv_cq *ibcq, uint64_t *start_cycle, uint64_t *end_
 	return 0;
 }
 
-/* the NIC's clock: a global register (simulator), or the module's CLOCK ioctl (card: a process
+/* the NIC's clock: global registers (simulator), or the module's CLOCK ioctl (card: a process
  * maps only its own doorbell page) */
-static void read_clock(struct rnic_context *c, uint64_t *cycles, uint32_t *khz)
-{
-	uint32_t lo;
-
-	if (c->card) {
-		if (pci_bus_clock(&c->pci, cycles, khz))
-			*cycles = *khz = 0;
-		return;
-	}
-	lo = sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_CYCLES_LO);
-	*cycles = ((uint64_t)sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_CYCLES_HI) << 32) | lo;
-	*khz = sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_FREQ_KHZ);
-}
-
 uint32_t rnic_clock_khz(struct rnic_context *c)
 {
 	uint64_t cycles;
 	uint32_t khz;
 
-	read_clock(c, &cycles, &khz);
-	return khz;
+	if (c->card)
+		return pci_bus_clock(&c->pci, &cycles, &khz) ? 0 : khz;
+	return sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_FREQ_KHZ);
 }
 
 uint64_t rnicdv_clock_hz(struct ibv_context *context)
@@ -1321,9 +1308,12 @@ uint64_t rnicdv_clock_hz(struct ibv_context *context)
 
 uint64_t rnicdv_read_clock(struct ibv_context *context)
 {
+	struct rnic_context *c = to_ctx(context);
 	uint64_t cycles;
-	uint32_t khz;
+	uint32_t khz, lo;
 
-	read_clock(to_ctx(context), &cycles, &khz);
-	return cycles;
+	if (c->card)
+		return pci_bus_clock(&c->pci, &cycles, &khz) ? 0 : cycles;
+	lo = sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_CYCLES_LO);
+	return ((uint64_t)sim_bus_ops.mmio_read(&c->bus, RNIC_CLOCK_CYCLES_HI) << 32) | lo;
 }
