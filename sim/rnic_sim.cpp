@@ -291,9 +291,10 @@ int main(int argc, char **argv)
 			if (op.ctx >= 0) {
 				host->mmio_response(op.ctx, op.tag, top->s_axil_rdata);
 			} else {
-				/* our own poll of ADMIN.CTX_RESET_PENDING: contexts done are free again */
+				/* our own poll of ADMIN.CTX_RESET_PENDING: the contexts whose reset was
+				 * written before it (op.value) and is done are free again */
 				for (int c = 0; c < RNIC_NUM_CTX; c++)
-					if (!((top->s_axil_rdata >> c) & 1) && reset_issued[c])
+					if (((op.value >> c) & 1) && !((top->s_axil_rdata >> c) & 1))
 						host->resetting[c] = reset_issued[c] = false;
 			}
 			axi = AXI_IDLE;
@@ -373,8 +374,11 @@ int main(int argc, char **argv)
 				reset_issued[ctx] = true;
 			}
 			host->gone.clear();
-			if ((cycle & 4095) == 0 && std::find(reset_issued.begin(), reset_issued.end(), true) != reset_issued.end())
-				host->mmio.push_back({-1, false, RNIC_ADMIN_CTX_RESET_PENDING, 0, 0});
+			uint32_t issued = 0;
+			for (int c = 0; c < RNIC_NUM_CTX; c++)
+				issued |= static_cast<uint32_t>(reset_issued[c]) << c;
+			if ((cycle & 4095) == 0 && issued)
+				host->mmio.push_back({-1, false, RNIC_ADMIN_CTX_RESET_PENDING, issued, 0});
 		}
 	}
 

@@ -64,6 +64,11 @@ def c_port_type(ftype, bits):
     return f"rnic_{ftype.lower()}_t"
 
 
+def dense(en):
+    """An enum numbered 0..N-1 (a table index): its generated copies carry N as _COUNT."""
+    return sorted(v for _, v in en["values"]) == list(range(len(en["values"])))
+
+
 # ---------------------------------------------------------------------------------------------
 def gen_c(spec):
     out = [f"/* {BANNER} */", "#ifndef RNIC_SPEC_H", "#define RNIC_SPEC_H", "",
@@ -81,6 +86,8 @@ def gen_c(spec):
         out.append(f"/* {en['name']}: {en['doc']} */")
         for name, val in en["values"]:
             out.append(f"#define RNIC_{en['name']}_{name} 0x{val:x}u")
+        if dense(en):
+            out.append(f"#define RNIC_{en['name']}_COUNT {len(en['values'])}u")
         out.append("")
     out += ["/* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */",
             "#define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)",
@@ -204,6 +211,8 @@ def gen_sv(spec):
         out.append(f"  // {en['name']}: {en['doc']}")
         for name, val in en["values"]:
             out.append(f"  localparam int unsigned RNIC_{en['name']}_{name} = 'h{val:x};")
+        if dense(en):
+            out.append(f"  localparam int unsigned RNIC_{en['name']}_COUNT = {len(en['values'])};")
         out.append("")
     for blk in spec["regblock"]:
         b = blk["name"]

@@ -10,10 +10,11 @@ BUILD = ROOT / "build"
 
 
 def test_cocotb_rnic_top():
-    import pythondata_cpu_picorv32 as p
+    srcs = subprocess.run(["make", "-s", "--no-print-directory", "-f", "-", "print"], cwd=ROOT, text=True,
+                          capture_output=True, check=True,
+                          input="include Makefile\nprint:\n\t@echo $(RTL_SRCS)\n").stdout.strip()
     env = dict(os.environ, ROOT=str(ROOT), BUILD=str(BUILD), FW_HEX=str(BUILD / "fw" / "rnic-fw.hex"),
-               KERNEL_LIB=str(BUILD / "kernels" / "libkernels.a"),
-               PICORV32_V=os.path.join(p.data_location, "picorv32.v"),
+               KERNEL_LIB=str(BUILD / "kernels" / "libkernels.a"), VERILOG_SOURCES=srcs,
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
                COCOTB_RESULTS_FILE=str(BUILD / "cocotb" / "results.xml"))
     (BUILD / "cocotb").mkdir(parents=True, exist_ok=True)

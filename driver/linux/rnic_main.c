@@ -538,7 +538,7 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 	case RNIC_CMD_CREATE_AH:
 		break;
 	case RNIC_CMD_CREATE_CQ:
-		if (RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in) > 20)
+		if (RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in) > RNIC_MAX_CQE_LOG)
 			return -EINVAL;
 		ret = ring_use(c, in + RNIC_CMDI_CREATE_CQ_BASE_OFF,
 			       (u64)RNIC_CQE_BYTES << RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in), &r1);
@@ -547,8 +547,8 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 		destroy_op = RNIC_CMD_DESTROY_CQ;
 		break;
 	case RNIC_CMD_CREATE_QP:
-		if (RNIC_CMDI_CREATE_QP_SQ_LOG_GET(in) > 20 ||
-		    RNIC_CMDI_CREATE_QP_RQ_LOG_GET(in) > 20)
+		if (RNIC_CMDI_CREATE_QP_SQ_LOG_GET(in) > RNIC_MAX_QP_WR_LOG ||
+		    RNIC_CMDI_CREATE_QP_RQ_LOG_GET(in) > RNIC_MAX_QP_WR_LOG)
 			return -EINVAL;
 		ret = ring_use(c, in + RNIC_CMDI_CREATE_QP_SQ_BASE_OFF,
 			       (u64)RNIC_WQE_BYTES << RNIC_CMDI_CREATE_QP_SQ_LOG_GET(in), &r1);
@@ -561,7 +561,7 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 		destroy_op = RNIC_CMD_DESTROY_QP;
 		break;
 	case RNIC_CMD_CREATE_SRQ:
-		if (RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in) > 20)
+		if (RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in) > RNIC_MAX_QP_WR_LOG)
 			return -EINVAL;
 		ret = ring_use(c, in + RNIC_CMDI_CREATE_SRQ_BASE_OFF,
 			       (u64)RNIC_RWQE_BYTES << RNIC_CMDI_CREATE_SRQ_LOG_SIZE_GET(in), &r1);

@@ -449,7 +449,8 @@ static int owned(const struct fw_owner *o, uint32_t n, uint32_t max, uint32_t ct
 	return n < max && o[n].used && o[n].ctx == ctx;
 }
 
-static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, uint32_t ctx, uint8_t *out)
+static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, uint32_t ctx, uint32_t kind,
+			    uint8_t *out)
 {
 	uint32_t i;
 
@@ -457,6 +458,7 @@ static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, ui
 		if (!o[i].used) {
 			o[i].used = 1;
 			o[i].ctx = (uint8_t)ctx;
+			fw.owned[ctx][kind]++;
 			o[i].refs = 0;
 			RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
 			return RNIC_CMD_ST_OK;
@@ -497,7 +499,7 @@ static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 
 	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	st = alloc_owner(fw.cq, RNIC_MAX_CQ, 1, ctx, out);
+	st = alloc_owner(fw.cq, RNIC_MAX_CQ, 1, ctx, FW_OWN_CQ, out);
 	if (st)
 		return st;
 	cqn = RNIC_CMDO_HANDLE_HANDLE_GET(out);
@@ -516,6 +518,7 @@ static void destroy_cq(uint32_t cqn)
 
 	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
 	fw.cq[cqn].used = 0;
+	fw.owned[fw.cq[cqn].ctx][FW_OWN_CQ]--;
 }
 
 static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
@@ -532,6 +535,14 @@ static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
 	return RNIC_CMD_ST_OK;
 }
 
+/* no event of the context is written any more: its queue is in memory of the owner that left */
+static void destroy_eq(uint32_t ctx)
+{
+	uint32_t w[3] = {0};
+
+	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, 3);
+}
+
 /* ---- shared receive queues (IBTA 10.2.9) */
 static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
@@ -543,7 +554,7 @@ static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 		return RNIC_CMD_ST_BAD_HANDLE;
 	if (log > RNIC_MAX_QP_WR_LOG || (base & (RNIC_RWQE_BYTES - 1)) || CMD_IN(in, CREATE_SRQ, LIMIT) > (1u << log))
 		return RNIC_CMD_ST_BAD_PARAM;
-	st = alloc_owner(fw.srq, RNIC_MAX_SRQ, 0, ctx, out);
+	st = alloc_owner(fw.srq, RNIC_MAX_SRQ, 0, ctx, FW_OWN_SRQ, out);
 	if (st)
 		return st;
 	n = RNIC_CMDO_HANDLE_HANDLE_GET(out);
@@ -565,6 +576,7 @@ static void destroy_srq(uint32_t n)
 	memset(fw.srqc[n], 0, sizeof(fw.srqc[n]));
 	cfg_entry(RNIC_CFG_TBL_SRQC, n, fw.srqc[n], 5);
 	fw.srq[n].used = 0;
+	fw.owned[fw.srq[n].ctx][FW_OWN_SRQ]--;
 }
 
 /* Arm the limit event: only the LIMIT word is written, the ring runs on. */
@@ -604,6 +616,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	memset(q, 0, sizeof(*q));
 	q->used = 1;
 	q->ctx = (uint8_t)ctx;
+	fw.owned[ctx][FW_OWN_QP]++;
 	q->type = (uint8_t)type;
 	q->state = RNIC_QPS_RESET;
 	q->pdn = pdn;
@@ -634,6 +647,7 @@ static void destroy_qp(uint32_t qpn)
 	fw.cq[q->recv_cqn].refs--;
 	fw.srq[q->srqn].refs -= q->use_srq;
 	q->used = 0;
+	fw.owned[q->ctx][FW_OWN_QP]--;
 	qpc_write(qpn);
 }
 
@@ -856,6 +870,7 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	m = &fw.mr[i];
 	m->used = 1;
 	m->ctx = (uint8_t)ctx;
+	fw.owned[ctx][FW_OWN_MR]++;
 	m->tag = (uint8_t)(m->tag + 1);
 	m->pdn = pdn;
 	m->access = access;
@@ -875,6 +890,7 @@ static void dereg_mr(uint32_t i)
 	struct fw_mr *m = &fw.mr[i];
 
 	m->used = 0;
+	fw.owned[m->ctx][FW_OWN_MR]--;
 	mpt_write(i);
 	fw_mtt_free(m->mtt_base, m->npages);
 	fw.pd[m->pdn].refs--;
@@ -899,13 +915,14 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		query_device(out);
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_ALLOC_PD:
-		return alloc_owner(fw.pd, RNIC_MAX_PD, 1, ctx, out);
+		return alloc_owner(fw.pd, RNIC_MAX_PD, 1, ctx, FW_OWN_PD, out);
 	case RNIC_CMD_DEALLOC_PD:
 		if (!owned(fw.pd, h, RNIC_MAX_PD, ctx))
 			return RNIC_CMD_ST_BAD_HANDLE;
 		if (fw.pd[h].refs)
 			return RNIC_CMD_ST_BUSY;
 		fw.pd[h].used = 0;
+		fw.owned[ctx][FW_OWN_PD]--;
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CREATE_CQ:
 		return create_cq(ctx, in, out);
@@ -957,49 +974,55 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 	}
 }
 
-/* The owner of context ctx is gone: free everything it had, QPs first (they hold PDs, CQs). */
+/* The owner of context ctx is gone: free everything it had, QPs first (they hold PDs, CQs). The
+ * tables are scanned only when it owned something: a scan of all of them takes tens of thousands
+ * of clocks, during which no command is served. */
 void fw_ctx_reset(uint32_t ctx)
 {
-	uint32_t i, n = 0;
+	uint16_t *own = fw.owned[ctx];
+	uint32_t i, n = own[FW_OWN_PD] + own[FW_OWN_CQ] + own[FW_OWN_SRQ] + own[FW_OWN_QP] + own[FW_OWN_MR];
 
-	for (i = 0; i < RNIC_MAX_QP; i++)
+	for (i = 0; own[FW_OWN_QP] && i < RNIC_MAX_QP; i++)
 		if (fw.qp[i].used && fw.qp[i].ctx == ctx)
-			destroy_qp(i), n++;
-	for (i = 0; i < RNIC_MAX_MPT; i++)
+			destroy_qp(i);
+	for (i = 0; own[FW_OWN_MR] && i < RNIC_MAX_MPT; i++)
 		if (fw.mr[i].used && fw.mr[i].ctx == ctx)
-			dereg_mr(i), n++;
-	for (i = 0; i < RNIC_MAX_SRQ; i++)
+			dereg_mr(i);
+	for (i = 0; own[FW_OWN_SRQ] && i < RNIC_MAX_SRQ; i++)
 		if (fw.srq[i].used && fw.srq[i].ctx == ctx)
-			destroy_srq(i), n++;
-	for (i = 0; i < RNIC_MAX_CQ; i++)
+			destroy_srq(i);
+	for (i = 0; own[FW_OWN_CQ] && i < RNIC_MAX_CQ; i++)
 		if (fw.cq[i].used && fw.cq[i].ctx == ctx)
-			destroy_cq(i), n++;
-	for (i = 0; i < RNIC_MAX_PD; i++)
+			destroy_cq(i);
+	for (i = 0; own[FW_OWN_PD] && i < RNIC_MAX_PD; i++)
 		if (fw.pd[i].used && fw.pd[i].ctx == ctx)
-			fw.pd[i].used = 0, n++;
+			fw.pd[i].used = 0, own[FW_OWN_PD]--;
+	destroy_eq(ctx);
 	fw.ci[ctx] = 0;
 	hal_ctx_set_ci(ctx, 0);
 	fw_printf("ctx %u reset: %u resources freed\n", ctx, n);
 }
 
-/* Serve one command of context ctx if its producer index moved. */
-void fw_poll_cmdq(uint32_t ctx)
+/* Serve one command of context ctx if its producer index moved; 1 if more are waiting. */
+int fw_poll_cmdq(uint32_t ctx)
 {
 	uint32_t ctrl = hal_ctx_rd(ctx, RNIC_CTX_CMDQ_CTRL), pi, mask, st;
 	uint64_t cmdq, cmdc;
 	uint8_t *buf = hal_dmabuf(), *c = buf + RNIC_CMD_BYTES;
 
 	if (!(ctrl & RNIC_CTX_CMDQ_CTRL_ENABLE_MASK))
-		return;
+		return 0;
 	pi = hal_ctx_rd(ctx, RNIC_CTX_CMDQ_PI) & 0xffff;
 	if (pi == fw.ci[ctx])
-		return;
+		return 0;
 	mask = (1u << RNIC_GET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, ctrl)) - 1;
 	cmdq = ((uint64_t)hal_ctx_rd(ctx, RNIC_CTX_CMDQ_BASE_HI) << 32) | hal_ctx_rd(ctx, RNIC_CTX_CMDQ_BASE_LO);
 	cmdc = ((uint64_t)hal_ctx_rd(ctx, RNIC_CTX_CMDC_BASE_HI) << 32) | hal_ctx_rd(ctx, RNIC_CTX_CMDC_BASE_LO);
 	hal_dma(cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0);
 	memset(c, 0, RNIC_CMDC_BYTES);
 	st = fw_cmd(ctx, buf, c + RNIC_CMDC_OUT_OFF);
+	if (hal_reset_pending() & (1u << ctx))
+		return 0; /* its owner left meanwhile: nobody reads the completion, the reset follows */
 	if (st)
 		fw_printf("ctx %u cmd %u: status %u\n", ctx, RNIC_CMD_OPCODE_GET(buf), st);
 	RNIC_CMDC_COOKIE_SET(c, RNIC_CMD_COOKIE_GET(buf));
@@ -1010,4 +1033,5 @@ void fw_poll_cmdq(uint32_t ctx)
 	fw.ci[ctx] = (uint16_t)(fw.ci[ctx] + 1);
 	hal_ctx_set_ci(ctx, fw.ci[ctx]);
 	hal_irq(ctx);
+	return fw.ci[ctx] != pi;
 }

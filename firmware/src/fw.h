@@ -12,6 +12,8 @@
 #define FW_ARP_WAIT_CYCLES 12500 /* 50 us at 250 MHz */
 #define FW_FIRST_QPN 2
 
+enum { FW_OWN_PD, FW_OWN_CQ, FW_OWN_SRQ, FW_OWN_QP, FW_OWN_MR, FW_OWN_KINDS };
+
 struct fw_owner {
 	uint8_t used;
 	uint8_t ctx;
@@ -51,6 +53,7 @@ struct fw {
 	uint32_t ip;
 	uint8_t mac[6];
 	uint16_t ci[RNIC_NUM_CTX];
+	uint16_t owned[RNIC_NUM_CTX][FW_OWN_KINDS]; /* objects of each context, by kind */
 	struct fw_owner pd[RNIC_MAX_PD];
 	struct fw_owner cq[RNIC_MAX_CQ];
 	struct fw_owner srq[RNIC_MAX_SRQ];
@@ -76,7 +79,7 @@ void fw_printf(const char *fmt, ...);
 void fw_init(void);
 uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out);
 void fw_ctx_reset(uint32_t ctx);
-void fw_poll_cmdq(uint32_t ctx);
+int fw_poll_cmdq(uint32_t ctx);
 void fw_poll_frames(void);
 
 /* the IBTA modify-QP table: 0 if the transition and its attribute mask are allowed */

@@ -18,6 +18,9 @@ void hal_irq(uint32_t vector);
 uint32_t hal_ctx_rd(uint32_t ctx, uint32_t off);
 void hal_ctx_set_ci(uint32_t ctx, uint32_t ci);
 uint32_t hal_reset_pending(void);
+/* bitmap of contexts whose command queue was rung since hal_cmdq_ack cleared their bits */
+uint32_t hal_cmdq_pending(void);
+void hal_cmdq_ack(uint32_t mask);
 void hal_reset_clear(uint32_t mask);
 
 /* datapath table write (CFG_ADDR/CFG_DATA) */

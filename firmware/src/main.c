@@ -4,7 +4,7 @@
 
 int main(void)
 {
-	uint32_t ctx, resets;
+	uint32_t ctx, resets, pending, more = 0;
 
 	fw_init();
 	hal_set_version(FW_VERSION_CODE);
@@ -15,12 +15,21 @@ int main(void)
 	for (;;) {
 		fw_poll_frames();
 		resets = hal_reset_pending();
-		for (ctx = 0; ctx < RNIC_NUM_CTX; ctx++) {
+		for (ctx = 0; resets && ctx < RNIC_NUM_CTX; ctx++) {
 			if (resets & (1u << ctx)) {
 				fw_ctx_reset(ctx);
 				hal_reset_clear(1u << ctx);
+				more &= ~(1u << ctx);
 			}
-			fw_poll_cmdq(ctx);
 		}
+		/* only the queues that were rung, or still hold commands: clear, then look */
+		pending = hal_cmdq_pending();
+		if (pending)
+			hal_cmdq_ack(pending);
+		pending |= more;
+		more = 0;
+		for (ctx = 0; pending && ctx < RNIC_NUM_CTX; ctx++)
+			if ((pending & (1u << ctx)) && fw_poll_cmdq(ctx))
+				more |= 1u << ctx;
 	}
 }

@@ -39,6 +39,8 @@ uint32_t hal_ctx_rd(uint32_t ctx, uint32_t off) { return ctxregs[ctx][off / 4]; 
 void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { ctxregs[ctx][RNIC_CTX_CMDQ_CI / 4] = ci; }
 uint32_t hal_reset_pending(void) { return 0; }
 void hal_reset_clear(uint32_t mask) { (void)mask; }
+uint32_t hal_cmdq_pending(void) { return 0; }
+void hal_cmdq_ack(uint32_t mask) { (void)mask; }
 uint8_t *hal_dmabuf(void) { return dmabuf; }
 uint8_t *hal_pkt_tx_buf(void) { return txbuf; }
 

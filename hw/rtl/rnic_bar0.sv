@@ -45,7 +45,10 @@ module rnic_bar0 #(
     input  wire  [3:0]  fw_ctx,
     input  wire  [3:0]  fw_word,
     output logic [31:0] fw_ctx_rdata,
+    output logic        cmdq_db_valid,       // a context's CMDQ_PI was written
+    output logic [3:0]  cmdq_db_ctx,
     input  wire         fw_ci_we,
+    input  wire  [3:0]  fw_ci_ctx,
     input  wire  [15:0] fw_ci,
 
     // doorbells
@@ -115,6 +118,8 @@ module rnic_bar0 #(
 
     always_ff @(posedge clk) begin
         ctx_reset_valid <= 1'b0;
+        cmdq_db_valid <= 1'b0;
+        cmdq_db_ctx <= wr_ctx;
         if (rst) begin
             s_axil_bvalid <= 1'b0;
             for (int c = 0; c < NCTX; c++)
@@ -128,13 +133,20 @@ module rnic_bar0 #(
                 // CMDQ_CI (word 6) belongs to the firmware
                 if (in_cmdq && wr_off < 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI))
                     ctx_regs[wr_ctx][wr_off[4:2]] <= s_axil_wdata;
+                cmdq_db_valid <= in_cmdq && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_PI);
                 if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET)) begin
                     ctx_reset_valid <= 1'b1;
                     ctx_reset_ctx <= s_axil_wdata[7:0];
+                    // the owner is gone: the queue it pointed the firmware at is disabled at
+                    // once, so nothing it left in the ring is served after the reset
+                    if (s_axil_wdata[7:0] < 8'(NCTX))
+                        for (int w = 0; w < CTX_WORDS; w++)
+                            if (w != int'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4))
+                                ctx_regs[s_axil_wdata[3:0]][w] <= '0;
                 end
             end
             if (fw_ci_we)
-                ctx_regs[fw_ctx][rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4] <= {16'b0, fw_ci};
+                ctx_regs[fw_ci_ctx][rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4] <= {16'b0, fw_ci};
         end
     end
 
@@ -194,7 +206,7 @@ module rnic_bar0 #(
                 20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_HI): rd_data = cycles_hi_reg;
                 20'(rnic_spec_pkg::RNIC_CLOCK_FREQ_KHZ):
                     rd_data = 32'(rnic_spec_pkg::RNIC_CLOCK_MHZ * 1000);
-                20'(rnic_spec_pkg::RNIC_STATS_COUNT): rd_data = 32'd22;
+                20'(rnic_spec_pkg::RNIC_STATS_COUNT): rd_data = 32'(rnic_spec_pkg::RNIC_STAT_COUNT);
                 20'(rnic_spec_pkg::RNIC_PORT_MAC_LO): rd_data = strap_mac[31:0];
                 20'(rnic_spec_pkg::RNIC_PORT_MAC_HI): rd_data = {16'b0, strap_mac[47:32]};
                 20'(rnic_spec_pkg::RNIC_PORT_IPV4): rd_data = strap_ipv4;

@@ -24,7 +24,10 @@ module rnic_soc #(
     output logic [3:0]   ctx_word,
     input  wire  [31:0]  ctx_rdata,
     output logic         ci_we,
+    output logic [3:0]   ci_ctx,
     output logic [15:0]  ci_val,
+    input  wire          cmdq_db_valid,
+    input  wire  [3:0]   cmdq_db_ctx,
     input  wire          ctx_reset_valid,
     input  wire  [7:0]   ctx_reset_ctx,
     output logic [31:0]  ctx_reset_pending,
@@ -98,7 +101,7 @@ module rnic_soc #(
     initial if (FW_HEX != "") $readmemh(FW_HEX, ram);
 
     // ---- FW registers
-    logic [31:0] cycles_hi_reg, cfg_addr_reg, ctx_reset_reg;
+    logic [31:0] cycles_hi_reg, cfg_addr_reg, ctx_reset_reg, cmdq_pending_reg;
     logic [63:0] dma_host_reg;
     logic [7:0]  dma_local_reg;   // 64-byte line of the buffer
     logic [15:0] dma_len_reg;
@@ -138,6 +141,7 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_MAC_HI): reg_rdata = {16'b0, strap_mac[47:32]};
             8'(rnic_spec_pkg::RNIC_FW_IPV4): reg_rdata = strap_ipv4;
             8'(rnic_spec_pkg::RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
+            8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING): reg_rdata = cmdq_pending_reg;
             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
             8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
@@ -183,6 +187,15 @@ module rnic_soc #(
     logic stall;
     assign stall = wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_IRQ) && irq_valid;
 
+    // the bits the firmware clears in a write-1-to-clear register at `off` this cycle
+    function automatic logic [31:0] w1c(input logic [7:0] off);
+        w1c = mem_valid && !mem_ready && !stall && wr && is_reg && reg_off == off ? mem_wdata : 32'b0;
+    endfunction
+    logic [31:0] reset_set, db_set;
+    assign reset_set = ctx_reset_valid && ctx_reset_ctx < 8'(rnic_spec_pkg::RNIC_NUM_CTX) ?
+                       32'(1) << ctx_reset_ctx[4:0] : 32'b0;
+    assign db_set = cmdq_db_valid ? 32'(1) << cmdq_db_ctx : 32'b0;
+
     always_ff @(posedge clk) begin
         mem_ready <= 1'b0;
         console_valid <= 1'b0;
@@ -193,12 +206,14 @@ module rnic_soc #(
             fw_status <= '0;
             cfg_addr_reg <= '0;
             ctx_reset_reg <= '0;
+            cmdq_pending_reg <= '0;
             irq_valid <= 1'b0;
         end else begin
             if (irq_valid && irq_ready)
                 irq_valid <= 1'b0;
-            if (ctx_reset_valid && ctx_reset_ctx < 8'(rnic_spec_pkg::RNIC_NUM_CTX))
-                ctx_reset_reg[ctx_reset_ctx[4:0]] <= 1'b1;
+            // write-1-to-clear bitmaps: a bit set in the cycle of the firmware's clear is kept
+            ctx_reset_reg <= (ctx_reset_reg & ~w1c(8'(rnic_spec_pkg::RNIC_FW_CTX_RESET))) | reset_set;
+            cmdq_pending_reg <= (cmdq_pending_reg & ~w1c(8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING))) | db_set;
             if (mem_valid && !mem_ready && !stall) begin
                 mem_ready <= 1'b1;
                 ram_rd_reg <= is_ram;
@@ -214,6 +229,7 @@ module rnic_soc #(
                     rdata_reg <= ctx_rdata;
                     if (wr && ctx_word == 4'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4)) begin
                         ci_we <= 1'b1;
+                        ci_ctx <= ctx_sel;
                         ci_val <= mem_wdata[15:0];
                     end
                 end else if (is_reg) begin
@@ -228,8 +244,6 @@ module rnic_soc #(
                             end
                             8'(rnic_spec_pkg::RNIC_FW_FW_VERSION): fw_version <= mem_wdata;
                             8'(rnic_spec_pkg::RNIC_FW_FW_STATUS): fw_status <= mem_wdata;
-                            8'(rnic_spec_pkg::RNIC_FW_CTX_RESET):
-                                ctx_reset_reg <= ctx_reset_reg & ~mem_wdata;
                             8'(rnic_spec_pkg::RNIC_FW_IRQ): begin
                                 irq_valid <= 1'b1;
                                 irq_vector <= mem_wdata[7:0];

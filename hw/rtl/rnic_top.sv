@@ -86,9 +86,10 @@ module rnic_top #(
     // ---- BAR0 and the soft core
     logic [31:0] fw_version, fw_status, ctx_reset_pending, ctx_rdata, stats [32];
     logic [1023:0] stats_vec;   // stats for BAR0, counter i at [i*32 +: 32]
-    logic        ctx_reset_valid, ci_we;
+    logic        ctx_reset_valid, ci_we, cmdq_db_valid;
+    logic [3:0]  cmdq_db_ctx;
     logic [7:0]  ctx_reset_ctx;
-    logic [3:0]  ctx_sel, ctx_word;
+    logic [3:0]  ctx_sel, ctx_word, ci_ctx;
     logic [15:0] ci_val;
     logic [39:0] sq_db;
     logic [40:0] rq_db;
@@ -105,7 +106,8 @@ module rnic_top #(
         .s_axil_rvalid, .s_axil_rready,
         .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx,
         .stats(stats_vec),
-        .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci(ci_val),
+        .cmdq_db_valid, .cmdq_db_ctx,
+        .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci_ctx(ci_ctx), .fw_ci(ci_val),
         .sq_db_data(sq_db), .sq_db_valid, .sq_db_ready(tx_out.db_ready),
         .cq_db_data(cq_db), .cq_db_valid, .cq_db_ready(cq_out.db_ready),
         .rq_db_data(rq_db), .rq_db_valid, .rq_db_ready(rx_out.db_ready));
@@ -122,7 +124,7 @@ module rnic_top #(
     rnic_soc #(.FW_HEX(FW_HEX)) soc (
         .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4,
         .fw_version, .fw_status, .console_valid(fw_console_valid), .console_char(fw_console_char),
-        .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_val, .ctx_reset_valid, .ctx_reset_ctx,
+        .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_ctx, .ci_val, .cmdq_db_valid, .cmdq_db_ctx, .ctx_reset_valid, .ctx_reset_ctx,
         .ctx_reset_pending, .cfg_valid, .cfg_addr, .cfg_data,
         .irq_valid(fw_irq_valid), .irq_vector(fw_irq_vector), .irq_ready(fw_irq_ready),
         .rdreq_valid(fw_rdreq_valid), .rdreq_ready(fw_rdreq_ready), .rdreq_addr(fw_rdreq_addr),
@@ -164,15 +166,30 @@ module rnic_top #(
         .m_data({m_dma_wr_addr, m_dma_wr_len, m_dma_wr_data}), .m_valid(m_dma_wr_valid),
         .m_last(m_dma_wr_last), .m_ready(m_dma_wr_ready));
 
-    // ---- Ethernet transmit: RoCE (TX kernel: requests and responses), firmware frames (ARP)
+    // ---- Ethernet transmit: RoCE (TX kernel: requests and responses), firmware frames (ARP);
+    // the port pads short frames and loops frames for our own MAC back to the RX kernel
     logic [1:0] ethq_ready;
+    logic [511:0] eth_data, eth_rx_data;
+    logic [63:0] eth_keep, eth_rx_keep;
+    logic eth_valid, eth_last, eth_ready, eth_rx_valid, eth_rx_last;
+    logic [31:0] stat_loopback;
     assign fw_tx_ready = ethq_ready[1];
     rnic_pkt_arb #(.N(2), .WIDTH(576)) eth_arb (
         .clk, .rst, .s_data({fw_tx_keep, fw_tx_data, tx_out.eth_keep, tx_out.eth_data}),
         .s_valid({fw_tx_valid, tx_out.eth_valid}), .s_last({fw_tx_last, tx_out.eth_last}),
         .s_ready(ethq_ready),
-        .m_data({m_axis_eth_tx_tkeep, m_axis_eth_tx_tdata}), .m_valid(m_axis_eth_tx_tvalid),
-        .m_last(m_axis_eth_tx_tlast), .m_ready(m_axis_eth_tx_tready));
+        .m_data({eth_keep, eth_data}), .m_valid(eth_valid), .m_last(eth_last), .m_ready(eth_ready));
+    rnic_eth_port port (
+        .clk, .rst, .mac(strap_mac),
+        .s_tx_data(eth_data), .s_tx_keep(eth_keep), .s_tx_valid(eth_valid), .s_tx_last(eth_last),
+        .s_tx_ready(eth_ready),
+        .m_axis_tx_tdata(m_axis_eth_tx_tdata), .m_axis_tx_tkeep(m_axis_eth_tx_tkeep),
+        .m_axis_tx_tvalid(m_axis_eth_tx_tvalid), .m_axis_tx_tready(m_axis_eth_tx_tready),
+        .m_axis_tx_tlast(m_axis_eth_tx_tlast),
+        .s_axis_rx_tdata(s_axis_eth_rx_tdata), .s_axis_rx_tkeep(s_axis_eth_rx_tkeep),
+        .s_axis_rx_tvalid(s_axis_eth_rx_tvalid), .s_axis_rx_tlast(s_axis_eth_rx_tlast),
+        .rx_data(eth_rx_data), .rx_keep(eth_rx_keep), .rx_valid(eth_rx_valid), .rx_last(eth_rx_last),
+        .stat_loopback);
 
     // ---- MSI-X: CQ kernel and firmware
     logic [1:0] irqq_ready;
@@ -213,10 +230,10 @@ module rnic_top #(
         rx_in.cfg_valid = cfg_valid;
         rx_in.cfg_addr = cfg_addr;
         rx_in.cfg_data = cfg_data;
-        rx_in.eth_valid = s_axis_eth_rx_tvalid;
-        rx_in.eth_data = s_axis_eth_rx_tdata;
-        rx_in.eth_keep = s_axis_eth_rx_tkeep;
-        rx_in.eth_last = s_axis_eth_rx_tlast;
+        rx_in.eth_valid = eth_rx_valid;
+        rx_in.eth_data = eth_rx_data;
+        rx_in.eth_keep = eth_rx_keep;
+        rx_in.eth_last = eth_rx_last;
         rx_in.db_valid = rq_db_valid;
         rx_in.db_ctx = rq_db[39:32];
         rx_in.db_pi = rq_db[31:16];
@@ -290,6 +307,7 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_RSP] = rx_out.stat_drop_rsp;
         stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_DB] = rx_out.stat_drop_db;
         stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_NORECV] = rx_out.stat_drop_norecv;
+        stats[rnic_spec_pkg::RNIC_STAT_LOOPBACK] = stat_loopback;
     end
     always_comb
         for (int i = 0; i < 32; i++)

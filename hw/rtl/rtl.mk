@@ -5,7 +5,8 @@ RTL_TOP := rnic_top
 # the three kernel wrappers are generated from the spec (spec/gen/rnic_<k>_kernel.sv)
 RTL_SRCS = $(SPEC_INC)/rnic_spec_pkg.sv $(PICORV32_V) \
 	$(addprefix $(SPEC_INC)/,rnic_tx_kernel.sv rnic_rx_kernel.sv rnic_cq_kernel.sv) \
-	$(addprefix $(ROOT)/hw/rtl/,rnic_fifo.sv rnic_pkt_arb.sv rnic_bar0.sv rnic_soc.sv rnic_top.sv)
+	$(addprefix $(ROOT)/hw/rtl/,rnic_fifo.sv rnic_bram_fifo.sv rnic_pkt_arb.sv rnic_eth_port.sv rnic_bar0.sv rnic_soc.sv \
+	rnic_top.sv)
 # the card's top: rnic_top, its DMA on an AXI4 master, its MSI-X as the PCIe bridge's interrupts
 CARD_TOP := rnic_card
 CARD_SRCS = $(RTL_SRCS) $(addprefix $(ROOT)/hw/rtl/,rnic_dma_axi.sv rnic_irq_usr.sv) \

@@ -91,6 +91,7 @@
 #define RNIC_QPS_SQD 0x4u
 #define RNIC_QPS_SQE 0x5u
 #define RNIC_QPS_ERR 0x6u
+#define RNIC_QPS_COUNT 7u
 
 /* QPT: QP types (values of enum ibv_qp_type). */
 #define RNIC_QPT_RC 0x2u
@@ -105,6 +106,7 @@
 #define RNIC_WQE_OP_RDMA_READ 0x4u
 #define RNIC_WQE_OP_ATOMIC_CS 0x5u
 #define RNIC_WQE_OP_ATOMIC_FA 0x6u
+#define RNIC_WQE_OP_COUNT 7u
 
 /* WQE_FLAG: Send WQE flags (bit values). */
 #define RNIC_WQE_FLAG_SIGNALED 0x1u
@@ -198,6 +200,7 @@
 #define RNIC_RSP_KIND_READ 0x1u
 #define RNIC_RSP_KIND_ATOMIC 0x2u
 #define RNIC_RSP_KIND_READ_AGAIN 0x3u
+#define RNIC_RSP_KIND_COUNT 4u
 
 /* CMD: Firmware command opcodes. */
 #define RNIC_CMD_NOP 0x0u
@@ -217,6 +220,7 @@
 #define RNIC_CMD_CREATE_SRQ 0xeu
 #define RNIC_CMD_DESTROY_SRQ 0xfu
 #define RNIC_CMD_MODIFY_SRQ 0x10u
+#define RNIC_CMD_COUNT 17u
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -229,6 +233,7 @@
 #define RNIC_CMD_ST_UNREACHABLE 0x7u
 #define RNIC_CMD_ST_DMA_ERROR 0x8u
 #define RNIC_CMD_ST_INTERNAL 0x9u
+#define RNIC_CMD_ST_COUNT 10u
 
 /* EQE_TYPE: Event queue entry types. */
 #define RNIC_EQE_TYPE_COMP 0x1u
@@ -304,6 +309,8 @@
 #define RNIC_STAT_RX_DROP_RSP 0x1cu
 #define RNIC_STAT_RX_DROP_DB 0x1du
 #define RNIC_STAT_RX_DROP_NORECV 0x1eu
+#define RNIC_STAT_LOOPBACK 0x1fu
+#define RNIC_STAT_COUNT 32u
 
 /* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */
 #define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)
@@ -481,6 +488,7 @@
 #define RNIC_FW_PKT_RX_STATUS_VALID_MASK 0x00000001u
 #define RNIC_FW_PKT_RX_LEN 0x6cu /* Bytes of the frame in FW_PKTRX */
 #define RNIC_FW_PKT_RX_POP 0x70u /* Release FW_PKTRX for the next frame */
+#define RNIC_FW_CMDQ_PENDING 0x74u /* Bitmap of contexts whose CMDQ_PI the host wrote since the bit was cleared; write 1s to clear (the firmware polls this one register, not every queue) */
 
 /* QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last. */
 #define RNIC_QPC_BASE 0x0u

@@ -289,6 +289,7 @@ STAT = {
     'RX_DROP_RSP': 0x1c,
     'RX_DROP_DB': 0x1d,
     'RX_DROP_NORECV': 0x1e,
+    'LOOPBACK': 0x1f,
 }
 
 # Registers: name -> (offset, {field: (lsb, width)})
@@ -377,6 +378,7 @@ FW = {
     'PKT_RX_STATUS': (0x68, {'VALID': (0, 1)}),
     'PKT_RX_LEN': (0x6c, {}),
     'PKT_RX_POP': (0x70, {}),
+    'CMDQ_PENDING': (0x74, {}),
 }
 QPC = {
     'CTRL': (0x0, {'VALID': (0, 1), 'STATE': (1, 3), 'TYPE': (4, 4), 'CTX': (8, 8), 'PMTU': (16, 3), 'IPV6': (20, 1)}),

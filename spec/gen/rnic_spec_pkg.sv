@@ -90,6 +90,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_QPS_SQD = 'h4;
   localparam int unsigned RNIC_QPS_SQE = 'h5;
   localparam int unsigned RNIC_QPS_ERR = 'h6;
+  localparam int unsigned RNIC_QPS_COUNT = 7;
 
   // QPT: QP types (values of enum ibv_qp_type).
   localparam int unsigned RNIC_QPT_RC = 'h2;
@@ -104,6 +105,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_WQE_OP_RDMA_READ = 'h4;
   localparam int unsigned RNIC_WQE_OP_ATOMIC_CS = 'h5;
   localparam int unsigned RNIC_WQE_OP_ATOMIC_FA = 'h6;
+  localparam int unsigned RNIC_WQE_OP_COUNT = 7;
 
   // WQE_FLAG: Send WQE flags (bit values).
   localparam int unsigned RNIC_WQE_FLAG_SIGNALED = 'h1;
@@ -197,6 +199,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_RSP_KIND_READ = 'h1;
   localparam int unsigned RNIC_RSP_KIND_ATOMIC = 'h2;
   localparam int unsigned RNIC_RSP_KIND_READ_AGAIN = 'h3;
+  localparam int unsigned RNIC_RSP_KIND_COUNT = 4;
 
   // CMD: Firmware command opcodes.
   localparam int unsigned RNIC_CMD_NOP = 'h0;
@@ -216,6 +219,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_CREATE_SRQ = 'he;
   localparam int unsigned RNIC_CMD_DESTROY_SRQ = 'hf;
   localparam int unsigned RNIC_CMD_MODIFY_SRQ = 'h10;
+  localparam int unsigned RNIC_CMD_COUNT = 17;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
@@ -228,6 +232,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_ST_UNREACHABLE = 'h7;
   localparam int unsigned RNIC_CMD_ST_DMA_ERROR = 'h8;
   localparam int unsigned RNIC_CMD_ST_INTERNAL = 'h9;
+  localparam int unsigned RNIC_CMD_ST_COUNT = 10;
 
   // EQE_TYPE: Event queue entry types.
   localparam int unsigned RNIC_EQE_TYPE_COMP = 'h1;
@@ -303,6 +308,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_DROP_RSP = 'h1c;
   localparam int unsigned RNIC_STAT_RX_DROP_DB = 'h1d;
   localparam int unsigned RNIC_STAT_RX_DROP_NORECV = 'h1e;
+  localparam int unsigned RNIC_STAT_LOOPBACK = 'h1f;
+  localparam int unsigned RNIC_STAT_COUNT = 32;
 
   // BLK: Header common to every BAR0 block.
   localparam int unsigned RNIC_BLK_BASE = 'h0;
@@ -448,6 +455,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_PKT_RX_STATUS_VALID_WIDTH = 1;
   localparam int unsigned RNIC_FW_PKT_RX_LEN = 'h6c;
   localparam int unsigned RNIC_FW_PKT_RX_POP = 'h70;
+  localparam int unsigned RNIC_FW_CMDQ_PENDING = 'h74;
 
   // QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last.
   localparam int unsigned RNIC_QPC_BASE = 'h0;

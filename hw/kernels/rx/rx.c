@@ -49,6 +49,19 @@ static void frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t
 	}
 }
 
+/* Bytes of a one-beat frame that are its IP packet's: what follows is Ethernet's padding to 60
+ * bytes (a zero-length SEND ONLY over IPv4 is 58 bytes), which the ICRC does not cover. */
+static uint32_t unpadded(const uint8_t *d, uint32_t n)
+{
+	uint32_t ethertype = rnic_be16(d + 12), len = n;
+
+	if (ethertype == RNIC_ETHERTYPE_IPV4)
+		len = RNIC_ETH_HLEN + rnic_be16(d + RNIC_IP_OFF + 2);
+	else if (ethertype == RNIC_ETHERTYPE_IPV6)
+		len = RNIC_ETH_HLEN + RNIC_IP6_HLEN + rnic_be16(d + RNIC_IP_OFF + 4);
+	return len < n && len > RNIC_ETH_HLEN ? len : n;
+}
+
 /* Reception: store the beat, keep the ICRC running one beat behind so that the ICRC bytes at the
  * end (which may straddle two beats) are excluded. */
 static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
@@ -56,6 +69,9 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	uint32_t n = keep_bytes(in->eth_keep);
 	uint32_t icrc = 0;
 	int i;
+
+	if (in->eth_last && !st->in_frame)
+		n = unpadded(in->eth_data, n);
 
 	if (!st->in_frame) {
 		st->in_frame = 1;
