@@ -29,7 +29,8 @@ bool write_all(int fd, const void *p, size_t n)
 }
 } // namespace
 
-HostLink::HostLink(const std::string &path) : resetting(RNIC_NUM_CTX), path_(path), clients_(RNIC_NUM_CTX)
+HostLink::HostLink(const std::string &path)
+	: resetting(RNIC_NUM_CTX), path_(path), clients_(RNIC_NUM_CTX), unfenced_(RNIC_NUM_CTX)
 {
 	sockaddr_un a{};
 	a.sun_family = AF_UNIX;
@@ -114,6 +115,9 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 		}
 		break;
 	}
+	case RNIC_LINK_MSG_FENCE_ACK:
+		pending_.erase(tag);
+		break;
 	case RNIC_LINK_MSG_BYE:
 		drop(ctx);
 		break;
@@ -210,12 +214,34 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 	}
 }
 
+/* Simulated time stands still until ctx's process has applied every write sent to it. */
+void HostLink::fence(int ctx)
+{
+	uint32_t id = next_id_++;
+
+	unfenced_[ctx] = false;
+	if (!alive(ctx))
+		return;
+	pending_[id] = ctx;
+	send(ctx, RNIC_LINK_MSG_FENCE, 0, 0, id, 0, nullptr, 0);
+	while (pending_.count(id) && alive(ctx))
+		read_client(ctx, true);
+	pending_.erase(id);
+}
+
+/* Each process applies its own writes in order; PCIe orders them across processes too: a CQE in
+ * one process's memory may vouch for data written into another's (a loopback WRITE between two
+ * contexts). So a write waits until the processes written before have applied theirs. */
 void HostLink::dma_write(int ctx, uint64_t addr, const uint8_t *p, uint32_t len)
 {
 	if (!alive(ctx)) {
 		dma_errors++;
 		return;
 	}
+	for (int c = 0; c < static_cast<int>(unfenced_.size()); c++)
+		if (unfenced_[c] && c != ctx)
+			fence(c);
+	unfenced_[ctx] = true;
 	send(ctx, RNIC_LINK_MSG_DMA_WR, addr, 0, 0, 0, p, len);
 }
 

@@ -26,6 +26,7 @@ public:
 	uint32_t dma_read(int ctx, uint64_t addr, uint32_t len);
 	// the bytes of read `id`, blocking until they arrive; false: failed (zeros returned)
 	bool dma_data(uint32_t id, std::vector<uint8_t> &out);
+	// posted write; writes reach memory in the order issued, whichever process they are for
 	void dma_write(int ctx, uint64_t addr, const uint8_t *p, uint32_t len);
 	void irq(int ctx, uint32_t vector);
 	void mmio_response(int ctx, uint32_t tag, uint32_t value);
@@ -45,6 +46,7 @@ private:
 	void handle(int ctx, const uint8_t *hdr, const uint8_t *payload);
 	bool read_client(int ctx, bool block);
 	void drop(int ctx);
+	void fence(int ctx);
 	void send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint32_t tag, uint32_t status,
 		  const uint8_t *p, uint32_t len);
 
@@ -52,7 +54,8 @@ private:
 	int listen_fd_ = -1;
 	std::vector<Client> clients_;
 	std::map<uint32_t, std::vector<uint8_t>> done_;   // read id -> data
-	std::map<uint32_t, int> pending_;                 // read id -> ctx
+	std::map<uint32_t, int> pending_;                 // read or fence id -> ctx
+	std::vector<bool> unfenced_;                      // written since its last fence
 	uint32_t next_id_ = 1;
 };
 

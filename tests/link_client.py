@@ -42,6 +42,9 @@ class LinkClient:
             if t == MSG["DMA_RD"]:  # this client maps no memory: refuse
                 self._send(MSG["DMA_RD_RESP"], addr=addr, tag=rtag, status=1)
                 continue
+            if t == MSG["FENCE"]:
+                self._send(MSG["FENCE_ACK"], tag=rtag)
+                continue
             if t == mtype and (tag is None or rtag == tag):
                 return t, ln, addr, value, status, payload
 

@@ -141,6 +141,9 @@ static void *service(void *arg)
 			pthread_cond_broadcast(&b->cond);
 			pthread_mutex_unlock(&b->lock);
 			break;
+		case RNIC_LINK_MSG_FENCE: /* every earlier write is in memory */
+			msg(b, RNIC_LINK_MSG_FENCE_ACK, 0, 0, tag, 0, NULL, 0);
+			break;
 		case RNIC_LINK_MSG_IRQ:
 			__atomic_add_fetch(&b->irqs, 1, __ATOMIC_RELAXED);
 			irq(b);

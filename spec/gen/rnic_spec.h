@@ -276,6 +276,8 @@
 #define RNIC_LINK_MSG_DMA_WR 0x8u
 #define RNIC_LINK_MSG_IRQ 0x9u
 #define RNIC_LINK_MSG_BYE 0xau
+#define RNIC_LINK_MSG_FENCE 0xbu
+#define RNIC_LINK_MSG_FENCE_ACK 0xcu
 
 /* STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i). */
 #define RNIC_STAT_RX_FRAMES 0x0u

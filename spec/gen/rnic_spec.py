@@ -256,6 +256,8 @@ LINK_MSG = {
     'DMA_WR': 0x8,
     'IRQ': 0x9,
     'BYE': 0xa,
+    'FENCE': 0xb,
+    'FENCE_ACK': 0xc,
 }
 STAT = {
     'RX_FRAMES': 0x0,

@@ -275,6 +275,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_LINK_MSG_DMA_WR = 'h8;
   localparam int unsigned RNIC_LINK_MSG_IRQ = 'h9;
   localparam int unsigned RNIC_LINK_MSG_BYE = 'ha;
+  localparam int unsigned RNIC_LINK_MSG_FENCE = 'hb;
+  localparam int unsigned RNIC_LINK_MSG_FENCE_ACK = 'hc;
 
   // STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i).
   localparam int unsigned RNIC_STAT_RX_FRAMES = 'h0;

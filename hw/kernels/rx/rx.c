@@ -1004,8 +1004,11 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		if (st->o.fw_last)
 			finish_frame(st);
 		break;
+	/* what a frame produces once its payload is placed waits until the last payload beat has
+	 * been taken by the write port: a completion, a notice that retires a READ or atomic, or an
+	 * ACK must not overtake the data they vouch for on its way to host memory */
 	case B_CPL:
-		if (st->o.cpl_valid)
+		if (st->o.cpl_valid || st->o.wr_valid)
 			break;
 		st->o.cpl = st->p_cpl;
 		st->o.cpl_valid = 1;
@@ -1013,7 +1016,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->busy = post_state(st);
 		break;
 	case B_EVT:
-		if (st->o.cpl_valid)
+		if (st->o.cpl_valid || st->o.wr_valid)
 			break;
 		st->o.cpl = st->p_evt;
 		st->o.cpl_valid = 1;
@@ -1021,7 +1024,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->busy = post_state(st);
 		break;
 	case B_NOTICE:
-		if (st->o.ack_valid)
+		if (st->o.ack_valid || st->o.wr_valid)
 			break;
 		st->o.ack_valid = 1;
 		st->o.ack_qpn = st->qpn;
@@ -1033,7 +1036,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->busy = post_state(st);
 		break;
 	case B_RSP:
-		if (st->o.rsp_valid)
+		if (st->o.rsp_valid || st->o.wr_valid)
 			break;
 		st->o.rsp = st->p_rsp;
 		st->o.rsp_valid = 1;

@@ -373,6 +373,8 @@ static void seek_sge(rnic_tx_state_t *st, uint32_t off)
 	st->iss_sge_off = off;
 }
 
+/* The next packet slot, cleared: nothing of the packet that used it before may leak into this one
+ * (a responder frame inheriting a UD packet's `retire` would retire a WQE of that QP). */
 static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 {
 	tx_pkt_t *k = &st->pk[st->pk_tail % TX_PKT_FIFO];
@@ -380,6 +382,9 @@ static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 
 	for (i = 0; i < TX_HDR; i++)
 		k->hdr[i] = 0;
+	k->hdr_len = k->pay_len = 0;
+	k->pad = k->retire = k->v6 = 0;
+	k->qpn = 0;
 	return k;
 }
 
@@ -545,6 +550,7 @@ static void build_response(rnic_tx_state_t *st)
 		return;
 	}
 	k = pkt_slot(st);
+	k->qpn = (uint16_t)r->qpn;
 	k->v6 = (uint8_t)QPC_F(&st->t, r->qpn, CTRL, IPV6);
 	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
 	if (r->kind == RNIC_RSP_KIND_READ) {
