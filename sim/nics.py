@@ -42,16 +42,29 @@ def up(d, extra):
     print(f"run:  RNIC_SIM_DIR={d} scripts/rnic-run ibv_devinfo -v")
 
 
+def running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as st:
+            return st.read().rsplit(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def down(d):
     f = d / "pids"
     if not f.exists():
         print(f"no NICs running from {d}")
         return
-    for pid in map(int, f.read_text().split()):
+    pids = list(map(int, f.read_text().split()))
+    for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    # each prints its totals (frames, DMA errors) as it exits
+    deadline = time.time() + 30
+    while time.time() < deadline and any(map(running, pids)):
+        time.sleep(0.05)
     f.unlink()
     print(f"stopped the NICs of {d}")
 

@@ -3,12 +3,18 @@ CRC-32 (it shares no code with the datapath kernels) and a tshark decoder.
 
     python tests/roce_check.py FILE.pcap    prints a summary, exits 1 on a bad frame
 """
+import pathlib
 import struct
 import subprocess
 import sys
 import zlib
 
 ROCE_PORT = 4791
+# RoCEv2 traffic recorded between two Linux rdma_rxe peers (data/rxe/README.md): conformance vectors
+RXE_DIR = pathlib.Path(__file__).resolve().parent / "data" / "rxe"
+RXE_TRACES = ("ib_atomic_lat_cswap", "ib_atomic_lat_fadd", "ib_read_bw_64k", "ib_read_lat", "ib_send_bw_8k",
+              "ib_send_lat", "ib_send_lat_rdma_cm", "ib_write_bw_64k", "ib_write_bw_64k_loss", "ib_write_lat",
+              "ibv_rc_pingpong", "ibv_ud_pingpong", "rping")
 
 
 def read_pcap(path):
@@ -55,6 +61,27 @@ def is_roce_v6(frame):
 def is_roce(frame):
     """RoCEv2 over IPv4 or IPv6."""
     return is_roce_v4(frame) or is_roce_v6(frame)
+
+
+def unpad(frame):
+    """The frame without its Ethernet padding: a sender pads a frame shorter than 60 bytes with
+    zeros (IEEE 802.3), so the IP header's length says where the packet ends."""
+    if frame[12:14] == b"\x86\xdd":
+        end = 14 + 40 + int.from_bytes(frame[18:20], "big")
+    elif frame[12:14] == b"\x08\x00":
+        end = 14 + int.from_bytes(frame[16:18], "big")
+    else:
+        return frame
+    if end >= len(frame):
+        return frame
+    if len(frame) != 60 or any(frame[end:]):
+        raise ValueError(f"{len(frame) - end} bytes after the IP packet in a {len(frame)}-byte frame")
+    return frame[:end]
+
+
+def roce_frames(path, v6=True):
+    """The RoCEv2 frames of a capture (over IPv4, and IPv6 unless v6 is False), padding removed."""
+    return [unpad(f) for _, f in read_pcap(path) if (is_roce(f) if v6 else is_roce_v4(f))]
 
 
 def _ip_len(frame):
@@ -109,7 +136,7 @@ def tshark_fields(path, fields, display_filter="udp.dstport == 4791"):
 
 def main(path):
     frames = read_pcap(path)
-    roce = [f for _, f in frames if is_roce(f)]
+    roce = roce_frames(path)
     bad = [i for i, f in enumerate(roce) if not icrc_ok(f)]
     print(f"{path}: {len(frames)} frames, {len(roce)} RoCEv2, {len(bad)} with a bad ICRC")
     return 1 if bad else 0

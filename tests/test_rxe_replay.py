@@ -1,9 +1,8 @@
-"""Conformance against Linux rxe: the request frames of ../shared/traces/rxe/ (recorded between two
+"""Conformance against Linux rxe: the request frames of tests/data/rxe/ (recorded between two
 rdma_rxe peers) are replayed into our responder (the RX, TX and CQ kernels of one NIC, called
 cycle by cycle, set up with the trace's MACs, IPs, QPN, PSN, rkey and buffer address), and what it
 answers must be what rxe answered: the same opcodes, PSNs, AETH syndromes and MSNs, frame lengths
 and payloads (READ data and atomic results, our memory being loaded with what rxe returned)."""
-import pathlib
 import struct
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 import roce_check as R
 from kernel_tb import Kernel, S
 
-TRACES = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "traces" / "rxe"
+TRACES = R.RXE_DIR
 MAC_A, MAC_B = 0x525400990002, 0x525400990003
 IP_A, IP_B = 0x0A630002, 0x0A630003
 PD = 1
@@ -187,9 +186,7 @@ def shape(f):
 @pytest.mark.parametrize("name", CASES)
 def test_responder_answers_as_rxe(name):
     path = TRACES / f"{name}.pcap"
-    if not path.exists():
-        pytest.skip("shared/traces not present")
-    frames = [f for _, f in R.read_pcap(path) if R.is_roce_v4(f)]
+    frames = R.roce_frames(path, v6=False)
     reqs = [f for f in frames if f[26:30] == IP_A.to_bytes(4, "big") and R.bth(f)[0] in REQUESTS]
     rxe = [f for f in frames if f[26:30] == IP_B.to_bytes(4, "big") and R.bth(f)[0] in RESPONSES]
     first = reqs[0]
@@ -238,9 +235,7 @@ def test_ud_datagrams_from_rxe_are_received():
     """ibv_ud_pingpong's datagrams (DETH Q_Key 0x11111111, 1024-byte payload): each lands in a
     receive WQE behind the 40-byte GRH area and completes with the sender's QPN."""
     path = TRACES / "ibv_ud_pingpong.pcap"
-    if not path.exists():
-        pytest.skip("shared/traces not present")
-    frames = [f for _, f in R.read_pcap(path) if R.is_roce_v4(f) and f[26:30] == IP_A.to_bytes(4, "big")]
+    frames = [f for f in R.roce_frames(path, v6=False) if f[26:30] == IP_A.to_bytes(4, "big")]
     assert frames and all(R.bth(f)[0] == 0x64 for f in frames)
     qpn = R.bth(frames[0])[1]
     nic = Responder(qpn, 0, 0x100, 0x10000, pmtu=S.MTU["4096"], qpt=S.QPT["UD"], qkey=0x11111111)

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sim"))
 import run_demo  # noqa: E402
 
-RXE = ROOT.parent / "shared" / "traces" / "rxe"
+RXE = R.RXE_DIR
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s*$")
 SIZES = [1, 64, 4096, 65536, 1048576]
 REQ_OPS = {0x06, 0x07, 0x08, 0x0A}
@@ -55,7 +55,7 @@ def test_capture_icrc_independent(demo):
 
 
 def capture_frames(demo):
-    return [f for _, f in R.read_pcap(demo["cap"]["path"]) if R.is_roce_v4(f)]
+    return R.roce_frames(demo["cap"]["path"], v6=False)
 
 
 def test_capture_decodes_in_tshark(demo):
@@ -99,9 +99,7 @@ def test_capture_shape_matches_rxe(demo):
     """The same operation recorded between two Linux rxe peers has the same header shape: frame
     length = headers + payload for each opcode, ACK frames of 62 bytes."""
     trace = RXE / "ib_write_bw_64k.pcap"
-    if not trace.exists():
-        pytest.skip("shared/traces not present")
-    rxe = [f for _, f in R.read_pcap(trace) if R.is_roce_v4(f)]
+    rxe = R.roce_frames(trace, v6=False)
     overhead = {}
     for f in rxe:
         op = R.bth(f)[0]

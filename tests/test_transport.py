@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "sim"))
 import run_demo  # noqa: E402
 
 RC_OPS = ROOT / "build" / "tests" / "rc_ops"
-RXE = ROOT.parent / "shared" / "traces" / "rxe"
+RXE = R.RXE_DIR
 FAULTS = re.compile(r"dropped (\d+) duplicated (\d+) reordered (\d+) corrupted (\d+)")
 # RC opcodes (IBTA Vol. 1 Table 38) and the extension header bytes each carries after the BTH
 XTH = {0x00: 0, 0x01: 0, 0x02: 0, 0x03: 4, 0x04: 0, 0x05: 4, 0x06: 16, 0x07: 0, 0x08: 0, 0x09: 4,
@@ -48,7 +48,7 @@ def run_ops(out, args, sim_args=(), timeout=900):
 def check_capture(path, corrupted=0):
     """Every RoCE frame: ICRC recomputed (zlib), tshark decodes the same opcode/QPN/PSN, the frame
     length fits the opcode's headers. Frames corrupted on purpose are the only bad ones."""
-    frames = [f for _, f in R.read_pcap(path) if R.is_roce(f)]
+    frames = R.roce_frames(path)
     bad = [f for f in frames if not R.icrc_ok(f)]
     assert len(bad) <= corrupted, f"{len(bad)} frames with a bad ICRC, {corrupted} corrupted on purpose"
     good = [f for f in frames if R.icrc_ok(f)]
@@ -80,9 +80,7 @@ def check_sequences(path):
     middle = {0x01: "send", 0x07: "write", 0x0E: "read"}
     last = {0x02: "send", 0x03: "send", 0x08: "write", 0x09: "write", 0x0F: "read"}
     state = {}
-    for _, f in R.read_pcap(path):
-        if not R.is_roce(f):
-            continue
+    for f in R.roce_frames(path):
         op, qpn, psn, _ = R.bth(f)
         src = f[26:30] if R.is_roce_v4(f) else f[22:38]
         op &= ~0x20 if op < 0x40 else 0xFF  # UC opcodes follow the RC rules
@@ -102,9 +100,10 @@ def check_sequences(path):
 def rxe_shapes():
     """{opcode: (AckReq values, lengths of payload-less frames)} over every rxe trace."""
     shapes = {}
-    for path in sorted(RXE.glob("*.pcap")):
-        for _, f in R.read_pcap(path):
-            if R.is_roce_v4(f) and R.bth(f)[0] in XTH:
+    for name in R.RXE_TRACES:
+        path = RXE / f"{name}.pcap"
+        for f in R.roce_frames(path, v6=False):
+            if R.bth(f)[0] in XTH:
                 op, _, _, ackreq = R.bth(f)
                 s = shapes.setdefault(op, (set(), set()))
                 s[0].add(ackreq)
@@ -116,11 +115,9 @@ def rxe_shapes():
 def compare_with_rxe(path):
     """Our frames have rxe's shape: the same AckReq use per opcode and, for the frames without
     payload (READ request, ACK, ATOMIC ACK, atomics), the same length."""
-    if not RXE.exists():
-        return
     theirs = rxe_shapes()
-    for _, f in R.read_pcap(path):
-        if R.is_roce(f) and R.icrc_ok(f):
+    for f in R.roce_frames(path):
+        if R.icrc_ok(f):
             op, _, _, ackreq = R.bth(f)
             if op in theirs:
                 assert ackreq in theirs[op][0], f"opcode {op:#x} AckReq {ackreq}"
@@ -144,7 +141,7 @@ def test_every_operation_and_error_path(mtu, gid):
     ops = check_capture(out / "rnic0.pcap")
     check_sequences(out / "rnic0.pcap")
     compare_with_rxe(out / "rnic0.pcap")
-    frames = [f for _, f in R.read_pcap(out / "rnic0.pcap") if R.is_roce(f)]
+    frames = R.roce_frames(out / "rnic0.pcap")
     assert all(R.is_roce_v6(f) == bool(gid) for f in frames)
     # DSCP/ECN from the address vector's traffic class (RC and UC; UD frames carry their AH's)
     tclass = [(f[14] & 0xF) << 4 | f[15] >> 4 if gid else f[15] for f in frames if R.bth(f)[0] < 0x40]

@@ -10,3 +10,12 @@ $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 .PHONY: testapps
 testapps: $(TESTAPPS)
 ALL_TARGETS += testapps
+
+# rdma-core's test suite (tests/test_rdma_core.py runs it on a simulated NIC)
+RDMA_CORE_TESTS := $(BUILD)/rdma-core/tests
+$(RDMA_CORE_TESTS)/run_tests.py: scripts/rdma-core-tests.sh
+	bash $< $(RDMA_CORE_TESTS)
+
+.PHONY: rdma-core-tests
+rdma-core-tests: $(RDMA_CORE_TESTS)/run_tests.py
+ALL_TARGETS += rdma-core-tests

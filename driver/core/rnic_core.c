@@ -275,60 +275,120 @@ static uint32_t mr_page_shift(const uint64_t *list, uint64_t va, uint64_t npages
 	return fit;
 }
 
+/* A region's translation for the firmware: [va, va + len) mapped, and a DMA page list of its
+ * MTT entries (one per page of 2^shift bytes: the bus address of the page's start, the part
+ * before va never used). The caller frees the list once the command has run. */
+struct mr_pages {
+	uint64_t *list, list_bus, n;
+	size_t list_size;
+	uint32_t shift;
+};
+
+static int mr_map(struct rnic_dev *d, void *va, uint64_t len, struct mr_pages *p)
+{
+	uint64_t v = (uint64_t)(uintptr_t)va, npages = ((v + len - 1) >> PAGE_SHIFT) - (v >> PAGE_SHIFT) + 1;
+	uint64_t i, per;
+	int ret;
+
+	p->list_size = (npages * 8 + PAGE - 1) / PAGE * PAGE;
+	p->list = d->ops->dma_alloc(d->bus, p->list_size, &p->list_bus);
+	if (!p->list)
+		return -ENOMEM;
+	ret = d->ops->dma_map(d->bus, va, len, p->list, (uint32_t)npages);
+	if (ret) {
+		d->ops->dma_free(d->bus, p->list, p->list_size);
+		return ret;
+	}
+	p->shift = mr_page_shift(p->list, v, npages, len);
+	if (!p->shift) {
+		/* too many scattered pages for the MTT */
+		d->ops->dma_free(d->bus, p->list, p->list_size);
+		d->ops->dma_unmap(d->bus, va, len);
+		return -EINVAL;
+	}
+	per = 1ull << (p->shift - PAGE_SHIFT);
+	p->n = ((v + len - 1) >> p->shift) - (v >> p->shift) + 1;
+	for (i = 0; i < p->n; i++) {
+		uint64_t first = i ? i * per - ((v >> PAGE_SHIFT) & (per - 1)) : 0;
+
+		p->list[i] = p->list[first] - (i ? 0 : ((v >> PAGE_SHIFT) & (per - 1)) * PAGE);
+	}
+	return 0;
+}
+
 int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key)
 {
 	uint8_t in[RNIC_CMDI_REG_MR_SIZE] = {0};
-	uint64_t v = (uint64_t)(uintptr_t)va, npages = ((v + len - 1) >> PAGE_SHIFT) - (v >> PAGE_SHIFT) + 1;
-	uint64_t list_bus, n, i, per;
-	uint64_t *list;
-	size_t list_size;
-	uint32_t shift;
+	struct mr_pages p;
 	int ret;
 
 	if (!len || len > (1ull << 32))
 		return -EINVAL;
-	if (d->ops->cmd) { /* the kernel driver pins, maps and lists the pages */
-		RNIC_CMDI_REG_MR_PDN_SET(in, pdn);
-		RNIC_CMDI_REG_MR_ACCESS_SET(in, access);
-		RNIC_CMDI_REG_MR_VA_SET(in, v);
-		RNIC_CMDI_REG_MR_LENGTH_SET(in, len);
-		return cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
-	}
-	list_size = (npages * 8 + PAGE - 1) / PAGE * PAGE;
-	list = d->ops->dma_alloc(d->bus, list_size, &list_bus);
-	if (!list)
-		return -ENOMEM;
-	ret = d->ops->dma_map(d->bus, va, len, list, (uint32_t)npages);
-	if (ret) {
-		d->ops->dma_free(d->bus, list, list_size);
-		return ret;
-	}
-	shift = mr_page_shift(list, v, npages, len);
-	if (!shift) {
-		ret = -EINVAL; /* too many scattered pages for the MTT */
-		goto out;
-	}
-	/* one entry per large page: the bus address of its start (the part before va is never used) */
-	per = 1ull << (shift - PAGE_SHIFT);
-	n = ((v + len - 1) >> shift) - (v >> shift) + 1;
-	for (i = 0; i < n; i++) {
-		uint64_t first = i ? i * per - ((v >> PAGE_SHIFT) & (per - 1)) : 0;
-
-		list[i] = list[first] - (i ? 0 : ((v >> PAGE_SHIFT) & (per - 1)) * PAGE);
-	}
 	RNIC_CMDI_REG_MR_PDN_SET(in, pdn);
 	RNIC_CMDI_REG_MR_ACCESS_SET(in, access);
-	RNIC_CMDI_REG_MR_VA_SET(in, v);
+	RNIC_CMDI_REG_MR_VA_SET(in, (uintptr_t)va);
 	RNIC_CMDI_REG_MR_LENGTH_SET(in, len);
-	RNIC_CMDI_REG_MR_PAGELIST_SET(in, list_bus);
-	RNIC_CMDI_REG_MR_NPAGES_SET(in, n);
-	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(in, shift);
+	if (d->ops->cmd) /* the kernel driver pins, maps and lists the pages */
+		return cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
+	ret = mr_map(d, va, len, &p);
+	if (ret)
+		return ret;
+	RNIC_CMDI_REG_MR_PAGELIST_SET(in, p.list_bus);
+	RNIC_CMDI_REG_MR_NPAGES_SET(in, p.n);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(in, p.shift);
 	ret = cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
-out:
-	d->ops->dma_free(d->bus, list, list_size);
+	d->ops->dma_free(d->bus, p.list, p.list_size);
 	if (ret)
 		d->ops->dma_unmap(d->bus, va, len);
 	return ret;
+}
+
+int rnic_rereg_mr(struct rnic_dev *d, uint32_t key, uint32_t flags, uint32_t pdn, uint32_t access, void *va,
+		  uint64_t len)
+{
+	uint8_t in[RNIC_CMDI_REREG_MR_SIZE] = {0};
+	struct mr_pages p;
+	int ret;
+
+	RNIC_CMDI_REREG_MR_KEY_SET(in, key);
+	RNIC_CMDI_REREG_MR_FLAGS_SET(in, flags);
+	RNIC_CMDI_REREG_MR_PDN_SET(in, pdn);
+	RNIC_CMDI_REREG_MR_ACCESS_SET(in, access);
+	if (!(flags & RNIC_REREG_TRANSLATION) || d->ops->cmd) {
+		if (flags & RNIC_REREG_TRANSLATION) {
+			if (!len || len > (1ull << 32))
+				return -EINVAL;
+			RNIC_CMDI_REREG_MR_VA_SET(in, (uintptr_t)va);
+			RNIC_CMDI_REREG_MR_LENGTH_SET(in, len);
+		}
+		return rnic_cmd_exec(d, RNIC_CMD_REREG_MR, in, sizeof(in), NULL, 0);
+	}
+	if (!len || len > (1ull << 32))
+		return -EINVAL;
+	ret = mr_map(d, va, len, &p);
+	if (ret)
+		return ret;
+	RNIC_CMDI_REREG_MR_VA_SET(in, (uintptr_t)va);
+	RNIC_CMDI_REREG_MR_LENGTH_SET(in, len);
+	RNIC_CMDI_REREG_MR_PAGELIST_SET(in, p.list_bus);
+	RNIC_CMDI_REREG_MR_NPAGES_SET(in, p.n);
+	RNIC_CMDI_REREG_MR_PAGE_SHIFT_SET(in, p.shift);
+	ret = rnic_cmd_exec(d, RNIC_CMD_REREG_MR, in, sizeof(in), NULL, 0);
+	d->ops->dma_free(d->bus, p.list, p.list_size);
+	/* after a failure the NIC never used the new translation */
+	if (ret)
+		d->ops->dma_unmap(d->bus, va, len);
+	return ret;
+}
+
+int rnic_resize_cq(struct rnic_dev *d, uint32_t cqn, uint64_t ring_bus, uint32_t log_size)
+{
+	uint8_t in[RNIC_CMDI_RESIZE_CQ_SIZE] = {0};
+
+	RNIC_CMDI_RESIZE_CQ_CQN_SET(in, cqn);
+	RNIC_CMDI_RESIZE_CQ_LOG_SIZE_SET(in, log_size);
+	RNIC_CMDI_RESIZE_CQ_BASE_SET(in, ring_bus);
+	return rnic_cmd_exec(d, RNIC_CMD_RESIZE_CQ, in, sizeof(in), NULL, 0);
 }
 
 int rnic_dereg_mr(struct rnic_dev *d, uint32_t key, void *va, uint64_t len)

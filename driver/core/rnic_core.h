@@ -72,6 +72,11 @@ int rnic_modify_qp(struct rnic_dev *d, const uint8_t *in);
 int rnic_query_qp(struct rnic_dev *d, uint32_t qpn, uint8_t *out);
 int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key);
 int rnic_dereg_mr(struct rnic_dev *d, uint32_t key, void *va, uint64_t len);
+/* flags: enum REREG; va/len the new translation (TRANSLATION). Once it succeeded the firmware uses
+ * the old translation no more: the caller unmaps it. */
+int rnic_rereg_mr(struct rnic_dev *d, uint32_t key, uint32_t flags, uint32_t pdn, uint32_t access, void *va,
+		  uint64_t len);
+int rnic_resize_cq(struct rnic_dev *d, uint32_t cqn, uint64_t ring_bus, uint32_t log_size);
 
 /* Interrupt dispatch: hand every new EQE to fn (type, data = CQN or QPN), acknowledge them with
  * the EQ doorbell; returns how many were handled. Called on MSI-X of the context's vector. */

@@ -63,6 +63,7 @@ struct rnic_ring {
 struct rnic_mr {
 	struct list_head node;
 	u32 key;
+	u64 va, len;
 	bool writable;
 	unsigned long npages;
 	struct page **pages;
@@ -462,6 +463,22 @@ static void rings_release(struct rnic_ctx *c, u32 destroy_op, u32 handle)
 	}
 }
 
+/* the NIC may write the pages of a region with these access flags */
+static bool writable(u32 access)
+{
+	return access & (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_ATOMIC);
+}
+
+static struct rnic_mr *mr_find(struct rnic_ctx *c, u32 key)
+{
+	struct rnic_mr *mr;
+
+	list_for_each_entry(mr, &c->mrs, node)
+		if (mr->key == key)
+			return mr;
+	return NULL;
+}
+
 static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 {
 	u32 access = RNIC_CMDI_REG_MR_ACCESS_GET(a->in), key;
@@ -476,8 +493,7 @@ static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return -ENOMEM;
-	mr->writable = access & (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
-				 RNIC_ACCESS_REMOTE_ATOMIC);
+	mr->writable = writable(access);
 	c->cur_mr = mr;
 	ret = rnic_reg_mr(&c->dev, RNIC_CMDI_REG_MR_PDN_GET(a->in), access,
 			  (void *)(uintptr_t)va, len, &key);
@@ -487,6 +503,8 @@ static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 		return ret;
 	}
 	mr->key = key;
+	mr->va = va;
+	mr->len = len;
 	list_add(&mr->node, &c->mrs);
 	memset(a->out, 0, sizeof(a->out));
 	RNIC_CMDO_HANDLE_HANDLE_SET(a->out, key);
@@ -495,23 +513,63 @@ static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 
 static int cmd_dereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 {
-	u32 key = RNIC_CMDI_HANDLE_HANDLE_GET(a->in);
-	struct rnic_mr *mr;
+	struct rnic_mr *mr = mr_find(c, RNIC_CMDI_HANDLE_HANDLE_GET(a->in));
 	int ret;
 
-	list_for_each_entry(mr, &c->mrs, node) {
-		if (mr->key != key)
-			continue;
-		c->cur_mr = mr;
-		ret = rnic_dereg_mr(&c->dev, key, NULL, 0);
-		c->cur_mr = NULL;
-		if (!ret) {
-			list_del(&mr->node);
-			kfree(mr);
-		}
+	if (!mr)
+		return -EINVAL;
+	c->cur_mr = mr;
+	ret = rnic_dereg_mr(&c->dev, mr->key, NULL, 0);
+	c->cur_mr = NULL;
+	if (!ret) {
+		list_del(&mr->node);
+		kfree(mr);
+	}
+	return ret;
+}
+
+/*
+ * REREG_MR: a new translation (or the same range again when the region becomes writable: its
+ * pages were pinned read-only) is pinned into a new MR record; once the firmware has switched,
+ * the old pages are unpinned.
+ */
+static int cmd_rereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
+{
+	u32 flags = RNIC_CMDI_REREG_MR_FLAGS_GET(a->in), access = RNIC_CMDI_REREG_MR_ACCESS_GET(a->in);
+	u32 pdn = RNIC_CMDI_REREG_MR_PDN_GET(a->in);
+	struct rnic_mr *mr = mr_find(c, RNIC_CMDI_REREG_MR_KEY_GET(a->in)), *nm;
+	u64 va, len;
+	int ret;
+
+	if (RNIC_CMDI_REREG_MR_PAGELIST_GET(a->in) || RNIC_CMDI_REREG_MR_NPAGES_GET(a->in) ||
+	    RNIC_CMDI_REREG_MR_PAGE_SHIFT_GET(a->in) || !mr)
+		return -EINVAL;
+	if (!(flags & RNIC_REREG_TRANSLATION) &&
+	    !((flags & RNIC_REREG_ACCESS) && writable(access) && !mr->writable))
+		return rnic_rereg_mr(&c->dev, mr->key, flags, pdn, access, NULL, 0);
+	va = flags & RNIC_REREG_TRANSLATION ? RNIC_CMDI_REREG_MR_VA_GET(a->in) : mr->va;
+	len = flags & RNIC_REREG_TRANSLATION ? RNIC_CMDI_REREG_MR_LENGTH_GET(a->in) : mr->len;
+	if (!len || va + len < va)
+		return -EINVAL;
+	nm = kzalloc(sizeof(*nm), GFP_KERNEL);
+	if (!nm)
+		return -ENOMEM;
+	nm->key = mr->key;
+	nm->va = va;
+	nm->len = len;
+	nm->writable = flags & RNIC_REREG_ACCESS ? writable(access) : mr->writable;
+	c->cur_mr = nm;
+	ret = rnic_rereg_mr(&c->dev, mr->key, flags | RNIC_REREG_TRANSLATION, pdn, access,
+			    (void *)(uintptr_t)va, len);
+	c->cur_mr = NULL;
+	if (ret) {
+		kfree(nm);
 		return ret;
 	}
-	return -EINVAL;
+	mr_unpin(c, mr, mr->npages);
+	list_replace(&mr->node, &nm->node);
+	kfree(mr);
+	return 0;
 }
 
 static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
@@ -569,8 +627,26 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 			return ret;
 		destroy_op = RNIC_CMD_DESTROY_SRQ;
 		break;
+	case RNIC_CMD_RESIZE_CQ:
+		if (RNIC_CMDI_RESIZE_CQ_LOG_SIZE_GET(in) > RNIC_MAX_CQE_LOG)
+			return -EINVAL;
+		ret = ring_use(c, in + RNIC_CMDI_RESIZE_CQ_BASE_OFF,
+			       (u64)RNIC_CQE_BYTES << RNIC_CMDI_RESIZE_CQ_LOG_SIZE_GET(in), &r1);
+		if (ret)
+			return ret;
+		ret = rnic_cmd_exec(&c->dev, op, in, sizeof(a->in), a->out, sizeof(a->out));
+		if (ret)
+			return ret;
+		/* the CQ's old ring is free, the new one is the CQ's */
+		handle = RNIC_CMDI_RESIZE_CQ_CQN_GET(in);
+		rings_release(c, RNIC_CMD_DESTROY_CQ, handle);
+		r1->freed_by = RNIC_CMD_DESTROY_CQ;
+		r1->user = handle;
+		return 0;
 	case RNIC_CMD_REG_MR:
 		return cmd_reg_mr(c, a);
+	case RNIC_CMD_REREG_MR:
+		return cmd_rereg_mr(c, a);
 	case RNIC_CMD_DEREG_MR:
 		return cmd_dereg_mr(c, a);
 	default:

@@ -24,6 +24,22 @@ static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_
 	hal_cfg(cfg_addr(table, index, 0), w[0]);
 }
 
+/* Wait until no kernel can touch host memory any more for what was invalidated before the call:
+ * the DMA each had started then is over (CFG_TBL_FENCE). 0, or -1 if a kernel never got there:
+ * the host must then keep the memory, as if the NIC still used it. */
+static int fence(void)
+{
+	uint32_t i;
+
+	fw.fence = (uint8_t)(fw.fence + 1);
+	hal_cfg(cfg_addr(RNIC_CFG_TBL_FENCE, 0, 0), fw.fence);
+	for (i = 0; i < FW_FENCE_POLLS; i++)
+		if ((hal_fence() & 0xffffff) == fw.fence * 0x010101u)
+			return 0;
+	fw_printf("fence %u not passed: %x\n", fw.fence, hal_fence());
+	return -1;
+}
+
 static uint32_t mac_hi(const uint8_t *m)
 {
 	return ((uint32_t)m[0] << 8) | m[1];
@@ -512,6 +528,27 @@ static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	return RNIC_CMD_ST_OK;
 }
 
+/* A new ring for a live CQ (KEEP: its indices and arm carry on); the completions written to the
+ * old ring before are in host memory once the fence is passed, and the host moves those it has
+ * not polled. */
+static uint32_t resize_cq(uint32_t ctx, const uint8_t *in)
+{
+	uint64_t base = CMD_IN(in, RESIZE_CQ, BASE);
+	uint32_t cqn = CMD_IN(in, RESIZE_CQ, CQN), log = CMD_IN(in, RESIZE_CQ, LOG_SIZE), w[4];
+
+	if (!owned(fw.cq, cqn, RNIC_MAX_CQ, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)))
+		return RNIC_CMD_ST_BAD_PARAM;
+	w[RNIC_CQC_CTRL / 4] = RNIC_SET(RNIC_CQC_CTRL_VALID, 1) | RNIC_SET(RNIC_CQC_CTRL_KEEP, 1) |
+			       RNIC_SET(RNIC_CQC_CTRL_LOG_SIZE, log) | RNIC_SET(RNIC_CQC_CTRL_CTX, ctx);
+	w[RNIC_CQC_BASE_LO / 4] = (uint32_t)base;
+	w[RNIC_CQC_BASE_HI / 4] = (uint32_t)(base >> 32);
+	w[RNIC_CQC_VECTOR / 4] = ctx;
+	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
+	return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
+}
+
 static void destroy_cq(uint32_t cqn)
 {
 	uint32_t w[4] = {0};
@@ -793,6 +830,10 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 	n.state = (uint8_t)next;
 	*q = n;
 	qpc_write(qpn);
+	/* a reset QP's last CQE and data have landed when the command completes: the host may
+	 * clean its CQs of it and start its rings over */
+	if (next == RNIC_QPS_RESET)
+		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 	return RNIC_CMD_ST_OK;
 }
 
@@ -826,31 +867,34 @@ static void mpt_write(uint32_t i)
 	cfg_entry(RNIC_CFG_TBL_MPT, i, w, 8);
 }
 
-static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
+static int mr_owned(uint32_t key, uint32_t ctx)
 {
-	uint32_t pdn = CMD_IN(in, REG_MR, PDN), access = CMD_IN(in, REG_MR, ACCESS);
-	uint64_t va = CMD_IN(in, REG_MR, VA), len = CMD_IN(in, REG_MR, LENGTH);
-	uint64_t list = CMD_IN(in, REG_MR, PAGELIST);
-	uint32_t npages = CMD_IN(in, REG_MR, NPAGES), shift = CMD_IN(in, REG_MR, PAGE_SHIFT), i, done, chunk;
-	uint8_t *buf = hal_dmabuf() + RNIC_DMA_MAX_LEN;
-	int32_t base;
-	struct fw_mr *m;
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 
-	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
-		return RNIC_CMD_ST_BAD_HANDLE;
-	/* IBTA 10.6.3.1: remote write or atomic access needs local write */
+	return i < RNIC_MAX_MPT && fw.mr[i].used && fw.mr[i].ctx == ctx && fw.mr[i].tag == (key & 0xff);
+}
+
+/* IBTA 10.6.3.1: known flags only; remote write or atomic access needs local write */
+static uint32_t access_ok(uint32_t access)
+{
 	if ((access & ~(RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
 			RNIC_ACCESS_REMOTE_ATOMIC)) ||
 	    ((access & (RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_ATOMIC)) && !(access & RNIC_ACCESS_LOCAL_WRITE)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	/* pages of 4 KiB up to 1 GiB: a large region takes one MTT entry per large page */
+	return RNIC_CMD_ST_OK;
+}
+
+/* The translation of [va, va + len) into MTT entries from the host's page list (npages pages of
+ * 2^shift bytes, 4 KiB up to 1 GiB: a large region takes one entry per large page): m gets it. */
+static uint32_t mtt_load(struct fw_mr *m, uint64_t va, uint64_t len, uint64_t list, uint32_t npages, uint32_t shift)
+{
+	uint8_t *buf = hal_dmabuf() + RNIC_DMA_MAX_LEN;
+	uint32_t done, chunk, k;
+	int32_t base;
+
 	if (!len || len > (1ull << 32) || shift < RNIC_PAGE_SHIFT || shift > 30 ||
 	    npages != (uint32_t)(((va + len - 1) >> shift) - (va >> shift) + 1))
 		return RNIC_CMD_ST_BAD_PARAM;
-	for (i = 1; i < RNIC_MAX_MPT && fw.mr[i].used; i++)
-		;
-	if (i == RNIC_MAX_MPT)
-		return RNIC_CMD_ST_NO_RESOURCES;
 	base = fw_mtt_alloc(npages);
 	if (base < 0)
 		return RNIC_CMD_ST_NO_RESOURCES;
@@ -860,28 +904,94 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 			fw_mtt_free((uint32_t)base, npages);
 			return RNIC_CMD_ST_DMA_ERROR;
 		}
-		for (uint32_t k = 0; k < chunk; k++) {
+		for (k = 0; k < chunk; k++) {
 			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
 
 			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
 			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
 		}
 	}
+	m->va = va;
+	m->len = len;
+	m->mtt_base = (uint32_t)base;
+	m->npages = npages;
+	m->page_shift = (uint8_t)shift;
+	return RNIC_CMD_ST_OK;
+}
+
+static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
+{
+	uint32_t pdn = CMD_IN(in, REG_MR, PDN), access = CMD_IN(in, REG_MR, ACCESS), i, st;
+	struct fw_mr *m;
+
+	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	st = access_ok(access);
+	if (st)
+		return st;
+	for (i = 1; i < RNIC_MAX_MPT && fw.mr[i].used; i++)
+		;
+	if (i == RNIC_MAX_MPT)
+		return RNIC_CMD_ST_NO_RESOURCES;
 	m = &fw.mr[i];
+	st = mtt_load(m, CMD_IN(in, REG_MR, VA), CMD_IN(in, REG_MR, LENGTH), CMD_IN(in, REG_MR, PAGELIST),
+		      CMD_IN(in, REG_MR, NPAGES), CMD_IN(in, REG_MR, PAGE_SHIFT));
+	if (st)
+		return st;
 	m->used = 1;
 	m->ctx = (uint8_t)ctx;
 	fw.owned[ctx][FW_OWN_MR]++;
 	m->tag = (uint8_t)(m->tag + 1);
 	m->pdn = pdn;
 	m->access = access;
-	m->va = va;
-	m->len = len;
-	m->mtt_base = (uint32_t)base;
-	m->npages = npages;
-	m->page_shift = (uint8_t)shift;
 	fw.pd[pdn].refs++;
 	mpt_write(i);
 	RNIC_CMDO_HANDLE_HANDLE_SET(out, (i << RNIC_KEY_TAG_BITS) | m->tag);
+	return RNIC_CMD_ST_OK;
+}
+
+/* ibv_rereg_mr in place: same key, new translation, PD and/or access. The region is invalid
+ * while it changes; the old translation is freed once no kernel can be using it (fence). */
+static uint32_t rereg_mr(uint32_t ctx, const uint8_t *in)
+{
+	uint32_t key = CMD_IN(in, REREG_MR, KEY), flags = CMD_IN(in, REREG_MR, FLAGS), i = key >> RNIC_KEY_TAG_BITS;
+	uint32_t st;
+	struct fw_mr *m, n;
+
+	if (!mr_owned(key, ctx))
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (!flags || (flags & ~(RNIC_REREG_TRANSLATION | RNIC_REREG_PD | RNIC_REREG_ACCESS)))
+		return RNIC_CMD_ST_BAD_PARAM;
+	m = &fw.mr[i];
+	n = *m;
+	if (flags & RNIC_REREG_PD) {
+		n.pdn = CMD_IN(in, REREG_MR, PDN);
+		if (!owned(fw.pd, n.pdn, RNIC_MAX_PD, ctx))
+			return RNIC_CMD_ST_BAD_HANDLE;
+	}
+	if (flags & RNIC_REREG_ACCESS) {
+		n.access = CMD_IN(in, REREG_MR, ACCESS);
+		st = access_ok(n.access);
+		if (st)
+			return st;
+	}
+	if (flags & RNIC_REREG_TRANSLATION) {
+		st = mtt_load(&n, CMD_IN(in, REREG_MR, VA), CMD_IN(in, REREG_MR, LENGTH),
+			      CMD_IN(in, REREG_MR, PAGELIST), CMD_IN(in, REREG_MR, NPAGES),
+			      CMD_IN(in, REREG_MR, PAGE_SHIFT));
+		if (st)
+			return st;
+	}
+	m->used = 0;
+	mpt_write(i);
+	if (fence())
+		return RNIC_CMD_ST_INTERNAL; /* left invalid, both translations kept */
+	if (flags & RNIC_REREG_TRANSLATION)
+		fw_mtt_free(m->mtt_base, m->npages);
+	fw.pd[m->pdn].refs--;
+	fw.pd[n.pdn].refs++;
+	*m = n;
+	mpt_write(i);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -894,13 +1004,6 @@ static void dereg_mr(uint32_t i)
 	mpt_write(i);
 	fw_mtt_free(m->mtt_base, m->npages);
 	fw.pd[m->pdn].refs--;
-}
-
-static int mr_owned(uint32_t key, uint32_t ctx)
-{
-	uint32_t i = key >> RNIC_KEY_TAG_BITS;
-
-	return i < RNIC_MAX_MPT && fw.mr[i].used && fw.mr[i].ctx == ctx && fw.mr[i].tag == (key & 0xff);
 }
 
 uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
@@ -932,7 +1035,9 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		if (fw.cq[h].refs)
 			return RNIC_CMD_ST_BUSY;
 		destroy_cq(h);
-		return RNIC_CMD_ST_OK;
+		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
+	case RNIC_CMD_RESIZE_CQ:
+		return resize_cq(ctx, in);
 	case RNIC_CMD_CREATE_EQ:
 		return create_eq(ctx, in);
 	case RNIC_CMD_CREATE_AH:
@@ -947,14 +1052,14 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		if (fw.srq[h].refs)
 			return RNIC_CMD_ST_BUSY;
 		destroy_srq(h);
-		return RNIC_CMD_ST_OK;
+		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 	case RNIC_CMD_CREATE_QP:
 		return create_qp(ctx, in, out);
 	case RNIC_CMD_DESTROY_QP:
 		if (h >= RNIC_MAX_QP || !fw.qp[h].used || fw.qp[h].ctx != ctx)
 			return RNIC_CMD_ST_BAD_HANDLE;
 		destroy_qp(h);
-		return RNIC_CMD_ST_OK;
+		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 	case RNIC_CMD_MODIFY_QP:
 		return modify_qp(ctx, in);
 	case RNIC_CMD_QUERY_QP:
@@ -968,7 +1073,9 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		if (!mr_owned(h, ctx))
 			return RNIC_CMD_ST_BAD_HANDLE;
 		dereg_mr(h >> RNIC_KEY_TAG_BITS);
-		return RNIC_CMD_ST_OK;
+		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
+	case RNIC_CMD_REREG_MR:
+		return rereg_mr(ctx, in);
 	default:
 		return RNIC_CMD_ST_BAD_OPCODE;
 	}
@@ -976,8 +1083,8 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 
 /* The owner of context ctx is gone: free everything it had, QPs first (they hold PDs, CQs). The
  * tables are scanned only when it owned something: a scan of all of them takes tens of thousands
- * of clocks, during which no command is served. */
-void fw_ctx_reset(uint32_t ctx)
+ * of clocks, during which no command is served. 0 once no kernel touches its memory any more. */
+int fw_ctx_reset(uint32_t ctx)
 {
 	uint16_t *own = fw.owned[ctx];
 	uint32_t i, n = own[FW_OWN_PD] + own[FW_OWN_CQ] + own[FW_OWN_SRQ] + own[FW_OWN_QP] + own[FW_OWN_MR];
@@ -1001,6 +1108,7 @@ void fw_ctx_reset(uint32_t ctx)
 	fw.ci[ctx] = 0;
 	hal_ctx_set_ci(ctx, 0);
 	fw_printf("ctx %u reset: %u resources freed\n", ctx, n);
+	return fence();
 }
 
 /* Serve one command of context ctx if its producer index moved; 1 if more are waiting. */

@@ -11,6 +11,7 @@
 #define FW_ARP_TRIES 8 /* a lossy link still resolves: 8 tries of 50 us */
 #define FW_ARP_WAIT_CYCLES 12500 /* 50 us at 250 MHz */
 #define FW_FIRST_QPN 2
+#define FW_FENCE_POLLS 1000000 /* about 30M clocks: a fence is a few hundred */
 
 enum { FW_OWN_PD, FW_OWN_CQ, FW_OWN_SRQ, FW_OWN_QP, FW_OWN_MR, FW_OWN_KINDS };
 
@@ -67,6 +68,7 @@ struct fw {
 	struct fw_nd nd[FW_ARP_ENTRIES];  /* IPv6 neighbours */
 	uint32_t nd_next;
 	uint32_t drops;
+	uint8_t fence;                    /* the last fence token */
 };
 
 extern struct fw fw;
@@ -78,7 +80,7 @@ void fw_printf(const char *fmt, ...);
 
 void fw_init(void);
 uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out);
-void fw_ctx_reset(uint32_t ctx);
+int fw_ctx_reset(uint32_t ctx);
 int fw_poll_cmdq(uint32_t ctx);
 void fw_poll_frames(void);
 

@@ -23,8 +23,9 @@ uint32_t hal_cmdq_pending(void);
 void hal_cmdq_ack(uint32_t mask);
 void hal_reset_clear(uint32_t mask);
 
-/* datapath table write (CFG_ADDR/CFG_DATA) */
+/* datapath table write (CFG_ADDR/CFG_DATA); the fence tokens the kernels have passed (FW.FENCE) */
 void hal_cfg(uint32_t addr, uint32_t data);
+uint32_t hal_fence(void);
 
 /* DMA between host bus address and the DMA buffer; returns 0 when done */
 uint8_t *hal_dmabuf(void);

@@ -17,6 +17,7 @@ void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { CTXREG(ctx, RNIC_CTX_CMDQ_CI) =
 uint32_t hal_reset_pending(void) { return REG(RNIC_FW_CTX_RESET); }
 void hal_reset_clear(uint32_t mask) { REG(RNIC_FW_CTX_RESET) = mask; }
 uint32_t hal_cmdq_pending(void) { return REG(RNIC_FW_CMDQ_PENDING); }
+uint32_t hal_fence(void) { return REG(RNIC_FW_FENCE); }
 void hal_cmdq_ack(uint32_t mask) { REG(RNIC_FW_CMDQ_PENDING) = mask; }
 uint8_t *hal_dmabuf(void) { return (uint8_t *)RNIC_FW_DMABUF_BASE; }
 uint8_t *hal_pkt_tx_buf(void) { return (uint8_t *)RNIC_FW_PKTTX_BASE; }

@@ -16,9 +16,8 @@ int main(void)
 		fw_poll_frames();
 		resets = hal_reset_pending();
 		for (ctx = 0; resets && ctx < RNIC_NUM_CTX; ctx++) {
-			if (resets & (1u << ctx)) {
-				fw_ctx_reset(ctx);
-				hal_reset_clear(1u << ctx);
+			if ((resets & (1u << ctx)) && !fw_ctx_reset(ctx)) {
+				hal_reset_clear(1u << ctx); /* its memory may go back to the host now */
 				more &= ~(1u << ctx);
 			}
 		}

@@ -40,6 +40,8 @@ void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { ctxregs[ctx][RNIC_CTX_CMDQ_CI /
 uint32_t hal_reset_pending(void) { return 0; }
 void hal_reset_clear(uint32_t mask) { (void)mask; }
 uint32_t hal_cmdq_pending(void) { return 0; }
+static uint32_t fence_token;
+uint32_t hal_fence(void) { return fence_token * 0x010101u; }
 void hal_cmdq_ack(uint32_t mask) { (void)mask; }
 uint8_t *hal_dmabuf(void) { return dmabuf; }
 uint8_t *hal_pkt_tx_buf(void) { return txbuf; }
@@ -49,7 +51,9 @@ void hal_cfg(uint32_t addr, uint32_t data)
 	uint32_t t = addr >> RNIC_CFG_TABLE_SHIFT, i = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
 	uint32_t w = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
 
-	if (t == RNIC_CFG_TBL_QPC)
+	if (t == RNIC_CFG_TBL_FENCE)
+		fence_token = data & 0xff;
+	else if (t == RNIC_CFG_TBL_QPC)
 		cfg_qpc[i][w] = data;
 	else if (t == RNIC_CFG_TBL_MPT)
 		cfg_mpt[i][w] = data;

@@ -351,15 +351,53 @@ static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 	return ret;
 }
 
+/* CQE i of a ring of 2^log entries is valid when its owner bit is the parity of i's pass, plus 1 */
+static int cqe_valid(const uint8_t *ring, uint32_t log, uint32_t i)
+{
+	const uint8_t *e = ring + (size_t)(i & ((1u << log) - 1)) * RNIC_CQE_BYTES;
+
+	return (__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) == (((i >> log) & 1) ^ 1);
+}
+
 /* The CQE at the consumer index if the NIC has written it, else NULL. Under cq->lock. */
 const uint8_t *rnic_cq_peek(struct rnic_cq *cq)
 {
-	const uint8_t *e = cq->ring + (size_t)(cq->ci & ((1u << cq->log) - 1)) * RNIC_CQE_BYTES;
-	uint8_t owner = ((cq->ci >> cq->log) & 1) ^ 1;
-
-	if ((__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) != owner)
+	if (!cqe_valid(cq->ring, cq->log, cq->ci))
 		return NULL;
-	return e;
+	return cq->ring + (size_t)(cq->ci & ((1u << cq->log) - 1)) * RNIC_CQE_BYTES;
+}
+
+/* Drop the CQEs of QP qpn not polled yet, as mlx5 does when a QP is reset or destroyed (the
+ * firmware has fenced it: none is still on its way). Later CQEs move up to close the gap; the
+ * shared receive queue gets back the entries the dropped receive CQEs consumed. */
+static void cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq)
+{
+	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
+	uint32_t mask, n = 0, i, freed = 0;
+
+	if (!cq)
+		return;
+	pthread_spin_lock(&cq->lock);
+	mask = (1u << cq->log) - 1;
+	while (n <= mask && cqe_valid(cq->ring, cq->log, cq->ci + n))
+		n++;
+	for (i = cq->ci + n; i != cq->ci;) {
+		uint8_t *e = cq->ring + (size_t)(--i & mask) * RNIC_CQE_BYTES;
+
+		if (RNIC_CQE_QPN_GET(e) == qpn) {
+			freed++;
+			if (srq && RNIC_CQE_OPCODE_GET(e) >= IBV_WC_RECV)
+				__atomic_fetch_add(&srq->ci, 1, __ATOMIC_RELEASE);
+		} else if (freed) {
+			/* the slot it moves to holds a valid CQE of this pass: its owner bit stays */
+			memcpy(cq->ring + (size_t)((i + freed) & mask) * RNIC_CQE_BYTES, e, RNIC_CQE_OWNER_OFF);
+		}
+	}
+	if (freed) {
+		cq->ci += freed;
+		rnic_ring_cq(&to_ctx(ibcq->context)->dev, cq->cqn, (uint16_t)cq->ci, 0);
+	}
+	pthread_spin_unlock(&cq->lock);
 }
 
 /* Done with CQE e (from rnic_cq_peek): free its work queue entry, advance. Under cq->lock. */
@@ -663,7 +701,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	pthread_mutex_init(&c->eq_lock, NULL);
 	ic = &c->vctx.context;
 	ic->device = device;
-	ic->cmd_fd = -1;
+	/* the file that stands for the device (the card's /dev/rnicN or the simulator's socket), as
+	 * uverbs's is; importing it into another context is not offered */
+	ic->cmd_fd = d->card ? c->pci.fd : c->bus.fd;
 	ic->async_fd = -1;
 	ic->num_comp_vectors = 1;
 	ic->ops.post_send = rnic_post_send;
@@ -735,19 +775,32 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+/* The access flags of a region as the firmware takes them (enum ACCESS = the ibv_access_flags
+ * bits it knows), or -errno: optional flags (relaxed ordering ...) may be ignored, as rdma-core
+ * does, and HUGETLB is a hint; memory-window binding, on-demand paging and zero-based regions
+ * are not offered. */
+static int mr_access(unsigned int access)
 {
 	const unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC;
+
+	access &= ~(unsigned int)(IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB);
+	return access & ~known ? -EOPNOTSUPP : (int)access;
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
 	struct rnic_context *c;
 	struct ibv_mr *mr;
 	uint32_t key;
-	int ret;
+	int ret, acc = mr_access(access);
 
-	/* optional flags (relaxed ordering ...) may be ignored, as rdma-core does (verbs.h) */
-	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
-	if (!pd || !length || (access & ~known) || iova != (uintptr_t)addr) {
+	if (!pd || !length) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (acc < 0 || iova != (uintptr_t)addr) {
+		errno = EOPNOTSUPP; /* an IOVA other than the address is not offered either */
 		return NULL;
 	}
 	c = to_ctx(pd->context);
@@ -757,7 +810,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		return NULL;
 	}
 	pthread_mutex_lock(&c->cmd_lock);
-	ret = rnic_reg_mr(&c->dev, pd->handle, access, addr, length, &key);
+	ret = rnic_reg_mr(&c->dev, pd->handle, (uint32_t)acc, addr, length, &key);
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret) {
 		free(mr);
@@ -777,6 +830,45 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+/* In place, as mlx5 does: the keys stay. The flags are enum REREG's values. */
+int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	const int known = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS;
+	struct rnic_context *c = to_ctx(mr->context);
+	int ret, acc = 0;
+
+	if (!flags || (flags & ~known) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? !addr || !length : addr || length) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		acc = mr_access((unsigned int)access);
+		if (acc < 0) {
+			errno = -acc;
+			return IBV_REREG_MR_ERR_INPUT;
+		}
+	}
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_rereg_mr(&c->dev, mr->lkey, (uint32_t)flags, flags & IBV_REREG_MR_CHANGE_PD ? pd->handle : 0,
+			    (uint32_t)acc, addr, length);
+	if (!ret && (flags & IBV_REREG_MR_CHANGE_TRANSLATION))
+		c->dev.ops->dma_unmap(c->dev.bus, mr->addr, mr->length); /* the NIC uses it no more */
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		errno = -ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	return 0;
 }
 
 int ibv_dereg_mr(struct ibv_mr *mr)
@@ -862,6 +954,94 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 			     struct ibv_comp_channel *channel, int comp_vector)
 {
 	return rnic_cq_create(context, cqe, cq_context, channel, comp_vector, IBV_WC_STANDARD_FLAGS);
+}
+
+/* The completions this CQ still has to hold: the n written and not polled, plus the signaled
+ * sends posted to its QPs whose CQEs are still to come (a slow link must not turn a resize that
+ * would overflow into one that succeeds). Under cq->lock. */
+static uint32_t cq_due(struct rnic_context *c, struct rnic_cq *cq, uint32_t n)
+{
+	uint32_t due = n, i, qpn;
+
+	for (i = cq->ci; i != cq->ci + n; i++) {
+		const uint8_t *e = cq->ring + (size_t)(i & ((1u << cq->log) - 1)) * RNIC_CQE_BYTES;
+		struct rnic_qp *qp = RNIC_CQE_QPN_GET(e) < RNIC_MAX_QP ? c->qps[RNIC_CQE_QPN_GET(e)] : NULL;
+
+		if (qp && qp->ex.qp_base.send_cq == (struct ibv_cq *)cq && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV &&
+		    !RNIC_CQE_STATUS_GET(e))
+			due--; /* counted below, with its WQE */
+	}
+	for (qpn = 0; qpn < RNIC_MAX_QP; qpn++) {
+		struct rnic_qp *qp = c->qps[qpn];
+		uint16_t k;
+
+		if (!qp || qp->ex.qp_base.send_cq != (struct ibv_cq *)cq)
+			continue;
+		pthread_spin_lock(&qp->lock);
+		for (k = qp->sq_ci; k != qp->sq_pi; k++)
+			if (RNIC_WQE_FLAGS_GET(qp->sq + (size_t)(k & ((1u << qp->sq_log) - 1)) * RNIC_WQE_BYTES) &
+			    RNIC_WQE_FLAG_SIGNALED)
+				due++;
+		pthread_spin_unlock(&qp->lock);
+	}
+	return due;
+}
+
+/* A new ring (as mlx5 does it): the NIC goes on at its producer index in the new ring, and the
+ * CQEs not polled yet move from the old ring to the same indices of the new one. */
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
+	struct rnic_context *c = to_ctx(ibcq->context);
+	uint32_t log, old_log = cq->log, n = 0, i;
+	uint64_t bus;
+	uint8_t *ring, *old = cq->ring;
+	int ret;
+
+	if (cqe < 1 || (uint32_t)cqe > RNIC_CMDO_QUERY_DEVICE_MAX_CQE_GET(c->dev.info))
+		return EINVAL;
+	log = log2_up((uint32_t)cqe + 1);
+	pthread_spin_lock(&cq->lock);
+	while (n < (1u << old_log) && cqe_valid(old, old_log, cq->ci + n))
+		n++;
+	if (cq_due(c, cq, n) >= (1u << log)) {
+		pthread_spin_unlock(&cq->lock);
+		return EINVAL; /* more completions wait than the new size holds */
+	}
+	if (log == old_log) {
+		pthread_spin_unlock(&cq->lock);
+		return 0;
+	}
+	ring = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_CQE_BYTES << log, &bus);
+	if (!ring) {
+		pthread_spin_unlock(&cq->lock);
+		return ENOMEM;
+	}
+	/* every slot invalid for the pass its next CQE will be on */
+	for (i = cq->ci; i != cq->ci + (1u << log); i++)
+		ring[(size_t)(i & ((1u << log) - 1)) * RNIC_CQE_BYTES + RNIC_CQE_OWNER_OFF] = (uint8_t)((i >> log) & 1);
+	pthread_mutex_lock(&c->cmd_lock);
+	ret = rnic_resize_cq(&c->dev, cq->cqn, bus, log);
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		c->dev.ops->dma_free(c->dev.bus, ring, (size_t)RNIC_CQE_BYTES << log);
+		return -ret;
+	}
+	/* the old ring is complete now: what came after the first count is moved too */
+	for (i = cq->ci; i != cq->ci + (1u << old_log) && cqe_valid(old, old_log, i); i++) {
+		uint8_t *d = ring + (size_t)(i & ((1u << log) - 1)) * RNIC_CQE_BYTES;
+
+		memcpy(d, old + (size_t)(i & ((1u << old_log) - 1)) * RNIC_CQE_BYTES, RNIC_CQE_OWNER_OFF);
+		__atomic_store_n(&d[RNIC_CQE_OWNER_OFF], (uint8_t)(((i >> log) & 1) ^ 1), __ATOMIC_RELEASE);
+	}
+	cq->ring = ring;
+	cq->bus = bus;
+	cq->log = log;
+	cq->ex.cqe = (int)((1u << log) - 1);
+	pthread_spin_unlock(&cq->lock);
+	c->dev.ops->dma_free(c->dev.bus, old, (size_t)RNIC_CQE_BYTES << old_log);
+	return 0;
 }
 
 int ibv_destroy_cq(struct ibv_cq *ibcq)
@@ -1135,6 +1315,9 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret)
 		return cmd_errno(c, ret);
+	cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
+	if (ibqp->send_cq != ibqp->recv_cq)
+		cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
 	c->qps[ibqp->qp_num] = NULL;
 	c->dev.ops->dma_free(c->dev.bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
 	c->dev.ops->dma_free(c->dev.bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
@@ -1181,8 +1364,13 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		return cmd_errno(c, ret);
 	if (mask & IBV_QP_STATE) {
 		ibqp->state = a->qp_state;
-		if (a->qp_state == IBV_QPS_RESET)
-			qp->sq_pi = qp->sq_ci = qp->rq_pi = qp->rq_ci = 0; /* a reset QP starts its rings over */
+		if (a->qp_state == IBV_QPS_RESET) {
+			/* a reset QP forgets its work and starts its rings over */
+			cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
+			if (ibqp->send_cq != ibqp->recv_cq)
+				cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
+			qp->sq_pi = qp->sq_ci = qp->rq_pi = qp->rq_ci = 0;
+		}
 	}
 	qp->attr.qp_state = ibqp->state;
 	if (mask & IBV_QP_PATH_MTU)
@@ -1209,6 +1397,10 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		qp->attr.max_rd_atomic = a->max_rd_atomic;
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_QKEY)
+		qp->attr.qkey = a->qkey;
+	if (mask & IBV_QP_PKEY_INDEX)
+		qp->attr.pkey_index = a->pkey_index;
 	return 0;
 }
 

@@ -27,6 +27,7 @@ static int query_device_ex(struct ibv_context *context, const struct ibv_query_d
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = rnic_clock_khz(to_ctx(context)); /* kHz */
 	a.max_dm_size = 0;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
 }

@@ -141,7 +141,7 @@ module rnic_bar0 #(
                     // once, so nothing it left in the ring is served after the reset
                     if (s_axil_wdata[7:0] < 8'(NCTX))
                         for (int w = 0; w < CTX_WORDS; w++)
-                            if (w != int'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4))
+                            if (w != rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4)
                                 ctx_regs[s_axil_wdata[3:0]][w] <= '0;
                 end
             end

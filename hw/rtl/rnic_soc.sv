@@ -32,7 +32,8 @@ module rnic_soc #(
     input  wire  [7:0]   ctx_reset_ctx,
     output logic [31:0]  ctx_reset_pending,
 
-    // configuration writes into the kernels' tables
+    // configuration writes into the kernels' tables, and the fence tokens they have passed
+    input  wire  [23:0]  fence,             // {CQ, RX, TX}
     output logic         cfg_valid,
     output logic [31:0]  cfg_addr,
     output logic [31:0]  cfg_data,
@@ -142,6 +143,7 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_IPV4): reg_rdata = strap_ipv4;
             8'(rnic_spec_pkg::RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
             8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING): reg_rdata = cmdq_pending_reg;
+            8'(rnic_spec_pkg::RNIC_FW_FENCE): reg_rdata = {8'b0, fence};
             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
             8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};

@@ -125,7 +125,7 @@ module rnic_top #(
         .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4,
         .fw_version, .fw_status, .console_valid(fw_console_valid), .console_char(fw_console_char),
         .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_ctx, .ci_val, .cmdq_db_valid, .cmdq_db_ctx, .ctx_reset_valid, .ctx_reset_ctx,
-        .ctx_reset_pending, .cfg_valid, .cfg_addr, .cfg_data,
+        .ctx_reset_pending, .fence({cq_out.fence, rx_out.fence, tx_out.fence}), .cfg_valid, .cfg_addr, .cfg_data,
         .irq_valid(fw_irq_valid), .irq_vector(fw_irq_vector), .irq_ready(fw_irq_ready),
         .rdreq_valid(fw_rdreq_valid), .rdreq_ready(fw_rdreq_ready), .rdreq_addr(fw_rdreq_addr),
         .rdreq_len(fw_rdreq_len), .rd_valid(s_dma_rd_valid && s_dma_rd_tag == 8'd1),

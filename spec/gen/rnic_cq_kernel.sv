@@ -20,7 +20,7 @@ module rnic_cq_kernel (
 );
     rnic_spec_pkg::rnic_cq_in_t i;
     wire [887:0] hls_in;
-    wire [711:0] hls_out;
+    wire [719:0] hls_out;
 
     always_comb begin
         i = k_in;
@@ -84,6 +84,7 @@ module rnic_cq_kernel (
         k_out.irq_vector <= hls_out[647:640];
         k_out.stat_cqes <= hls_out[679:648];
         k_out.stat_overflow <= hls_out[711:680];
+        k_out.fence <= hls_out[719:712];
     end
 endmodule
 `else

@@ -221,7 +221,7 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 74u
+#define RNIC_TX_OUT_WORDS 75u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -246,6 +246,7 @@ typedef struct {
 	uint32_t stat_drop_db;
 	uint32_t stat_acks;
 	uint32_t stat_rnr;
+	uint8_t fence;
 } rnic_tx_out_t;
 
 static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
@@ -275,6 +276,7 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[71] = (uint32_t)s->stat_drop_db & 0xffffffffu;
 	w[72] = (uint32_t)s->stat_acks & 0xffffffffu;
 	w[73] = (uint32_t)s->stat_rnr & 0xffffffffu;
+	w[74] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -302,6 +304,7 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->stat_drop_db = (uint32_t)(w[71] & 0xffffffffu);
 	s->stat_acks = (uint32_t)(w[72] & 0xffffffffu);
 	s->stat_rnr = (uint32_t)(w[73] & 0xffffffffu);
+	s->fence = (uint8_t)(w[74] & 0xffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
@@ -395,7 +398,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 103u
+#define RNIC_RX_OUT_WORDS 104u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -443,6 +446,7 @@ typedef struct {
 	uint32_t stat_drop_rsp;
 	uint32_t stat_drop_db;
 	uint32_t stat_drop_norecv;
+	uint8_t fence;
 } rnic_rx_out_t;
 
 static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
@@ -496,6 +500,7 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[100] = (uint32_t)s->stat_drop_rsp & 0xffffffffu;
 	w[101] = (uint32_t)s->stat_drop_db & 0xffffffffu;
 	w[102] = (uint32_t)s->stat_drop_norecv & 0xffffffffu;
+	w[103] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -546,6 +551,7 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_drop_rsp = (uint32_t)(w[100] & 0xffffffffu);
 	s->stat_drop_db = (uint32_t)(w[101] & 0xffffffffu);
 	s->stat_drop_norecv = (uint32_t)(w[102] & 0xffffffffu);
+	s->fence = (uint8_t)(w[103] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */
@@ -611,7 +617,7 @@ static inline void rnic_cq_in_unpack(const uint32_t *w, rnic_cq_in_t *s)
 }
 
 /* CQ_OUT: Completion kernel outputs. */
-#define RNIC_CQ_OUT_WORDS 28u
+#define RNIC_CQ_OUT_WORDS 29u
 typedef struct {
 	uint8_t txc_ready;
 	uint8_t rxc_ready;
@@ -625,6 +631,7 @@ typedef struct {
 	uint8_t irq_vector;
 	uint32_t stat_cqes;
 	uint32_t stat_overflow;
+	uint8_t fence;
 } rnic_cq_out_t;
 
 static inline void rnic_cq_out_pack(const rnic_cq_out_t *s, uint32_t *w)
@@ -642,6 +649,7 @@ static inline void rnic_cq_out_pack(const rnic_cq_out_t *s, uint32_t *w)
 	w[25] = (uint32_t)s->irq_vector & 0xffu;
 	w[26] = (uint32_t)s->stat_cqes & 0xffffffffu;
 	w[27] = (uint32_t)s->stat_overflow & 0xffffffffu;
+	w[28] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_cq_out_unpack(const uint32_t *w, rnic_cq_out_t *s)
@@ -658,6 +666,7 @@ static inline void rnic_cq_out_unpack(const uint32_t *w, rnic_cq_out_t *s)
 	s->irq_vector = (uint8_t)(w[25] & 0xffu);
 	s->stat_cqes = (uint32_t)(w[26] & 0xffffffffu);
 	s->stat_overflow = (uint32_t)(w[27] & 0xffffffffu);
+	s->fence = (uint8_t)(w[28] & 0xffu);
 }
 
 #endif

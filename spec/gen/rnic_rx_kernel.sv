@@ -20,7 +20,7 @@ module rnic_rx_kernel (
 );
     rnic_spec_pkg::rnic_rx_in_t i;
     wire [1999:0] hls_in;
-    wire [2751:0] hls_out;
+    wire [2759:0] hls_out;
 
     always_comb begin
         i = k_in;
@@ -128,6 +128,7 @@ module rnic_rx_kernel (
         k_out.stat_drop_rsp <= hls_out[2687:2656];
         k_out.stat_drop_db <= hls_out[2719:2688];
         k_out.stat_drop_norecv <= hls_out[2751:2720];
+        k_out.fence <= hls_out[2759:2752];
     end
 endmodule
 `else

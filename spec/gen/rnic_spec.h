@@ -72,6 +72,7 @@
 #define RNIC_CFG_TBL_PORT 0x5u /* Port addresses, index 0 */
 #define RNIC_CFG_TBL_EQC 0x6u /* Event queue context, index = context */
 #define RNIC_CFG_TBL_SRQC 0x7u /* Shared receive queue context, index = SRQN */
+#define RNIC_CFG_TBL_FENCE 0x8u /* Fence, index 0, data = a token: each kernel shows the token (FW.FENCE) once nothing it started before the write can still touch host memory */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x1u /* Protocol version carried in HELLO */
@@ -220,7 +221,9 @@
 #define RNIC_CMD_CREATE_SRQ 0xeu
 #define RNIC_CMD_DESTROY_SRQ 0xfu
 #define RNIC_CMD_MODIFY_SRQ 0x10u
-#define RNIC_CMD_COUNT 17u
+#define RNIC_CMD_RESIZE_CQ 0x11u
+#define RNIC_CMD_REREG_MR 0x12u
+#define RNIC_CMD_COUNT 19u
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -234,6 +237,11 @@
 #define RNIC_CMD_ST_DMA_ERROR 0x8u
 #define RNIC_CMD_ST_INTERNAL 0x9u
 #define RNIC_CMD_ST_COUNT 10u
+
+/* REREG: REREG_MR: what changes (values of enum ibv_rereg_mr_flags). */
+#define RNIC_REREG_TRANSLATION 0x1u
+#define RNIC_REREG_PD 0x2u
+#define RNIC_REREG_ACCESS 0x4u
 
 /* EQE_TYPE: Event queue entry types. */
 #define RNIC_EQE_TYPE_COMP 0x1u
@@ -490,6 +498,16 @@
 #define RNIC_FW_PKT_RX_STATUS_VALID_MASK 0x00000001u
 #define RNIC_FW_PKT_RX_LEN 0x6cu /* Bytes of the frame in FW_PKTRX */
 #define RNIC_FW_PKT_RX_POP 0x70u /* Release FW_PKTRX for the next frame */
+#define RNIC_FW_FENCE 0x78u /* The last fence token (CFG_TBL_FENCE) each kernel has passed */
+#define RNIC_FW_FENCE_TX_SHIFT 0u
+#define RNIC_FW_FENCE_TX_WIDTH 8u
+#define RNIC_FW_FENCE_TX_MASK 0x000000ffu
+#define RNIC_FW_FENCE_RX_SHIFT 8u
+#define RNIC_FW_FENCE_RX_WIDTH 8u
+#define RNIC_FW_FENCE_RX_MASK 0x0000ff00u
+#define RNIC_FW_FENCE_CQ_SHIFT 16u
+#define RNIC_FW_FENCE_CQ_WIDTH 8u
+#define RNIC_FW_FENCE_CQ_MASK 0x00ff0000u
 #define RNIC_FW_CMDQ_PENDING 0x74u /* Bitmap of contexts whose CMDQ_PI the host wrote since the bit was cleared; write 1s to clear (the firmware polls this one register, not every queue) */
 
 /* QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last. */
@@ -635,12 +653,15 @@
 #define RNIC_MTT_ADDR_LO 0x0u
 #define RNIC_MTT_ADDR_HI 0x4u
 
-/* CQC: CQ context (table CFG_TBL_CQC, index = CQN). Word 0 last. */
+/* CQC: CQ context (table CFG_TBL_CQC, index = CQN). Word 0 last; it starts the ring over unless KEEP (a resize: producer and consumer index and the arm carry on, the ring index taken modulo the new size). */
 #define RNIC_CQC_BASE 0x0u
 #define RNIC_CQC_CTRL 0x0u
 #define RNIC_CQC_CTRL_VALID_SHIFT 0u
 #define RNIC_CQC_CTRL_VALID_WIDTH 1u
 #define RNIC_CQC_CTRL_VALID_MASK 0x00000001u
+#define RNIC_CQC_CTRL_KEEP_SHIFT 1u
+#define RNIC_CQC_CTRL_KEEP_WIDTH 1u
+#define RNIC_CQC_CTRL_KEEP_MASK 0x00000002u
 #define RNIC_CQC_CTRL_LOG_SIZE_SHIFT 4u
 #define RNIC_CQC_CTRL_LOG_SIZE_WIDTH 5u
 #define RNIC_CQC_CTRL_LOG_SIZE_MASK 0x000001f0u
@@ -944,6 +965,18 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CREATE_CQ_VECTOR_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 9, 1))
 #define RNIC_CMDI_CREATE_CQ_VECTOR_SET(b, v) rnic_wr_le((uint8_t *)(b) + 9, 1, (uint64_t)(v))
 
+/* CMDI_RESIZE_CQ: A new ring for the CQ; CQEs keep their indices (the host moves those not yet polled into it). */
+#define RNIC_CMDI_RESIZE_CQ_SIZE 120u
+#define RNIC_CMDI_RESIZE_CQ_CQN_OFF 0u
+#define RNIC_CMDI_RESIZE_CQ_CQN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_RESIZE_CQ_CQN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_RESIZE_CQ_LOG_SIZE_OFF 4u
+#define RNIC_CMDI_RESIZE_CQ_LOG_SIZE_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 4, 1))
+#define RNIC_CMDI_RESIZE_CQ_LOG_SIZE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 1, (uint64_t)(v))
+#define RNIC_CMDI_RESIZE_CQ_BASE_OFF 8u
+#define RNIC_CMDI_RESIZE_CQ_BASE_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 8, 8))
+#define RNIC_CMDI_RESIZE_CQ_BASE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 8, (uint64_t)(v))
+
 /* CMDI_CREATE_EQ: Sets the event queue of the issuing context. */
 #define RNIC_CMDI_CREATE_EQ_SIZE 120u
 #define RNIC_CMDI_CREATE_EQ_BASE_OFF 0u
@@ -1127,6 +1160,36 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_REG_MR_PAGE_SHIFT_OFF 36u
 #define RNIC_CMDI_REG_MR_PAGE_SHIFT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 36, 1))
 #define RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 36, 1, (uint64_t)(v))
+
+/* CMDI_REREG_MR: Change a region in place (same key): its translation (VA, LENGTH and a page list as in REG_MR), PD and/or access, as FLAGS (enum REREG) say. */
+#define RNIC_CMDI_REREG_MR_SIZE 120u
+#define RNIC_CMDI_REREG_MR_KEY_OFF 0u
+#define RNIC_CMDI_REREG_MR_KEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_REREG_MR_KEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_FLAGS_OFF 4u
+#define RNIC_CMDI_REREG_MR_FLAGS_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_CMDI_REREG_MR_FLAGS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_PDN_OFF 8u
+#define RNIC_CMDI_REREG_MR_PDN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 8, 4))
+#define RNIC_CMDI_REREG_MR_PDN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 4, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_ACCESS_OFF 12u
+#define RNIC_CMDI_REREG_MR_ACCESS_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 12, 4))
+#define RNIC_CMDI_REREG_MR_ACCESS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 12, 4, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_VA_OFF 16u
+#define RNIC_CMDI_REREG_MR_VA_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 16, 8))
+#define RNIC_CMDI_REREG_MR_VA_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 8, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_LENGTH_OFF 24u
+#define RNIC_CMDI_REREG_MR_LENGTH_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 24, 8))
+#define RNIC_CMDI_REREG_MR_LENGTH_SET(b, v) rnic_wr_le((uint8_t *)(b) + 24, 8, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_PAGELIST_OFF 32u
+#define RNIC_CMDI_REREG_MR_PAGELIST_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 32, 8))
+#define RNIC_CMDI_REREG_MR_PAGELIST_SET(b, v) rnic_wr_le((uint8_t *)(b) + 32, 8, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_NPAGES_OFF 40u
+#define RNIC_CMDI_REREG_MR_NPAGES_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 40, 4))
+#define RNIC_CMDI_REREG_MR_NPAGES_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 4, (uint64_t)(v))
+#define RNIC_CMDI_REREG_MR_PAGE_SHIFT_OFF 44u
+#define RNIC_CMDI_REREG_MR_PAGE_SHIFT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 44, 1))
+#define RNIC_CMDI_REREG_MR_PAGE_SHIFT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 44, 1, (uint64_t)(v))
 
 /* CMDI_CREATE_AH: Resolve an address handle's destination (the MAC a UD send goes to). */
 #define RNIC_CMDI_CREATE_AH_SIZE 120u

@@ -61,6 +61,7 @@ CFG_TBL_CQC = 0x4
 CFG_TBL_PORT = 0x5
 CFG_TBL_EQC = 0x6
 CFG_TBL_SRQC = 0x7
+CFG_TBL_FENCE = 0x8
 LINK_VERSION = 0x1
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
@@ -202,6 +203,8 @@ CMD = {
     'CREATE_SRQ': 0xe,
     'DESTROY_SRQ': 0xf,
     'MODIFY_SRQ': 0x10,
+    'RESIZE_CQ': 0x11,
+    'REREG_MR': 0x12,
 }
 CMD_ST = {
     'OK': 0x0,
@@ -214,6 +217,11 @@ CMD_ST = {
     'UNREACHABLE': 0x7,
     'DMA_ERROR': 0x8,
     'INTERNAL': 0x9,
+}
+REREG = {
+    'TRANSLATION': 0x1,
+    'PD': 0x2,
+    'ACCESS': 0x4,
 }
 EQE_TYPE = {
     'COMP': 0x1,
@@ -380,6 +388,7 @@ FW = {
     'PKT_RX_STATUS': (0x68, {'VALID': (0, 1)}),
     'PKT_RX_LEN': (0x6c, {}),
     'PKT_RX_POP': (0x70, {}),
+    'FENCE': (0x78, {'TX': (0, 8), 'RX': (8, 8), 'CQ': (16, 8)}),
     'CMDQ_PENDING': (0x74, {}),
 }
 QPC = {
@@ -429,7 +438,7 @@ MTT = {
     'ADDR_HI': (0x4, {}),
 }
 CQC = {
-    'CTRL': (0x0, {'VALID': (0, 1), 'LOG_SIZE': (4, 5), 'CTX': (16, 8)}),
+    'CTRL': (0x0, {'VALID': (0, 1), 'KEEP': (1, 1), 'LOG_SIZE': (4, 5), 'CTX': (16, 8)}),
     'BASE_LO': (0x4, {}),
     'BASE_HI': (0x8, {}),
     'VECTOR': (0xc, {}),
@@ -548,6 +557,11 @@ CMDI_CREATE_CQ = (120, {
     'LOG_SIZE': (8, 'u8', 1),
     'VECTOR': (9, 'u8', 1),
 })
+CMDI_RESIZE_CQ = (120, {
+    'CQN': (0, 'u32', 4),
+    'LOG_SIZE': (4, 'u8', 1),
+    'BASE': (8, 'u64', 8),
+})
 CMDI_CREATE_EQ = (120, {
     'BASE': (0, 'u64', 8),
     'LOG_SIZE': (8, 'u8', 1),
@@ -616,6 +630,17 @@ CMDI_REG_MR = (120, {
     'PAGELIST': (24, 'u64', 8),
     'NPAGES': (32, 'u32', 4),
     'PAGE_SHIFT': (36, 'u8', 1),
+})
+CMDI_REREG_MR = (120, {
+    'KEY': (0, 'u32', 4),
+    'FLAGS': (4, 'u32', 4),
+    'PDN': (8, 'u32', 4),
+    'ACCESS': (12, 'u32', 4),
+    'VA': (16, 'u64', 8),
+    'LENGTH': (24, 'u64', 8),
+    'PAGELIST': (32, 'u64', 8),
+    'NPAGES': (40, 'u32', 4),
+    'PAGE_SHIFT': (44, 'u8', 1),
 })
 CMDI_CREATE_AH = (120, {
     'DGID': (0, 'bytes', 16),
@@ -693,7 +718,7 @@ PORT_TX_IN = (50, [
     ('cpl_ready', 'bit', 1, 48, 1),
     ('rdx_ready', 'bit', 1, 49, 1),
 ])
-PORT_TX_OUT = (74, [
+PORT_TX_OUT = (75, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('ack_ready', 'bit', 1, 2, 1),
@@ -717,6 +742,7 @@ PORT_TX_OUT = (74, [
     ('stat_drop_db', 'u32', 32, 71, 1),
     ('stat_acks', 'u32', 32, 72, 1),
     ('stat_rnr', 'u32', 32, 73, 1),
+    ('fence', 'u8', 8, 74, 1),
 ])
 PORT_RX_IN = (77, [
     ('rst', 'bit', 1, 0, 1),
@@ -745,7 +771,7 @@ PORT_RX_IN = (77, [
     ('cpl_ready', 'bit', 1, 75, 1),
     ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (103, [
+PORT_RX_OUT = (104, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -792,6 +818,7 @@ PORT_RX_OUT = (103, [
     ('stat_drop_rsp', 'u32', 32, 100, 1),
     ('stat_drop_db', 'u32', 32, 101, 1),
     ('stat_drop_norecv', 'u32', 32, 102, 1),
+    ('fence', 'u8', 8, 103, 1),
 ])
 PORT_CQ_IN = (45, [
     ('rst', 'bit', 1, 0, 1),
@@ -811,7 +838,7 @@ PORT_CQ_IN = (45, [
     ('wr_ready', 'bit', 1, 43, 1),
     ('irq_ready', 'bit', 1, 44, 1),
 ])
-PORT_CQ_OUT = (28, [
+PORT_CQ_OUT = (29, [
     ('txc_ready', 'bit', 1, 0, 1),
     ('rxc_ready', 'bit', 1, 1, 1),
     ('db_ready', 'bit', 1, 2, 1),
@@ -824,4 +851,5 @@ PORT_CQ_OUT = (28, [
     ('irq_vector', 'u8', 8, 25, 1),
     ('stat_cqes', 'u32', 32, 26, 1),
     ('stat_overflow', 'u32', 32, 27, 1),
+    ('fence', 'u8', 8, 28, 1),
 ])

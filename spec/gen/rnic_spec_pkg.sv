@@ -71,6 +71,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CFG_TBL_PORT = 'h5;
   localparam longint unsigned RNIC_CFG_TBL_EQC = 'h6;
   localparam longint unsigned RNIC_CFG_TBL_SRQC = 'h7;
+  localparam longint unsigned RNIC_CFG_TBL_FENCE = 'h8;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
   localparam longint unsigned RNIC_LINK_VERSION = 'h1;
@@ -219,7 +220,9 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_CREATE_SRQ = 'he;
   localparam int unsigned RNIC_CMD_DESTROY_SRQ = 'hf;
   localparam int unsigned RNIC_CMD_MODIFY_SRQ = 'h10;
-  localparam int unsigned RNIC_CMD_COUNT = 17;
+  localparam int unsigned RNIC_CMD_RESIZE_CQ = 'h11;
+  localparam int unsigned RNIC_CMD_REREG_MR = 'h12;
+  localparam int unsigned RNIC_CMD_COUNT = 19;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
@@ -233,6 +236,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_ST_DMA_ERROR = 'h8;
   localparam int unsigned RNIC_CMD_ST_INTERNAL = 'h9;
   localparam int unsigned RNIC_CMD_ST_COUNT = 10;
+
+  // REREG: REREG_MR: what changes (values of enum ibv_rereg_mr_flags).
+  localparam int unsigned RNIC_REREG_TRANSLATION = 'h1;
+  localparam int unsigned RNIC_REREG_PD = 'h2;
+  localparam int unsigned RNIC_REREG_ACCESS = 'h4;
 
   // EQE_TYPE: Event queue entry types.
   localparam int unsigned RNIC_EQE_TYPE_COMP = 'h1;
@@ -457,6 +465,13 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_PKT_RX_STATUS_VALID_WIDTH = 1;
   localparam int unsigned RNIC_FW_PKT_RX_LEN = 'h6c;
   localparam int unsigned RNIC_FW_PKT_RX_POP = 'h70;
+  localparam int unsigned RNIC_FW_FENCE = 'h78;
+  localparam int unsigned RNIC_FW_FENCE_TX_SHIFT = 0;
+  localparam int unsigned RNIC_FW_FENCE_TX_WIDTH = 8;
+  localparam int unsigned RNIC_FW_FENCE_RX_SHIFT = 8;
+  localparam int unsigned RNIC_FW_FENCE_RX_WIDTH = 8;
+  localparam int unsigned RNIC_FW_FENCE_CQ_SHIFT = 16;
+  localparam int unsigned RNIC_FW_FENCE_CQ_WIDTH = 8;
   localparam int unsigned RNIC_FW_CMDQ_PENDING = 'h74;
 
   // QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last.
@@ -571,11 +586,13 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_MTT_ADDR_LO = 'h0;
   localparam int unsigned RNIC_MTT_ADDR_HI = 'h4;
 
-  // CQC: CQ context (table CFG_TBL_CQC, index = CQN). Word 0 last.
+  // CQC: CQ context (table CFG_TBL_CQC, index = CQN). Word 0 last; it starts the ring over unless KEEP (a resize: producer and consumer index and the arm carry on, the ring index taken modulo the new size).
   localparam int unsigned RNIC_CQC_BASE = 'h0;
   localparam int unsigned RNIC_CQC_CTRL = 'h0;
   localparam int unsigned RNIC_CQC_CTRL_VALID_SHIFT = 0;
   localparam int unsigned RNIC_CQC_CTRL_VALID_WIDTH = 1;
+  localparam int unsigned RNIC_CQC_CTRL_KEEP_SHIFT = 1;
+  localparam int unsigned RNIC_CQC_CTRL_KEEP_WIDTH = 1;
   localparam int unsigned RNIC_CQC_CTRL_LOG_SIZE_SHIFT = 4;
   localparam int unsigned RNIC_CQC_CTRL_LOG_SIZE_WIDTH = 5;
   localparam int unsigned RNIC_CQC_CTRL_CTX_SHIFT = 16;
@@ -714,8 +731,10 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 74;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 75;
   typedef struct packed {
+    logic [23:0] pad_fence;
+    logic [7:0] fence;
     logic [31:0] stat_rnr;
     logic [31:0] stat_acks;
     logic [31:0] stat_drop_db;
@@ -800,8 +819,10 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 103;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 104;
   typedef struct packed {
+    logic [23:0] pad_fence;
+    logic [7:0] fence;
     logic [31:0] stat_drop_norecv;
     logic [31:0] stat_drop_db;
     logic [31:0] stat_drop_rsp;
@@ -901,8 +922,10 @@ package rnic_spec_pkg;
   } rnic_cq_in_t;
 
   // CQ_OUT: Completion kernel outputs.
-  localparam int unsigned RNIC_CQ_OUT_WORDS = 28;
+  localparam int unsigned RNIC_CQ_OUT_WORDS = 29;
   typedef struct packed {
+    logic [23:0] pad_fence;
+    logic [7:0] fence;
     logic [31:0] stat_overflow;
     logic [31:0] stat_cqes;
     logic [23:0] pad_irq_vector;

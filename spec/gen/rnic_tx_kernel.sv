@@ -20,7 +20,7 @@ module rnic_tx_kernel (
 );
     rnic_spec_pkg::rnic_tx_in_t i;
     wire [1183:0] hls_in;
-    wire [1935:0] hls_out;
+    wire [1943:0] hls_out;
 
     always_comb begin
         i = k_in;
@@ -104,6 +104,7 @@ module rnic_tx_kernel (
         k_out.stat_drop_db <= hls_out[1871:1840];
         k_out.stat_acks <= hls_out[1903:1872];
         k_out.stat_rnr <= hls_out[1935:1904];
+        k_out.fence <= hls_out[1943:1936];
     end
 endmodule
 `else

@@ -14,16 +14,27 @@
 #define CQC_F(st, n, reg, f) RNIC_GET(RNIC_CQC_##reg##_##f, (st)->cqc[n][RNIC_CQC_##reg / 4])
 #define CQC_BASE(st, n) (((uint64_t)(st)->cqc[n][RNIC_CQC_BASE_HI / 4] << 32) | (st)->cqc[n][RNIC_CQC_BASE_LO / 4])
 
+/* Configuration writes. A CQC entry changes at once when its word 0 is written (the other words
+ * wait in `stage`): a CQ resized while completions arrive never has a new base with an old size.
+ * A fence waits for the CQE or EQE beat presented when it came. */
 static void cfg(rnic_cq_state_t *st, uint32_t addr, uint32_t data)
 {
 	uint32_t tbl = addr >> RNIC_CFG_TABLE_SHIFT;
 	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
-	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f, i;
 
 	if (tbl == RNIC_CFG_TBL_CQC && idx < RNIC_MAX_CQ && word < CQC_WORDS) {
-		st->cqc[idx][word] = data;
-		if (!word)
+		st->stage[word] = data;
+		if (word)
+			return;
+		for (i = 0; i < CQC_WORDS; i++)
+			st->cqc[idx][i] = st->stage[i];
+		if (!RNIC_GET(RNIC_CQC_CTRL_KEEP, data))
 			st->cq[idx] = (cq_run_t){0};
+	} else if (tbl == RNIC_CFG_TBL_FENCE) {
+		st->fence_token = (uint8_t)data;
+		st->fence_pending = 1;
+		st->fence_hold = st->o.wr_valid;
 	} else if (tbl == RNIC_CFG_TBL_EQC && idx < RNIC_NUM_CTX && word < EQC_WORDS) {
 		st->eqc[idx][word] = data;
 		if (!word)
@@ -137,6 +148,7 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 		st->eqe_pending = 0;
 		st->fire_valid = 0;
 		st->irq_due = 0;
+		st->fence_pending = st->fence_hold = 0;
 		st->o = (rnic_cq_out_t){0};
 		*out = st->o;
 		return;
@@ -145,6 +157,7 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 		st->o.irq_valid = 0;
 	if (st->o.wr_valid && in->wr_ready) {
 		st->o.wr_valid = 0;
+		st->fence_hold = 0;
 		st->o.irq_valid = st->irq_due;
 		st->irq_due = 0;
 	}
@@ -190,6 +203,10 @@ void rnic_cq_step(rnic_cq_state_t *st, const rnic_cq_in_t *in, rnic_cq_out_t *ou
 
 		st->o.txc_ready = free && tx_turn;
 		st->o.rxc_ready = free && !tx_turn;
+	}
+	if (st->fence_pending && !st->fence_hold) {
+		st->o.fence = st->fence_token;
+		st->fence_pending = 0;
 	}
 	*out = st->o;
 }

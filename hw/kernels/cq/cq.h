@@ -15,6 +15,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t cqc[RNIC_MAX_CQ][CQC_WORDS];
+	uint32_t stage[CQC_WORDS];  /* words 1.. of the CQC entry being written, applied with word 0 */
 	uint32_t eqc[RNIC_NUM_CTX][EQC_WORDS];
 	cq_run_t cq[RNIC_MAX_CQ];
 	uint32_t eq_pi[RNIC_NUM_CTX];
@@ -25,6 +26,7 @@ typedef struct {
 	uint8_t fire_valid;  /* a CQ was armed with CQEs the host had not consumed: its EQE is due */
 	uint16_t fire_cqn;
 	uint8_t irq_due;     /* the MSI-X message follows the EQE write being presented */
+	uint8_t fence_token, fence_pending, fence_hold; /* fence_hold: the beat presented at the fence */
 	rnic_cq_out_t o;     /* outputs presented during the current cycle */
 } rnic_cq_state_t;
 

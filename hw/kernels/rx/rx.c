@@ -1161,6 +1161,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->busy = B_IDLE;
 		st->redo = st->flush = st->rd_wait = st->back = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
+		st->fence_pending = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
@@ -1183,6 +1184,17 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		commit_qp(st, idx);
 	if (in->cfg_valid)
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
+	if (in->cfg_valid && in->cfg_addr >> RNIC_CFG_TABLE_SHIFT == RNIC_CFG_TBL_FENCE) {
+		st->fence_token = (uint8_t)in->cfg_data;
+		st->fence_pending = 1;
+	}
+	/* a fence is passed between two frames, with no DMA read outstanding and the last write
+	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
+	if (st->fence_pending && !st->rd_wait && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
+	    st->busy != B_RWQE && st->busy != B_ATOMIC) {
+		st->o.fence = st->fence_token;
+		st->fence_pending = 0;
+	}
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
 	if (in->rdx_valid && st->o.rdx_ready)

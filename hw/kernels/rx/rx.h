@@ -124,6 +124,8 @@ typedef struct {
 	uint32_t n_psn, n_syn;
 	uint8_t n_rd;
 
+	uint8_t fence_pending, fence_token; /* passed between two frames, no DMA in flight */
+
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rnic_rx_state_t;
 

@@ -267,6 +267,8 @@ static void start_message(rnic_tx_state_t *st)
 	tx_ob_t *ob;
 
 	st->sched_hint = 1;
+	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
+		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (p->err) {
 		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
 			 (uint16_t)(p->ci - 1));
@@ -543,7 +545,8 @@ static void build_response(rnic_tx_state_t *st)
 	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
 
 	st->iss_left = 0;
-	if (r->kind == RSP_SKIP || st->rj_cancel) {
+	/* skipped: made useless by a later request, or its QP is gone (nothing is read for it) */
+	if (r->kind == RSP_SKIP || st->rj_cancel || !QPC_F(&st->t, r->qpn, CTRL, VALID)) {
 		st->rj_active = 0;
 		st->rj_cancel = 0;
 		st->rsp_head++;
@@ -856,6 +859,16 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	uint32_t ctrl = QPC_W(&st->t, q, CTRL);
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl)) {
+		/* destroyed or reset: the message in progress stops at the next packet, a WQE fetched
+		 * for it is dropped; nothing more is read from its rings or memory */
+		if (st->phase && st->qpn == q)
+			st->cancel = 1;
+		if (st->pf_state == 2 && st->pf_qpn == q)
+			st->pf_state = 0;
+		else if (st->pf_state == 1 && st->pf_qpn == q)
+			st->pf_discard = 1;
+	}
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state <= RNIC_QPS_RTR) {
 		*p = (tx_qp_t){0};
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
@@ -883,6 +896,20 @@ static void doorbell(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	st->qp[q].pi = in->db_pi;
 	st->sched_hint = 1;
 	st->qp[q].ts_db = in->cycle;
+}
+
+/* A fence is passed once the packet being read has all its reads out and every read issued up to
+ * then has returned its data: the QPs invalidated before the fence are read no more. */
+static void fence(rnic_tx_state_t *st)
+{
+	if (st->fence_state == 1 && !st->iss_left) {
+		st->fence_mark = st->req_tail;
+		st->fence_state = 2;
+	}
+	if (st->fence_state == 2 && (int32_t)(st->req_head - (st->req_left ? 1u : 0u) - st->fence_mark) >= 0) {
+		st->o.fence = st->fence_token;
+		st->fence_state = 0;
+	}
 }
 
 /* The next DMA read beat belongs to a WQE fetch (else to payload). */
@@ -913,6 +940,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->req_head = st->req_tail = st->req_left = st->credit = 0;
 		st->cpl_head = st->cpl_tail = 0;
 		st->ack_busy = 0;
+		st->fence_state = 0;
 		st->o = (rnic_tx_out_t){0};
 		*out = st->o;
 		return;
@@ -942,6 +970,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		take_response(st, &in->rsp);
 	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
 		commit_qp(st, idx);
+	if (in->cfg_valid && in->cfg_addr >> RNIC_CFG_TABLE_SHIFT == RNIC_CFG_TBL_FENCE) {
+		st->fence_token = (uint8_t)in->cfg_data;
+		st->fence_state = 1;
+	}
 
 	emit_beat(st);
 	if (rd) {
@@ -982,6 +1014,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
 	}
+	fence(st);
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->o.db_ready = 1;

@@ -72,6 +72,11 @@ typedef struct {
 	uint8_t pf_wqe[RNIC_WQE_BYTES];
 
 	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
+
+	/* fence (CFG_TBL_FENCE): 1 until the packet whose reads are being issued has them all
+	 * out, 2 until every read issued before (fence_mark) has returned its data */
+	uint8_t fence_state, fence_token;
+	uint32_t fence_mark;
 	uint64_t now;
 
 	/* the request message being cut into packets */
