@@ -66,6 +66,7 @@ soak:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(PY) sim/transport.py soak
+	RNIC_OPEN_CLOSE_ROUNDS=10000 $(PY) -m pytest -q tests/test_sim.py -k open_close_while_traffic
 
 # Debian's unmodified ibverbs-utils, perftest and pyverbs through the project's libibverbs.so.1
 interop-tools:

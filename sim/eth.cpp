@@ -51,10 +51,10 @@ sockaddr_un unix_addr(const std::string &path)
 }
 } // namespace
 
-EthPort::EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, const FaultOpts &f,
-		 const std::string &pcap, uint32_t snaplen)
-	: mode_(mode), path_(arg), latency_(latency_cycles), faults_(f),
-	  rng_(f.seed), snaplen_(snaplen)
+EthPort::EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, double line_bytes_per_cycle,
+		 const FaultOpts &f, const std::string &pcap, uint32_t snaplen)
+	: mode_(mode), path_(arg), latency_(latency_cycles), line_bytes_per_cycle_(line_bytes_per_cycle),
+	  faults_(f), rng_(f.seed), snaplen_(snaplen)
 {
 	if (!pcap.empty()) {
 		pcap_ = std::fopen(pcap.c_str(), "wb");
@@ -101,6 +101,10 @@ EthPort::EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, con
 		if (::inet_pton(AF_INET, arg.substr(c1 + 1, c2 - c1 - 1).c_str(), &remote.sin_addr) != 1)
 			throw std::runtime_error("--eth-udp: bad remote address");
 		fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+		// a burst waits in the socket until the simulated wire has carried it (net.core.rmem_max
+		// caps this)
+		int rcvbuf = 4 << 20;
+		::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 		if (::bind(fd_, reinterpret_cast<sockaddr *>(&local), sizeof(local)) ||
 		    ::connect(fd_, reinterpret_cast<sockaddr *>(&remote), sizeof(remote)))
 			throw std::runtime_error("--eth-udp: " + std::string(std::strerror(errno)));
@@ -255,7 +259,11 @@ void EthPort::tick(uint64_t now)
 			ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
 			if (n <= 0)
 				break;
-			rxq_.push_back({now + 1, std::vector<uint8_t>(buf, buf + n)});
+			// a burst of datagrams arrives as a real link would deliver it: one frame after
+			// the other at the line rate, not faster than the wire could have carried them
+			double t = std::max(udp_next_, static_cast<double>(now + 1));
+			udp_next_ = t + wire_bytes(static_cast<size_t>(n)) / line_bytes_per_cycle_;
+			rxq_.push_back({static_cast<uint64_t>(udp_next_), std::vector<uint8_t>(buf, buf + n)});
 		}
 		return;
 	}

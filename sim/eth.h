@@ -25,8 +25,8 @@ class EthPort {
 public:
 	enum Mode { NONE, LISTEN, CONNECT, UDP };
 
-	EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, const FaultOpts &f,
-		const std::string &pcap, uint32_t snaplen);
+	EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, double line_bytes_per_cycle,
+		const FaultOpts &f, const std::string &pcap, uint32_t snaplen);
 	~EthPort();
 
 	// a frame left the NIC at cycle `done` (its last byte on the wire)
@@ -51,6 +51,8 @@ private:
 	int fd_ = -1, listen_fd_ = -1;
 	std::string path_;
 	uint32_t latency_;
+	double line_bytes_per_cycle_;
+	double udp_next_ = 0;  // UDP: the cycle the wire is free for the next received frame
 	FaultOpts faults_;
 	std::mt19937_64 rng_;
 	std::deque<EthFrame> rxq_;

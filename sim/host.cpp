@@ -108,7 +108,7 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 			break;
 		pending_.erase(it);
 		if (RNIC_LINK_HDR_STATUS_GET(h)) {
-			dma_errors++;
+			dma_errors++; /* the process refused it: outside what it mapped */
 			done_[tag] = {};
 		} else {
 			done_[tag] = std::vector<uint8_t>(payload, payload + len);
@@ -182,7 +182,7 @@ uint32_t HostLink::dma_read(int ctx, uint64_t addr, uint32_t len)
 	uint32_t id = next_id_++;
 
 	if (!alive(ctx)) {
-		dma_errors++;
+		lost(ctx);
 		done_[id] = {};
 		return id;
 	}
@@ -202,9 +202,10 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 		}
 		auto p = pending_.find(id);
 		if (p == pending_.end() || p->second < 0 || !alive(p->second)) {
+			/* its process died with the read outstanding: a teardown */
 			if (p != pending_.end())
 				pending_.erase(p);
-			dma_errors++;
+			dma_teardown++;
 			out.clear();
 			return false;
 		}
@@ -212,6 +213,14 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 		if (!read_client(p->second, true) && alive(p->second))
 			continue;
 	}
+}
+
+void HostLink::lost(int ctx)
+{
+	if (ctx >= 0 && ctx < static_cast<int>(resetting.size()) && resetting[ctx])
+		dma_teardown++;
+	else
+		dma_errors++;
 }
 
 /* Simulated time stands still until ctx's process has applied every write sent to it. */
@@ -235,7 +244,7 @@ void HostLink::fence(int ctx)
 void HostLink::dma_write(int ctx, uint64_t addr, const uint8_t *p, uint32_t len)
 {
 	if (!alive(ctx)) {
-		dma_errors++;
+		lost(ctx);
 		return;
 	}
 	for (int c = 0; c < static_cast<int>(unfenced_.size()); c++)

@@ -36,7 +36,10 @@ public:
 	std::vector<int> gone;  // contexts whose process disconnected (to reset)
 	// contexts the firmware is still freeing: not handed to a new process until it is done
 	std::vector<bool> resetting;
-	uint64_t dma_errors = 0;
+	// DMA to a context whose process is gone: while its reset is under way it is dropped and
+	// counted as teardown (the kernel driver keeps a dead process's pages pinned until the card
+	// has reset the context: the NIC may still finish what it had started); otherwise an error
+	uint64_t dma_errors = 0, dma_teardown = 0;
 
 private:
 	struct Client {
@@ -47,6 +50,7 @@ private:
 	bool read_client(int ctx, bool block);
 	void drop(int ctx);
 	void fence(int ctx);
+	void lost(int ctx);
 	void send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint32_t tag, uint32_t status,
 		  const uint8_t *p, uint32_t len);
 

@@ -173,7 +173,8 @@ int main(int argc, char **argv)
 	try {
 		::mkdir(o.sock_dir.c_str(), 0755);
 		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg,
-						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE), o.faults, o.pcap, o.snaplen);
+						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE),
+						o.link_gbps / 8.0 * NS_PER_CYCLE, o.faults, o.pcap, o.snaplen);
 		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock");
 	} catch (const std::exception &e) {
 		std::cerr << "rnic-sim " << o.name << ": " << e.what() << "\n";
@@ -387,11 +388,12 @@ int main(int argc, char **argv)
 	std::printf("rnic-sim %s: %llu cycles, %.2f s wall, %.3f Mcycles/s\n", o.name.c_str(),
 		    static_cast<unsigned long long>(cycle), wall, cycle / wall / 1e6);
 	std::printf("rnic-sim %s: eth tx %llu rx %llu dropped %llu duplicated %llu reordered %llu corrupted %llu "
-		    "delayed %llu; dma errors %llu\n",
+		    "delayed %llu; dma errors %llu, dropped in teardown %llu\n",
 		    o.name.c_str(), (unsigned long long)eth->tx_frames, (unsigned long long)eth->rx_frames,
 		    (unsigned long long)eth->dropped, (unsigned long long)eth->duplicated,
 		    (unsigned long long)eth->reordered, (unsigned long long)eth->corrupted,
-		    (unsigned long long)eth->delayed, (unsigned long long)host->dma_errors);
+		    (unsigned long long)eth->delayed, (unsigned long long)host->dma_errors,
+		    (unsigned long long)host->dma_teardown);
 	eth->close();
 	return 0;
 }

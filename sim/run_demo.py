@@ -25,9 +25,9 @@ NICS = [("rnic0", "02:00:00:00:00:01", "10.0.0.1"), ("rnic1", "02:00:00:00:00:02
 FINAL = re.compile(r"rnic-sim (\S+): (\d+) cycles, ([\d.]+) s wall, ([\d.]+) Mcycles/s")
 
 
-def start_sims(out, extra=(), snaplen=None):
+def start_sims(out, extra=(), snaplen=None, per_nic=None):
     """Start both NICs; returns the Popen objects (their logs are in `out`). With snaplen, the
-    captures keep only that many bytes of each frame."""
+    captures keep only that many bytes of each frame; per_nic: {name: more options for it}."""
     sock_dir = out / "sock"
     sock_dir.mkdir(parents=True, exist_ok=True)
     for p in sock_dir.glob("*"):
@@ -36,7 +36,7 @@ def start_sims(out, extra=(), snaplen=None):
     for i, (name, mac, ip) in enumerate(NICS):
         link = ["--eth-listen" if i == 0 else "--eth-connect", str(sock_dir / "link")]
         cmd = [str(SIM), "--name", name, "--mac", mac, "--ip", ip, "--sock-dir", str(sock_dir),
-               *link, "--pcap", str(out / f"{name}.pcap"), *extra]
+               *link, "--pcap", str(out / f"{name}.pcap"), *extra, *(per_nic or {}).get(name, ())]
         if snaplen:
             cmd += ["--pcap-snaplen", str(snaplen)]
         log = open(out / f"{name}.log", "w")

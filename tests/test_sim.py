@@ -11,6 +11,7 @@ import time
 
 import pytest
 from scapy.compat import raw
+from scapy.layers.inet6 import ICMPv6ND_RA, IPv6
 from scapy.layers.l2 import ARP, Ether
 
 import roce_check as R
@@ -94,6 +95,7 @@ def test_one_application_dying_leaves_the_others_running(tmp_path):
 
 
 def test_udp_backend_arp(tmp_path):
+    """ARP over the UDP backend, answered with a frame padded to the Ethernet minimum."""
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     peer.bind(("127.0.0.1", 0))
     peer.settimeout(30)
@@ -110,9 +112,17 @@ def test_udp_backend_arp(tmp_path):
         c.close()
         req = Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:66") / ARP(
             op=1, hwsrc="02:00:00:00:00:66", psrc="10.0.0.66", pdst="10.0.0.5")
-        peer.sendto(raw(req), ("127.0.0.1", nic_port))
-        reply = Ether(peer.recv(2048))
+        # the request behind three IPv6 multicast frames, all waiting at once (the simulator is
+        # stopped while they are sent): the firmware's receive ring holds them all
+        junk = Ether(dst="33:33:00:00:00:01", src="02:00:00:00:00:66") / IPv6(dst="ff02::1") / ICMPv6ND_RA()
+        sim.send_signal(signal.SIGSTOP)
+        for frame in (junk, junk, junk, req):
+            peer.sendto(raw(frame), ("127.0.0.1", nic_port))
+        sim.send_signal(signal.SIGCONT)
+        data = peer.recv(2048)
+        reply = Ether(data)
         assert reply[ARP].op == 2 and reply[ARP].psrc == "10.0.0.5" and reply[ARP].hwsrc == "02:00:00:00:00:05"
+        assert len(data) == 60 and not any(data[42:]), "an ARP reply is padded with zeros to 60 bytes"
     finally:
         stop(sim)
     out = subprocess.run(["tshark", "-r", str(tmp_path / "udp.pcap")], capture_output=True, text=True).stdout
@@ -139,3 +149,52 @@ def test_lossy_link_go_back_n(tmp_path):
     assert cap["bad_icrc"] == 0
     naks = [f for f in R.roce_frames(cap["path"], v6=False) if R.bth(f)[0] == 0x11 and f[54] == 0x60]
     assert naks, "no sequence NAK: nothing was lost?"
+
+
+OPEN_CLOSE = ROOT / "build" / "tests" / "open_close"
+RC_OPS = ROOT / "build" / "tests" / "rc_ops"
+# make soak runs 10,000
+OPEN_CLOSE_ROUNDS = int(os.environ.get("RNIC_OPEN_CLOSE_ROUNDS", "600"))
+
+
+def test_open_close_while_traffic_runs(tmp_path):
+    """ibv_open_device/ibv_close_device rounds on rnic0, half of them by processes that die with
+    the device open, while RC traffic runs on the same NIC in other processes, the last of which
+    is killed in the middle of its transfers: not one open fails (EBUSY was the symptom: a context
+    whose previous owner died looked busy), all traffic before the kill completes, the NIC still
+    works afterwards, and neither NIC made a DMA access outside what the host had mapped (the
+    killed process's memory among it)."""
+    procs = run_demo.start_sims(tmp_path)
+    env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"))
+    try:
+        def traffic():
+            return subprocess.Popen([str(RC_OPS), "--seed", str(len(runs) + 1), "mix", "300", "rnic0", "rnic1"],
+                                    env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        runs = []
+        half = OPEN_CLOSE_ROUNDS // 2
+        opener = subprocess.Popen(f"{OPEN_CLOSE} rnic0 {half} && {OPEN_CLOSE} rnic0 {half} exit", shell=True,
+                                  env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        while opener.poll() is None:
+            t = traffic()
+            out, _ = t.communicate(timeout=900)
+            runs.append((t.returncode, out))
+        opened = opener.stdout.read()
+        # the victim is killed once its QPs are connected and its operations under way
+        log0 = tmp_path / "rnic0.log"
+        rts = log0.read_text().count("RTR->RTS")
+        victim = traffic()
+        deadline = time.time() + 120
+        while log0.read_text().count("RTR->RTS") < rts + 4 and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        victim.kill()
+        victim.wait()
+        demo = subprocess.run([str(DEMO), "rnic0", "rnic1"], env=env, text=True, capture_output=True, timeout=600)
+    finally:
+        run_demo.stop_sims(procs)
+    assert opener.returncode == 0 and opened.count(" 0 failed") == 2, opened
+    assert runs and all(rc == 0 and "PASS" in out for rc, out in runs), runs
+    assert demo.returncode == 0 and "demo: PASS" in demo.stdout, demo.stdout
+    for name in ("rnic0", "rnic1"):
+        log = (tmp_path / f"{name}.log").read_text()
+        assert re.search(r"dma errors 0,", log), log[-3000:]

@@ -466,7 +466,8 @@ static void rings_release(struct rnic_ctx *c, u32 destroy_op, u32 handle)
 /* the NIC may write the pages of a region with these access flags */
 static bool writable(u32 access)
 {
-	return access & (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_ATOMIC);
+	return access & (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |
+			 RNIC_ACCESS_REMOTE_ATOMIC);
 }
 
 static struct rnic_mr *mr_find(struct rnic_ctx *c, u32 key)
@@ -535,7 +536,8 @@ static int cmd_dereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
  */
 static int cmd_rereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 {
-	u32 flags = RNIC_CMDI_REREG_MR_FLAGS_GET(a->in), access = RNIC_CMDI_REREG_MR_ACCESS_GET(a->in);
+	u32 flags = RNIC_CMDI_REREG_MR_FLAGS_GET(a->in);
+	u32 access = RNIC_CMDI_REREG_MR_ACCESS_GET(a->in);
 	u32 pdn = RNIC_CMDI_REREG_MR_PDN_GET(a->in);
 	struct rnic_mr *mr = mr_find(c, RNIC_CMDI_REREG_MR_KEY_GET(a->in)), *nm;
 	u64 va, len;

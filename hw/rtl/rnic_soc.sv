@@ -98,7 +98,10 @@ module rnic_soc #(
     (* ram_style = "block" *) logic [31:0]  ram [RAM_WORDS];
     (* ram_style = "block" *) logic [511:0] dbuf [256];   // FW DMA buffer, 16 KiB
     logic [511:0] ptx [32];     // frame to send, 2 KiB
-    logic [511:0] prx [32];     // received frame, 2 KiB
+    localparam int PRX_SLOTS = 4;  // received frames held for the firmware, 2 KiB each: a burst
+                                   // (ARP and neighbour discovery at once) is not dropped while it
+                                   // serves a command
+    logic [511:0] prx [PRX_SLOTS * 32];
     initial if (FW_HEX != "") $readmemh(FW_HEX, ram);
 
     // ---- FW registers
@@ -108,9 +111,12 @@ module rnic_soc #(
     logic [15:0] dma_len_reg;
     logic        dma_busy_reg, dma_write_reg;
     logic [7:0]  dma_beat_reg;
-    logic [10:0] ptx_len_reg, prx_len_reg;
+    logic [10:0] ptx_len_reg, prx_fill_len;
+    logic [10:0] prx_len [PRX_SLOTS];
     logic [5:0]  ptx_beat_reg, prx_beat_reg;
-    logic        ptx_busy_reg, prx_valid_reg;
+    logic        ptx_busy_reg;
+    logic [1:0]  prx_wr, prx_rd;  // slot being filled, slot the firmware reads
+    logic [2:0]  prx_cnt;         // frames held
 
     assign ctx_reset_pending = ctx_reset_reg;
 
@@ -147,8 +153,8 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
             8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
-            8'(rnic_spec_pkg::RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_valid_reg};
-            8'(rnic_spec_pkg::RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len_reg};
+            8'(rnic_spec_pkg::RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_cnt != 3'd0};
+            8'(rnic_spec_pkg::RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len[prx_rd]};
             default: reg_rdata = 32'b0;
         endcase
     end
@@ -226,7 +232,7 @@ module rnic_soc #(
                     if (wr)
                         ptx[a[10:6]] <= merge(ptx[a[10:6]], wsel, mem_wdata, mem_wstrb);
                 end else if (is_prx) begin
-                    rdata_reg <= prx[a[10:6]][{wsel, 5'b0} +: 32];
+                    rdata_reg <= prx[{prx_rd, a[10:6]}][{wsel, 5'b0} +: 32];
                 end else if (is_ctx) begin
                     rdata_reg <= ctx_rdata;
                     if (wr && ctx_word == 4'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI / 4)) begin
@@ -325,13 +331,17 @@ module rnic_soc #(
         end
     end
 
-    // ---- frame out (PKT_TX_LEN) and frame in (one at a time; rx_ready low while held)
+    // ---- frame out (PKT_TX_LEN) and frames in (a ring of PRX_SLOTS; rx_ready low while full)
     assign tx_data = ptx[ptx_beat_reg[4:0]];
     assign tx_last = {ptx_beat_reg, 6'b0} + 12'd64 >= {1'b0, ptx_len_reg};
     assign tx_keep = tx_last ? ~(64'hffff_ffff_ffff_ffff << ptx_len_reg[5:0]) | {64{ptx_len_reg[5:0] == 6'd0}}
                              : 64'hffff_ffff_ffff_ffff;
     assign tx_valid = ptx_busy_reg;
-    assign rx_ready = !prx_valid_reg;
+    assign rx_ready = prx_cnt != 3'(PRX_SLOTS);
+    logic prx_in_last, prx_pop;
+    assign prx_in_last = rx_valid && rx_ready && rx_last;
+    assign prx_pop = mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_RX_POP) &&
+                     prx_cnt != 3'd0;
 
     function automatic logic [6:0] keep_count(input logic [63:0] k);
         keep_count = 0;
@@ -342,9 +352,11 @@ module rnic_soc #(
     always_ff @(posedge clk) begin
         if (rst) begin
             ptx_busy_reg <= 1'b0;
-            prx_valid_reg <= 1'b0;
             prx_beat_reg <= '0;
-            prx_len_reg <= '0;
+            prx_fill_len <= '0;
+            prx_wr <= '0;
+            prx_rd <= '0;
+            prx_cnt <= '0;
         end else begin
             if (mem_valid && !mem_ready && wr && is_reg &&
                 reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_TX_LEN) && !ptx_busy_reg &&
@@ -360,18 +372,17 @@ module rnic_soc #(
             end
             if (rx_valid && rx_ready) begin
                 if (prx_beat_reg < 6'd32)
-                    prx[prx_beat_reg[4:0]] <= rx_data;
-                prx_beat_reg <= prx_beat_reg + 1'b1;
-                prx_len_reg <= prx_len_reg + 11'(keep_count(rx_keep));
-                if (rx_last)
-                    prx_valid_reg <= 1'b1;
+                    prx[{prx_wr, prx_beat_reg[4:0]}] <= rx_data;
+                prx_beat_reg <= rx_last ? 6'd0 : prx_beat_reg + 1'b1;
+                prx_fill_len <= rx_last ? 11'd0 : prx_fill_len + 11'(keep_count(rx_keep));
+                if (rx_last) begin
+                    prx_len[prx_wr] <= prx_fill_len + 11'(keep_count(rx_keep));
+                    prx_wr <= prx_wr + 1'b1;
+                end
             end
-            if (mem_valid && !mem_ready && wr && is_reg &&
-                reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_RX_POP)) begin
-                prx_valid_reg <= 1'b0;
-                prx_beat_reg <= '0;
-                prx_len_reg <= '0;
-            end
+            if (prx_pop)
+                prx_rd <= prx_rd + 1'b1;
+            prx_cnt <= prx_cnt + 3'(prx_in_last) - 3'(prx_pop);
         end
     end
 

@@ -505,10 +505,10 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		q->rd_done_ok = 1;
 		notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
 	} else {
+		/* each response placed is progress: it holds off the requester's ACK timer, and a
+		 * READ asked again resumes after the last one (IBTA 9.7.5.1.6) */
 		q->rd_off++;
-		/* a long READ's responses keep the requester's ACK timer from expiring */
-		if (!(q->rd_off & 63))
-			notice(st, psn, RNIC_AETH_ACK_NO_CREDIT, 0);
+		notice(st, psn, RNIC_AETH_ACK_NO_CREDIT, 0);
 	}
 	seek(st, x->sge, x->nsge, off);
 	if (atomic) {

@@ -728,8 +728,15 @@ static void check_timer(rnic_tx_state_t *st)
 	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until ||
 	    QPC_F(&st->t, q, CTRL, TYPE) != RNIC_QPT_RC)
 		return;
-	if (st->now - p->t_sent > (1024ull << t))
-		rewind_qp(st, q, st->ob[q][p->ob_head % TX_OB].first_psn, 0);
+	if (st->now - p->t_sent > (1024ull << t)) {
+		/* a READ partly answered is asked again from its first response missing, with the
+		 * address and length moved on (IBTA 9.7.5.1.6; a responder may ignore it otherwise) */
+		const tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+		int resume = ob->op == RNIC_WQE_OP_RDMA_READ && rnic_psn_diff(p->rd_next, ob->first_psn) > 0 &&
+			     rnic_psn_diff(p->rd_next, ob->last_psn) <= 0;
+
+		rewind_qp(st, q, resume ? p->rd_next : ob->first_psn, 0);
+	}
 }
 
 /* Emitter: header, payload, pad + ICRC of the oldest built packet into the packer. `rd` is the
@@ -821,9 +828,10 @@ static void acknowledge(rnic_tx_state_t *st)
 		return;
 	}
 	if (type == RNIC_AETH_TYPE_ACK && rd && rnic_psn_diff(st->ack_psn, ob->first_psn) >= 0) {
-		/* responses of the READ at the head are arriving: progress */
+		/* responses of the READ at the head are arriving: progress, and where to ask again */
 		p->t_sent = st->now;
 		p->retries = 0;
+		p->rd_next = (st->ack_psn + 1) & RNIC_PSN_MASK;
 		st->ack_busy = 0;
 		return;
 	}

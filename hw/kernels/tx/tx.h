@@ -34,6 +34,7 @@ typedef struct {
 	uint16_t restart_index;
 	uint32_t restart_psn;
 	uint32_t psn;       /* next PSN to send */
+	uint32_t rd_next;   /* the first READ response PSN not placed yet (RX's notices) */
 	uint16_t pi, ci;    /* SQ producer (doorbell) and next WQE to fetch */
 	uint16_t ob_head, ob_tail;
 	uint8_t rd_out;     /* READ/atomic WQEs outstanding */
