@@ -100,25 +100,30 @@ def nic(tmp_path_factory):
                             "--sock-dir", str(tmp), "--pcap", str(tmp / "inject.pcap"),
                             "--eth-udp", f"{peer.nic_port}:127.0.0.1:{peer.port}"],
                            stdout=open(tmp / "sim.log", "w"), stderr=subprocess.STDOUT)
-    deadline = time.time() + 60
-    while not (tmp / "rnic9.sock").exists():
-        assert sim.poll() is None and time.time() < deadline, (tmp / "sim.log").read_text()
-        time.sleep(0.05)
-    env = dict(os.environ, RNIC_SIM_DIR=str(tmp))
-    target = subprocess.Popen([str(TARGET), "rnic9", PEER_IP, str(PEER_QPN)], env=env, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    ready = target.stdout.readline()
-    assert ready.startswith("READY"), ready + (tmp / "sim.log").read_text()
-    info = {k: int(v) for k, v in (kv.split("=") for kv in ready.split()[1:])}
-    link = LinkClient(tmp / "rnic9.sock")
-    yield {"peer": peer, "info": info, "target": target, "link": link, "tmp": tmp, "sim": sim}
-    link.close()
-    target.stdin.write("quit\n")
-    target.stdin.close()
-    target.wait(timeout=30)
-    sim.send_signal(signal.SIGTERM)
-    sim.wait(timeout=30)
-    peer.stop = True
+    target = None
+    try:
+        deadline = time.time() + 60
+        while not (tmp / "rnic9.sock").exists():
+            assert sim.poll() is None and time.time() < deadline, (tmp / "sim.log").read_text()
+            time.sleep(0.05)
+        env = dict(os.environ, RNIC_SIM_DIR=str(tmp))
+        target = subprocess.Popen([str(TARGET), "rnic9", PEER_IP, str(PEER_QPN)], env=env, text=True,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        ready = target.stdout.readline()
+        assert ready.startswith("READY"), ready + (tmp / "sim.log").read_text()
+        info = {k: int(v) for k, v in (kv.split("=") for kv in ready.split()[1:])}
+        link = LinkClient(tmp / "rnic9.sock")
+        yield {"peer": peer, "info": info, "target": target, "link": link, "tmp": tmp, "sim": sim}
+        link.close()
+        target.stdin.write("quit\n")
+        target.stdin.close()
+        target.wait(timeout=30)
+    finally:
+        if target and target.poll() is None:
+            target.kill()
+        sim.send_signal(signal.SIGTERM)
+        sim.wait(timeout=30)
+        peer.stop = True
 
 
 def _free_udp_port():

@@ -66,6 +66,7 @@ def test_host_link_contexts_and_permissions(tmp_path):
         assert b.read32(page_a + S.CTX["CMDQ_BASE_LO"][0]) == 0  # nor readable by b
         assert b.read32(page_b + S.CTX["CMDQ_BASE_LO"][0]) == 0
         assert a.read32(S.ID["VENDOR_DEVICE"][0]) == S.VENDOR_ID | (S.DEVICE_ID << 16)
+        assert a.read32(S.STATS["COUNT"][0]) == len(S.STAT)  # every counter the spec names
         a.close()
         b.close()
     finally:

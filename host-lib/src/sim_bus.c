@@ -319,6 +319,7 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	uint8_t h[RNIC_LINK_HDR_SIZE];
+	int tries;
 
 	memset(b, 0, sizeof(*b));
 	if (strlen(path) >= sizeof(a.sun_path))
@@ -327,9 +328,14 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 	b->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (b->fd < 0)
 		return -errno;
-	if (connect(b->fd, (struct sockaddr *)&a, sizeof(a))) {
-		close(b->fd);
-		return -ENODEV;
+	/* a simulator that has just started may be bound and not yet listening: refused for a
+	 * moment (as is a full backlog) */
+	for (tries = 0; connect(b->fd, (struct sockaddr *)&a, sizeof(a)); tries++) {
+		if ((errno != ECONNREFUSED && errno != EAGAIN) || tries == 100) {
+			close(b->fd);
+			return -ENODEV;
+		}
+		usleep(10000);
 	}
 	b->irq_fd = eventfd(0, EFD_CLOEXEC);
 	if (b->irq_fd < 0) {

@@ -58,7 +58,7 @@
 #define RNIC_FW_DMABUF_BASE 0x20000000u /* Firmware DMA buffer (source/target of FW DMA) */
 #define RNIC_FW_DMABUF_SIZE 0x4000u /* 16 KiB */
 #define RNIC_FW_PKTTX_BASE 0x20010000u /* Frame the firmware transmits (ARP) */
-#define RNIC_FW_PKTRX_BASE 0x20020000u /* Frame delivered to firmware (non-RoCE: ARP) */
+#define RNIC_FW_PKTRX_BASE 0x20020000u /* The oldest frame delivered to the firmware (non-RoCE: ARP, neighbour discovery); four are held */
 #define RNIC_FW_PKT_SIZE 0x800u /* 2 KiB per frame buffer */
 
 /* cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 24 | index << 8 | word << 2. */
@@ -492,12 +492,12 @@
 #define RNIC_FW_PKT_TX_STATUS_BUSY_SHIFT 0u
 #define RNIC_FW_PKT_TX_STATUS_BUSY_WIDTH 1u
 #define RNIC_FW_PKT_TX_STATUS_BUSY_MASK 0x00000001u
-#define RNIC_FW_PKT_RX_STATUS 0x68u
+#define RNIC_FW_PKT_RX_STATUS 0x68u /* VALID: a received frame is held */
 #define RNIC_FW_PKT_RX_STATUS_VALID_SHIFT 0u
 #define RNIC_FW_PKT_RX_STATUS_VALID_WIDTH 1u
 #define RNIC_FW_PKT_RX_STATUS_VALID_MASK 0x00000001u
 #define RNIC_FW_PKT_RX_LEN 0x6cu /* Bytes of the frame in FW_PKTRX */
-#define RNIC_FW_PKT_RX_POP 0x70u /* Release FW_PKTRX for the next frame */
+#define RNIC_FW_PKT_RX_POP 0x70u /* Release the oldest frame: FW_PKTRX shows the next */
 #define RNIC_FW_FENCE 0x78u /* The last fence token (CFG_TBL_FENCE) each kernel has passed */
 #define RNIC_FW_FENCE_TX_SHIFT 0u
 #define RNIC_FW_FENCE_TX_WIDTH 8u

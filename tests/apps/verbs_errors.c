@@ -152,6 +152,23 @@ int main(int argc, char **argv)
 	setup(&a, argv[1]);
 	setup(&b, argv[2]);
 
+	/* what rdma-core reports: the extended port count, a UD QP's Q_Key, a usable command fd */
+	{
+		struct ibv_device_attr_ex dx;
+		struct ibv_qp_init_attr ia;
+		struct ibv_qp *ud = make_qp(&a, IBV_QPT_UD, 1, 0);
+		struct ibv_qp_attr q = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1234567};
+		int fd = dup(a.ctx->cmd_fd);
+
+		CHECK(ibv_query_device_ex(a.ctx, NULL, &dx) == 0 &&
+		      dx.phys_port_cnt_ex == dx.orig_attr.phys_port_cnt && dx.phys_port_cnt_ex == 1);
+		CHECK(ud && ibv_modify_qp(ud, &q, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0);
+		memset(&q, 0, sizeof(q));
+		CHECK(ud && ibv_query_qp(ud, &q, IBV_QP_QKEY, &ia) == 0 && q.qkey == 0x1234567);
+		CHECK(ud && ibv_destroy_qp(ud) == 0);
+		CHECK(fd >= 0 && close(fd) == 0);
+	}
+
 	/* constructors: NULL and errno */
 	errno = 0;
 	CHECK(!ibv_reg_mr(a.pd, a.buf, 0, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL);
