@@ -28,12 +28,12 @@ XTH.update({op | 0x20: XTH[op] for op in range(0x00, 0x0C)})  # UC: SEND and WRI
 XTH.update({0x64: 8, 0x65: 12})  # UD SEND (DETH)
 
 
-def run_ops(out, args, sim_args=(), timeout=900, per_nic=None):
+def run_ops(out, args, sim_args=(), timeout=900, per_nic=None, devs=("rnic0", "rnic1")):
     out.mkdir(parents=True, exist_ok=True)
     procs = run_demo.start_sims(out, sim_args, per_nic=per_nic)
     try:
         env = dict(os.environ, RNIC_SIM_DIR=str(out / "sock"))
-        p = subprocess.run([str(RC_OPS), *args, "rnic0", "rnic1"], env=env, capture_output=True, text=True,
+        p = subprocess.run([str(RC_OPS), *args, *devs], env=env, capture_output=True, text=True,
                            timeout=timeout)
     finally:
         run_demo.stop_sims(procs)
@@ -149,6 +149,18 @@ def test_every_operation_and_error_path(mtu, gid):
     # every RC opcode went over the wire, UD SEND with immediate, UC SEND and WRITE with immediate
     want = set(RC_OPS_XTH) | {0x65, 0x20, 0x21, 0x22, 0x26, 0x27, 0x29}
     assert want <= ops, sorted(want - ops)
+
+
+def test_every_operation_through_the_loopback():
+    """The same operations and error paths between two QPs of rnic0: every frame goes through
+    the NIC's internal loopback (none reaches the wire) and gets the checks a received one gets."""
+    out = ROOT / "build" / "test-transport" / "loopback"
+    rc, text, _ = run_ops(out, ["--mtu", "1024", "checks"], devs=("rnic0", "rnic0"))
+    assert rc == 0 and "PASS: 0 failed" in text, text[-4000:]
+    for case in ("send_65539", "write_imm_4096", "read_1MiB", "atomics", "write_bad_rkey", "rnr", "ud", "uc",
+                 "srq"):
+        assert f"ok {case}\n" in text
+    assert R.roce_frames(out / "rnic0.pcap") == [], "a frame for the NIC itself went on the wire"
 
 
 @pytest.mark.parametrize("faults", [
