@@ -658,6 +658,18 @@ static void build(rnic_tx_state_t *st)
 		build_request(st);
 }
 
+/* QP q's message in progress stops at its next packet, and a WQE being fetched for it is
+ * dropped when it arrives. */
+static void stop_fetch(rnic_tx_state_t *st, uint32_t q)
+{
+	if (st->phase && st->qpn == q)
+		st->cancel = 1;
+	if (st->pf_state == 2 && st->pf_qpn == q)
+		st->pf_state = 0;
+	else if (st->pf_state == 1 && st->pf_qpn == q)
+		st->pf_discard = 1;
+}
+
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
  * their original PSNs, resuming at `psn` (IBTA 9.7.5.1.3, 9.7.6.1.3). `rnr` != 0: after an RNR
  * NAK carrying that timer code + 1. */
@@ -705,12 +717,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 	p->rd_out = 0;
 	p->rd_wait = 0;
 	p->t_sent = st->now;
-	if (st->phase && st->qpn == q)
-		st->cancel = 1;
-	if (st->pf_state == 2 && st->pf_qpn == q)
-		st->pf_state = 0;
-	else if (st->pf_state == 1 && st->pf_qpn == q)
-		st->pf_discard = 1;
+	stop_fetch(st, q);
 	st->sched_hint = 1;
 }
 
@@ -867,16 +874,9 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	uint32_t ctrl = QPC_W(&st->t, q, CTRL);
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl)) {
-		/* destroyed or reset: the message in progress stops at the next packet, a WQE fetched
-		 * for it is dropped; nothing more is read from its rings or memory */
-		if (st->phase && st->qpn == q)
-			st->cancel = 1;
-		if (st->pf_state == 2 && st->pf_qpn == q)
-			st->pf_state = 0;
-		else if (st->pf_state == 1 && st->pf_qpn == q)
-			st->pf_discard = 1;
-	}
+	/* destroyed or reset: nothing more is read from its rings or memory */
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl))
+		stop_fetch(st, q);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state <= RNIC_QPS_RTR) {
 		*p = (tx_qp_t){0};
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
