@@ -22,7 +22,7 @@ CFLAGS_COMMON := -O2 -g -Wall -Wextra -Werror -std=gnu11
 BUILD_ID := $(shell git rev-parse --short=8 HEAD 2>/dev/null || echo 0)
 BUILD_TIME := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: demo test bench soak interop-tools sim-up sim-down setup spec spec-check all clean
+.PHONY: demo test bench soak fuzz interop-tools sim-up sim-down setup spec spec-check all clean
 
 setup:
 	bash scripts/setup.sh
@@ -67,6 +67,12 @@ soak:
 	$(MAKE) all
 	$(PY) sim/transport.py soak
 	RNIC_OPEN_CLOSE_ROUNDS=10000 $(PY) -m pytest -q tests/test_sim.py -k open_close_while_traffic
+
+# mutated frames into the RX kernel (built with ASan and UBSan): 10^7 frames, a few minutes
+fuzz:
+	bash scripts/setup.sh
+	$(MAKE) all
+	$(BUILD)/fuzz/fuzz_rx 10000000
 
 # Debian's unmodified ibverbs-utils, perftest and pyverbs through the project's libibverbs.so.1
 interop-tools:

@@ -103,9 +103,12 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 		mmio.push_back({ctx, false, static_cast<uint32_t>(RNIC_LINK_HDR_ADDR_GET(h)), 0, tag});
 		break;
 	case RNIC_LINK_MSG_DMA_RD_RESP: {
+		/* only the process that was asked answers a read */
 		auto it = pending_.find(tag);
-		if (it == pending_.end())
+		if (it == pending_.end() || it->second != ctx) {
+			forged++;
 			break;
+		}
 		pending_.erase(it);
 		if (RNIC_LINK_HDR_STATUS_GET(h)) {
 			dma_errors++; /* the process refused it: outside what it mapped */
@@ -115,9 +118,12 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 		}
 		break;
 	}
-	case RNIC_LINK_MSG_FENCE_ACK:
-		pending_.erase(tag);
+	case RNIC_LINK_MSG_FENCE_ACK: {
+		auto it = pending_.find(tag);
+		if (it != pending_.end() && it->second == ctx)
+			pending_.erase(it);
 		break;
+	}
 	case RNIC_LINK_MSG_BYE:
 		drop(ctx);
 		break;

@@ -40,6 +40,7 @@ public:
 	// counted as teardown (the kernel driver keeps a dead process's pages pinned until the card
 	// has reset the context: the NIC may still finish what it had started); otherwise an error
 	uint64_t dma_errors = 0, dma_teardown = 0;
+	uint64_t forged = 0; // answers to reads (or fences) the sending process was not asked for
 
 private:
 	struct Client {

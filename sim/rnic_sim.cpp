@@ -12,7 +12,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <cerrno>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #include "Vrnic_top.h"
@@ -149,6 +152,20 @@ struct DmaRead {
 	std::vector<uint8_t> data;
 };
 
+/* The socket directory is where host processes find the NIC: another user must not be able to
+ * have made it (and put a socket of theirs in it), nor write to it. */
+void check_sock_dir(const std::string &dir)
+{
+	struct stat s{};
+
+	if (::mkdir(dir.c_str(), 0700) && errno != EEXIST)
+		throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
+	if (::lstat(dir.c_str(), &s) || !S_ISDIR(s.st_mode))
+		throw std::runtime_error(dir + " is not a directory");
+	if (s.st_uid != ::geteuid() || (s.st_mode & 022))
+		throw std::runtime_error(dir + " belongs to another user or is writable by others");
+}
+
 int ctx_of(uint64_t bus)
 {
 	return static_cast<int>(bus >> RNIC_LINK_BUS_CTX_SHIFT) - 1;
@@ -171,7 +188,7 @@ int main(int argc, char **argv)
 	std::unique_ptr<EthPort> eth;
 	std::unique_ptr<HostLink> host;
 	try {
-		::mkdir(o.sock_dir.c_str(), 0755);
+		check_sock_dir(o.sock_dir);
 		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg,
 						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE),
 						o.link_gbps / 8.0 * NS_PER_CYCLE, o.faults, o.pcap, o.snaplen);
@@ -184,6 +201,15 @@ int main(int argc, char **argv)
 	auto top = std::make_unique<Vrnic_top>();
 	top->strap_mac = o.mac;
 	top->strap_ipv4 = o.ip;
+	/* each host process DMAs in its own window of bus addresses (the firmware admits no other:
+	 * FW.DMA_WINDOW); the memory keys' secret is fresh for every run */
+	top->strap_dma_window = RNIC_LINK_BUS_CTX_SHIFT;
+	uint64_t seed = 0;
+	if (::getrandom(&seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed))) {
+		std::cerr << "rnic-sim " << o.name << ": no random seed: " << std::strerror(errno) << "\n";
+		return 1;
+	}
+	top->strap_seed = seed;
 	top->s_axil_bready = 1;
 	top->s_axil_rready = 1;
 	top->s_axil_wstrb = 0xf;
@@ -388,12 +414,12 @@ int main(int argc, char **argv)
 	std::printf("rnic-sim %s: %llu cycles, %.2f s wall, %.3f Mcycles/s\n", o.name.c_str(),
 		    static_cast<unsigned long long>(cycle), wall, cycle / wall / 1e6);
 	std::printf("rnic-sim %s: eth tx %llu rx %llu dropped %llu duplicated %llu reordered %llu corrupted %llu "
-		    "delayed %llu; dma errors %llu, dropped in teardown %llu\n",
+		    "delayed %llu; dma errors %llu, dropped in teardown %llu, forged answers %llu\n",
 		    o.name.c_str(), (unsigned long long)eth->tx_frames, (unsigned long long)eth->rx_frames,
 		    (unsigned long long)eth->dropped, (unsigned long long)eth->duplicated,
 		    (unsigned long long)eth->reordered, (unsigned long long)eth->corrupted,
 		    (unsigned long long)eth->delayed, (unsigned long long)host->dma_errors,
-		    (unsigned long long)host->dma_teardown);
+		    (unsigned long long)host->dma_teardown, (unsigned long long)host->forged);
 	eth->close();
 	return 0;
 }

@@ -66,7 +66,7 @@ def c_port_type(ftype, bits):
 
 def dense(en):
     """An enum numbered 0..N-1 (a table index): its generated copies carry N as _COUNT."""
-    return sorted(v for _, v in en["values"]) == list(range(len(en["values"])))
+    return sorted(v for _, v, *_ in en["values"]) == list(range(len(en["values"])))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ def gen_c(spec):
         out.append("")
     for en in spec["enum"]:
         out.append(f"/* {en['name']}: {en['doc']} */")
-        for name, val in en["values"]:
+        for name, val, *_ in en["values"]:
             out.append(f"#define RNIC_{en['name']}_{name} 0x{val:x}u")
         if dense(en):
             out.append(f"#define RNIC_{en['name']}_COUNT {len(en['values'])}u")
@@ -209,7 +209,7 @@ def gen_sv(spec):
         out.append("")
     for en in spec["enum"]:
         out.append(f"  // {en['name']}: {en['doc']}")
-        for name, val in en["values"]:
+        for name, val, *_ in en["values"]:
             out.append(f"  localparam int unsigned RNIC_{en['name']}_{name} = 'h{val:x};")
         if dense(en):
             out.append(f"  localparam int unsigned RNIC_{en['name']}_COUNT = {len(en['values'])};")
@@ -262,9 +262,11 @@ def gen_py(spec):
     out.append("")
     for en in spec["enum"]:
         out.append(f"{en['name']} = {{")
-        for name, val in en["values"]:
+        for name, val, *_ in en["values"]:
             out.append(f"    {name!r}: 0x{val:x},")
         out.append("}")
+    out.append("# every enum by name: a structure of the same name (CMD) takes the bare name")
+    out.append("ENUM = {" + ", ".join(f"{en['name']!r}: {en['name']}" for en in spec["enum"]) + "}")
     out.append("")
     out.append("# Registers: name -> (offset, {field: (lsb, width)})")
     for blk in spec["regblock"]:
@@ -307,8 +309,8 @@ def gen_md(spec):
         out += [f"| `{n}` | 0x{v:x} | {d} |" for n, v, d in grp["values"]]
         out.append("")
     for en in spec["enum"]:
-        out += [f"## Enum {en['name']}", "", en["doc"], "", "| name | value |", "|---|---|"]
-        out += [f"| `{n}` | 0x{v:x} |" for n, v in en["values"]]
+        out += [f"## Enum {en['name']}", "", en["doc"], "", "| name | value | meaning |", "|---|---|---|"]
+        out += [f"| `{n}` | 0x{v:x} | {d[0] if d else ''} |" for n, v, *d in en["values"]]
         out.append("")
     for blk in spec["regblock"]:
         out += [f"## Registers {blk['name']} (base 0x{blk.get('base', 0):x})", "", blk["doc"], "",

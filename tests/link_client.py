@@ -14,7 +14,12 @@ MSG = S.LINK_MSG
 
 
 class LinkClient:
-    def __init__(self, sock_path, timeout=30):
+    """`memory`: {bus address: bytearray} this process maps for the NIC (DMA reads of it are
+    answered, writes into it applied); anything else is refused, as the host library does."""
+
+    def __init__(self, sock_path, timeout=30, memory=None):
+        self.mem = memory if memory is not None else {}
+        self.dma_reads = []  # bus addresses the NIC asked this process for
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.s.settimeout(timeout)
         self.s.connect(str(sock_path))
@@ -22,6 +27,16 @@ class LinkClient:
         self._send(MSG["HELLO"], value=S.LINK_VERSION)
         t, _, _, value, _, _ = self._recv_until(MSG["HELLO_ACK"])
         self.ctx = value
+
+    def bus(self, offset):
+        """Bus address of `offset` in this process's window."""
+        return ((self.ctx + 1) << S.LINK_BUS_CTX_SHIFT) | offset
+
+    def _region(self, addr, n):
+        for base, buf in self.mem.items():
+            if base <= addr and addr + n <= base + len(buf):
+                return buf, addr - base
+        return None, 0
 
     def _send(self, mtype, addr=0, value=0, tag=0, payload=b"", status=0):
         self.s.sendall(HDR.pack(mtype, len(payload), addr, value, tag, status) + payload)
@@ -39,8 +54,18 @@ class LinkClient:
         while True:
             t, ln, addr, value, rtag, status = HDR.unpack(self._recvn(HDR.size))
             payload = self._recvn(ln) if ln else b""
-            if t == MSG["DMA_RD"]:  # this client maps no memory: refuse
-                self._send(MSG["DMA_RD_RESP"], addr=addr, tag=rtag, status=1)
+            if t == MSG["DMA_RD"]:
+                self.dma_reads.append(addr)
+                buf, off = self._region(addr, value)
+                if buf is None:
+                    self._send(MSG["DMA_RD_RESP"], addr=addr, tag=rtag, status=1)
+                else:
+                    self._send(MSG["DMA_RD_RESP"], addr=addr, tag=rtag, payload=bytes(buf[off:off + value]))
+                continue
+            if t == MSG["DMA_WR"]:
+                buf, off = self._region(addr, ln)
+                if buf is not None:
+                    buf[off:off + ln] = payload
                 continue
             if t == MSG["FENCE"]:
                 self._send(MSG["FENCE_ACK"], tag=rtag)

@@ -14,27 +14,18 @@ import time
 import pytest
 from scapy.compat import raw
 from scapy.contrib.roce import AETH, BTH
-from scapy.fields import IntField, XIntField, XLongField
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
-from scapy.packet import Packet, bind_layers
 
 import roce_check as R
 from link_client import LinkClient
+from roce_layers import RETH
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SIM = ROOT / "build" / "sim" / "rnic-sim"
 TARGET = ROOT / "build" / "tests" / "inject_target"
 NIC_MAC, NIC_IP = "02:00:00:00:00:31", "10.0.0.31"
 PEER_MAC, PEER_IP, PEER_QPN = "02:00:00:00:00:99", "10.0.0.99", 0x123
-
-
-class RETH(Packet):
-    name = "RETH"
-    fields_desc = [XLongField("va", 0), XIntField("rkey", 0), IntField("dlen", 0)]
-
-
-bind_layers(BTH, RETH, opcode=0x0A)
 
 
 class Peer:

@@ -75,11 +75,14 @@ def program(k, mac, ip, key_index, length):
     for p in range(pages):
         k.cfg_entry(S.CFG_TBL_MTT, p, [(BUF_BASE + 4096 * p) & 0xFFFFFFFF, (BUF_BASE + 4096 * p) >> 32])
     access = S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"]
-    k.cfg_entry(S.CFG_TBL_MPT, key_index, [1 | (access << 4) | (0x11 << 8), PD, BUF_BASE, 0, length, 0, 0, 12])
+    k.cfg_entry(S.CFG_TBL_MPT, key_index, [1 | (access << 4) | (TAG << 8), PD, BUF_BASE, 0, length, 0, 0, 12])
+
+
+TAG = 0x5A3C1
 
 
 def key(index):
-    return (index << 8) | 0x11
+    return (index << S.KEY_TAG_BITS) | TAG
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ class Responder:
             k.cfg_entry(S.CFG_TBL_PORT, 0, [MAC_B & 0xFFFFFFFF, MAC_B >> 32, IP_B])
             for p in range(MR_PAGES):
                 k.cfg_entry(S.CFG_TBL_MTT, p, [(MR_BUS + 4096 * p) & 0xFFFFFFFF, 0])
-            k.cfg_entry(S.CFG_TBL_MPT, rkey >> 8, [1 | (access << 4) | ((rkey & 0xFF) << 8), PD,
+            k.cfg_entry(S.CFG_TBL_MPT, rkey >> S.KEY_TAG_BITS, [1 | (access << 4) | ((rkey & ((1 << S.KEY_TAG_BITS) - 1)) << 8), PD,
                                                    self.base & 0xFFFFFFFF, self.base >> 32, MR_PAGES * 4096, 0, 0, 12])
             # receive buffers: key index 1
             k.cfg_entry(S.CFG_TBL_MPT, 1, [1 | (access << 4) | (0x22 << 8), PD, RECV_BUF, 0, 1 << 16, 0, 200, 12])
@@ -102,7 +102,7 @@ class Responder:
 
     def post_recvs(self, n):
         for i in range(n):
-            rwqe = struct.pack("<QB7x", i, 1) + struct.pack("<QII", RECV_BUF, 1 << 16, (1 << 8) | 0x22)
+            rwqe = struct.pack("<QB7x", i, 1) + struct.pack("<QII", RECV_BUF, 1 << 16, (1 << S.KEY_TAG_BITS) | 0x22)
             for j, b in enumerate(rwqe.ljust(64, b"\0")):
                 self.mem[RING + 0x10000 + 64 * i + j] = b
         rx = self.k["rx"]

@@ -5,8 +5,10 @@ import pathlib
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -15,6 +17,7 @@ from scapy.layers.inet6 import ICMPv6ND_RA, IPv6
 from scapy.layers.l2 import ARP, Ether
 
 import roce_check as R
+import link_client
 from link_client import LinkClient, S
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -199,3 +202,72 @@ def test_open_close_while_traffic_runs(tmp_path):
     for name in ("rnic0", "rnic1"):
         log = (tmp_path / f"{name}.log").read_text()
         assert re.search(r"dma errors 0,", log), log[-3000:]
+
+
+def cmdq_setup(c, cmdq, cmdc, pi=1):
+    page = S.BAR0_CMDQ_BASE + c.ctx * S.BAR0_CTX_STRIDE
+    for reg, v in (("CMDQ_BASE_LO", cmdq & 0xFFFFFFFF), ("CMDQ_BASE_HI", cmdq >> 32),
+                   ("CMDC_BASE_LO", cmdc & 0xFFFFFFFF), ("CMDC_BASE_HI", cmdc >> 32),
+                   ("CMDQ_CTRL", (1 << 31) | 2), ("CMDQ_PI", pi)):
+        c.write32(page + S.CTX[reg][0], v)
+    return page
+
+
+def test_a_process_cannot_point_the_nic_at_another_process_memory(tmp_path):
+    """Client A points its command rings into client B's window: the firmware refuses the
+    rings (FW.DMA_WINDOW), B's memory is never read, A's commands are skipped."""
+    sim = start_sim(tmp_path)
+    try:
+        a, b = LinkClient(tmp_path / "rnic0.sock"), LinkClient(tmp_path / "rnic0.sock")
+        page = cmdq_setup(a, b.bus(0x10000), b.bus(0x20000))
+        deadline = time.time() + 20
+        while a.read32(page + S.CTX["CMDQ_CI"][0]) != 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert a.read32(page + S.CTX["CMDQ_CI"][0]) == 1
+        b.read32(S.ID["VENDOR_DEVICE"][0])  # serves anything the NIC asked B for meanwhile
+        assert b.dma_reads == []
+        a.close()
+        b.close()
+    finally:
+        stop(sim)
+    assert "command rings outside its window" in (tmp_path / "rnic0.log").read_text()
+
+
+def test_dma_answers_come_from_the_process_asked(tmp_path):
+    """While B's command is being read from B's memory, A floods the link with answers to every
+    read tag, carrying a command of its own: B's command (a NOP) is the one executed."""
+    sim = start_sim(tmp_path)
+    try:
+        cmdq, cmdc = bytearray(4 * S.CMD_BYTES), bytearray(4 * S.CMDC_BYTES)
+        a = LinkClient(tmp_path / "rnic0.sock")
+        b = LinkClient(tmp_path / "rnic0.sock", memory={})
+        b.mem[b.bus(0x10000)], b.mem[b.bus(0x20000)] = cmdq, cmdc
+        struct.pack_into("<BxxxI", cmdq, 0, S.ENUM["CMD"]["NOP"], 0x1234)
+        forged = bytearray(S.CMD_BYTES)
+        struct.pack_into("<BxxxI", forged, 0, S.ENUM["CMD"]["ALLOC_PD"], 0x1234)
+        stop_flood = threading.Event()
+
+        def flood():
+            msgs = b"".join(link_client.HDR.pack(S.LINK_MSG["DMA_RD_RESP"], len(forged), b.bus(0x10000), 0, tag, 0) +
+                            bytes(forged) for tag in range(1, 16))
+            while not stop_flood.is_set():
+                a.s.sendall(msgs)
+
+        t = threading.Thread(target=flood, daemon=True)
+        t.start()
+        cmdq_setup(b, b.bus(0x10000), b.bus(0x20000))
+        deadline = time.time() + 30
+        while not cmdc[S.CMDC[1]["OWNER"][0]] and time.time() < deadline:
+            time.sleep(0.2)  # B answers only now and then: A's answers have every chance
+            b.read32(S.ID["VENDOR_DEVICE"][0])
+        stop_flood.set()
+        t.join()
+        assert cmdc[S.CMDC[1]["OWNER"][0]] == 1
+        cookie, status, opcode = struct.unpack_from("<IBB", cmdc, 0)
+        assert (cookie, status, opcode) == (0x1234, S.CMD_ST["OK"], S.ENUM["CMD"]["NOP"])
+        a.close()
+        b.close()
+    finally:
+        stop(sim)
+    out = (tmp_path / "rnic0.log").read_text()
+    assert "forged answers 0" not in out and "forged answers" in out

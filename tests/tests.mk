@@ -19,3 +19,14 @@ $(RDMA_CORE_TESTS)/run_tests.py: scripts/rdma-core-tests.sh
 .PHONY: rdma-core-tests
 rdma-core-tests: $(RDMA_CORE_TESTS)/run_tests.py
 ALL_TARGETS += rdma-core-tests
+
+# Fuzzer of the RX kernel, with sanitizers (make fuzz runs it long, make test briefly)
+FUZZ_RX := $(BUILD)/fuzz/fuzz_rx
+$(FUZZ_RX): tests/fuzz/fuzz_rx.c hw/kernels/rx/rx.c hw/kernels/common/rnic_crc.c hw/kernels/rx/rx.h $(KERNEL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-Ihw/kernels/common -Ihw/kernels/rx -I$(SPEC_INC) $< hw/kernels/rx/rx.c hw/kernels/common/rnic_crc.c -o $@
+
+.PHONY: fuzz-build
+fuzz-build: $(FUZZ_RX)
+ALL_TARGETS += fuzz-build

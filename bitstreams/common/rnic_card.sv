@@ -96,6 +96,9 @@ module rnic_card #(
 
     rnic_top #(.FW_HEX(FW_HEX), .BUILD_ID(BUILD_ID), .BUILD_TIME(BUILD_TIME)) nic (
         .clk, .rst, .strap_mac(MAC), .strap_ipv4(IPV4),
+        // no secret strap on the card: the firmware keys its memory keys from the clock count at
+        // the driver's first command; the kernel driver alone hands the NIC bus addresses
+        .strap_seed(64'h0), .strap_dma_window(6'd0),
         .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
         .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
         .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,

@@ -32,6 +32,8 @@ int rnic_status_errno(uint32_t status)
 		return -EHOSTUNREACH;
 	case RNIC_CMD_ST_DMA_ERROR:
 		return -EFAULT;
+	case RNIC_CMD_ST_DENIED:
+		return -EPERM;
 	case RNIC_CMD_ST_BAD_PARAM:
 	case RNIC_CMD_ST_BAD_STATE:
 	case RNIC_CMD_ST_BAD_HANDLE:

@@ -67,6 +67,8 @@ void fw_init(void)
 	fw.mac[4] = (uint8_t)(lo >> 8);
 	fw.mac[5] = (uint8_t)lo;
 	fw.ip = hal_ipv4();
+	fw.secret = hal_seed();
+	fw.dma_window = (uint8_t)hal_dma_window();
 	port[RNIC_PORTC_MAC_LO / 4] = lo;
 	port[RNIC_PORTC_MAC_HI / 4] = hi;
 	port[RNIC_PORTC_IPV4 / 4] = fw.ip;
@@ -508,12 +510,30 @@ static void query_device(uint8_t *out)
 	RNIC_CMDO_QUERY_DEVICE_NUM_CTX_SET(out, RNIC_NUM_CTX);
 }
 
+/* Bus addresses context ctx may hand the NIC: any on a card, where only the kernel driver hands
+ * the NIC addresses (of pages it pinned); under rnic-sim only those of its own window
+ * (FW.DMA_WINDOW), so that one host process cannot point the NIC at another's memory. Every
+ * address the datapath uses comes from one checked here: ring bases, MTT entries. */
+static int bus_ok(uint32_t ctx, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + len - 1;
+
+	if (!len || end < addr)
+		return 0;
+	if (fw.dma_window && ((addr >> fw.dma_window) != ctx + 1ull || (end >> fw.dma_window) != ctx + 1ull)) {
+		fw.bad_addr++;
+		return 0;
+	}
+	return 1;
+}
+
 static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
 	uint64_t base = CMD_IN(in, CREATE_CQ, BASE);
 	uint32_t log = CMD_IN(in, CREATE_CQ, LOG_SIZE), st, cqn, w[4];
 
-	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)))
+	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)) ||
+	    !bus_ok(ctx, base, (uint64_t)RNIC_CQE_BYTES << log))
 		return RNIC_CMD_ST_BAD_PARAM;
 	st = alloc_owner(fw.cq, RNIC_MAX_CQ, 1, ctx, FW_OWN_CQ, out);
 	if (st)
@@ -538,7 +558,8 @@ static uint32_t resize_cq(uint32_t ctx, const uint8_t *in)
 
 	if (!owned(fw.cq, cqn, RNIC_MAX_CQ, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)))
+	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)) ||
+	    !bus_ok(ctx, base, (uint64_t)RNIC_CQE_BYTES << log))
 		return RNIC_CMD_ST_BAD_PARAM;
 	w[RNIC_CQC_CTRL / 4] = RNIC_SET(RNIC_CQC_CTRL_VALID, 1) | RNIC_SET(RNIC_CQC_CTRL_KEEP, 1) |
 			       RNIC_SET(RNIC_CQC_CTRL_LOG_SIZE, log) | RNIC_SET(RNIC_CQC_CTRL_CTX, ctx);
@@ -563,7 +584,7 @@ static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
 	uint64_t base = CMD_IN(in, CREATE_EQ, BASE);
 	uint32_t log = CMD_IN(in, CREATE_EQ, LOG_SIZE), w[3];
 
-	if (!log || log > 12 || (base & (RNIC_EQE_BYTES - 1)))
+	if (!log || log > 12 || (base & (RNIC_EQE_BYTES - 1)) || !bus_ok(ctx, base, (uint64_t)RNIC_EQE_BYTES << log))
 		return RNIC_CMD_ST_BAD_PARAM;
 	w[RNIC_EQC_CTRL / 4] = RNIC_SET(RNIC_EQC_CTRL_VALID, 1) | RNIC_SET(RNIC_EQC_CTRL_LOG_SIZE, log);
 	w[RNIC_EQC_BASE_LO / 4] = (uint32_t)base;
@@ -589,7 +610,8 @@ static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 
 	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (log > RNIC_MAX_QP_WR_LOG || (base & (RNIC_RWQE_BYTES - 1)) || CMD_IN(in, CREATE_SRQ, LIMIT) > (1u << log))
+	if (log > RNIC_MAX_QP_WR_LOG || (base & (RNIC_RWQE_BYTES - 1)) || CMD_IN(in, CREATE_SRQ, LIMIT) > (1u << log) ||
+	    !bus_ok(ctx, base, (uint64_t)RNIC_RWQE_BYTES << log))
 		return RNIC_CMD_ST_BAD_PARAM;
 	st = alloc_owner(fw.srq, RNIC_MAX_SRQ, 0, ctx, FW_OWN_SRQ, out);
 	if (st)
@@ -643,7 +665,9 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 		return RNIC_CMD_ST_BAD_HANDLE;
 	if (type != RNIC_QPT_RC && type != RNIC_QPT_UC && type != RNIC_QPT_UD)
 		return RNIC_CMD_ST_BAD_PARAM;
-	if (sq_log > RNIC_MAX_QP_WR_LOG || rq_log > RNIC_MAX_QP_WR_LOG)
+	if (sq_log > RNIC_MAX_QP_WR_LOG || rq_log > RNIC_MAX_QP_WR_LOG ||
+	    !bus_ok(ctx, CMD_IN(in, CREATE_QP, SQ_BASE), (uint64_t)RNIC_WQE_BYTES << sq_log) ||
+	    (!CMD_IN(in, CREATE_QP, USE_SRQ) && !bus_ok(ctx, CMD_IN(in, CREATE_QP, RQ_BASE), (uint64_t)RNIC_RWQE_BYTES << rq_log)))
 		return RNIC_CMD_ST_BAD_PARAM;
 	for (i = FW_FIRST_QPN; i < RNIC_MAX_QP && fw.qp[i].used; i++)
 		;
@@ -736,6 +760,10 @@ static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
 
 	if (qpn >= RNIC_MAX_QP || !fw.qp[qpn].used || fw.qp[qpn].ctx != ctx)
 		return RNIC_CMD_ST_BAD_HANDLE;
+	/* a privileged Q_Key (high bit, IBTA 10.2.5) is the firmware's own (QP1); Linux refuses it
+	 * to processes without CAP_NET_RAW, before any other check, with EPERM */
+	if ((mask & QPA(QKEY)) && (CMD_IN(in, MODIFY_QP, QKEY) & 0x80000000u))
+		return RNIC_CMD_ST_DENIED;
 	q = &fw.qp[qpn];
 	if (!(mask & QPA(STATE)))
 		next = q->state; /* attribute change without a transition */
@@ -871,7 +899,24 @@ static int mr_owned(uint32_t key, uint32_t ctx)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 
-	return i < RNIC_MAX_MPT && fw.mr[i].used && fw.mr[i].ctx == ctx && fw.mr[i].tag == (key & 0xff);
+	return i < RNIC_MAX_MPT && fw.mr[i].used && fw.mr[i].ctx == ctx &&
+	       fw.mr[i].tag == (key & ((1u << RNIC_KEY_TAG_BITS) - 1));
+}
+
+/* The tag of slot i's key at its gen-th registration: gen put through a bijection of the tag
+ * space (xor, multiply by an odd number, xorshift: each invertible) keyed by the secret. A slot's
+ * tags do not recur before 2^KEY_TAG_BITS registrations, and without the secret the next tag of a
+ * slot cannot be told from the ones seen (keys are a peer's only proof of access). */
+static uint32_t key_tag(uint32_t i, uint32_t gen)
+{
+	uint32_t m = (1u << RNIC_KEY_TAG_BITS) - 1, x = (gen + i * 0x9e37u) & m, r;
+
+	for (r = 0; r < 3; r++) {
+		x ^= (uint32_t)(fw.secret >> (20 * r)) & m;
+		x = (x * 0x5bd1du) & m;
+		x ^= x >> 11;
+	}
+	return x;
 }
 
 /* IBTA 10.6.3.1: known flags only; remote write or atomic access needs local write */
@@ -886,14 +931,15 @@ static uint32_t access_ok(uint32_t access)
 
 /* The translation of [va, va + len) into MTT entries from the host's page list (npages pages of
  * 2^shift bytes, 4 KiB up to 1 GiB: a large region takes one entry per large page): m gets it. */
-static uint32_t mtt_load(struct fw_mr *m, uint64_t va, uint64_t len, uint64_t list, uint32_t npages, uint32_t shift)
+static uint32_t mtt_load(uint32_t ctx, struct fw_mr *m, uint64_t va, uint64_t len, uint64_t list, uint32_t npages,
+			 uint32_t shift)
 {
 	uint8_t *buf = hal_dmabuf() + RNIC_DMA_MAX_LEN;
 	uint32_t done, chunk, k;
 	int32_t base;
 
-	if (!len || len > (1ull << 32) || shift < RNIC_PAGE_SHIFT || shift > 30 ||
-	    npages != (uint32_t)(((va + len - 1) >> shift) - (va >> shift) + 1))
+	if (!len || len > (1ull << 32) || va + len - 1 < va || shift < RNIC_PAGE_SHIFT || shift > 30 ||
+	    npages != (uint32_t)(((va + len - 1) >> shift) - (va >> shift) + 1) || !bus_ok(ctx, list, npages * 8ull))
 		return RNIC_CMD_ST_BAD_PARAM;
 	base = fw_mtt_alloc(npages);
 	if (base < 0)
@@ -906,6 +952,11 @@ static uint32_t mtt_load(struct fw_mr *m, uint64_t va, uint64_t len, uint64_t li
 		}
 		for (k = 0; k < chunk; k++) {
 			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
+
+			if (!bus_ok(ctx, a, 1ull << shift)) {
+				fw_mtt_free((uint32_t)base, npages);
+				return RNIC_CMD_ST_BAD_PARAM;
+			}
 
 			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
 			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
@@ -934,14 +985,14 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	if (i == RNIC_MAX_MPT)
 		return RNIC_CMD_ST_NO_RESOURCES;
 	m = &fw.mr[i];
-	st = mtt_load(m, CMD_IN(in, REG_MR, VA), CMD_IN(in, REG_MR, LENGTH), CMD_IN(in, REG_MR, PAGELIST),
+	st = mtt_load(ctx, m, CMD_IN(in, REG_MR, VA), CMD_IN(in, REG_MR, LENGTH), CMD_IN(in, REG_MR, PAGELIST),
 		      CMD_IN(in, REG_MR, NPAGES), CMD_IN(in, REG_MR, PAGE_SHIFT));
 	if (st)
 		return st;
 	m->used = 1;
 	m->ctx = (uint8_t)ctx;
 	fw.owned[ctx][FW_OWN_MR]++;
-	m->tag = (uint8_t)(m->tag + 1);
+	m->tag = key_tag(i, m->gen++);
 	m->pdn = pdn;
 	m->access = access;
 	fw.pd[pdn].refs++;
@@ -976,7 +1027,7 @@ static uint32_t rereg_mr(uint32_t ctx, const uint8_t *in)
 			return st;
 	}
 	if (flags & RNIC_REREG_TRANSLATION) {
-		st = mtt_load(&n, CMD_IN(in, REREG_MR, VA), CMD_IN(in, REREG_MR, LENGTH),
+		st = mtt_load(ctx, &n, CMD_IN(in, REREG_MR, VA), CMD_IN(in, REREG_MR, LENGTH),
 			      CMD_IN(in, REREG_MR, PAGELIST), CMD_IN(in, REREG_MR, NPAGES),
 			      CMD_IN(in, REREG_MR, PAGE_SHIFT));
 		if (st)
@@ -1002,7 +1053,7 @@ static void dereg_mr(uint32_t i)
 	m->used = 0;
 	fw.owned[m->ctx][FW_OWN_MR]--;
 	mpt_write(i);
-	fw_mtt_free(m->mtt_base, m->npages);
+	fw_mtt_free(m->mtt_base, m->npages); /* taken again only by a later command, after the fence */
 	fw.pd[m->pdn].refs--;
 }
 
@@ -1011,6 +1062,11 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 	const uint8_t *in = cmd + RNIC_CMD_PAYLOAD_OFF;
 	uint32_t h = get_handle(in);
 
+	if (!fw.seeded) {
+		/* on a card without a secret strap, when the host driver first speaks is the secret */
+		fw.secret ^= hal_cycles() * 0x9e3779b97f4a7c15ull;
+		fw.seeded = 1;
+	}
 	switch (RNIC_CMD_OPCODE_GET(cmd)) {
 	case RNIC_CMD_NOP:
 		return RNIC_CMD_ST_OK;
@@ -1126,6 +1182,13 @@ int fw_poll_cmdq(uint32_t ctx)
 	mask = (1u << RNIC_GET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, ctrl)) - 1;
 	cmdq = ((uint64_t)hal_ctx_rd(ctx, RNIC_CTX_CMDQ_BASE_HI) << 32) | hal_ctx_rd(ctx, RNIC_CTX_CMDQ_BASE_LO);
 	cmdc = ((uint64_t)hal_ctx_rd(ctx, RNIC_CTX_CMDC_BASE_HI) << 32) | hal_ctx_rd(ctx, RNIC_CTX_CMDC_BASE_LO);
+	if (!bus_ok(ctx, cmdq, (mask + 1ull) * RNIC_CMD_BYTES) || !bus_ok(ctx, cmdc, (mask + 1ull) * RNIC_CMDC_BYTES)) {
+		/* rings outside the context's memory: nothing is read or answered there */
+		fw_printf("ctx %u: command rings outside its window\n", ctx);
+		fw.ci[ctx] = (uint16_t)pi;
+		hal_ctx_set_ci(ctx, fw.ci[ctx]);
+		return 0;
+	}
 	hal_dma(cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0);
 	memset(c, 0, RNIC_CMDC_BYTES);
 	st = fw_cmd(ctx, buf, c + RNIC_CMDC_OUT_OFF);

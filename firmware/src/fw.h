@@ -33,7 +33,8 @@ struct fw_qp {
 };
 
 struct fw_mr {
-	uint8_t used, ctx, tag, page_shift;
+	uint8_t used, ctx, page_shift;
+	uint32_t gen, tag; /* registrations of this slot; the current key's tag */
 	uint32_t pdn, access, mtt_base, npages;
 	uint64_t va, len;
 };
@@ -69,6 +70,10 @@ struct fw {
 	uint32_t nd_next;
 	uint32_t drops;
 	uint8_t fence;                    /* the last fence token */
+	uint8_t dma_window;               /* FW.DMA_WINDOW */
+	uint8_t seeded;                   /* the clock at the first command is in the secret */
+	uint64_t secret;                  /* keys the memory-key tags */
+	uint32_t bad_addr;                /* commands refused for naming memory outside the context's window */
 };
 
 extern struct fw fw;

@@ -8,6 +8,8 @@
 uint32_t hal_mac_hi(void);
 uint32_t hal_mac_lo(void);
 uint32_t hal_ipv4(void);
+uint64_t hal_seed(void);
+uint32_t hal_dma_window(void);
 uint64_t hal_cycles(void);
 void hal_putc(char c);
 void hal_set_version(uint32_t v);

@@ -8,6 +8,8 @@
 uint32_t hal_mac_hi(void) { return REG(RNIC_FW_MAC_HI); }
 uint32_t hal_mac_lo(void) { return REG(RNIC_FW_MAC_LO); }
 uint32_t hal_ipv4(void) { return REG(RNIC_FW_IPV4); }
+uint64_t hal_seed(void) { return ((uint64_t)REG(RNIC_FW_SEED_HI) << 32) | REG(RNIC_FW_SEED_LO); }
+uint32_t hal_dma_window(void) { return REG(RNIC_FW_DMA_WINDOW); }
 void hal_putc(char c) { REG(RNIC_FW_CONSOLE) = (uint8_t)c; }
 void hal_set_version(uint32_t v) { REG(RNIC_FW_FW_VERSION) = v; }
 void hal_set_status(uint32_t v) { REG(RNIC_FW_FW_STATUS) = v; }

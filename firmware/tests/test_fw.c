@@ -30,6 +30,9 @@ static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP
 uint32_t hal_mac_hi(void) { return 0x0200; }
 uint32_t hal_mac_lo(void) { return 0x00000001; }
 uint32_t hal_ipv4(void) { return 0x0a000001; }
+static uint64_t seed = 0x0123456789abcdefull;
+uint64_t hal_seed(void) { return seed; }
+uint32_t hal_dma_window(void) { return 0; }
 uint64_t hal_cycles(void) { return now += 100; }
 void hal_putc(char c) { (void)c; }
 void hal_set_version(uint32_t v) { (void)v; }
@@ -63,6 +66,7 @@ void hal_cfg(uint32_t addr, uint32_t data)
 
 int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
 {
+	addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
 	if (write)
 		memcpy(host + addr, dmabuf + local, len);
 	else
@@ -232,16 +236,16 @@ static void test_commands(void)
 	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
 	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
 	key = handle();
-	CHECK(key >> RNIC_KEY_TAG_BITS != 0 && (key & 0xff) != 0);
-	i = cfg_mpt[key >> 8][RNIC_MPT_MTT_BASE / 4];
+	CHECK(key >> RNIC_KEY_TAG_BITS != 0);
+	i = cfg_mpt[key >> RNIC_KEY_TAG_BITS][RNIC_MPT_MTT_BASE / 4];
 	CHECK(cfg_mtt[i] == 0x100007000ull && cfg_mtt[i + 2] == 0x100009000ull);
-	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> 8][0]) == 1);
+	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> RNIC_KEY_TAG_BITS][0]) == 1);
 	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
 	CHECK(run(0, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_BUSY); /* the MR uses it */
 	RNIC_CMDI_HANDLE_HANDLE_SET(in(), key);
 	CHECK(run(1, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_BAD_HANDLE);
 	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
-	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> 8][0]) == 0);
+	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> RNIC_KEY_TAG_BITS][0]) == 0);
 	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_BAD_HANDLE); /* stale key */
 	p = in();
 	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
@@ -253,7 +257,107 @@ static void test_commands(void)
 	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
 	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
 	key2 = handle();
-	CHECK(key2 >> 8 == key >> 8 && key2 != key); /* same entry, new tag */
+	CHECK(key2 >> RNIC_KEY_TAG_BITS == key >> RNIC_KEY_TAG_BITS && key2 != key); /* same entry, new tag */
+}
+
+static uint32_t reg_page(uint32_t ctx, uint32_t pd, uint64_t list)
+{
+	uint8_t *p = in();
+
+	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
+	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000000);
+	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x1000);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(p, list);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 1);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
+	return run(ctx, RNIC_CMD_REG_MR);
+}
+
+/* Keys: a slot reused 5000 times never gives a key twice; the first key and the tag sequence
+ * depend on the secret (another boot's keys are not this one's); tags are not a counter. */
+static void test_keys(void)
+{
+	static uint32_t seen[5000];
+	uint32_t pd, i, j, dup = 0, steps = 0, first;
+
+	CHECK(run(9, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	host[0x9000] = 0;
+	for (i = 0; i < 5000; i++) {
+		CHECK(reg_page(9, pd, 0x9000) == RNIC_CMD_ST_OK);
+		seen[i] = handle();
+		RNIC_CMDI_HANDLE_HANDLE_SET(in(), seen[i]);
+		CHECK(run(9, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
+		RNIC_CMDI_HANDLE_HANDLE_SET(in(), seen[i]);
+		CHECK(run(9, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_BAD_HANDLE); /* gone for good */
+	}
+	for (i = 0; i < 5000; i++) {
+		CHECK(seen[i] >> RNIC_KEY_TAG_BITS == seen[0] >> RNIC_KEY_TAG_BITS);
+		for (j = 0; j < i; j++)
+			dup += seen[i] == seen[j];
+		steps += i && seen[i] - seen[i - 1] == seen[1] - seen[0];
+	}
+	CHECK(dup == 0);
+	CHECK(steps < 10);
+	first = seen[0];
+	fw.secret ^= 1ull << 40;
+	CHECK(reg_page(9, pd, 0x9000) == RNIC_CMD_ST_OK);
+	fw.mr[first >> RNIC_KEY_TAG_BITS].gen = 0;
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), handle());
+	CHECK(run(9, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
+	CHECK(reg_page(9, pd, 0x9000) == RNIC_CMD_ST_OK);
+	CHECK(handle() != first); /* the same slot's first key under another secret */
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), handle());
+	CHECK(run(9, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
+	fw.secret ^= 1ull << 40;
+}
+
+/* rnic-sim's windows: a context names only bus addresses of its own window, for its rings and
+ * its MRs' pages alike (else one process could point the NIC at another's memory). */
+static void test_dma_window(void)
+{
+	uint64_t mine = 2ull << RNIC_LINK_BUS_CTX_SHIFT, other = 3ull << RNIC_LINK_BUS_CTX_SHIFT;
+	uint32_t pd, bad = fw.bad_addr;
+	uint8_t *p;
+
+	fw.dma_window = RNIC_LINK_BUS_CTX_SHIFT;
+	CHECK(run(1, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	p = in();
+	RNIC_CMDI_CREATE_CQ_BASE_SET(p, other | 0x1000);
+	RNIC_CMDI_CREATE_CQ_LOG_SIZE_SET(p, 4);
+	CHECK(run(1, RNIC_CMD_CREATE_CQ) == RNIC_CMD_ST_BAD_PARAM);
+	p = in();
+	RNIC_CMDI_CREATE_EQ_BASE_SET(p, other | 0x1000);
+	RNIC_CMDI_CREATE_EQ_LOG_SIZE_SET(p, 4);
+	CHECK(run(1, RNIC_CMD_CREATE_EQ) == RNIC_CMD_ST_BAD_PARAM);
+	p = in();
+	RNIC_CMDI_CREATE_CQ_BASE_SET(p, mine | 0xffffffffffff00ull); /* runs off the window's end */
+	RNIC_CMDI_CREATE_CQ_LOG_SIZE_SET(p, 4);
+	CHECK(run(1, RNIC_CMD_CREATE_CQ) == RNIC_CMD_ST_BAD_PARAM);
+	memset(host + 0xa000, 0, 8);
+	host[0xa007] = 3; /* the page list names a page of context 2 */
+	CHECK(reg_page(1, pd, mine | 0xa000) == RNIC_CMD_ST_BAD_PARAM);
+	CHECK(reg_page(1, pd, other | 0xa000) == RNIC_CMD_ST_BAD_PARAM); /* the list itself */
+	host[0xa007] = 2;
+	CHECK(reg_page(1, pd, mine | 0xa000) == RNIC_CMD_ST_OK);
+	CHECK(fw.bad_addr == bad + 5);
+	fw_ctx_reset(1);
+	fw.dma_window = 0;
+}
+
+/* A privileged Q_Key is refused (EPERM on the host). */
+static void test_privileged_qkey(void)
+{
+	uint32_t qpn = make_qp(7, NULL);
+	uint8_t *p = in();
+
+	RNIC_CMDI_MODIFY_QP_QPN_SET(p, qpn);
+	RNIC_CMDI_MODIFY_QP_ATTR_MASK_SET(p, RNIC_QP_ATTR_QKEY);
+	RNIC_CMDI_MODIFY_QP_QKEY_SET(p, 0x80010000u);
+	CHECK(run(7, RNIC_CMD_MODIFY_QP) == RNIC_CMD_ST_DENIED);
+	fw_ctx_reset(7);
 }
 
 static void test_mtt_allocator(void)
@@ -392,6 +496,9 @@ int main(void)
 	test_qp_and_arp();
 	test_neighbour_discovery();
 	test_cmdq_and_reset();
+	test_keys();
+	test_dma_window();
+	test_privileged_qkey();
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rnic/rnicdv.h"
@@ -87,6 +88,16 @@ static struct rnic_device *add_device(struct ibv_device **list, int *found, cons
 	return d;
 }
 
+/* A simulator directory is trusted only if this user (or root) made it and nobody else may write
+ * to it: another user could otherwise put a socket of theirs there and play the NIC. */
+static int trusted_dir(const char *dir)
+{
+	struct stat s;
+
+	return !lstat(dir, &s) && S_ISDIR(s.st_mode) && (s.st_uid == geteuid() || s.st_uid == 0) &&
+	       !(s.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* Devices: one per card the kernel module drives (/dev/rnicN, listed as rnic_pciN, attributes in
  * /sys/class/misc/rnicN), then one per live rnic-sim socket in $RNIC_SIM_DIR (default
  * /tmp/rnic-sim) */
@@ -105,7 +116,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 	ncards = scandir("/dev", &cards, is_card, alphasort);
 	if (ncards < 0)
 		ncards = 0;
-	n = scandir(real, &names, is_sock, alphasort);
+	n = trusted_dir(real) ? scandir(real, &names, is_sock, alphasort) : -1;
 	if (n < 0)
 		n = 0; /* no simulator directory: no simulated device */
 	list = calloc((size_t)(n + ncards) + 1, sizeof(*list));
@@ -207,7 +218,8 @@ int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
 {
 	struct ibv_qp *ibqp = &qp->ex.qp_base;
 	uint8_t *w = qp->sq + (size_t)(qp->sq_pi & ((1u << qp->sq_log) - 1)) * RNIC_WQE_BYTES;
-	uint32_t total = 0, i;
+	uint64_t total = 0; /* 64 bits: lengths summed in 32 would wrap below max_inline_data */
+	uint32_t i;
 	int rd = wr->opcode == IBV_WR_RDMA_READ,
 	    atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 
@@ -254,7 +266,7 @@ int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
 	}
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		RNIC_WQE_IMM_SET(w, wr->imm_data); /* stays in network byte order */
-	RNIC_WQE_TOTAL_LEN_SET(w, total);
+	RNIC_WQE_TOTAL_LEN_SET(w, total > UINT32_MAX ? UINT32_MAX : total);
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *p = w + RNIC_WQE_SGE_OFF;
 

@@ -39,7 +39,7 @@ module rnic_bar0 #(
     input  wire  [31:0] ctx_reset_pending,
     output logic        ctx_reset_valid,     // ADMIN.CTX_RESET written
     output logic [7:0]  ctx_reset_ctx,
-    input  wire  [1023:0] stats,             // counter i at [i*32 +: 32]
+    input  wire  [rnic_spec_pkg::RNIC_STAT_COUNT*32-1:0] stats,             // counter i at [i*32 +: 32]
 
     // firmware side of the context registers
     input  wire  [3:0]  fw_ctx,
@@ -181,8 +181,8 @@ module rnic_bar0 #(
                 default: rd_data = 32'h0;
             endcase
         end else if (ra >= 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0) &&
-                     ra < 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0 + 32 * 4)) begin
-            rd_data = stats[{5'((ra - 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0)) >> 2), 5'b0} +: 32];
+                     ra < 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0 + rnic_spec_pkg::RNIC_STAT_COUNT * 4)) begin
+            rd_data = stats[{6'((ra - 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0)) >> 2), 5'b0} +: 32];
         end else if (ra >= 20'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE) &&
                      ra < 20'(rnic_spec_pkg::RNIC_BAR0_CMDQ_BASE +
                               NCTX * rnic_spec_pkg::RNIC_BAR0_CTX_STRIDE)) begin

@@ -13,6 +13,8 @@ module rnic_soc #(
     input  wire  [63:0]  cycle,
     input  wire  [47:0]  strap_mac,
     input  wire  [31:0]  strap_ipv4,
+    input  wire  [63:0]  strap_seed,
+    input  wire  [5:0]   strap_dma_window,
 
     output logic [31:0]  fw_version,
     output logic [31:0]  fw_status,
@@ -147,6 +149,9 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_MAC_LO): reg_rdata = strap_mac[31:0];
             8'(rnic_spec_pkg::RNIC_FW_MAC_HI): reg_rdata = {16'b0, strap_mac[47:32]};
             8'(rnic_spec_pkg::RNIC_FW_IPV4): reg_rdata = strap_ipv4;
+            8'(rnic_spec_pkg::RNIC_FW_SEED_LO): reg_rdata = strap_seed[31:0];
+            8'(rnic_spec_pkg::RNIC_FW_SEED_HI): reg_rdata = strap_seed[63:32];
+            8'(rnic_spec_pkg::RNIC_FW_DMA_WINDOW): reg_rdata = {26'b0, strap_dma_window};
             8'(rnic_spec_pkg::RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
             8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING): reg_rdata = cmdq_pending_reg;
             8'(rnic_spec_pkg::RNIC_FW_FENCE): reg_rdata = {8'b0, fence};

@@ -14,6 +14,8 @@ module rnic_top #(
     input  wire          rst,
     input  wire  [47:0]  strap_mac,
     input  wire  [31:0]  strap_ipv4,
+    input  wire  [63:0]  strap_seed,        // secret for the memory-key sequence (FW.SEED)
+    input  wire  [5:0]   strap_dma_window,  // FW.DMA_WINDOW: 0 on a card
 
     input  wire  [19:0]  s_axil_awaddr,
     input  wire          s_axil_awvalid,
@@ -84,8 +86,8 @@ module rnic_top #(
     /* verilator lint_on UNUSEDSIGNAL */
 
     // ---- BAR0 and the soft core
-    logic [31:0] fw_version, fw_status, ctx_reset_pending, ctx_rdata, stats [32];
-    logic [1023:0] stats_vec;   // stats for BAR0, counter i at [i*32 +: 32]
+    logic [31:0] fw_version, fw_status, ctx_reset_pending, ctx_rdata, stats [rnic_spec_pkg::RNIC_STAT_COUNT];
+    logic [rnic_spec_pkg::RNIC_STAT_COUNT*32-1:0] stats_vec;   // stats for BAR0, counter i at [i*32 +: 32]
     logic        ctx_reset_valid, ci_we, cmdq_db_valid;
     logic [3:0]  cmdq_db_ctx;
     logic [7:0]  ctx_reset_ctx;
@@ -122,7 +124,7 @@ module rnic_top #(
     logic [7:0]   fw_irq_vector;
 
     rnic_soc #(.FW_HEX(FW_HEX)) soc (
-        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4,
+        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4, .strap_seed, .strap_dma_window,
         .fw_version, .fw_status, .console_valid(fw_console_valid), .console_char(fw_console_char),
         .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_ctx, .ci_val, .cmdq_db_valid, .cmdq_db_ctx, .ctx_reset_valid, .ctx_reset_ctx,
         .ctx_reset_pending, .fence({cq_out.fence, rx_out.fence, tx_out.fence}), .cfg_valid, .cfg_addr, .cfg_data,
@@ -274,7 +276,7 @@ module rnic_top #(
 
     // ---- counters (enum STAT order)
     always_comb begin
-        for (int i = 0; i < 32; i++)
+        for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)
             stats[i] = 32'h0;
         stats[rnic_spec_pkg::RNIC_STAT_RX_FRAMES] = rx_out.stat_frames;
         stats[rnic_spec_pkg::RNIC_STAT_RX_ROCE] = rx_out.stat_roce;
@@ -308,9 +310,12 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_DB] = rx_out.stat_drop_db;
         stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_NORECV] = rx_out.stat_drop_norecv;
         stats[rnic_spec_pkg::RNIC_STAT_LOOPBACK] = stat_loopback;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_SRC] = rx_out.stat_drop_src;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_CUT] = rx_out.stat_cut;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_POISONED] = tx_out.stat_poisoned;
     end
     always_comb
-        for (int i = 0; i < 32; i++)
+        for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)
             stats_vec[i * 32 +: 32] = stats[i];
 
     logic unused;

@@ -70,7 +70,7 @@ typedef struct {
 	uint8_t syndrome;
 	uint32_t msn;
 	uint64_t va;
-	uint32_t mpt;
+	uint32_t key;
 	uint32_t len;
 	uint64_t atomic;
 } rnic_rsp_t;
@@ -84,7 +84,7 @@ static inline void rnic_rsp_pack(const rnic_rsp_t *s, uint32_t *w)
 	w[4] = (uint32_t)s->msn & 0xffffffu;
 	w[5] = (uint32_t)(s->va & 0xffffffffffffffffull);
 	w[6] = (uint32_t)((s->va & 0xffffffffffffffffull) >> 32);
-	w[7] = (uint32_t)s->mpt & 0xffffffffu;
+	w[7] = (uint32_t)s->key & 0xffffffffu;
 	w[8] = (uint32_t)s->len & 0xffffffffu;
 	w[9] = (uint32_t)(s->atomic & 0xffffffffffffffffull);
 	w[10] = (uint32_t)((s->atomic & 0xffffffffffffffffull) >> 32);
@@ -98,12 +98,12 @@ static inline void rnic_rsp_unpack(const uint32_t *w, rnic_rsp_t *s)
 	s->syndrome = (uint8_t)(w[3] & 0xffu);
 	s->msn = (uint32_t)(w[4] & 0xffffffu);
 	s->va = (uint64_t)w[5] | ((uint64_t)(w[6] & 0xffffffffu) << 32);
-	s->mpt = (uint32_t)(w[7] & 0xffffffffu);
+	s->key = (uint32_t)(w[7] & 0xffffffffu);
 	s->len = (uint32_t)(w[8] & 0xffffffffu);
 	s->atomic = (uint64_t)w[9] | ((uint64_t)(w[10] & 0xffffffffu) << 32);
 }
 
-/* RDX: A READ/atomic the requester sent (TX->RX): where its responses land. sge = nsge x {addr u64, len u32, mpt u32}, little-endian. */
+/* RDX: A READ/atomic the requester sent (TX->RX): where its responses land. sge = nsge x {addr u64, len u32, lkey u32}, little-endian; every response placed checks its lkey again. */
 #define RNIC_RDX_WORDS 21u
 typedef struct {
 	uint32_t qpn;
@@ -221,7 +221,7 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 75u
+#define RNIC_TX_OUT_WORDS 76u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -246,6 +246,7 @@ typedef struct {
 	uint32_t stat_drop_db;
 	uint32_t stat_acks;
 	uint32_t stat_rnr;
+	uint32_t stat_poisoned;
 	uint8_t fence;
 } rnic_tx_out_t;
 
@@ -276,7 +277,8 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[71] = (uint32_t)s->stat_drop_db & 0xffffffffu;
 	w[72] = (uint32_t)s->stat_acks & 0xffffffffu;
 	w[73] = (uint32_t)s->stat_rnr & 0xffffffffu;
-	w[74] = (uint32_t)s->fence & 0xffu;
+	w[74] = (uint32_t)s->stat_poisoned & 0xffffffffu;
+	w[75] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -304,7 +306,8 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->stat_drop_db = (uint32_t)(w[71] & 0xffffffffu);
 	s->stat_acks = (uint32_t)(w[72] & 0xffffffffu);
 	s->stat_rnr = (uint32_t)(w[73] & 0xffffffffu);
-	s->fence = (uint8_t)(w[74] & 0xffu);
+	s->stat_poisoned = (uint32_t)(w[74] & 0xffffffffu);
+	s->fence = (uint8_t)(w[75] & 0xffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
@@ -398,7 +401,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 104u
+#define RNIC_RX_OUT_WORDS 106u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -446,6 +449,8 @@ typedef struct {
 	uint32_t stat_drop_rsp;
 	uint32_t stat_drop_db;
 	uint32_t stat_drop_norecv;
+	uint32_t stat_drop_src;
+	uint32_t stat_cut;
 	uint8_t fence;
 } rnic_rx_out_t;
 
@@ -500,7 +505,9 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[100] = (uint32_t)s->stat_drop_rsp & 0xffffffffu;
 	w[101] = (uint32_t)s->stat_drop_db & 0xffffffffu;
 	w[102] = (uint32_t)s->stat_drop_norecv & 0xffffffffu;
-	w[103] = (uint32_t)s->fence & 0xffu;
+	w[103] = (uint32_t)s->stat_drop_src & 0xffffffffu;
+	w[104] = (uint32_t)s->stat_cut & 0xffffffffu;
+	w[105] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -551,7 +558,9 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_drop_rsp = (uint32_t)(w[100] & 0xffffffffu);
 	s->stat_drop_db = (uint32_t)(w[101] & 0xffffffffu);
 	s->stat_drop_norecv = (uint32_t)(w[102] & 0xffffffffu);
-	s->fence = (uint8_t)(w[103] & 0xffu);
+	s->stat_drop_src = (uint32_t)(w[103] & 0xffffffffu);
+	s->stat_cut = (uint32_t)(w[104] & 0xffffffffu);
+	s->fence = (uint8_t)(w[105] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

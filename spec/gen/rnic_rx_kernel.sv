@@ -20,7 +20,7 @@ module rnic_rx_kernel (
 );
     rnic_spec_pkg::rnic_rx_in_t i;
     wire [1999:0] hls_in;
-    wire [2759:0] hls_out;
+    wire [2823:0] hls_out;
 
     always_comb begin
         i = k_in;
@@ -86,7 +86,7 @@ module rnic_rx_kernel (
         k_out.rsp.syndrome <= hls_out[927:920];
         k_out.rsp.msn <= hls_out[951:928];
         k_out.rsp.va <= hls_out[1023:960];
-        k_out.rsp.mpt <= hls_out[1055:1024];
+        k_out.rsp.key <= hls_out[1055:1024];
         k_out.rsp.len <= hls_out[1087:1056];
         k_out.rsp.atomic <= hls_out[1151:1088];
         k_out.fw_valid <= hls_out[1152:1152];
@@ -128,7 +128,9 @@ module rnic_rx_kernel (
         k_out.stat_drop_rsp <= hls_out[2687:2656];
         k_out.stat_drop_db <= hls_out[2719:2688];
         k_out.stat_drop_norecv <= hls_out[2751:2720];
-        k_out.fence <= hls_out[2759:2752];
+        k_out.stat_drop_src <= hls_out[2783:2752];
+        k_out.stat_cut <= hls_out[2815:2784];
+        k_out.fence <= hls_out[2823:2816];
     end
 endmodule
 `else

@@ -16,7 +16,7 @@
 #define RNIC_MAX_CQ 0x100u /* CQ table entries */
 #define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
 #define RNIC_MAX_PD 0x100u /* Protection domains */
-#define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << 8 | tag) */
+#define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << KEY_TAG_BITS | tag) */
 #define RNIC_MAX_MTT 0x8000u /* Translation entries (one per 4 KiB page) */
 #define RNIC_MAX_SGE 0x4u /* Scatter/gather entries in one send WQE */
 #define RNIC_MAX_RECV_SGE 0x3u /* Scatter/gather entries in one receive WQE */
@@ -35,7 +35,7 @@
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
 #define RNIC_ROCE_UDP_PORT 0x12b7u /* RoCEv2 UDP destination port (IBTA Annex A17) */
-#define RNIC_KEY_TAG_BITS 0x8u /* Low bits of a memory key that are a tag, not an index */
+#define RNIC_KEY_TAG_BITS 0x14u /* Low bits of a memory key that are its generation tag, not an index: a slot's tags run through all 2^20 values, in an order keyed by a secret, before one recurs */
 
 /* bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context (a process may map its own), then one command-queue page per context (the driver's only). */
 #define RNIC_BAR0_SIZE 0x100000u /* BAR0 is 1 MiB */
@@ -66,7 +66,7 @@
 #define RNIC_CFG_INDEX_SHIFT 0x8u
 #define RNIC_CFG_WORD_SHIFT 0x2u
 #define RNIC_CFG_TBL_QPC 0x1u /* QP context, index = QPN */
-#define RNIC_CFG_TBL_MPT 0x2u /* Memory key table, index = key >> 8 */
+#define RNIC_CFG_TBL_MPT 0x2u /* Memory key table, index = key >> KEY_TAG_BITS */
 #define RNIC_CFG_TBL_MTT 0x3u /* Page translation, index = MTT entry */
 #define RNIC_CFG_TBL_CQC 0x4u /* CQ context, index = CQN */
 #define RNIC_CFG_TBL_PORT 0x5u /* Port addresses, index 0 */
@@ -195,6 +195,7 @@
 #define RNIC_AETH_TYPE_ACK 0x0u
 #define RNIC_AETH_TYPE_RNR 0x20u
 #define RNIC_AETH_TYPE_NAK 0x60u
+#define RNIC_AETH_LOCAL_PROT 0x7fu
 
 /* RSP_KIND: Kinds of responder frame (port RSP). READ_AGAIN: a duplicate READ request, executed again. */
 #define RNIC_RSP_KIND_ACK 0x0u
@@ -225,7 +226,7 @@
 #define RNIC_CMD_REREG_MR 0x12u
 #define RNIC_CMD_COUNT 19u
 
-/* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO). */
+/* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM). */
 #define RNIC_CMD_ST_OK 0x0u
 #define RNIC_CMD_ST_BAD_OPCODE 0x1u
 #define RNIC_CMD_ST_BAD_PARAM 0x2u
@@ -236,7 +237,8 @@
 #define RNIC_CMD_ST_UNREACHABLE 0x7u
 #define RNIC_CMD_ST_DMA_ERROR 0x8u
 #define RNIC_CMD_ST_INTERNAL 0x9u
-#define RNIC_CMD_ST_COUNT 10u
+#define RNIC_CMD_ST_DENIED 0xau
+#define RNIC_CMD_ST_COUNT 11u
 
 /* REREG: REREG_MR: what changes (values of enum ibv_rereg_mr_flags). */
 #define RNIC_REREG_TRANSLATION 0x1u
@@ -320,7 +322,10 @@
 #define RNIC_STAT_RX_DROP_DB 0x1du
 #define RNIC_STAT_RX_DROP_NORECV 0x1eu
 #define RNIC_STAT_LOOPBACK 0x1fu
-#define RNIC_STAT_COUNT 32u
+#define RNIC_STAT_RX_DROP_SRC 0x20u
+#define RNIC_STAT_RX_CUT 0x21u
+#define RNIC_STAT_TX_POISONED 0x22u
+#define RNIC_STAT_COUNT 35u
 
 /* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */
 #define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)
@@ -468,6 +473,9 @@
 #define RNIC_FW_MAC_LO 0x18u /* Strap: MAC bytes 2..5 */
 #define RNIC_FW_MAC_HI 0x1cu /* Strap: MAC bytes 0..1 */
 #define RNIC_FW_IPV4 0x20u /* Strap: IPv4 address */
+#define RNIC_FW_DMA_WINDOW 0x2cu /* Strap: nonzero N: context c may only name bus addresses whose bits 63:N are c + 1 (rnic-sim: LINK_BUS_CTX_SHIFT, one window per host process); 0 on a card, where the kernel driver alone hands the NIC addresses */
+#define RNIC_FW_SEED_LO 0x38u /* Strap: secret that keys the memory-key sequence (rnic-sim: from getrandom) */
+#define RNIC_FW_SEED_HI 0x3cu
 #define RNIC_FW_CTX_RESET 0x24u /* Bitmap of contexts to reset; write 1s to clear */
 #define RNIC_FW_IRQ 0x28u /* Write a vector number: send that MSI-X message */
 #define RNIC_FW_CFG_ADDR 0x30u /* Datapath table address (see cfg constants) */
@@ -635,8 +643,8 @@
 #define RNIC_MPT_CTRL_ACCESS_WIDTH 4u
 #define RNIC_MPT_CTRL_ACCESS_MASK 0x000000f0u
 #define RNIC_MPT_CTRL_TAG_SHIFT 8u
-#define RNIC_MPT_CTRL_TAG_WIDTH 8u
-#define RNIC_MPT_CTRL_TAG_MASK 0x0000ff00u
+#define RNIC_MPT_CTRL_TAG_WIDTH 20u
+#define RNIC_MPT_CTRL_TAG_MASK 0x0fffff00u
 #define RNIC_MPT_PDN 0x4u
 #define RNIC_MPT_VA_LO 0x8u /* First byte covered (host virtual address) */
 #define RNIC_MPT_VA_HI 0xcu

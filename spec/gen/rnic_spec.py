@@ -30,7 +30,7 @@ EQE_BYTES = 0x20
 CMD_BYTES = 0x80
 CMDC_BYTES = 0x80
 ROCE_UDP_PORT = 0x12b7
-KEY_TAG_BITS = 0x8
+KEY_TAG_BITS = 0x14
 BAR0_SIZE = 0x100000
 BAR0_CTX_BASE = 0x10000
 BAR0_CTX_STRIDE = 0x1000
@@ -178,6 +178,7 @@ AETH = {
     'TYPE_ACK': 0x0,
     'TYPE_RNR': 0x20,
     'TYPE_NAK': 0x60,
+    'LOCAL_PROT': 0x7f,
 }
 RSP_KIND = {
     'ACK': 0x0,
@@ -217,6 +218,7 @@ CMD_ST = {
     'UNREACHABLE': 0x7,
     'DMA_ERROR': 0x8,
     'INTERNAL': 0x9,
+    'DENIED': 0xa,
 }
 REREG = {
     'TRANSLATION': 0x1,
@@ -300,7 +302,12 @@ STAT = {
     'RX_DROP_DB': 0x1d,
     'RX_DROP_NORECV': 0x1e,
     'LOOPBACK': 0x1f,
+    'RX_DROP_SRC': 0x20,
+    'RX_CUT': 0x21,
+    'TX_POISONED': 0x22,
 }
+# every enum by name: a structure of the same name (CMD) takes the bare name
+ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'LINK_MSG': LINK_MSG, 'STAT': STAT}
 
 # Registers: name -> (offset, {field: (lsb, width)})
 BLK = {
@@ -373,6 +380,9 @@ FW = {
     'MAC_LO': (0x18, {}),
     'MAC_HI': (0x1c, {}),
     'IPV4': (0x20, {}),
+    'DMA_WINDOW': (0x2c, {}),
+    'SEED_LO': (0x38, {}),
+    'SEED_HI': (0x3c, {}),
     'CTX_RESET': (0x24, {}),
     'IRQ': (0x28, {}),
     'CFG_ADDR': (0x30, {}),
@@ -424,7 +434,7 @@ SRQC = {
     'LIMIT': (0x10, {}),
 }
 MPT = {
-    'CTRL': (0x0, {'VALID': (0, 1), 'ACCESS': (4, 4), 'TAG': (8, 8)}),
+    'CTRL': (0x0, {'VALID': (0, 1), 'ACCESS': (4, 4), 'TAG': (8, 20)}),
     'PDN': (0x4, {}),
     'VA_LO': (0x8, {}),
     'VA_HI': (0xc, {}),
@@ -680,7 +690,7 @@ PORT_RSP = (11, [
     ('syndrome', 'u8', 8, 3, 1),
     ('msn', 'u24', 24, 4, 1),
     ('va', 'u64', 64, 5, 2),
-    ('mpt', 'u32', 32, 7, 1),
+    ('key', 'u32', 32, 7, 1),
     ('len', 'u32', 32, 8, 1),
     ('atomic', 'u64', 64, 9, 2),
 ])
@@ -718,7 +728,7 @@ PORT_TX_IN = (50, [
     ('cpl_ready', 'bit', 1, 48, 1),
     ('rdx_ready', 'bit', 1, 49, 1),
 ])
-PORT_TX_OUT = (75, [
+PORT_TX_OUT = (76, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('ack_ready', 'bit', 1, 2, 1),
@@ -742,7 +752,8 @@ PORT_TX_OUT = (75, [
     ('stat_drop_db', 'u32', 32, 71, 1),
     ('stat_acks', 'u32', 32, 72, 1),
     ('stat_rnr', 'u32', 32, 73, 1),
-    ('fence', 'u8', 8, 74, 1),
+    ('stat_poisoned', 'u32', 32, 74, 1),
+    ('fence', 'u8', 8, 75, 1),
 ])
 PORT_RX_IN = (77, [
     ('rst', 'bit', 1, 0, 1),
@@ -771,7 +782,7 @@ PORT_RX_IN = (77, [
     ('cpl_ready', 'bit', 1, 75, 1),
     ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (104, [
+PORT_RX_OUT = (106, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -818,7 +829,9 @@ PORT_RX_OUT = (104, [
     ('stat_drop_rsp', 'u32', 32, 100, 1),
     ('stat_drop_db', 'u32', 32, 101, 1),
     ('stat_drop_norecv', 'u32', 32, 102, 1),
-    ('fence', 'u8', 8, 103, 1),
+    ('stat_drop_src', 'u32', 32, 103, 1),
+    ('stat_cut', 'u32', 32, 104, 1),
+    ('fence', 'u8', 8, 105, 1),
 ])
 PORT_CQ_IN = (45, [
     ('rst', 'bit', 1, 0, 1),

@@ -34,7 +34,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CMD_BYTES = 'h80;
   localparam longint unsigned RNIC_CMDC_BYTES = 'h80;
   localparam longint unsigned RNIC_ROCE_UDP_PORT = 'h12b7;
-  localparam longint unsigned RNIC_KEY_TAG_BITS = 'h8;
+  localparam longint unsigned RNIC_KEY_TAG_BITS = 'h14;
 
   // bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context (a process may map its own), then one command-queue page per context (the driver's only).
   localparam longint unsigned RNIC_BAR0_SIZE = 'h100000;
@@ -194,6 +194,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_AETH_TYPE_ACK = 'h0;
   localparam int unsigned RNIC_AETH_TYPE_RNR = 'h20;
   localparam int unsigned RNIC_AETH_TYPE_NAK = 'h60;
+  localparam int unsigned RNIC_AETH_LOCAL_PROT = 'h7f;
 
   // RSP_KIND: Kinds of responder frame (port RSP). READ_AGAIN: a duplicate READ request, executed again.
   localparam int unsigned RNIC_RSP_KIND_ACK = 'h0;
@@ -224,7 +225,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_REREG_MR = 'h12;
   localparam int unsigned RNIC_CMD_COUNT = 19;
 
-  // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO).
+  // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
   localparam int unsigned RNIC_CMD_ST_BAD_OPCODE = 'h1;
   localparam int unsigned RNIC_CMD_ST_BAD_PARAM = 'h2;
@@ -235,7 +236,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_ST_UNREACHABLE = 'h7;
   localparam int unsigned RNIC_CMD_ST_DMA_ERROR = 'h8;
   localparam int unsigned RNIC_CMD_ST_INTERNAL = 'h9;
-  localparam int unsigned RNIC_CMD_ST_COUNT = 10;
+  localparam int unsigned RNIC_CMD_ST_DENIED = 'ha;
+  localparam int unsigned RNIC_CMD_ST_COUNT = 11;
 
   // REREG: REREG_MR: what changes (values of enum ibv_rereg_mr_flags).
   localparam int unsigned RNIC_REREG_TRANSLATION = 'h1;
@@ -319,7 +321,10 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_DROP_DB = 'h1d;
   localparam int unsigned RNIC_STAT_RX_DROP_NORECV = 'h1e;
   localparam int unsigned RNIC_STAT_LOOPBACK = 'h1f;
-  localparam int unsigned RNIC_STAT_COUNT = 32;
+  localparam int unsigned RNIC_STAT_RX_DROP_SRC = 'h20;
+  localparam int unsigned RNIC_STAT_RX_CUT = 'h21;
+  localparam int unsigned RNIC_STAT_TX_POISONED = 'h22;
+  localparam int unsigned RNIC_STAT_COUNT = 35;
 
   // BLK: Header common to every BAR0 block.
   localparam int unsigned RNIC_BLK_BASE = 'h0;
@@ -440,6 +445,9 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_MAC_LO = 'h18;
   localparam int unsigned RNIC_FW_MAC_HI = 'h1c;
   localparam int unsigned RNIC_FW_IPV4 = 'h20;
+  localparam int unsigned RNIC_FW_DMA_WINDOW = 'h2c;
+  localparam int unsigned RNIC_FW_SEED_LO = 'h38;
+  localparam int unsigned RNIC_FW_SEED_HI = 'h3c;
   localparam int unsigned RNIC_FW_CTX_RESET = 'h24;
   localparam int unsigned RNIC_FW_IRQ = 'h28;
   localparam int unsigned RNIC_FW_CFG_ADDR = 'h30;
@@ -570,7 +578,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_MPT_CTRL_ACCESS_SHIFT = 4;
   localparam int unsigned RNIC_MPT_CTRL_ACCESS_WIDTH = 4;
   localparam int unsigned RNIC_MPT_CTRL_TAG_SHIFT = 8;
-  localparam int unsigned RNIC_MPT_CTRL_TAG_WIDTH = 8;
+  localparam int unsigned RNIC_MPT_CTRL_TAG_WIDTH = 20;
   localparam int unsigned RNIC_MPT_PDN = 'h4;
   localparam int unsigned RNIC_MPT_VA_LO = 'h8;
   localparam int unsigned RNIC_MPT_VA_HI = 'hc;
@@ -653,7 +661,7 @@ package rnic_spec_pkg;
   typedef struct packed {
     logic [63:0] atomic;
     logic [31:0] len;
-    logic [31:0] mpt;
+    logic [31:0] key;
     logic [63:0] va;
     logic [7:0] pad_msn;
     logic [23:0] msn;
@@ -667,7 +675,7 @@ package rnic_spec_pkg;
     logic [7:0] kind;
   } rnic_rsp_t;
 
-  // RDX: A READ/atomic the requester sent (TX->RX): where its responses land. sge = nsge x {addr u64, len u32, mpt u32}, little-endian.
+  // RDX: A READ/atomic the requester sent (TX->RX): where its responses land. sge = nsge x {addr u64, len u32, lkey u32}, little-endian; every response placed checks its lkey again.
   localparam int unsigned RNIC_RDX_WORDS = 21;
   typedef struct packed {
     logic [511:0] sge;
@@ -731,10 +739,11 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 75;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 76;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_poisoned;
     logic [31:0] stat_rnr;
     logic [31:0] stat_acks;
     logic [31:0] stat_drop_db;
@@ -819,10 +828,12 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 104;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 106;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_cut;
+    logic [31:0] stat_drop_src;
     logic [31:0] stat_drop_norecv;
     logic [31:0] stat_drop_db;
     logic [31:0] stat_drop_rsp;

@@ -20,7 +20,7 @@ module rnic_tx_kernel (
 );
     rnic_spec_pkg::rnic_tx_in_t i;
     wire [1183:0] hls_in;
-    wire [1943:0] hls_out;
+    wire [1975:0] hls_out;
 
     always_comb begin
         i = k_in;
@@ -34,7 +34,7 @@ module rnic_tx_kernel (
         8'(i.rdreq_ready),
         64'(i.rsp.atomic),
         32'(i.rsp.len),
-        32'(i.rsp.mpt),
+        32'(i.rsp.key),
         64'(i.rsp.va),
         32'(i.rsp.msn),
         8'(i.rsp.syndrome),
@@ -104,7 +104,8 @@ module rnic_tx_kernel (
         k_out.stat_drop_db <= hls_out[1871:1840];
         k_out.stat_acks <= hls_out[1903:1872];
         k_out.stat_rnr <= hls_out[1935:1904];
-        k_out.fence <= hls_out[1943:1936];
+        k_out.stat_poisoned <= hls_out[1967:1936];
+        k_out.fence <= hls_out[1975:1968];
     end
 endmodule
 `else

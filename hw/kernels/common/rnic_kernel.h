@@ -213,37 +213,46 @@ static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data
 #define QPC_F(t, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_W(t, qpn, reg))
 #define MPT_W(t, i, reg) ((t)->mpt[i][RNIC_MPT_##reg / 4])
 
-/* Memory key check and translation (IBTA 10.6: key, PD, access, bounds). Returns 0 and the MPT
- * index, or -1. */
-static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
-				 uint64_t va, uint64_t len, uint32_t *mpt_index)
+/* The MPT entry of `key` (index << KEY_TAG_BITS | generation tag): valid, of this generation,
+ * granting `access`, covering [va, va + len). Checked for every DMA a message makes, not only its
+ * first: a region deregistered, re-registered or shrunk meanwhile stops the message at once. */
+static inline int rnic_key_live(const rnic_tables_t *t, uint32_t key, uint32_t access, uint64_t va, uint64_t len)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 	uint32_t ctrl;
 	uint64_t base, size;
 
 	if (i >= RNIC_MAX_MPT)
-		return -1;
+		return 0;
 	ctrl = MPT_W(t, i, CTRL);
 	base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
 	size = ((uint64_t)MPT_W(t, i, LEN_HI) << 32) | MPT_W(t, i, LEN_LO);
-	if (!RNIC_GET(RNIC_MPT_CTRL_VALID, ctrl) || RNIC_GET(RNIC_MPT_CTRL_TAG, ctrl) != (key & 0xff) ||
-	    MPT_W(t, i, PDN) != pdn || (RNIC_GET(RNIC_MPT_CTRL_ACCESS, ctrl) & access) != access ||
-	    va < base || len > size || va - base > size - len)
-		return -1;
-	*mpt_index = i;
-	return 0;
+	return RNIC_GET(RNIC_MPT_CTRL_VALID, ctrl) &&
+	       RNIC_GET(RNIC_MPT_CTRL_TAG, ctrl) == (key & ((1u << RNIC_KEY_TAG_BITS) - 1)) &&
+	       (RNIC_GET(RNIC_MPT_CTRL_ACCESS, ctrl) & access) == access && va >= base && len <= size &&
+	       va - base <= size - len;
 }
 
-/* Bus address of virtual address va inside the MR of MPT entry i (pages of 2^PAGE.SHIFT bytes;
- * DMA requests never cross 4 KiB, so one translation serves a whole request). */
-static inline uint64_t rnic_translate(const rnic_tables_t *t, uint32_t i, uint64_t va)
+/* Memory key check when a message starts (IBTA 10.6: key, PD, access, bounds): 0, or -1. */
+static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
+				 uint64_t va, uint64_t len)
 {
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+
+	return rnic_key_live(t, key, access, va, len) && MPT_W(t, i, PDN) == pdn ? 0 : -1;
+}
+
+/* Bus address of virtual address va inside the MR of `key` (pages of 2^PAGE.SHIFT bytes; DMA
+ * requests never cross 4 KiB, so one translation serves a whole request). Only called for an
+ * address rnic_key_live() admitted: the page lies inside the MR's own MTT entries. */
+static inline uint64_t rnic_translate(const rnic_tables_t *t, uint32_t key, uint64_t va)
+{
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 	uint64_t base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
 	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, MPT_W(t, i, PAGE));
 	uint32_t page = (uint32_t)((va >> sh) - (base >> sh));
 
-	return t->mtt[(MPT_W(t, i, MTT_BASE) + page) % RNIC_MAX_MTT] + (va & ((1ull << sh) - 1));
+	return t->mtt[(MPT_W(t, i, MTT_BASE) + page) & (RNIC_MAX_MTT - 1)] + (va & ((1ull << sh) - 1));
 }
 
 /* Path MTU in bytes from the QPC's enum ibv_mtu value. */

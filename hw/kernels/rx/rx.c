@@ -168,6 +168,9 @@ static void raise_event(rnic_rx_state_t *st, uint32_t type, uint32_t data, uint3
 
 enum { MSG_NONE, MSG_WRITE, MSG_SEND };
 
+/* What the frame being placed is: how it ends when a region it lands in is gone (cut()). */
+enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
+
 static int need_rwqe(uint32_t op)
 {
 	return op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
@@ -284,8 +287,9 @@ static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, ui
 	q->rwqe_valid = 0;
 }
 
-/* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. */
-static void start_segment(rnic_rx_state_t *st)
+/* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
+ * region is no longer what the message was admitted to (rnic_key_live), nothing is written. */
+static int start_segment(rnic_rx_state_t *st)
 {
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
@@ -296,15 +300,49 @@ static void start_segment(rnic_rx_state_t *st)
 		n = room;
 	if (n > st->pay_left)
 		n = st->pay_left;
+	if (!rnic_key_live(&st->t, g->key, g->access, addr, n))
+		return -1;
 	st->seg_len = n;
 	st->seg_left = n;
-	st->seg_addr = rnic_translate(&st->t, g->mpt, addr);
+	st->seg_addr = rnic_translate(&st->t, g->key, addr);
 	st->wc_off += n;
 	if (st->wc_off == g->len) {
 		st->wc_sge++;
 		st->wc_off = 0;
 	}
 	st->pay_left -= n;
+	return 0;
+}
+
+/* A region the frame lands in was deregistered, re-registered or shrunk after its message
+ * started: nothing more of the frame is placed and the message fails, as if its key had been
+ * bad from the start (IBTA 10.6.3 checks every packet). What the frame was to produce once placed
+ * becomes the error: a NAK and the QP-fatal event for a request, an error completion for a
+ * datagram, an error for our own READ/atomic whose response could not be placed. */
+static void cut(rnic_rx_state_t *st)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+
+	st->o.stat_cut++;
+	st->pay_left = 0;
+	st->seg_left = 0;
+	if (st->kind == K_RESP) {
+		notice(st, st->psn, RNIC_AETH_LOCAL_PROT, 1);
+	} else if (st->kind == K_UD) {
+		st->p_cpl.status = RNIC_WC_STATUS_LOC_PROT_ERR;
+		st->p_cpl.byte_len = 0;
+	} else {
+		if (st->kind == K_SEND) {
+			completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_LOC_PROT_ERR, 0);
+		} else if (st->send_cpl) {
+			/* a WRITE with immediate: its receive WQE is flushed with the QP instead */
+			st->send_cpl = 0;
+			q->rwqe_valid = 1;
+		}
+		q->in_msg = MSG_NONE;
+		nak(st, st->psn, st->kind == K_SEND ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_REM_ACCESS);
+	}
+	finish_frame(st);
 }
 
 /* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame. */
@@ -318,7 +356,10 @@ static void place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
 		finish_frame(st);
 		return;
 	}
-	start_segment(st);
+	if (start_segment(st)) {
+		cut(st);
+		return;
+	}
 	st->busy = B_PAYLOAD;
 }
 
@@ -413,7 +454,9 @@ static void got_rwqe(rnic_rx_state_t *st, const uint8_t *w)
 		g->len = RNIC_SGE_LEN_GET(s);
 		if (!g->len)
 			continue;
-		if (rnic_key_check(&st->t, RNIC_SGE_LKEY_GET(s), pdn, RNIC_ACCESS_LOCAL_WRITE, g->addr, g->len, &g->mpt))
+		g->key = RNIC_SGE_LKEY_GET(s);
+		g->access = RNIC_ACCESS_LOCAL_WRITE;
+		if (rnic_key_check(&st->t, g->key, pdn, g->access, g->addr, g->len))
 			q->rwqe_err = 1;
 		q->rwqe_len += g->len;
 		q->rwqe_nsge++;
@@ -446,13 +489,14 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 
 		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
 			return RNIC_AETH_NAK_REM_ACCESS;
-		if (dlen && rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE,
-					   va, dlen, &q->sge[0].mpt))
+		if (dlen && rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE, va, dlen))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
 		q->sge[0].addr = va;
 		q->sge[0].len = dlen;
+		q->sge[0].key = rkey;
+		q->sge[0].access = RNIC_ACCESS_REMOTE_WRITE;
 		q->nsge = 1;
 		q->c_sge = 0;
 		q->c_off = 0;
@@ -498,6 +542,8 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		return;
 	}
 	q->rd_nak = 0;
+	st->kind = K_RESP;
+	st->psn = psn;
 	if (last) {
 		q->rd_head++;
 		q->rd_off = 0;
@@ -522,8 +568,28 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	place(st, RNIC_XTH_OFF + xth, plen);
 }
 
-/* Duplicate request (IBTA 9.7.5.1.2): READ executed again, atomic answered from the replay
- * buffer, SEND/WRITE acknowledged without being placed again. */
+/* RDMA READ request checks (IBTA 9.4.3, 10.6.3): the QP allows remote reads, the length is at
+ * most 2^31, the key covers it. The same for a first request and a duplicate executed again. */
+static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
+{
+	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
+
+	return (QPC_W(&st->t, st->qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
+	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
+					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
+}
+
+static void read_response(rnic_rx_state_t *st, const uint8_t *h, uint32_t kind, uint32_t psn)
+{
+	respond(st, kind, psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->p_rsp.va = rnic_be64(h + RNIC_XTH_OFF);
+	st->p_rsp.key = rnic_be32(h + RNIC_XTH_OFF + 8);
+	st->p_rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
+}
+
+/* Duplicate request (IBTA 9.7.5.1.2): READ executed again (if it passes every check a new one
+ * would: else it is dropped, as the original was NAKed), atomic answered from the replay buffer,
+ * SEND/WRITE acknowledged without being placed again. */
 static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
@@ -531,16 +597,8 @@ static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32
 
 	st->o.stat_dup++;
 	if (op == RNIC_BTH_OP_READ_REQ) {
-		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
-		uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12), mpt = 0;
-
-		if (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
-					    RNIC_ACCESS_REMOTE_READ, va, len, &mpt)) {
-			respond(st, RNIC_RSP_KIND_READ_AGAIN, psn, RNIC_AETH_ACK_NO_CREDIT);
-			st->p_rsp.va = va;
-			st->p_rsp.len = len;
-			st->p_rsp.mpt = mpt;
-		}
+		if (read_ok(st, h))
+			read_response(st, h, RNIC_RSP_KIND_READ_AGAIN, psn);
 	} else if (op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD) {
 		for (i = 0; i < RX_ATOMIC_REPLAY; i++) {
 			if (q->at_valid[i] && q->at_psn[i] == psn) {
@@ -594,8 +652,26 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	st->pay_off = RNIC_XTH_OFF + st->l3 + xth;
 	st->gh = RNIC_GRH_LEN;
 	st->pay_left = plen + RNIC_GRH_LEN;
-	start_segment(st);
+	st->kind = K_UD;
+	if (start_segment(st)) {
+		cut(st);
+		return;
+	}
 	st->busy = B_PAYLOAD;
+}
+
+/* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
+ * be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The source
+ * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
+static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
+{
+	uint32_t ok = QPC_F(&st->t, qpn, CTRL, IPV6) == v6, i;
+
+	if (!v6)
+		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QPC_W(&st->t, qpn, DIP);
+	for (i = 0; i < 4; i++)
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == st->t.qpc[qpn][RNIC_QPC_DIP6_0 / 4 + i];
+	return ok;
 }
 
 /* Decide what to do with the frame at the head of the queue. */
@@ -681,6 +757,11 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
 						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
 		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
+		finish_frame(st);
+		return;
+	}
+	if (op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, qpn, raw, v6)) {
+		st->o.stat_drop_src++;
 		finish_frame(st);
 		return;
 	}
@@ -814,6 +895,8 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		}
 		if (ackreq)
 			respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
+		st->kind = K_SEND;
+		st->psn = psn;
 		place(st, RNIC_XTH_OFF + (uint32_t)xth, plen);
 		return;
 	}
@@ -846,6 +929,8 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->wc_sge = q->c_sge;
 		st->wc_off = q->c_off;
 		st->back = 1;
+		st->kind = K_WRITE;
+		st->psn = psn;
 		place(st, RNIC_XTH_OFF + (uint32_t)xth, plen);
 		return;
 	}
@@ -857,30 +942,23 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	}
 	if (op == RNIC_BTH_OP_READ_REQ) {
 		/* RDMA READ (9.4.3): the TX kernel sends the responses, which take len / MTU PSNs */
-		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
-		uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12), mpt = 0;
-
-		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) || len > 0x80000000u ||
-		    (len && rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, qpn, PDN),
-					   RNIC_ACCESS_REMOTE_READ, va, len, &mpt))) {
+		if (!read_ok(st, h)) {
 			nak(st, psn, RNIC_AETH_NAK_REM_ACCESS);
 			finish_frame(st);
 			return;
 		}
 		st->o.stat_read_reqs++;
-		q->epsn = (q->epsn + (len ? (len + mtu - 1) / mtu : 1)) & RNIC_PSN_MASK;
+		q->epsn = (q->epsn + rnic_npkts(rnic_be32(h + RNIC_XTH_OFF + 12), QPC_F(&st->t, qpn, CTRL, PMTU))) &
+			  RNIC_PSN_MASK;
 		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-		respond(st, RNIC_RSP_KIND_READ, psn, RNIC_AETH_ACK_NO_CREDIT);
-		st->p_rsp.va = va;
-		st->p_rsp.len = len;
-		st->p_rsp.mpt = mpt;
+		read_response(st, h, RNIC_RSP_KIND_READ, psn);
 		finish_frame(st);
 		return;
 	}
 	/* atomics (9.4.5): 8 aligned bytes, read, modified and written back, original returned */
 	{
 		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
-		uint32_t mpt = 0;
+		uint32_t rkey = rnic_be32(h + RNIC_XTH_OFF + 8);
 
 		if ((va & 7) != 0) {
 			nak(st, psn, RNIC_AETH_NAK_INV_REQ);
@@ -888,8 +966,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			return;
 		}
 		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
-		    rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, qpn, PDN),
-				   RNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mpt)) {
+		    rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
 			nak(st, psn, RNIC_AETH_NAK_REM_ACCESS);
 			finish_frame(st);
 			return;
@@ -900,10 +977,12 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->at_swap = rnic_be64(h + RNIC_XTH_OFF + 12);
 		st->at_cmp = rnic_be64(h + RNIC_XTH_OFF + 20);
 		st->wnsge = 1;
-		st->wsge[0] = (rx_sge_t){ .addr = va, .len = 8, .mpt = mpt };
+		st->wsge[0] = (rx_sge_t){ .addr = va, .len = 8, .key = rkey, .access = RNIC_ACCESS_REMOTE_ATOMIC };
 		st->wc_sge = 0;
 		st->wc_off = 0;
-		read_req(st, rnic_translate(&st->t, mpt, va), 8, B_ATOMIC);
+		st->kind = K_ATOMIC;
+		st->psn = psn;
+		read_req(st, rnic_translate(&st->t, rkey, va), 8, B_ATOMIC);
 	}
 }
 
@@ -986,10 +1065,10 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->src += n;
 		st->seg_left -= n;
 		if (!st->seg_left) {
-			if (st->pay_left)
-				start_segment(st);
-			else
+			if (!st->pay_left)
 				finish_frame(st);
+			else if (start_segment(st))
+				cut(st);
 		}
 		break;
 	case B_FW: /* whole frame -> firmware */
@@ -1110,7 +1189,8 @@ static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 	for (k = 0; k < RNIC_MAX_SGE; k++) {
 		e->sge[k].addr = rnic_rd_le(x->sge + k * 16, 8);
 		e->sge[k].len = (uint32_t)rnic_rd_le(x->sge + k * 16 + 8, 4);
-		e->sge[k].mpt = (uint32_t)rnic_rd_le(x->sge + k * 16 + 12, 4);
+		e->sge[k].key = (uint32_t)rnic_rd_le(x->sge + k * 16 + 12, 4);
+		e->sge[k].access = RNIC_ACCESS_LOCAL_WRITE;
 		if (k < x->nsge)
 			e->len += e->sge[k].len;
 	}

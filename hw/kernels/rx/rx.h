@@ -21,7 +21,8 @@ typedef struct {
 typedef struct {
 	uint64_t addr;
 	uint32_t len;
-	uint32_t mpt;
+	uint32_t key;   /* checked again (rnic_key_live) before each DMA write into it */
+	uint8_t access; /* what the key must still grant */
 } rx_sge_t;
 
 typedef struct {
@@ -107,6 +108,8 @@ typedef struct {
 	uint32_t fw_beat;
 	uint32_t qpn;
 	uint8_t back;               /* the cursor goes back to the QP's message state */
+	uint8_t kind;               /* what the frame being placed is (enum in rx.c): how a cut ends */
+	uint32_t psn;               /* its PSN */
 	rx_sge_t wsge[RNIC_MAX_SGE];/* placement cursor of the frame */
 	uint8_t wnsge, wc_sge;
 	uint32_t wc_off;

@@ -34,6 +34,10 @@ static const uint32_t rnr_units[32] = {
 #define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
 #define RSP_SKIP 0xff /* a queued READ response made useless by a later request for it */
 
+/* What a DMA read request brings back: payload, a WQE for the prefetch buffer, or (no read
+ * issued) zero beats in place of payload that may not be read any more. */
+enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
+
 static uint64_t keep_mask(uint32_t n)
 {
 	return n >= 64 ? ~0ull : (1ull << n) - 1;
@@ -173,13 +177,13 @@ static int req_full(const rnic_tx_state_t *st)
 	return st->req_tail - st->req_head >= TX_REQ_FIFO;
 }
 
-static void read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t wqe)
+static void read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind)
 {
-	st->o.rdreq_valid = 1;
+	st->o.rdreq_valid = kind != REQ_ZERO;
 	st->o.rdreq_addr = addr;
 	st->o.rdreq_len = (uint16_t)len;
 	st->req_len[st->req_tail % TX_REQ_FIFO] = (uint16_t)len;
-	st->req_wqe[st->req_tail % TX_REQ_FIFO] = (uint8_t)wqe;
+	st->req_kind[st->req_tail % TX_REQ_FIFO] = (uint8_t)kind;
 	st->req_tail++;
 }
 
@@ -200,7 +204,7 @@ static void schedule(rnic_tx_state_t *st)
 		st->pf_qpn = q;
 		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
 		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
-		read_req(st, base + (uint64_t)(st->qp[q].ci & mask) * RNIC_WQE_BYTES, RNIC_WQE_BYTES, 1);
+		read_req(st, base + (uint64_t)(st->qp[q].ci & mask) * RNIC_WQE_BYTES, RNIC_WQE_BYTES, REQ_WQE);
 		st->pf_beats = 0;
 		st->pf_state = 1;
 		st->qp[q].ci++;
@@ -226,7 +230,8 @@ static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, u
 		g->len = RNIC_SGE_LEN_GET(s);
 		if (!g->len)
 			continue;
-		if (rnic_key_check(&st->t, RNIC_SGE_LKEY_GET(s), pdn, access, g->addr, g->len, &g->mpt))
+		g->key = RNIC_SGE_LKEY_GET(s);
+		if (rnic_key_check(&st->t, g->key, pdn, access, g->addr, g->len))
 			status = RNIC_WC_STATUS_LOC_PROT_ERR;
 		if (st->msg_len + (uint64_t)g->len > 0x80000000u)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
@@ -251,7 +256,7 @@ static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
 	for (k = 0; k < RNIC_MAX_SGE; k++) {
 		rnic_wr_le(x->sge + k * 16, 8, st->sge[k].addr);
 		rnic_wr_le(x->sge + k * 16 + 8, 4, st->sge[k].len);
-		rnic_wr_le(x->sge + k * 16 + 12, 4, st->sge[k].mpt);
+		rnic_wr_le(x->sge + k * 16 + 12, 4, st->sge[k].key);
 	}
 	st->o.rdx_valid = 1;
 }
@@ -316,7 +321,7 @@ static void start_message(rnic_tx_state_t *st)
 		qp_fatal(st, st->qpn);
 		return;
 	}
-	npsn = st->msg_len ? (st->msg_len + st->mtu - 1) / st->mtu : 1;
+	npsn = rnic_npkts(st->msg_len, QPC_F(&st->t, st->qpn, CTRL, PMTU));
 	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
 	if (op >= RNIC_WQE_OP_ATOMIC_CS)
 		npsn = 1;
@@ -325,6 +330,7 @@ static void start_message(rnic_tx_state_t *st)
 	ob->ts = p->ts_db;
 	ob->len = st->msg_len;
 	ob->op = (uint8_t)op;
+	ob->err = 0;
 	ob->first_psn = p->psn;
 	ob->last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
 	if (p->ob_head == p->ob_tail)
@@ -385,7 +391,7 @@ static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 	for (i = 0; i < TX_HDR; i++)
 		k->hdr[i] = 0;
 	k->hdr_len = k->pay_len = 0;
-	k->pad = k->retire = k->v6 = 0;
+	k->pad = k->retire = k->v6 = k->poison = 0;
 	k->qpn = 0;
 	return k;
 }
@@ -563,7 +569,7 @@ static void build_response(rnic_tx_state_t *st)
 			st->rj_active = 1;
 			st->rj_pkt = 0;
 			st->rj_mtu = rnic_mtu_bytes(QPC_F(&st->t, r->qpn, CTRL, PMTU));
-			st->rj_npkts = r->len ? (r->len + st->rj_mtu - 1) / st->rj_mtu : 1;
+			st->rj_npkts = rnic_npkts(r->len, QPC_F(&st->t, r->qpn, CTRL, PMTU));
 		}
 		first = st->rj_pkt == 0;
 		last = st->rj_pkt == st->rj_npkts - 1;
@@ -579,7 +585,7 @@ static void build_response(rnic_tx_state_t *st)
 		st->iss_rsp = 1;
 		st->iss_left = pay;
 		st->iss_va = r->va + (uint64_t)st->rj_pkt * st->rj_mtu;
-		st->iss_mpt = r->mpt;
+		st->iss_key = r->key;
 		if (++st->rj_pkt == st->rj_npkts) {
 			st->rj_active = 0;
 			st->rsp_head++;
@@ -604,11 +610,50 @@ static void build_response(rnic_tx_state_t *st)
 	st->pk_tail++;
 }
 
+/* QP q's message in progress stops at its next packet, and a WQE being fetched for it is
+ * dropped when it arrives. */
+static void stop_fetch(rnic_tx_state_t *st, uint32_t q)
+{
+	if (st->phase && st->qpn == q)
+		st->cancel = 1;
+	if (st->pf_state == 2 && st->pf_qpn == q)
+		st->pf_state = 0;
+	else if (st->pf_state == 1 && st->pf_qpn == q)
+		st->pf_discard = 1;
+}
+
+/* The region the payload of the packet being read comes from went away after its message
+ * started (deregistered, re-registered, shrunk): nothing more is read from it. The packet still
+ * leaves, zeros in place of the payload not read, with a bad ICRC so that no receiver takes it
+ * (a frame cannot be taken back once its header is out); its message stops: a READ response
+ * stream ends (the requester asks again and gets the NAK its key now earns), a request's WQE
+ * completes with a protection error and its QP goes to error. */
+static int poison(rnic_tx_state_t *st)
+{
+	uint32_t q = st->qpn;
+
+	if (!st->iss_rsp && st->cpl_tail - st->cpl_head >= TX_CPL_FIFO)
+		return -1; /* no room for the QP-fatal event yet */
+	st->pk[(st->pk_tail - 1) % TX_PKT_FIFO].poison = 1;
+	read_req(st, 0, st->iss_left, REQ_ZERO);
+	st->credit += st->iss_left;
+	st->iss_left = 0;
+	st->o.stat_poisoned++;
+	if (st->iss_rsp) {
+		st->rj_cancel = st->rj_active;
+		return 0;
+	}
+	st->ob[q][(st->qp[q].ob_tail - 1) % TX_OB].err = RNIC_WC_STATUS_LOC_PROT_ERR;
+	qp_fatal(st, q);
+	stop_fetch(st, q);
+	return 0;
+}
+
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
 static void build(rnic_tx_state_t *st)
 {
 	uint64_t addr;
-	uint32_t n, room, mpt;
+	uint32_t n, room, key;
 
 	if (st->o.rdreq_valid)
 		return;
@@ -618,20 +663,24 @@ static void build(rnic_tx_state_t *st)
 		if (st->iss_rsp) {
 			addr = st->iss_va;
 			n = st->iss_left;
-			mpt = st->iss_mpt;
+			key = st->iss_key;
 		} else {
 			const tx_sge_t *g = &st->sge[st->iss_sge];
 
 			addr = g->addr + st->iss_sge_off;
 			n = g->len - st->iss_sge_off;
-			mpt = g->mpt;
+			key = g->key;
 		}
 		room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
 		if (n > room)
 			n = room;
 		if (n > st->iss_left)
 			n = st->iss_left;
-		read_req(st, rnic_translate(&st->t, mpt, addr), n, 0);
+		if (!rnic_key_live(&st->t, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, addr, n)) {
+			poison(st);
+			return;
+		}
+		read_req(st, rnic_translate(&st->t, key, addr), n, REQ_PAYLOAD);
 		st->credit += n;
 		st->iss_left -= n;
 		st->iss_va += n;
@@ -656,18 +705,6 @@ static void build(rnic_tx_state_t *st)
 	}
 	if (st->phase)
 		build_request(st);
-}
-
-/* QP q's message in progress stops at its next packet, and a WQE being fetched for it is
- * dropped when it arrives. */
-static void stop_fetch(rnic_tx_state_t *st, uint32_t q)
-{
-	if (st->phase && st->qpn == q)
-		st->cancel = 1;
-	if (st->pf_state == 2 && st->pf_qpn == q)
-		st->pf_state = 0;
-	else if (st->pf_state == 1 && st->pf_qpn == q)
-		st->pf_discard = 1;
 }
 
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
@@ -732,6 +769,12 @@ static void check_timer(rnic_tx_state_t *st)
 		p->hold_until = 0; /* the RNR wait is over: the scheduler looks again */
 		st->sched_hint = 1;
 	}
+	if (p->err && p->ob_head != p->ob_tail && !st->ack_busy) {
+		/* in error with WQEs outstanding that no ACK will retire any more: flush them */
+		st->ack_busy = 1;
+		st->ack_qpn = q;
+		return;
+	}
 	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until ||
 	    QPC_F(&st->t, q, CTRL, TYPE) != RNIC_QPT_RC)
 		return;
@@ -793,10 +836,10 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 		if (st->acc_n + 8 > TX_ACC || (k->retire && cpl_full(st)))
 			return;
 		if (k->retire)
-			ob_retire(st, k->qpn, RNIC_WC_STATUS_SUCCESS);
+			ob_retire(st, k->qpn, k->poison ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
 		st->crc = rnic_crc32(st->crc, zero, k->pad);
 		push(st, zero, k->pad);
-		rnic_wr_le(icrc, 4, ~st->crc);
+		rnic_wr_le(icrc, 4, k->poison ? st->crc : ~st->crc);
 		push(st, icrc, 4);
 		st->frame_end = 1;
 		st->pk_head++;
@@ -822,7 +865,7 @@ static void acknowledge(rnic_tx_state_t *st)
 		return;
 	}
 	if (p->err) {
-		ob_retire(st, q, RNIC_WC_STATUS_WR_FLUSH_ERR);
+		ob_retire(st, q, ob->err ? ob->err : RNIC_WC_STATUS_WR_FLUSH_ERR);
 		return;
 	}
 	rd = is_rd(ob->op);
@@ -863,6 +906,7 @@ static void acknowledge(rnic_tx_state_t *st)
 	}
 	ob_retire(st, q, st->ack_syn == RNIC_AETH_NAK_REM_ACCESS ? RNIC_WC_STATUS_REM_ACCESS_ERR :
 			 st->ack_syn == RNIC_AETH_NAK_REM_OP ? RNIC_WC_STATUS_REM_OP_ERR :
+			 st->ack_syn == RNIC_AETH_LOCAL_PROT ? RNIC_WC_STATUS_LOC_PROT_ERR :
 			 RNIC_WC_STATUS_REM_INV_REQ_ERR);
 	qp_fatal(st, q);
 	st->ack_busy = 1;
@@ -920,15 +964,16 @@ static void fence(rnic_tx_state_t *st)
 	}
 }
 
-/* The next DMA read beat belongs to a WQE fetch (else to payload). */
-static int next_is_wqe(const rnic_tx_state_t *st)
+/* What the next DMA read beat is for (enum REQ_*). */
+static uint32_t next_kind(const rnic_tx_state_t *st)
 {
-	return st->req_left ? st->cur_wqe : st->req_wqe[st->req_head % TX_REQ_FIFO];
+	return st->req_left ? st->cur_kind : st->req_kind[st->req_head % TX_REQ_FIFO];
 }
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
+	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
 	uint32_t idx, i;
 
@@ -965,6 +1010,9 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->o.rdx_valid = 0;
 	if (in->rd_valid && st->o.rd_ready)
 		rd = in->rd_data;
+	else if ((st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO && st->e_state == 1 &&
+		 st->acc_n + RNIC_BEAT <= TX_ACC)
+		rd = zero_beat;
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
 	if (in->ack_valid && st->o.ack_ready) {
@@ -987,10 +1035,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	if (rd) {
 		if (!st->req_left) {
 			st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
-			st->cur_wqe = st->req_wqe[st->req_head % TX_REQ_FIFO];
+			st->cur_kind = st->req_kind[st->req_head % TX_REQ_FIFO];
 			st->req_head++;
 		}
-		if (st->cur_wqe) {
+		if (st->cur_kind == REQ_WQE) {
 			/* a WQE beat for the prefetch buffer */
 			for (i = 0; i < RNIC_BEAT; i++)
 				st->pf_wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
@@ -1028,7 +1076,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.db_ready = 1;
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
-	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) &&
-			 (next_is_wqe(st) ? st->pf_state == 1 : st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC);
+	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
+			 (next_kind(st) == REQ_WQE ? st->pf_state == 1 : st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC);
 	*out = st->o;
 }

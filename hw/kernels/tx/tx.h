@@ -22,6 +22,7 @@ typedef struct {
 	uint16_t index;      /* SQ index of the WQE */
 	uint8_t signaled;
 	uint8_t op;          /* enum WQE_OP */
+	uint8_t err;         /* its completion status if the QP fails with it outstanding (else flush) */
 } tx_ob_t;
 
 typedef struct {
@@ -46,7 +47,7 @@ typedef struct {
 typedef struct {
 	uint64_t addr;
 	uint32_t len;
-	uint32_t mpt;
+	uint32_t key;        /* checked again (rnic_key_live) before each DMA read from it */
 } tx_sge_t;
 
 typedef struct {
@@ -56,6 +57,7 @@ typedef struct {
 	uint8_t pad;
 	uint8_t retire;      /* UC/UD: the message's last packet, its WQE completes once sent */
 	uint8_t v6;          /* RoCEv2 over IPv6 */
+	uint8_t poison;      /* its payload's region went away: sent with a bad ICRC, nobody takes it */
 	uint16_t qpn;
 } tx_pkt_t;
 
@@ -103,13 +105,14 @@ typedef struct {
 	uint32_t iss_left;           /* bytes of the packet still to request */
 	uint32_t iss_sge, iss_sge_off;
 	uint64_t iss_va;
-	uint32_t iss_mpt;
+	uint32_t iss_key;
 	uint32_t credit;             /* payload bytes requested and not yet emitted */
 	uint16_t req_len[TX_REQ_FIFO];
-	uint8_t req_wqe[TX_REQ_FIFO];/* the read fetches a WQE, not payload */
+	uint8_t req_kind[TX_REQ_FIFO];/* enum in tx.c: payload, a WQE, or zeros that stand in for
+				       * payload not read (its region went away) */
 	uint32_t req_head, req_tail;
 	uint32_t req_left;           /* bytes of the request being taken not yet taken */
-	uint8_t cur_wqe;             /* ... and it is a WQE fetch */
+	uint8_t cur_kind;            /* ... and its kind */
 
 	/* packets built and not yet emitted */
 	tx_pkt_t pk[TX_PKT_FIFO];
