@@ -68,11 +68,13 @@ soak:
 	$(PY) sim/transport.py soak
 	RNIC_OPEN_CLOSE_ROUNDS=10000 $(PY) -m pytest -q tests/test_sim.py -k open_close_while_traffic
 
-# mutated frames into the RX kernel (built with ASan and UBSan): 10^7 frames, a few minutes
+# mutated frames into the RX kernel and mutated firmware commands (built with ASan and UBSan):
+# 10^7 frames and 10^6 commands, a few minutes
 fuzz:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(BUILD)/fuzz/fuzz_rx 10000000
+	$(BUILD)/fw/test_fw_asan --fuzz 1000000
 
 # Debian's unmodified ibverbs-utils, perftest and pyverbs through the project's libibverbs.so.1
 interop-tools:

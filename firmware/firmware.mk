@@ -31,6 +31,13 @@ $(FW_TEST): firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c $(FW_
 	$(CC) $(CFLAGS_COMMON) -I$(SPEC_INC) -Ifirmware/src firmware/tests/test_fw.c firmware/src/fw.c \
 		firmware/src/util.c -o $@
 
+# the same with ASan and UBSan, for its command fuzzer (make fuzz)
+FW_TEST_ASAN := $(FW_DIR)/test_fw_asan
+$(FW_TEST_ASAN): firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c $(FW_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all -I$(SPEC_INC) -Ifirmware/src \
+		firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c -o $@
+
 .PHONY: fw-test
-fw-test: $(FW_TEST)
+fw-test: $(FW_TEST) $(FW_TEST_ASAN)
 ALL_TARGETS += fw-test

@@ -236,7 +236,9 @@ int fw_arp_lookup(uint32_t ip, uint8_t *mac)
 	return -1;
 }
 
-/* An Ethernet II ARP frame for IPv4: learn the sender, answer a request for our address. */
+/* An Ethernet II ARP frame for IPv4: learn the sender of a request for our address, or of the
+ * reply to the request we have out (an unsolicited reply would let anyone redirect a peer's
+ * traffic); answer a request for our address. */
 void fw_arp_input(const uint8_t *f, uint32_t len)
 {
 	uint32_t op, spa, tpa;
@@ -249,7 +251,7 @@ void fw_arp_input(const uint8_t *f, uint32_t len)
 	op = ((uint32_t)f[20] << 8) | f[21];
 	spa = be32(f + 28);
 	tpa = be32(f + 38);
-	if (op == 2 || (op == 1 && tpa == fw.ip))
+	if ((op == 2 && spa == fw.arp_wanted && spa) || (op == 1 && tpa == fw.ip))
 		arp_learn(spa, f + 22);
 	if (op == 1 && tpa == fw.ip)
 		hal_pkt_send(fw_arp_build(hal_pkt_tx_buf(), 2, f + 22, spa));
@@ -346,7 +348,8 @@ uint32_t fw_nd_build(uint8_t *f, uint32_t type, const uint8_t *target, const uin
 	return ND_LEN;
 }
 
-/* An IPv6 frame: neighbour solicitations for our address are answered, advertisements learnt. */
+/* An IPv6 frame: neighbour solicitations for our address are answered (and their sender learnt),
+ * the advertisement of the address being resolved is learnt, no other. */
 void fw_nd_input(const uint8_t *f, uint32_t len)
 {
 	uint32_t plen;
@@ -363,7 +366,7 @@ void fw_nd_input(const uint8_t *f, uint32_t len)
 	if (f[54] == 135 && !memcmp(f + 62, fw.ip6, 16)) {
 		nd_learn(f + 22, f + 6);
 		hal_pkt_send(fw_nd_build(hal_pkt_tx_buf(), 136, 0, f + 22, f + 6));
-	} else if (f[54] == 136) {
+	} else if (f[54] == 136 && fw.nd_wanted[0] && !memcmp(f + 62, fw.nd_wanted, 16)) {
 		nd_learn(f + 62, plen >= 32 && f[78] == 2 ? f + 80 : f + 6);
 	}
 }
@@ -388,17 +391,21 @@ static int nd_resolve(const uint8_t *ip, uint8_t *mac)
 	uint32_t t;
 	uint64_t start;
 
+	if (!nd_lookup(ip, mac))
+		return 0;
+	memcpy(fw.nd_wanted, ip, 16);
 	for (t = 0; t < FW_ARP_TRIES; t++) {
-		if (!nd_lookup(ip, mac))
-			return 0;
 		hal_pkt_send(fw_nd_build(hal_pkt_tx_buf(), 135, ip, 0, 0));
 		start = hal_cycles();
 		while (hal_cycles() - start < FW_ARP_WAIT_CYCLES) {
 			fw_poll_frames();
-			if (!nd_lookup(ip, mac))
+			if (!nd_lookup(ip, mac)) {
+				memset(fw.nd_wanted, 0, 16);
 				return 0;
+			}
 		}
 	}
+	memset(fw.nd_wanted, 0, 16);
 	return -1;
 }
 
@@ -408,17 +415,21 @@ static int arp_resolve(uint32_t ip, uint8_t *mac)
 	uint32_t t;
 	uint64_t start;
 
+	if (!fw_arp_lookup(ip, mac))
+		return 0;
+	fw.arp_wanted = ip;
 	for (t = 0; t < FW_ARP_TRIES; t++) {
-		if (!fw_arp_lookup(ip, mac))
-			return 0;
 		hal_pkt_send(fw_arp_build(hal_pkt_tx_buf(), 1, 0, ip));
 		start = hal_cycles();
 		while (hal_cycles() - start < FW_ARP_WAIT_CYCLES) {
 			fw_poll_frames();
-			if (!fw_arp_lookup(ip, mac))
+			if (!fw_arp_lookup(ip, mac)) {
+				fw.arp_wanted = 0;
 				return 0;
+			}
 		}
 	}
+	fw.arp_wanted = 0;
 	return -1;
 }
 

@@ -68,6 +68,8 @@ struct fw {
 	uint8_t ip6[16];                  /* link-local, from the MAC (GID 1) */
 	struct fw_nd nd[FW_ARP_ENTRIES];  /* IPv6 neighbours */
 	uint32_t nd_next;
+	uint32_t arp_wanted;              /* the address being resolved: only its reply is learnt */
+	uint8_t nd_wanted[16];
 	uint32_t drops;
 	uint8_t fence;                    /* the last fence token */
 	uint8_t dma_window;               /* FW.DMA_WINDOW */

@@ -1,6 +1,14 @@
 /* Unit tests of the firmware logic, built for the host with a fake HAL: host memory for DMA,
- * a record of configuration writes, a frame queue and a clock that advances on every read. */
+ * a record of configuration writes, a frame queue and a clock that advances on every read.
+ *
+ *     test_fw                  the unit tests
+ *     test_fw --fuzz N [SEED]  N mutated commands from four contexts under rnic-sim's address
+ *                              windows (make fuzz builds it with ASan and UBSan): every address
+ *                              the firmware reads or hands the datapath must be the issuing
+ *                              context's, and a context reset must leave nothing of it behind
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fw.h"
@@ -26,6 +34,14 @@ static uint32_t ctxregs[RNIC_NUM_CTX][16];
 static uint32_t cfg_qpc[RNIC_MAX_QP][32], cfg_mpt[RNIC_MAX_MPT][8];
 static uint64_t cfg_mtt[RNIC_MAX_MTT];
 static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP */
+static int fuzz_ctx = -1;             /* fuzzing: the context whose command runs */
+static uint64_t fuzz_findings;
+
+static void fuzz_check(const char *what, uint64_t addr)
+{
+	if (fuzz_ctx >= 0 && addr >> RNIC_LINK_BUS_CTX_SHIFT != (uint64_t)fuzz_ctx + 1 && fuzz_findings++ < 10)
+		printf("FINDING: ctx %d: %s 0x%llx\n", fuzz_ctx, what, (unsigned long long)addr);
+}
 
 uint32_t hal_mac_hi(void) { return 0x0200; }
 uint32_t hal_mac_lo(void) { return 0x00000001; }
@@ -62,11 +78,25 @@ void hal_cfg(uint32_t addr, uint32_t data)
 		cfg_mpt[i][w] = data;
 	else if (t == RNIC_CFG_TBL_MTT)
 		cfg_mtt[i] = w ? (cfg_mtt[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_mtt[i] & ~0xffffffffull) | data;
+	if (t == RNIC_CFG_TBL_MTT && w == 1)
+		fuzz_check("MTT entry", cfg_mtt[i]);
+	if (((t == RNIC_CFG_TBL_CQC && w == RNIC_CQC_BASE_HI / 4) || (t == RNIC_CFG_TBL_EQC && w == RNIC_EQC_BASE_HI / 4) ||
+	     (t == RNIC_CFG_TBL_SRQC && w == RNIC_SRQC_BASE_HI / 4)) && data)
+		fuzz_check("ring base (high word)", (uint64_t)data << 32);
+	if (t == RNIC_CFG_TBL_QPC && w == 0 && (data & 1)) {
+		fuzz_check("SQ base", ((uint64_t)cfg_qpc[i][RNIC_QPC_SQ_BASE_HI / 4] << 32) | cfg_qpc[i][RNIC_QPC_SQ_BASE_LO / 4]);
+		if (!RNIC_GET(RNIC_QPC_SRQ_USE, cfg_qpc[i][RNIC_QPC_SRQ / 4]))
+			fuzz_check("RQ base",
+				   ((uint64_t)cfg_qpc[i][RNIC_QPC_RQ_BASE_HI / 4] << 32) | cfg_qpc[i][RNIC_QPC_RQ_BASE_LO / 4]);
+	}
 }
 
 int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
 {
+	fuzz_check("firmware DMA", addr);
 	addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
+	if (addr + len > sizeof(host))
+		return 0;
 	if (write)
 		memcpy(host + addr, dmabuf + local, len);
 	else
@@ -347,6 +377,20 @@ static void test_dma_window(void)
 	fw.dma_window = 0;
 }
 
+/* An ARP reply nobody asked for is not learnt (it would redirect a peer's traffic). */
+static void test_unsolicited_arp_reply(void)
+{
+	static const uint8_t mac[6] = {2, 0, 0, 0, 0, 0x77};
+	uint8_t f[42], got[6];
+
+	fw_arp_build(f, 2, fw.mac, fw.ip);
+	memcpy(f + 6, mac, 6);
+	memcpy(f + 22, mac, 6);
+	f[28] = 10, f[29] = 0, f[30] = 0, f[31] = 0x77;
+	fw_arp_input(f, sizeof(f));
+	CHECK(fw_arp_lookup(0x0a000077, got) != 0);
+}
+
 /* A privileged Q_Key is refused (EPERM on the host). */
 static void test_privileged_qkey(void)
 {
@@ -487,9 +531,88 @@ static void test_cmdq_and_reset(void)
 	CHECK(ctxregs[5][RNIC_CTX_CMDQ_CI / 4] == 0);
 }
 
-int main(void)
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* An address for context ctx: mostly its own window, sometimes another's or anything. */
+static uint64_t fuzz_addr(uint32_t ctx)
+{
+	uint32_t r = (uint32_t)(rnd() % 16);
+	uint64_t off = (rnd() % (sizeof(host) / 4096)) * 4096 + (rnd() % 4 ? 0 : rnd() % 4096);
+
+	if (r < 11)
+		return ((ctx + 1ull) << RNIC_LINK_BUS_CTX_SHIFT) | off;
+	if (r < 14)
+		return ((1 + rnd() % 4) << RNIC_LINK_BUS_CTX_SHIFT) | off;
+	return rnd();
+}
+
+/* Mutated commands: random payload bytes with handles seen before, small numbers and addresses
+ * put at random aligned offsets; a context reset now and then must leave it owning nothing. */
+static int fuzz(uint64_t n)
+{
+	static uint32_t handles[64];
+	uint64_t i, ok = 0;
+	uint32_t k, c, nh = 0;
+
+	fw.dma_window = RNIC_LINK_BUS_CTX_SHIFT;
+	for (k = 0; k < sizeof(host) / 8; k++) /* page lists: pages of the four contexts, and junk */
+		rnic_wr_le(host + 8 * k, 8, rnd() % 8 ? ((1 + rnd() % 4) << RNIC_LINK_BUS_CTX_SHIFT) | (rnd() & ~0xfffull) : rnd());
+	for (i = 0; i < n; i++) {
+		uint32_t ctx = (uint32_t)(rnd() % 4), op = (uint32_t)(rnd() % 20);
+		uint8_t *p = in();
+
+		for (k = 0; k < RNIC_CMD_BYTES - RNIC_CMD_PAYLOAD_OFF; k++)
+			p[k] = rnd() % 4 ? 0 : (uint8_t)rnd();
+		for (k = (uint32_t)(rnd() % 8); k; k--) {
+			uint32_t at = (uint32_t)(rnd() % ((RNIC_CMD_BYTES - RNIC_CMD_PAYLOAD_OFF) / 4)) * 4;
+			uint32_t r = (uint32_t)(rnd() % 4);
+
+			if (r == 0 && nh)
+				rnic_wr_le(p + at, 4, handles[rnd() % nh]);
+			else if (r == 1)
+				rnic_wr_le(p + at, 4, rnd() % 16);
+			else if (at + 8 <= RNIC_CMD_BYTES - RNIC_CMD_PAYLOAD_OFF)
+				rnic_wr_le(p + (at & ~7u), 8, fuzz_addr(ctx));
+		}
+		fuzz_ctx = (int)ctx;
+		if (run(ctx, op) == RNIC_CMD_ST_OK) {
+			ok++;
+			handles[nh++ % 64] = handle();
+			nh = nh > 64 ? 64 : nh;
+		}
+		if (rnd() % 256 == 0) {
+			fw_ctx_reset(ctx);
+			for (k = 0; k < FW_OWN_KINDS; k++)
+				if (fw.owned[ctx][k] && fuzz_findings++ < 10)
+					printf("FINDING: ctx %u still owns %u objects of kind %u after its reset\n", ctx,
+					       fw.owned[ctx][k], k);
+			for (c = 0; c < RNIC_MAX_MPT; c++)
+				if (fw.mr[c].used && fw.mr[c].ctx == ctx && fuzz_findings++ < 10)
+					printf("FINDING: ctx %u: key slot %u left after its reset\n", ctx, c);
+		}
+		fuzz_ctx = -1;
+	}
+	printf("fuzz_fw: %llu commands, %llu succeeded: %llu findings\n", (unsigned long long)n,
+	       (unsigned long long)ok, (unsigned long long)fuzz_findings);
+	return fuzz_findings != 0;
+}
+
+int main(int argc, char **argv)
 {
 	fw_init();
+	if (argc > 2 && !strcmp(argv[1], "--fuzz")) {
+		if (argc > 3)
+			rng = strtoull(argv[3], NULL, 0) | 1;
+		return fuzz(strtoull(argv[2], NULL, 0));
+	}
 	test_state_table();
 	test_commands();
 	test_mtt_allocator();
@@ -499,6 +622,7 @@ int main(void)
 	test_keys();
 	test_dma_window();
 	test_privileged_qkey();
+	test_unsolicited_arp_reply();
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
 }
