@@ -148,7 +148,7 @@ struct DmaRead {
 	uint32_t id, len, beat;
 	uint8_t tag;
 	uint64_t due;
-	bool fetched;
+	bool fetched, err; /* err: the process refused the read (or is gone): zeros, flagged */
 	std::vector<uint8_t> data;
 };
 
@@ -268,13 +268,14 @@ int main(int argc, char **argv)
 		if (!reads.empty() && reads.front().due <= cycle) {
 			DmaRead &r = reads.front();
 			if (!r.fetched) {
-				host->dma_data(r.id, r.data);
+				r.err = !host->dma_data(r.id, r.data);
 				r.data.resize(((r.len + 63) / 64) * 64);
 				r.fetched = true;
 			}
 			put_wide(top->s_dma_rd_data, r.data.data() + r.beat * 64);
 			top->s_dma_rd_tag = r.tag;
 			top->s_dma_rd_last = (r.beat + 1) * 64 >= r.len;
+			top->s_dma_rd_err = r.err;
 			rd_drive = true;
 		}
 		top->s_dma_rd_valid = rd_drive;
@@ -332,7 +333,7 @@ int main(int argc, char **argv)
 			double start = std::max(static_cast<double>(cycle + rd_latency), rd_free);
 			rd_free = start + len / pcie_bytes_per_cycle;
 			reads.push_back({host->dma_read(ctx_of(a), a, len), len, 0, static_cast<uint8_t>(top->m_dma_rd_req_tag),
-					 static_cast<uint64_t>(start), false, {}});
+					 static_cast<uint64_t>(start), false, false, {}});
 		}
 		if (rd_drive && top->s_dma_rd_ready) {
 			DmaRead &r = reads.front();

@@ -37,6 +37,25 @@ def test_stale_socket_is_not_a_device(tmp_path):
     assert r.stdout.split() == ["0"], r.stderr
 
 
+def test_socket_in_a_directory_others_can_write_is_not_a_device(tmp_path):
+    """A live socket is a device only where nobody else could have put it."""
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(tmp_path / "nic.sock"))
+    s.listen(4)
+    code = ("import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); n = ctypes.c_int(-1); "
+            "lib.ibv_get_device_list.restype = ctypes.c_void_p; lib.ibv_get_device_list(ctypes.byref(n)); "
+            "print(n.value)")
+    seen = []
+    for mode in (0o700, 0o777, 0o720):
+        tmp_path.chmod(mode)
+        r = subprocess.run([sys.executable, "-c", code, str(LIB)], env=dict(os.environ, RNIC_SIM_DIR=str(tmp_path)),
+                           capture_output=True, text=True, timeout=30)
+        seen.append(r.stdout.split())
+    tmp_path.chmod(0o700)
+    s.close()
+    assert seen == [["1"], ["0"], ["0"]]
+
+
 def test_card_device_is_listed_and_fails_cleanly(tmp_path):
     """A /dev/rnicN (the kernel module's node) is listed as rnic_pciN before any simulator; opening
     one that does not answer the module's ioctls (here a node of /dev/null's driver) fails with

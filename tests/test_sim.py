@@ -56,6 +56,18 @@ def test_bad_arguments_are_refused(args, msg):
     assert r.returncode == 2 and msg in r.stderr
 
 
+def test_socket_directory_writable_by_others_is_refused(tmp_path):
+    """Another user could have made the directory, or could put a socket of theirs in it: the
+    simulator does not listen there."""
+    d = tmp_path / "shared"
+    d.mkdir()
+    d.chmod(0o777)
+    r = subprocess.run([str(SIM), "--name", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1",
+                        "--sock-dir", str(d)], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "writable by others" in r.stderr, r.stderr
+    assert not (d / "x.sock").exists()
+
+
 def test_host_link_contexts_and_permissions(tmp_path):
     sim = start_sim(tmp_path)
     try:
@@ -231,6 +243,45 @@ def test_a_process_cannot_point_the_nic_at_another_process_memory(tmp_path):
     finally:
         stop(sim)
     assert "command rings outside its window" in (tmp_path / "rnic0.log").read_text()
+
+
+def test_a_refused_dma_read_fails_the_command(tmp_path):
+    """REG_MR whose page list the process has not mapped: the process refuses the read (link
+    STATUS), the NIC flags it (s_dma_rd_err, FW.DMA_STATUS.ERR) and the firmware answers
+    DMA_ERROR (EFAULT) instead of filling the MTT from whatever came back."""
+    sim = start_sim(tmp_path)
+    try:
+        cmdq, cmdc = bytearray(4 * S.CMD_BYTES), bytearray(4 * S.CMDC_BYTES)
+        b = LinkClient(tmp_path / "rnic0.sock", memory={})
+        b.mem[b.bus(0x10000)], b.mem[b.bus(0x20000)] = cmdq, cmdc
+        owner = S.CMDC[1]["OWNER"][0]
+
+        def run(slot):
+            deadline = time.time() + 30
+            while not cmdc[slot * S.CMDC_BYTES + owner] and time.time() < deadline:
+                time.sleep(0.05)
+                b.read32(S.ID["VENDOR_DEVICE"][0])  # serves the NIC's reads meanwhile
+            return struct.unpack_from("<IBB", cmdc, slot * S.CMDC_BYTES)
+
+        struct.pack_into("<BxxxI", cmdq, 0, S.ENUM["CMD"]["ALLOC_PD"], 1)
+        page = cmdq_setup(b, b.bus(0x10000), b.bus(0x20000))
+        assert run(0) == (1, S.CMD_ST["OK"], S.ENUM["CMD"]["ALLOC_PD"])
+        pdn = struct.unpack_from("<I", cmdc, S.CMDC[1]["OUT"][0])[0]
+        mr = S.CMD_BYTES + S.CMD[1]["PAYLOAD"][0]
+        struct.pack_into("<BxxxI", cmdq, S.CMD_BYTES, S.ENUM["CMD"]["REG_MR"], 2)
+        f = S.CMDI_REG_MR[1]
+        struct.pack_into("<I", cmdq, mr + f["PDN"][0], pdn)
+        struct.pack_into("<I", cmdq, mr + f["ACCESS"][0], S.ACCESS["LOCAL_WRITE"])
+        struct.pack_into("<Q", cmdq, mr + f["VA"][0], 0x7000000)
+        struct.pack_into("<Q", cmdq, mr + f["LENGTH"][0], 0x1000)
+        struct.pack_into("<Q", cmdq, mr + f["PAGELIST"][0], b.bus(0x40000))  # not mapped
+        struct.pack_into("<I", cmdq, mr + f["NPAGES"][0], 1)
+        cmdq[mr + f["PAGE_SHIFT"][0]] = 12
+        b.write32(page + S.CTX["CMDQ_PI"][0], 2)
+        assert run(1) == (2, S.CMD_ST["DMA_ERROR"], S.ENUM["CMD"]["REG_MR"])
+        b.close()
+    finally:
+        stop(sim)
 
 
 def test_dma_answers_come_from_the_process_asked(tmp_path):

@@ -73,7 +73,7 @@ module rnic_card #(
     input  wire          s_axis_eth_rx_tlast
 );
     logic rst;
-    logic rd_req_valid, rd_req_ready, rd_valid, rd_ready, rd_last;
+    logic rd_req_valid, rd_req_ready, rd_valid, rd_ready, rd_last, rd_err;
     logic [63:0] rd_req_addr;
     logic [15:0] rd_req_len;
     logic [7:0] rd_req_tag, rd_tag;
@@ -106,7 +106,7 @@ module rnic_card #(
         .m_dma_rd_req_valid(rd_req_valid), .m_dma_rd_req_ready(rd_req_ready),
         .m_dma_rd_req_addr(rd_req_addr), .m_dma_rd_req_len(rd_req_len), .m_dma_rd_req_tag(rd_req_tag),
         .s_dma_rd_valid(rd_valid), .s_dma_rd_ready(rd_ready), .s_dma_rd_data(rd_data),
-        .s_dma_rd_tag(rd_tag), .s_dma_rd_last(rd_last),
+        .s_dma_rd_tag(rd_tag), .s_dma_rd_last(rd_last), .s_dma_rd_err(rd_err),
         .m_dma_wr_valid(wr_valid), .m_dma_wr_ready(wr_ready), .m_dma_wr_addr(wr_addr),
         .m_dma_wr_len(wr_len), .m_dma_wr_data(wr_data), .m_dma_wr_last(wr_last),
         .irq_valid, .irq_ready, .irq_vector,
@@ -119,7 +119,7 @@ module rnic_card #(
         .s_rd_req_valid(rd_req_valid), .s_rd_req_ready(rd_req_ready), .s_rd_req_addr(rd_req_addr),
         .s_rd_req_len(rd_req_len), .s_rd_req_tag(rd_req_tag),
         .m_rd_valid(rd_valid), .m_rd_ready(rd_ready), .m_rd_data(rd_data), .m_rd_tag(rd_tag),
-        .m_rd_last(rd_last),
+        .m_rd_last(rd_last), .m_rd_err(rd_err),
         .s_wr_valid(wr_valid), .s_wr_ready(wr_ready), .s_wr_addr(wr_addr), .s_wr_len(wr_len),
         .s_wr_data(wr_data), .s_wr_last(wr_last),
         .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,

@@ -318,6 +318,18 @@ static int mr_map(struct rnic_dev *d, void *va, uint64_t len, struct mr_pages *p
 	return 0;
 }
 
+/* The command has run: its page list goes, and after a refusal the region's mapping (the NIC
+ * never used it). After a timeout both stay: the firmware may still read the list and use the
+ * pages (the device is dead; its owner keeps the memory). */
+static void mr_unlist(struct rnic_dev *d, struct mr_pages *p, int ret, void *va, uint64_t len)
+{
+	if (d->dead)
+		return;
+	d->ops->dma_free(d->bus, p->list, p->list_size);
+	if (ret)
+		d->ops->dma_unmap(d->bus, va, len);
+}
+
 int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uint64_t len, uint32_t *key)
 {
 	uint8_t in[RNIC_CMDI_REG_MR_SIZE] = {0};
@@ -339,9 +351,7 @@ int rnic_reg_mr(struct rnic_dev *d, uint32_t pdn, uint32_t access, void *va, uin
 	RNIC_CMDI_REG_MR_NPAGES_SET(in, p.n);
 	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(in, p.shift);
 	ret = cmd_handle(d, RNIC_CMD_REG_MR, in, sizeof(in), key);
-	d->ops->dma_free(d->bus, p.list, p.list_size);
-	if (ret)
-		d->ops->dma_unmap(d->bus, va, len);
+	mr_unlist(d, &p, ret, va, len);
 	return ret;
 }
 
@@ -376,10 +386,7 @@ int rnic_rereg_mr(struct rnic_dev *d, uint32_t key, uint32_t flags, uint32_t pdn
 	RNIC_CMDI_REREG_MR_NPAGES_SET(in, p.n);
 	RNIC_CMDI_REREG_MR_PAGE_SHIFT_SET(in, p.shift);
 	ret = rnic_cmd_exec(d, RNIC_CMD_REREG_MR, in, sizeof(in), NULL, 0);
-	d->ops->dma_free(d->bus, p.list, p.list_size);
-	/* after a failure the NIC never used the new translation */
-	if (ret)
-		d->ops->dma_unmap(d->bus, va, len);
+	mr_unlist(d, &p, ret, va, len);
 	return ret;
 }
 

@@ -9,7 +9,8 @@
  * event queue (mmap), its rings (ALLOC_RING, mmap), its registered memory (REG_MR: pinned and
  * DMA-mapped here) and its MSI-X vector, whose interrupts poll()/read() report as a count.
  * Closing the file (or the process dying) makes the firmware free everything the context owned;
- * only then are its rings freed and its pages unpinned.
+ * only then are its rings freed and its pages unpinned. Rings and pinned pages count against the
+ * opener's RLIMIT_MEMLOCK; one user holds at most ctx_per_user contexts.
  *
  * The vectors are up before the first command: a command's completion interrupt wakes its waiter,
  * and a 10 ms poll stays as a safety net (firmware start-up raises none). A timeout marks the
@@ -17,6 +18,7 @@
  * Nothing here has run on a card.
  */
 #include <linux/bitmap.h>
+#include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
@@ -26,6 +28,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/poll.h>
@@ -43,17 +46,23 @@
 #define MAX_DMA 8
 #define RESET_TIMEOUT_MS 1000
 
+/* One user cannot hold every context of the card (CAP_SYS_ADMIN can). */
+static unsigned int ctx_per_user = 4;
+module_param(ctx_per_user, uint, 0644);
+MODULE_PARM_DESC(ctx_per_user, "Open files of one user per card (default 4)");
+
 #if PAGE_SHIFT != 12
 #error "the driver core lists registered memory in 4 KiB pages"
 #endif
 
 struct rnic_pci;
 
-/* a CQ, send, receive or SRQ ring of a user context */
+/* a CQ, send, receive or SRQ ring of a user context, charged to its RLIMIT_MEMLOCK */
 struct rnic_ring {
 	void *cpu;
 	dma_addr_t bus;
 	size_t size;
+	struct mm_struct *mm; /* whose locked_vm counts it */
 	u32 freed_by;     /* DESTROY_* opcode of the object using it, 0 if none */
 	u32 user;         /* its CQN/QPN/SRQN */
 	atomic_t maps;    /* user mappings */
@@ -82,7 +91,10 @@ struct rnic_ctx {
 	struct rnic_pci *rp;
 	struct rnic_dev dev;
 	u32 ctx;
-	bool live;                 /* cleared when the card goes away under an open file */
+	bool live;                 /* the context is up: cleared by ctx_stop */
+	bool revoked;              /* the card is going away: no new mmap, no ioctl */
+	kuid_t uid;
+	struct address_space *mapping; /* of the file's inode: where its mmaps are */
 	struct list_head node;     /* in rp->files */
 	struct rnic_dma dma[MAX_DMA];
 	u64 irqs_seen;
@@ -110,7 +122,6 @@ struct rnic_pci {
 	DECLARE_BITMAP(ctx_used, RNIC_NUM_CTX);
 	struct list_head files;
 	bool gone;         /* removed: open files only get -ENODEV */
-	struct address_space *mapping; /* of the device node: where doorbell pages are mapped */
 	int nvec;
 	struct rnic_vec vec[RNIC_NUM_CTX];
 	atomic64_t irqs[RNIC_NUM_CTX];
@@ -172,6 +183,28 @@ static void k_dma_free(void *bus, void *cpu, size_t size)
 	WARN_ONCE(1, "rnic: freeing %zu bytes the context never allocated\n", size);
 }
 
+/*
+ * Memory the card may write for a process (pinned pages, rings) counts against its
+ * RLIMIT_MEMLOCK, as uverbs counts ib_umem: pinned_vm of its mm, held until the memory goes.
+ */
+static int charge(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	return 0;
+}
+
+static void uncharge(struct mm_struct *mm, unsigned long npages)
+{
+	atomic64_sub(npages, &mm->pinned_vm);
+	mmdrop(mm);
+}
+
 static void mr_free_lists(struct rnic_mr *mr)
 {
 	kvfree(mr->pages);
@@ -189,20 +222,18 @@ static void mr_unpin(struct rnic_ctx *c, struct rnic_mr *mr, unsigned long n)
 		if (mr->dma[i])
 			dma_unmap_page(dev, mr->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
 	unpin_user_pages_dirty_lock(mr->pages, n, mr->writable);
-	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
-	mmdrop(mr->mm);
+	uncharge(mr->mm, mr->npages);
 	mr_free_lists(mr);
 }
 
 /*
- * REG_MR of a user context: pin [va, va + len) of the calling process (counted against its
- * RLIMIT_MEMLOCK, as uverbs does), DMA-map each page, hand the core their bus addresses.
+ * REG_MR of a user context: pin [va, va + len) of the calling process, DMA-map each page, hand
+ * the core their bus addresses.
  */
 static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
 {
 	struct rnic_ctx *c = bus;
 	struct rnic_mr *mr = c->cur_mr;
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	unsigned long start = (unsigned long)va & PAGE_MASK;
 	struct device *dev = &c->rp->pdev->dev;
 	unsigned int gup = FOLL_LONGTERM | (mr && mr->writable ? FOLL_WRITE : 0);
@@ -220,9 +251,9 @@ static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
 		goto err_free;
 	mr->npages = npages;
 	mr->mm = current->mm;
-	mmgrab(mr->mm);
-	if (atomic64_add_return(npages, &mr->mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK))
-		goto err_account;
+	ret = charge(mr->mm, npages);
+	if (ret)
+		goto err_free;
 	pinned = pin_user_pages_fast(start, npages, gup, mr->pages);
 	if (pinned != npages) {
 		if (pinned > 0)
@@ -243,8 +274,7 @@ static int k_dma_map(void *bus, void *va, size_t len, u64 *pages, u32 npages)
 	return 0;
 
 err_account:
-	atomic64_sub(npages, &mr->mm->pinned_vm);
-	mmdrop(mr->mm);
+	uncharge(mr->mm, npages);
 err_free:
 	mr_free_lists(mr);
 	return ret;
@@ -304,20 +334,24 @@ static int ctx_start(struct rnic_pci *rp, struct rnic_ctx *c, u32 ctx)
 	return ret;
 }
 
+static void ring_free(struct rnic_ctx *c, unsigned int slot)
+{
+	struct rnic_ring *r = c->rings[slot];
+
+	dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
+	uncharge(r->mm, r->size >> PAGE_SHIFT);
+	kfree(r);
+	c->rings[slot] = NULL;
+}
+
 /* rings still mapped (the card was removed under the process) wait for the last close */
 static void rings_free(struct rnic_ctx *c, bool mapped_too)
 {
 	int i;
 
-	for (i = 0; i < RNIC_UAPI_MAX_RINGS; i++) {
-		struct rnic_ring *r = c->rings[i];
-
-		if (!r || (!mapped_too && atomic_read(&r->maps)))
-			continue;
-		dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
-		kfree(r);
-		c->rings[i] = NULL;
-	}
+	for (i = 0; i < RNIC_UAPI_MAX_RINGS; i++)
+		if (c->rings[i] && (mapped_too || !atomic_read(&c->rings[i]->maps)))
+			ring_free(c, i);
 }
 
 /*
@@ -378,7 +412,8 @@ static irqreturn_t rnic_irq(int irq, void *arg)
 static int rnic_open(struct inode *inode, struct file *file)
 {
 	struct rnic_pci *rp = container_of(file->private_data, struct rnic_pci, misc);
-	struct rnic_ctx *c;
+	unsigned int mine = 0;
+	struct rnic_ctx *c, *o;
 	unsigned long ctx;
 	int ret;
 
@@ -388,6 +423,13 @@ static int rnic_open(struct inode *inode, struct file *file)
 	mutex_lock(&rp->lock);
 	if (rp->gone) {
 		ret = -ENODEV;
+		goto out;
+	}
+	c->uid = current_euid();
+	list_for_each_entry(o, &rp->files, node)
+		mine += uid_eq(o->uid, c->uid);
+	if (mine >= ctx_per_user && !capable(CAP_SYS_ADMIN)) {
+		ret = -EUSERS;
 		goto out;
 	}
 	ctx = find_first_zero_bit(rp->ctx_used, min_t(int, RNIC_NUM_CTX, rp->nvec));
@@ -400,7 +442,7 @@ static int rnic_open(struct inode *inode, struct file *file)
 		goto out;
 	set_bit(ctx, rp->ctx_used);
 	list_add(&c->node, &rp->files);
-	rp->mapping = file->f_mapping;
+	c->mapping = file->f_mapping;
 	kref_get(&rp->ref);
 	file->private_data = c;
 out:
@@ -417,12 +459,15 @@ static int rnic_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&rp->lock);
 	ctx_stop(rp, c);
-	if (!c->leak)
-		rings_free(c, true); /* no mapping is left: each held the file */
-	clear_bit(c->ctx, rp->ctx_used);
 	list_del(&c->node);
+	if (!c->leak) {
+		rings_free(c, true); /* no mapping is left: each held the file */
+		clear_bit(c->ctx, rp->ctx_used);
+	}
 	mutex_unlock(&rp->lock);
-	kfree(c);
+	/* a context whose reset was not confirmed stays taken, its memory with it */
+	if (!c->leak)
+		kfree(c);
 	kref_put(&rp->ref, rnic_free);
 	return 0;
 }
@@ -480,6 +525,15 @@ static struct rnic_mr *mr_find(struct rnic_ctx *c, u32 key)
 	return NULL;
 }
 
+/* After a timeout the card may still use an MR's pages: they stay pinned with the context. */
+static void mr_failed(struct rnic_ctx *c, struct rnic_mr *mr)
+{
+	if (c->dev.dead && mr->pages)
+		list_add(&mr->node, &c->mrs);
+	else
+		kfree(mr);
+}
+
 static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 {
 	u32 access = RNIC_CMDI_REG_MR_ACCESS_GET(a->in), key;
@@ -500,7 +554,7 @@ static int cmd_reg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 			  (void *)(uintptr_t)va, len, &key);
 	c->cur_mr = NULL;
 	if (ret) {
-		kfree(mr);
+		mr_failed(c, mr);
 		return ret;
 	}
 	mr->key = key;
@@ -565,7 +619,7 @@ static int cmd_rereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 			    (void *)(uintptr_t)va, len);
 	c->cur_mr = NULL;
 	if (ret) {
-		kfree(nm);
+		mr_failed(c, nm);
 		return ret;
 	}
 	mr_unpin(c, mr, mr->npages);
@@ -713,18 +767,23 @@ static long ioctl_alloc_ring(struct rnic_ctx *c, void __user *arg)
 	if (!r)
 		return -ENOMEM;
 	r->size = a.size;
-	r->cpu = dma_alloc_coherent(&c->rp->pdev->dev, r->size, &r->bus, GFP_KERNEL);
-	if (!r->cpu) {
+	r->mm = current->mm;
+	if (charge(r->mm, r->size >> PAGE_SHIFT)) {
 		kfree(r);
 		return -ENOMEM;
 	}
-	a.offset = (u64)(i + 1) * RNIC_UAPI_RING_STRIDE;
-	if (copy_to_user(arg, &a, sizeof(a))) {
-		dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
+	r->cpu = dma_alloc_coherent(&c->rp->pdev->dev, r->size, &r->bus, GFP_KERNEL);
+	if (!r->cpu) {
+		uncharge(r->mm, r->size >> PAGE_SHIFT);
 		kfree(r);
-		return -EFAULT;
+		return -ENOMEM;
 	}
 	c->rings[i] = r;
+	a.offset = (u64)(i + 1) * RNIC_UAPI_RING_STRIDE;
+	if (copy_to_user(arg, &a, sizeof(a))) {
+		ring_free(c, i);
+		return -EFAULT;
+	}
 	return 0;
 }
 
@@ -741,9 +800,7 @@ static long ioctl_free_ring(struct rnic_ctx *c, void __user *arg)
 		return -EINVAL;
 	if (r->freed_by || atomic_read(&r->maps))
 		return -EBUSY;
-	dma_free_coherent(&c->rp->pdev->dev, r->size, r->cpu, r->bus);
-	kfree(r);
-	c->rings[slot] = NULL;
+	ring_free(c, slot);
 	return 0;
 }
 
@@ -789,8 +846,13 @@ static long rnic_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	long ret;
 
 	mutex_lock(&c->lock);
-	if (!c->live) {
+	if (!c->live || c->revoked) {
 		ret = -ENODEV;
+		goto out;
+	}
+	/* after a command timeout the firmware may still use what it was given: nothing is freed */
+	if (c->dev.dead && cmd != RNIC_IOCTL_QUERY && cmd != RNIC_IOCTL_CLOCK) {
+		ret = -EIO;
 		goto out;
 	}
 	switch (cmd) {
@@ -866,7 +928,7 @@ static int rnic_mmap(struct file *file, struct vm_area_struct *vma)
 	int ret = -EINVAL;
 
 	mutex_lock(&c->lock);
-	if (!c->live) {
+	if (!c->live || c->revoked) {
 		ret = -ENODEV;
 		goto out;
 	}
@@ -1076,11 +1138,19 @@ static void rnic_remove(struct pci_dev *pdev)
 	misc_deregister(&rp->misc);
 	if (sscanf(rp->name, "rnic%d", &idx) == 1)
 		ida_free(&rnic_ida, idx);
-	/* files still open lose their contexts now (hot reset after flashing, unplug) */
+	/*
+	 * Files still open lose their contexts now (hot reset after flashing, unplug). Each file's
+	 * mappings go first (a later access gets SIGBUS; an mmap racing with this sees `revoked`
+	 * under the context's lock), so nothing is mapped when ctx_stop frees the event queue.
+	 */
 	mutex_lock(&rp->lock);
 	rp->gone = true;
-	if (rp->mapping)
-		unmap_mapping_range(rp->mapping, 0, 0, 1); /* queues and rings: SIGBUS now */
+	list_for_each_entry(c, &rp->files, node) {
+		mutex_lock(&c->lock);
+		c->revoked = true;
+		mutex_unlock(&c->lock);
+		unmap_mapping_range(c->mapping, 0, 0, 1);
+	}
 	list_for_each_entry(c, &rp->files, node)
 		ctx_stop(rp, c);
 	ctx_stop(rp, &rp->admin);

@@ -1200,9 +1200,14 @@ int fw_poll_cmdq(uint32_t ctx)
 		hal_ctx_set_ci(ctx, fw.ci[ctx]);
 		return 0;
 	}
-	hal_dma(cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0);
 	memset(c, 0, RNIC_CMDC_BYTES);
-	st = fw_cmd(ctx, buf, c + RNIC_CMDC_OUT_OFF);
+	if (hal_dma(cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0)) {
+		/* the host refused the read: what came back is not a command (nor its cookie) */
+		memset(buf, 0, RNIC_CMD_BYTES);
+		st = RNIC_CMD_ST_DMA_ERROR;
+	} else {
+		st = fw_cmd(ctx, buf, c + RNIC_CMDC_OUT_OFF);
+	}
 	if (hal_reset_pending() & (1u << ctx))
 		return 0; /* its owner left meanwhile: nobody reads the completion, the reset follows */
 	if (st)

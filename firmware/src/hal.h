@@ -29,7 +29,8 @@ void hal_reset_clear(uint32_t mask);
 void hal_cfg(uint32_t addr, uint32_t data);
 uint32_t hal_fence(void);
 
-/* DMA between host bus address and the DMA buffer; returns 0 when done */
+/* DMA between host bus address and the DMA buffer: 0 when done, -1 when the host refused a
+ * read (its data are not memory) */
 uint8_t *hal_dmabuf(void);
 int hal_dma(uint64_t host, uint32_t local, uint32_t len, int write);
 

@@ -39,14 +39,16 @@ void hal_cfg(uint32_t addr, uint32_t data)
 
 int hal_dma(uint64_t host, uint32_t local, uint32_t len, int write)
 {
+	uint32_t st;
+
 	REG(RNIC_FW_DMA_HOST_LO) = (uint32_t)host;
 	REG(RNIC_FW_DMA_HOST_HI) = (uint32_t)(host >> 32);
 	REG(RNIC_FW_DMA_LOCAL) = local;
 	REG(RNIC_FW_DMA_LEN) = len;
 	REG(RNIC_FW_DMA_CTRL) = RNIC_FW_DMA_CTRL_GO_MASK | (write ? RNIC_FW_DMA_CTRL_WRITE_MASK : 0);
-	while (REG(RNIC_FW_DMA_STATUS) & RNIC_FW_DMA_STATUS_BUSY_MASK)
+	while ((st = REG(RNIC_FW_DMA_STATUS)) & RNIC_FW_DMA_STATUS_BUSY_MASK)
 		;
-	return 0;
+	return st & RNIC_FW_DMA_STATUS_ERR_MASK ? -1 : 0;
 }
 
 void hal_pkt_send(uint32_t len)

@@ -96,7 +96,7 @@ int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
 	fuzz_check("firmware DMA", addr);
 	addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
 	if (addr + len > sizeof(host))
-		return 0;
+		return write ? 0 : -1; /* a read the host refuses; a write it drops */
 	if (write)
 		memcpy(host + addr, dmabuf + local, len);
 	else
@@ -377,6 +377,62 @@ static void test_dma_window(void)
 	fw.dma_window = 0;
 }
 
+/* A region whose end wraps past 2^64 is refused whatever its page list says. */
+static void test_wrapping_region(void)
+{
+	uint8_t *p;
+	uint32_t pd;
+
+	CHECK(run(1, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	memset(host + 0x9000, 0, 16);
+	p = in();
+	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
+	RNIC_CMDI_REG_MR_VA_SET(p, 0xfffffffffffff000ull);
+	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x9000);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 2);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
+	CHECK(run(1, RNIC_CMD_REG_MR) == RNIC_CMD_ST_BAD_PARAM);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 0); /* what the wrapped arithmetic would count */
+	CHECK(run(1, RNIC_CMD_REG_MR) == RNIC_CMD_ST_BAD_PARAM);
+	fw_ctx_reset(1);
+}
+
+/* A read the host refuses (FW.DMA_STATUS.ERR): REG_MR fails with DMA_ERROR and keeps no MTT
+ * entry; a command that cannot be fetched is answered DMA_ERROR with cookie 0. */
+static void test_dma_error(void)
+{
+	uint8_t *cpl = host + 0x31000;
+	uint32_t pd, base;
+	int32_t probe;
+
+	CHECK(run(1, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	probe = fw_mtt_alloc(1);
+	CHECK(probe >= 0);
+	base = (uint32_t)probe;
+	fw_mtt_free(base, 1);
+	CHECK(reg_page(1, pd, sizeof(host)) == RNIC_CMD_ST_DMA_ERROR);
+	probe = fw_mtt_alloc(1);
+	CHECK(probe == (int32_t)base); /* the entry the failed REG_MR took is free again */
+	fw_mtt_free(base, 1);
+	fw_ctx_reset(1);
+
+	memset(cpl, 0xff, RNIC_CMDC_BYTES);
+	ctxregs[7][RNIC_CTX_CMDQ_BASE_LO / 4] = sizeof(host);
+	ctxregs[7][RNIC_CTX_CMDC_BASE_LO / 4] = 0x31000;
+	ctxregs[7][RNIC_CTX_CMDQ_CTRL / 4] = RNIC_CTX_CMDQ_CTRL_ENABLE_MASK | 0;
+	ctxregs[7][RNIC_CTX_CMDQ_PI / 4] = 1;
+	fw_poll_cmdq(7);
+	CHECK(cpl[RNIC_CMDC_STATUS_OFF] == RNIC_CMD_ST_DMA_ERROR);
+	CHECK(RNIC_CMDC_COOKIE_GET(cpl) == 0 && cpl[RNIC_CMDC_OWNER_OFF] == 1);
+	CHECK(ctxregs[7][RNIC_CTX_CMDQ_CI / 4] == 1);
+	ctxregs[7][RNIC_CTX_CMDQ_CTRL / 4] = 0;
+	fw_ctx_reset(7);
+}
+
 /* An ARP reply nobody asked for is not learnt (it would redirect a peer's traffic). */
 static void test_unsolicited_arp_reply(void)
 {
@@ -621,6 +677,8 @@ int main(int argc, char **argv)
 	test_cmdq_and_reset();
 	test_keys();
 	test_dma_window();
+	test_dma_error();
+	test_wrapping_region();
 	test_privileged_qkey();
 	test_unsolicited_arp_reply();
 	printf("%d passed, %d failed\n", checks - failures, failures);

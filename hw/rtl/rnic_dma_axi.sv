@@ -28,6 +28,7 @@ module rnic_dma_axi #(
     output logic [511:0] m_rd_data,
     output logic [7:0]   m_rd_tag,
     output logic         m_rd_last,
+    output logic         m_rd_err,       // the burst was answered SLVERR/DECERR (so far)
 
     input  wire          s_wr_valid,
     output logic         s_wr_ready,
@@ -65,7 +66,7 @@ module rnic_dma_axi #(
     input  wire          m_axi_bvalid,
     output logic         m_axi_bready,
 
-    output logic [31:0]  err_count     // bursts answered SLVERR/DECERR (data passed on as is)
+    output logic [31:0]  err_count     // bursts answered SLVERR/DECERR (data passed on, flagged)
 );
     // beats of 64 bytes touched by [addr, addr + len), len <= 4096
     function automatic logic [7:0] beats(input logic [5:0] off, input logic [15:0] len);
@@ -103,6 +104,7 @@ module rnic_dma_axi #(
     logic [6:0] out_cnt;
     logic tail_only;      // the last beat out comes from `prev` alone: no beat in
     logic r_take, out_fire;
+    logic r_err;          // a beat of this burst came back with an error
 
     assign tail_only = r_off != 6'd0 && prev_valid && 8'(out_cnt) + 8'd1 >= r_nin;
     always_comb begin
@@ -129,18 +131,23 @@ module rnic_dma_axi #(
     assign r_take = m_axi_rvalid && m_axi_rready;
     assign out_fire = m_rd_valid && m_rd_ready;
     assign rq_pop = out_fire && m_rd_last;
+    assign m_rd_err = r_err || (!tail_only && m_axi_rvalid && m_axi_rresp[1]);
 
     always_ff @(posedge clk) begin
         if (rst) begin
             prev_valid <= 1'b0;
             out_cnt <= '0;
+            r_err <= 1'b0;
         end else begin
             if (r_take)
                 prev <= m_axi_rdata;
             if (rq_pop) begin
                 prev_valid <= 1'b0;
                 out_cnt <= '0;
+                r_err <= 1'b0;
             end else begin
+                if (r_take && m_axi_rresp[1])
+                    r_err <= 1'b1;
                 if (r_take)
                     prev_valid <= 1'b1;
                 if (out_fire)

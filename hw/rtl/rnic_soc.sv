@@ -54,6 +54,7 @@ module rnic_soc #(
     output logic         rd_ready,
     input  wire  [511:0] rd_data,
     input  wire          rd_last,
+    input  wire          rd_err,         // the host refused the read (the data are not memory)
     output logic         wr_valid,
     input  wire          wr_ready,
     output logic [63:0]  wr_addr,
@@ -111,7 +112,7 @@ module rnic_soc #(
     logic [63:0] dma_host_reg;
     logic [7:0]  dma_local_reg;   // 64-byte line of the buffer
     logic [15:0] dma_len_reg;
-    logic        dma_busy_reg, dma_write_reg;
+    logic        dma_busy_reg, dma_write_reg, dma_err_reg;
     logic [7:0]  dma_beat_reg;
     logic [10:0] ptx_len_reg, prx_fill_len;
     logic [10:0] prx_len [PRX_SLOTS];
@@ -156,7 +157,7 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING): reg_rdata = cmdq_pending_reg;
             8'(rnic_spec_pkg::RNIC_FW_FENCE): reg_rdata = {8'b0, fence};
             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
-            8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {31'b0, dma_busy_reg};
+            8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {30'b0, dma_err_reg, dma_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_cnt != 3'd0};
             8'(rnic_spec_pkg::RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len[prx_rd]};
@@ -300,6 +301,7 @@ module rnic_soc #(
     always_ff @(posedge clk) begin
         if (rst) begin
             dma_busy_reg <= 1'b0;
+            dma_err_reg <= 1'b0;
             rdreq_valid <= 1'b0;
             wr_valid <= 1'b0;
         end else begin
@@ -316,6 +318,7 @@ module rnic_soc #(
                 dma_busy_reg <= 1'b1;
                 dma_write_reg <= mem_wdata[1];
                 dma_beat_reg <= '0;
+                dma_err_reg <= 1'b0;
                 rdreq_valid <= !mem_wdata[1];
                 wr_valid <= mem_wdata[1];
             end
@@ -323,6 +326,8 @@ module rnic_soc #(
                 rdreq_valid <= 1'b0;
             if (rd_valid && rd_ready) begin
                 dma_beat_reg <= dma_beat_reg + 1'b1;
+                if (rd_err)
+                    dma_err_reg <= 1'b1;
                 if (rd_last)
                     dma_busy_reg <= 1'b0;
             end

@@ -45,6 +45,7 @@ module rnic_top #(
     input  wire  [511:0] s_dma_rd_data,
     input  wire  [7:0]   s_dma_rd_tag,
     input  wire          s_dma_rd_last,
+    input  wire          s_dma_rd_err,    // the host refused the read (unmapped, completion error)
 
     output logic         m_dma_wr_valid,
     input  wire          m_dma_wr_ready,
@@ -132,6 +133,7 @@ module rnic_top #(
         .rdreq_valid(fw_rdreq_valid), .rdreq_ready(fw_rdreq_ready), .rdreq_addr(fw_rdreq_addr),
         .rdreq_len(fw_rdreq_len), .rd_valid(s_dma_rd_valid && s_dma_rd_tag == 8'd1),
         .rd_ready(fw_rd_ready), .rd_data(s_dma_rd_data), .rd_last(s_dma_rd_last),
+        .rd_err(s_dma_rd_err),
         .wr_valid(fw_wr_valid), .wr_ready(fw_wr_ready), .wr_addr(fw_wr_addr), .wr_len(fw_wr_len),
         .wr_data(fw_wr_data), .wr_last(fw_wr_last),
         .tx_data(fw_tx_data), .tx_keep(fw_tx_keep), .tx_valid(fw_tx_valid), .tx_last(fw_tx_last),

@@ -491,10 +491,13 @@
 #define RNIC_FW_DMA_CTRL_WRITE_SHIFT 1u
 #define RNIC_FW_DMA_CTRL_WRITE_WIDTH 1u
 #define RNIC_FW_DMA_CTRL_WRITE_MASK 0x00000002u
-#define RNIC_FW_DMA_STATUS 0x54u /* FW DMA state */
+#define RNIC_FW_DMA_STATUS 0x54u /* FW DMA state; ERR: the host refused the last read (unmapped address, completion error), its data are not memory */
 #define RNIC_FW_DMA_STATUS_BUSY_SHIFT 0u
 #define RNIC_FW_DMA_STATUS_BUSY_WIDTH 1u
 #define RNIC_FW_DMA_STATUS_BUSY_MASK 0x00000001u
+#define RNIC_FW_DMA_STATUS_ERR_SHIFT 1u
+#define RNIC_FW_DMA_STATUS_ERR_WIDTH 1u
+#define RNIC_FW_DMA_STATUS_ERR_MASK 0x00000002u
 #define RNIC_FW_PKT_TX_LEN 0x60u /* Send the frame in FW_PKTTX (this many bytes) */
 #define RNIC_FW_PKT_TX_STATUS 0x64u
 #define RNIC_FW_PKT_TX_STATUS_BUSY_SHIFT 0u

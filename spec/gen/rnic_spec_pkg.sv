@@ -464,6 +464,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_DMA_STATUS = 'h54;
   localparam int unsigned RNIC_FW_DMA_STATUS_BUSY_SHIFT = 0;
   localparam int unsigned RNIC_FW_DMA_STATUS_BUSY_WIDTH = 1;
+  localparam int unsigned RNIC_FW_DMA_STATUS_ERR_SHIFT = 1;
+  localparam int unsigned RNIC_FW_DMA_STATUS_ERR_WIDTH = 1;
   localparam int unsigned RNIC_FW_PKT_TX_LEN = 'h60;
   localparam int unsigned RNIC_FW_PKT_TX_STATUS = 'h64;
   localparam int unsigned RNIC_FW_PKT_TX_STATUS_BUSY_SHIFT = 0;

@@ -217,6 +217,19 @@ int main(int argc, char **argv)
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = IBV_SEND_INLINE;
 	CHECK(ibv_post_send(a.qp, &wr, &bad) == EINVAL); /* 128 > max_inline_data */
+	{
+		/* SGE lengths whose 32-bit sum wraps below max_inline_data */
+		struct ibv_sge two[2] = {{(uintptr_t)a.buf, 0xffffffffu, a.mr->lkey}, {(uintptr_t)a.buf, 2, a.mr->lkey}};
+		struct ibv_send_wr w2 = wr;
+		struct side t = a;
+
+		t.qp = make_qp(&a, IBV_QPT_RC, 2, 64);
+		CHECK(t.qp && to_rts(&t, &b) == 0);
+		w2.sg_list = two;
+		w2.num_sge = 2;
+		CHECK(ibv_post_send(t.qp, &w2, &bad) == EINVAL && bad == &w2);
+		CHECK(ibv_destroy_qp(t.qp) == 0);
+	}
 
 	/* an armed CQ raises one completion event */
 	CHECK(ibv_req_notify_cq(a.cq, 0) == 0);

@@ -46,6 +46,7 @@ struct Tb {
 	Vtb_card *t = new Vtb_card;
 	std::mt19937_64 rng;
 	double stall = 0;        // probability that the memory holds a channel this clock
+	uint64_t bad_page = ~0ull; // reads of this 4 KiB page are answered SLVERR
 	std::vector<uint8_t> mem = std::vector<uint8_t>(MEM);
 	uint64_t clocks = 0;
 
@@ -68,12 +69,13 @@ struct Tb {
 		t->m_axi_awready = go();
 		t->m_axi_wready = go();
 		t->m_axi_rvalid = !ar.empty() && go();
+		t->m_axi_rresp = 0;
 		if (t->m_axi_rvalid) {
 			Burst &b = ar.front();
 			put512(t->m_axi_rdata, &mem[(b.addr + 64 * b.done) % MEM]);
 			t->m_axi_rlast = b.done + 1 == b.beats;
+			t->m_axi_rresp = b.addr / 4096 == bad_page ? 2 : 0;
 		}
-		t->m_axi_rresp = 0;
 		t->m_axi_bvalid = bpending > 0;
 		t->m_axi_bresp = 0;
 	}
@@ -189,6 +191,8 @@ static uint64_t run_reads(Tb &tb, const std::vector<Req> &reqs, double ready_p)
 			CHECK(tb.t->rd_tag == q.tag, "read %zu: tag %u, expected %u", got, tb.t->rd_tag, q.tag);
 			bool last = beats == (q.len + 63) / 64;
 			CHECK(tb.t->rd_last == last, "read %zu: last on beat %u of %u", got, beats, (q.len + 63) / 64);
+			CHECK(tb.t->rd_err == (q.addr / 4096 == tb.bad_page), "read %zu: error flag %u", got,
+			      tb.t->rd_err);
 			if (last) {
 				CHECK(!memcmp(cur.data(), &tb.mem[q.addr], q.len), "read %zu: data (addr %#lx len %u)",
 				      got, (unsigned long)q.addr, q.len);
@@ -256,13 +260,17 @@ int main(int argc, char **argv)
 	tb.reset();
 	if (test == "reads") {
 		std::vector<Req> reqs;
+		unsigned bad = 0;
 		tb.stall = 0.3;
+		tb.bad_page = 5;
 		for (unsigned i = 0; i < 2000; i++) {
 			auto r = range(tb.rng);
 			reqs.push_back({r.first, r.second, i & 0xff});
+			bad += r.first / 4096 == tb.bad_page;
 		}
 		run_reads(tb, reqs, 0.7);
-		printf("reads: %zu requests checked\n", reqs.size());
+		CHECK(bad > 0 && tb.t->err_count == bad, "%u error bursts counted, %u sent", tb.t->err_count, bad);
+		printf("reads: %zu requests checked, %u answered SLVERR and flagged\n", reqs.size(), bad);
 	} else if (test == "writes") {
 		std::vector<Req> reqs;
 		std::vector<uint8_t> model = tb.mem;

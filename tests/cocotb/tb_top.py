@@ -22,7 +22,7 @@ async def start(dut):
     cocotb.start_soon(Clock(dut.clk, 4, units="ns").start())
     dut.strap_mac.value = MAC
     dut.strap_ipv4.value = 0x0A010203
-    for sig in ("s_axil_awvalid", "s_axil_wvalid", "s_axil_arvalid", "s_dma_rd_valid",
+    for sig in ("s_axil_awvalid", "s_axil_wvalid", "s_axil_arvalid", "s_dma_rd_valid", "s_dma_rd_err",
                 "s_axis_eth_rx_tvalid", "m_dma_rd_req_ready", "m_dma_wr_ready"):
         getattr(dut, sig).value = 0
     dut.s_axil_bready.value = 1
