@@ -1,11 +1,11 @@
 # Firmware for the RV32IM soft core (Debian's riscv64-unknown-elf-gcc), and its logic built for
 # the host with a fake HAL for the unit tests.
 FW_DIR := $(BUILD)/fw
-FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c util.c mem.c hal_rv.c)
-FW_HDRS := firmware/src/fw.h firmware/src/hal.h $(SPEC_INC)/rnic_spec.h
+FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c cm.c util.c mem.c hal_rv.c) hw/kernels/common/rnic_crc.c
+FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
 FW_CC := riscv64-unknown-elf-gcc
 FW_CFLAGS := -march=rv32im -mabi=ilp32 -Os -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
-	-std=gnu11 -I$(SPEC_INC) -Ifirmware/src -Wl,--no-warn-rwx-segments -Wl,-T,firmware/src/link.ld
+	-std=gnu11 -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common -Wl,--no-warn-rwx-segments -Wl,-T,firmware/src/link.ld
 FW_HEX := $(FW_DIR)/rnic-fw.hex
 
 $(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld
@@ -25,18 +25,19 @@ fw: $(FW_HEX)
 ALL_TARGETS += fw
 
 # the firmware's logic on the host, with a fake HAL (firmware/tests)
+FW_LOGIC := firmware/src/fw.c firmware/src/cm.c firmware/src/util.c hw/kernels/common/rnic_crc.c
 FW_TEST := $(FW_DIR)/test_fw
-$(FW_TEST): firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c $(FW_HDRS)
+$(FW_TEST): firmware/tests/test_fw.c $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -I$(SPEC_INC) -Ifirmware/src firmware/tests/test_fw.c firmware/src/fw.c \
-		firmware/src/util.c -o $@
+	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common \
+		firmware/tests/test_fw.c $(FW_LOGIC) -o $@
 
 # the same with ASan and UBSan, for its command fuzzer (make fuzz)
 FW_TEST_ASAN := $(FW_DIR)/test_fw_asan
-$(FW_TEST_ASAN): firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c $(FW_HDRS)
+$(FW_TEST_ASAN): firmware/tests/test_fw.c $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -fsanitize=address,undefined -fno-sanitize-recover=all -I$(SPEC_INC) -Ifirmware/src \
-		firmware/tests/test_fw.c firmware/src/fw.c firmware/src/util.c -o $@
+	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common firmware/tests/test_fw.c $(FW_LOGIC) -o $@
 
 .PHONY: fw-test
 fw-test: $(FW_TEST) $(FW_TEST_ASAN)

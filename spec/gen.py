@@ -205,7 +205,7 @@ def gen_sv(spec):
     for grp in spec["const"]:
         out.append(f"  // {grp['group']}: {grp['doc']}")
         for name, val, doc in grp["values"]:
-            out.append(f"  localparam longint unsigned RNIC_{name} = 'h{val:x};")
+            out.append(f"  localparam longint unsigned RNIC_{name} = 64'h{val:x};")
         out.append("")
     for en in spec["enum"]:
         out.append(f"  // {en['name']}: {en['doc']}")

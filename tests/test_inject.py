@@ -7,6 +7,7 @@ import pathlib
 import queue
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -228,3 +229,35 @@ def test_burst_arrives_at_the_line_rate(nic, valid_write):
         time.sleep(0.2)
     after = {c: link.stat(c) - before[c] for c in stats}
     assert after == {"RX_DROP_OVERFLOW": 0, "RX_ROCE": n, "RX_WRITE_BYTES": n * size, "TX_ACKS": n}
+
+
+def test_cm_request_reaches_the_firmware_and_is_rejected(nic):
+    """A CM REQ to QP1 (rping's, addressed to this NIC): the RX kernel hands it to the firmware
+    (counted RX_TO_FW), which answers on the wire with a REJ "invalid service ID" (nobody listens
+    on port 7174), built with a good ICRC; a REQ to QP1 with a bad ICRC is dropped before."""
+    peer, link = nic["peer"], nic["link"]
+    req = next(f for f in R.roce_frames(R.RXE_DIR / "rping.pcap") if R.bth(f)[1] == 1)
+    pkt = Ether(req)
+    pkt[Ether].src, pkt[Ether].dst = PEER_MAC, NIC_MAC
+    pkt[IP].src, pkt[IP].dst = PEER_IP, NIC_IP
+    del pkt[IP].chksum
+    frame = bytearray(raw(pkt))
+    struct.pack_into("<I", frame, len(frame) - 4, R.icrc(bytes(frame)))
+    before = link.stat("RX_TO_FW"), link.stat("RX_DROP_ICRC")
+    bad = bytearray(frame)
+    bad[-1] ^= 1
+    peer.send(bytes(bad))
+    peer.send(bytes(frame))
+    rej = None
+    deadline = time.time() + 20
+    while rej is None and time.time() < deadline:
+        f = peer.expect(timeout=1)
+        if f is not None and R.bth(f)[:2] == (0x64, 1):
+            rej = f
+    assert rej is not None and R.icrc_ok(rej)
+    m = 14 + 20 + 8 + 12 + 8
+    assert rej[m + 16:m + 18] == b"\x00\x12" and rej[m + 8:m + 16] == frame[m + 8:m + 16]
+    assert struct.unpack_from(">H", rej, m + 24 + 10)[0] == 8
+    assert rej[m + 24 + 4:m + 24 + 8] == frame[m + 24:m + 24 + 4]  # to the REQ's communication ID
+    assert (link.stat("RX_TO_FW"), link.stat("RX_DROP_ICRC")) == (before[0] + 1, before[1] + 1)
+    assert peer.quiet(1.0)

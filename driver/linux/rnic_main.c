@@ -631,7 +631,7 @@ static int cmd_rereg_mr(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 {
 	struct rnic_ring *r1 = NULL, *r2 = NULL;
-	u32 op = a->opcode, destroy_op = 0, handle;
+	u32 op = a->opcode, destroy_op = 0, handle, log;
 	u8 *in = a->in;
 	int ret;
 
@@ -650,7 +650,26 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 	case RNIC_CMD_QUERY_QP:
 	case RNIC_CMD_MODIFY_SRQ:
 	case RNIC_CMD_CREATE_AH:
+	case RNIC_CMD_CM_CREATE_ID:
+	case RNIC_CMD_CM_DESTROY_ID:
+	case RNIC_CMD_CM_LISTEN:
+	case RNIC_CMD_CM_PDATA:
+	case RNIC_CMD_CM_ACCEPT:
+	case RNIC_CMD_CM_REJECT:
 		break;
+	case RNIC_CMD_CM_CREATE_EVQ:
+		/* the ring stays the firmware's until the context ends */
+		log = RNIC_CMDI_CM_CREATE_EVQ_LOG_SIZE_GET(in);
+		if (!log || log > 12)
+			return -EINVAL;
+		ret = ring_use(c, in + RNIC_CMDI_CM_CREATE_EVQ_BASE_OFF,
+			       (u64)RNIC_CM_EVENT_BYTES << log, &r1);
+		if (ret)
+			return ret;
+		ret = rnic_cmd_exec(&c->dev, op, in, sizeof(a->in), a->out, sizeof(a->out));
+		if (!ret)
+			r1->freed_by = RNIC_CMD_CM_CREATE_EVQ;
+		return ret;
 	case RNIC_CMD_CREATE_CQ:
 		if (RNIC_CMDI_CREATE_CQ_LOG_SIZE_GET(in) > RNIC_MAX_CQE_LOG)
 			return -EINVAL;

@@ -378,7 +378,9 @@ void fw_poll_frames(void)
 
 	if (!len)
 		return;
-	if (len >= 14 && f[12] == 0x86 && f[13] == 0xdd)
+	if (fw_gsi_input(f, len))
+		;
+	else if (len >= 14 && f[12] == 0x86 && f[13] == 0xdd)
 		fw_nd_input(f, len);
 	else
 		fw_arp_input(f, len);
@@ -612,6 +614,21 @@ static void destroy_eq(uint32_t ctx)
 	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, 3);
 }
 
+/* The context's ring of CM events (CM_EVENT); zero LOG_SIZE: none. */
+static uint32_t create_cm_evq(uint32_t ctx, const uint8_t *in)
+{
+	uint64_t base = CMD_IN(in, CM_CREATE_EVQ, BASE);
+	uint32_t log = CMD_IN(in, CM_CREATE_EVQ, LOG_SIZE);
+
+	if (log > 12 || (log && (base & (RNIC_CM_EVENT_BYTES - 1))) ||
+	    (log && !bus_ok(ctx, base, (uint64_t)RNIC_CM_EVENT_BYTES << log)))
+		return RNIC_CMD_ST_BAD_PARAM;
+	fw.cm_evq[ctx].base = log ? base : 0;
+	fw.cm_evq[ctx].log = (uint8_t)log;
+	fw.cm_evq[ctx].pi = 0;
+	return RNIC_CMD_ST_OK;
+}
+
 /* ---- shared receive queues (IBTA 10.2.9) */
 static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
@@ -762,7 +779,7 @@ static uint32_t create_ah(const uint8_t *in, uint8_t *out)
 	return gid_resolve(in + RNIC_CMDI_CREATE_AH_DGID_OFF, out + RNIC_CMDO_CREATE_AH_MAC_OFF);
 }
 
-static uint32_t modify_qp(uint32_t ctx, const uint8_t *in)
+uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 {
 	uint32_t qpn = CMD_IN(in, MODIFY_QP, QPN), mask = CMD_IN(in, MODIFY_QP, ATTR_MASK);
 	uint32_t next = CMD_IN(in, MODIFY_QP, NEW_STATE), st, ip;
@@ -1128,7 +1145,7 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		destroy_qp(h);
 		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 	case RNIC_CMD_MODIFY_QP:
-		return modify_qp(ctx, in);
+		return fw_modify_qp(ctx, in);
 	case RNIC_CMD_QUERY_QP:
 		if (h >= RNIC_MAX_QP || !fw.qp[h].used || fw.qp[h].ctx != ctx)
 			return RNIC_CMD_ST_BAD_HANDLE;
@@ -1143,6 +1160,15 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 	case RNIC_CMD_REREG_MR:
 		return rereg_mr(ctx, in);
+	case RNIC_CMD_CM_CREATE_EVQ:
+		return create_cm_evq(ctx, in);
+	case RNIC_CMD_CM_CREATE_ID:
+	case RNIC_CMD_CM_DESTROY_ID:
+	case RNIC_CMD_CM_LISTEN:
+	case RNIC_CMD_CM_PDATA:
+	case RNIC_CMD_CM_ACCEPT:
+	case RNIC_CMD_CM_REJECT:
+		return fw_cm_cmd(ctx, RNIC_CMD_OPCODE_GET(cmd), in, out);
 	default:
 		return RNIC_CMD_ST_BAD_OPCODE;
 	}
@@ -1172,6 +1198,7 @@ int fw_ctx_reset(uint32_t ctx)
 		if (fw.pd[i].used && fw.pd[i].ctx == ctx)
 			fw.pd[i].used = 0, own[FW_OWN_PD]--;
 	destroy_eq(ctx);
+	fw_cm_ctx_reset(ctx);
 	fw.ci[ctx] = 0;
 	hal_ctx_set_ci(ctx, 0);
 	fw_printf("ctx %u reset: %u resources freed\n", ctx, n);

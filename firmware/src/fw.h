@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "rnic_spec.h"
+#include "cm.h"
 
 #define FW_VERSION_CODE ((0u << 16) | (1u << 8) | 0u) /* 0.1.0 */
 #define FW_ARP_ENTRIES 16
@@ -76,6 +77,11 @@ struct fw {
 	uint8_t seeded;                   /* the clock at the first command is in the secret */
 	uint64_t secret;                  /* keys the memory-key tags */
 	uint32_t bad_addr;                /* commands refused for naming memory outside the context's window */
+	struct fw_gsi_counters gsi;       /* QP1 */
+	uint32_t gsi_psn;                 /* QP1's next send PSN */
+	struct fw_cm cm[FW_CM_IDS];
+	struct fw_cm_evq cm_evq[RNIC_NUM_CTX];
+	uint32_t cm_gen;                  /* CM IDs made: a communication ID's upper bits */
 };
 
 extern struct fw fw;
@@ -92,6 +98,7 @@ int fw_poll_cmdq(uint32_t ctx);
 void fw_poll_frames(void);
 
 /* the IBTA modify-QP table: 0 if the transition and its attribute mask are allowed */
+uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in);
 uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_t mask);
 
 /* ARP (RFC 826) */

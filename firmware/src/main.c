@@ -14,6 +14,7 @@ int main(void)
 	hal_set_status(RNIC_ID_FW_STATUS_READY_MASK);
 	for (;;) {
 		fw_poll_frames();
+		fw_cm_poll();
 		resets = hal_reset_pending();
 		for (ctx = 0; resets && ctx < RNIC_NUM_CTX; ctx++) {
 			if ((resets & (1u << ctx)) && !fw_ctx_reset(ctx)) {

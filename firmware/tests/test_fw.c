@@ -43,9 +43,12 @@ static void fuzz_check(const char *what, uint64_t addr)
 		printf("FINDING: ctx %d: %s 0x%llx\n", fuzz_ctx, what, (unsigned long long)addr);
 }
 
-uint32_t hal_mac_hi(void) { return 0x0200; }
-uint32_t hal_mac_lo(void) { return 0x00000001; }
-uint32_t hal_ipv4(void) { return 0x0a000001; }
+static uint64_t my_mac = 0x020000000001ull;
+static uint32_t my_ip = 0x0a000001;
+static int print_tx;                  /* --frames: every frame sent, in hex on stdout */
+uint32_t hal_mac_hi(void) { return (uint32_t)(my_mac >> 32); }
+uint32_t hal_mac_lo(void) { return (uint32_t)my_mac; }
+uint32_t hal_ipv4(void) { return my_ip; }
 static uint64_t seed = 0x0123456789abcdefull;
 uint64_t hal_seed(void) { return seed; }
 uint32_t hal_dma_window(void) { return 0; }
@@ -94,6 +97,12 @@ void hal_cfg(uint32_t addr, uint32_t data)
 int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
 {
 	fuzz_check("firmware DMA", addr);
+	if (print_tx && write) {
+		printf("DMA %llx ", (unsigned long long)addr);
+		for (uint32_t i = 0; i < len; i++)
+			printf("%02x", dmabuf[local + i]);
+		printf("\n");
+	}
 	addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
 	if (addr + len > sizeof(host))
 		return write ? 0 : -1; /* a read the host refuses; a write it drops */
@@ -108,6 +117,12 @@ void hal_pkt_send(uint32_t len)
 {
 	tx_count++;
 	tx_last_len = len;
+	if (print_tx) {
+		printf("TX ");
+		for (uint32_t i = 0; i < len; i++)
+			printf("%02x", txbuf[i]);
+		printf("\n");
+	}
 	/* a peer that answers ARP requests for arp_replies_to_send */
 	if (arp_replies_to_send && txbuf[21] == 1 && rnic_rd_le(txbuf + 38, 4) ==
 	    __builtin_bswap32(arp_replies_to_send)) {
@@ -661,8 +676,71 @@ static int fuzz(uint64_t n)
 	return fuzz_findings != 0;
 }
 
+/* --frames MAC IP: the firmware as a NIC of that address, driven by stdin lines:
+ *   <hex>                      a frame the RX kernel hands over
+ *   CMD <ctx> <opcode> <hex>   a command (payload in hex): prints "CMDC <status> <output hex>"
+ *   ARP <a.b.c.d>              from now on a peer answers ARP requests for that address
+ *   WAIT <clocks>              time passes
+ * Frames it sends print as "TX <hex>", its DMA writes as "DMA <addr> <hex>" (CM events), and at
+ * the end QP1's counters and the CM IDs in use (tests/test_cm.py replays rxe's CM traffic). */
+static uint32_t parse_ip(const char *s)
+{
+	unsigned a, b, c, d;
+
+	return sscanf(s, "%u.%u.%u.%u", &a, &b, &c, &d) == 4 ? a << 24 | b << 16 | c << 8 | d : 0;
+}
+
+static uint32_t unhex(const char *s, uint8_t *b, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (n < max && sscanf(s + 2 * n, "%2hhx", &b[n]) == 1)
+		n++;
+	return n;
+}
+
+static int frames(const char *mac, const char *ip)
+{
+	static char line[8192];
+	uint32_t i, used = 0;
+
+	my_mac = strtoull(mac, NULL, 16);
+	my_ip = parse_ip(ip);
+	fw_init();
+	print_tx = 1;
+	while (fgets(line, sizeof(line), stdin)) {
+		unsigned c, op, st;
+		char hex[1024] = "";
+
+		if (sscanf(line, "CMD %u %u %1023s", &c, &op, hex) >= 2) {
+			memset(cmd, 0, sizeof(cmd));
+			unhex(hex, cmd + RNIC_CMD_PAYLOAD_OFF, RNIC_CMD_PAYLOAD_LEN);
+			st = run(c, op);
+			printf("CMDC %u ", st);
+			for (i = 0; i < 32; i++)
+				printf("%02x", out[i]);
+			printf("\n");
+		} else if (!strncmp(line, "ARP ", 4)) {
+			arp_replies_to_send = parse_ip(line + 4);
+		} else if (!strncmp(line, "WAIT ", 5)) {
+			now += strtoull(line + 5, NULL, 0);
+		} else {
+			rx_len = unhex(line, rxbuf, sizeof(rxbuf));
+			fw_poll_frames();
+		}
+		fw_cm_poll();
+	}
+	for (i = 0; i < FW_CM_IDS; i++)
+		used += fw.cm[i].used;
+	printf("GSI rx %u tx %u drop_malformed %u drop_class %u drop_unknown %u dup %u cm_ids %u\n", fw.gsi.rx,
+	       fw.gsi.tx, fw.gsi.drop_malformed, fw.gsi.drop_class, fw.gsi.drop_unknown, fw.gsi.dup, used);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 3 && !strcmp(argv[1], "--frames"))
+		return frames(argv[2], argv[3]);
 	fw_init();
 	if (argc > 2 && !strcmp(argv[1], "--fuzz")) {
 		if (argc > 3)

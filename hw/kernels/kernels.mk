@@ -3,7 +3,7 @@
 KERNEL_CFLAGS := $(CFLAGS_COMMON) -Wno-unknown-pragmas -fPIC \
 	-I$(ROOT)/hw/kernels/common -I$(SPEC_INC) -I/usr/share/verilator/include/vltstd
 KERNEL_SRCS := hw/kernels/common/rnic_crc.c
-KERNEL_HDRS := hw/kernels/common/rnic_kernel.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h
+KERNEL_HDRS := hw/kernels/common/rnic_kernel.h hw/kernels/common/rnic_frame.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h
 
 include hw/kernels/tx/tx.mk
 include hw/kernels/rx/rx.mk

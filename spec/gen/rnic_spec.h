@@ -32,6 +32,7 @@
 #define RNIC_RWQE_BYTES 0x40u /* Receive WQE stride */
 #define RNIC_CQE_BYTES 0x40u /* CQE stride */
 #define RNIC_EQE_BYTES 0x20u /* EQE stride */
+#define RNIC_CM_EVENT_BYTES 0x100u /* CM event ring stride */
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
 #define RNIC_ROCE_UDP_PORT 0x12b7u /* RoCEv2 UDP destination port (IBTA Annex A17) */
@@ -82,6 +83,8 @@
 /* transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38). */
 #define RNIC_BTH_UC_BIT 0x20u /* UC opcode = RC opcode | 0x20 */
 #define RNIC_DETH_LEN 0x8u /* Datagram extended transport header: Q_Key, source QP */
+#define RNIC_GSI_QPN 0x1u /* QP1, the general services QP: its MADs (the CM's) go to and come from the firmware */
+#define RNIC_GSI_QKEY 0x80010000u /* QP1's Q_Key (IBTA 13.4.6.1) */
 #define RNIC_GRH_LEN 0x28u /* Bytes a UD receive buffer starts with (the GRH; for RoCEv2/IPv4 the IPv4 header in its last 20) */
 
 /* QPS: QP states (values of enum ibv_qp_state). */
@@ -224,7 +227,14 @@
 #define RNIC_CMD_MODIFY_SRQ 0x10u
 #define RNIC_CMD_RESIZE_CQ 0x11u
 #define RNIC_CMD_REREG_MR 0x12u
-#define RNIC_CMD_COUNT 19u
+#define RNIC_CMD_CM_CREATE_EVQ 0x13u
+#define RNIC_CMD_CM_CREATE_ID 0x14u
+#define RNIC_CMD_CM_DESTROY_ID 0x15u
+#define RNIC_CMD_CM_LISTEN 0x16u
+#define RNIC_CMD_CM_PDATA 0x17u
+#define RNIC_CMD_CM_ACCEPT 0x18u
+#define RNIC_CMD_CM_REJECT 0x19u
+#define RNIC_CMD_COUNT 26u
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -326,6 +336,13 @@
 #define RNIC_STAT_RX_CUT 0x21u
 #define RNIC_STAT_TX_POISONED 0x22u
 #define RNIC_STAT_COUNT 35u
+
+/* CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them. */
+#define RNIC_CM_EV_CONNECT_REQUEST 0x1u
+#define RNIC_CM_EV_ESTABLISHED 0x2u
+#define RNIC_CM_EV_REJECTED 0x3u
+#define RNIC_CM_EV_DISCONNECTED 0x4u
+#define RNIC_CM_EV_UNREACHABLE 0x5u
 
 /* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */
 #define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)
@@ -951,6 +968,114 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDO_QUERY_DEVICE_CAPS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 76, 4, (uint64_t)(v))
 #define RNIC_CMDO_QUERY_DEVICE_IPV6_OFF 80u
 #define RNIC_CMDO_QUERY_DEVICE_IPV6_LEN 16u
+
+/* CM_EVENT: Connection manager event (CM_EVENT_BYTES), in the context's CM event ring (CM_CREATE_EVQ); an interrupt of the context's vector tells of it. OWNER written last, same parity rule as CQE. */
+#define RNIC_CM_EVENT_SIZE 256u
+#define RNIC_CM_EVENT_TYPE_OFF 0u
+#define RNIC_CM_EVENT_TYPE_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 0, 1))
+#define RNIC_CM_EVENT_TYPE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_RESP_RES_OFF 1u
+#define RNIC_CM_EVENT_RESP_RES_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 1, 1))
+#define RNIC_CM_EVENT_RESP_RES_SET(b, v) rnic_wr_le((uint8_t *)(b) + 1, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_REASON_OFF 2u
+#define RNIC_CM_EVENT_REASON_GET(b) ((uint16_t)rnic_rd_le((const uint8_t *)(b) + 2, 2))
+#define RNIC_CM_EVENT_REASON_SET(b, v) rnic_wr_le((uint8_t *)(b) + 2, 2, (uint64_t)(v))
+#define RNIC_CM_EVENT_ID_OFF 4u
+#define RNIC_CM_EVENT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_CM_EVENT_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_LISTEN_ID_OFF 8u
+#define RNIC_CM_EVENT_LISTEN_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 8, 4))
+#define RNIC_CM_EVENT_LISTEN_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_REMOTE_QPN_OFF 12u
+#define RNIC_CM_EVENT_REMOTE_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 12, 4))
+#define RNIC_CM_EVENT_REMOTE_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 12, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_INIT_DEPTH_OFF 16u
+#define RNIC_CM_EVENT_INIT_DEPTH_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 16, 1))
+#define RNIC_CM_EVENT_INIT_DEPTH_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_RNR_RETRY_OFF 17u
+#define RNIC_CM_EVENT_RNR_RETRY_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 17, 1))
+#define RNIC_CM_EVENT_RNR_RETRY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 17, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_SRQ_OFF 18u
+#define RNIC_CM_EVENT_SRQ_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 18, 1))
+#define RNIC_CM_EVENT_SRQ_SET(b, v) rnic_wr_le((uint8_t *)(b) + 18, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_PDATA_LEN_OFF 19u
+#define RNIC_CM_EVENT_PDATA_LEN_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 19, 1))
+#define RNIC_CM_EVENT_PDATA_LEN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 19, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_PEER_GID_OFF 20u
+#define RNIC_CM_EVENT_PEER_GID_LEN 16u
+#define RNIC_CM_EVENT_SERVICE_ID_OFF 40u
+#define RNIC_CM_EVENT_SERVICE_ID_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
+#define RNIC_CM_EVENT_SERVICE_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))
+#define RNIC_CM_EVENT_PDATA_OFF 48u
+#define RNIC_CM_EVENT_PDATA_LEN 196u
+#define RNIC_CM_EVENT_OWNER_OFF 255u
+#define RNIC_CM_EVENT_OWNER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 255, 1))
+#define RNIC_CM_EVENT_OWNER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 255, 1, (uint64_t)(v))
+
+/* CMDI_CM_CREATE_EVQ: Sets the CM event ring of the issuing context: 2^LOG_SIZE entries of CM_EVENT_BYTES. */
+#define RNIC_CMDI_CM_CREATE_EVQ_SIZE 120u
+#define RNIC_CMDI_CM_CREATE_EVQ_BASE_OFF 0u
+#define RNIC_CMDI_CM_CREATE_EVQ_BASE_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 0, 8))
+#define RNIC_CMDI_CM_CREATE_EVQ_BASE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 8, (uint64_t)(v))
+#define RNIC_CMDI_CM_CREATE_EVQ_LOG_SIZE_OFF 8u
+#define RNIC_CMDI_CM_CREATE_EVQ_LOG_SIZE_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 8, 1))
+#define RNIC_CMDI_CM_CREATE_EVQ_LOG_SIZE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 1, (uint64_t)(v))
+
+/* CMDI_CM_LISTEN: Listen on a service ID (rdma_cm: port space << 16 | port) of this NIC; one listener per service ID (BUSY). */
+#define RNIC_CMDI_CM_LISTEN_SIZE 120u
+#define RNIC_CMDI_CM_LISTEN_ID_OFF 0u
+#define RNIC_CMDI_CM_LISTEN_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_CM_LISTEN_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_LISTEN_SERVICE_ID_OFF 8u
+#define RNIC_CMDI_CM_LISTEN_SERVICE_ID_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 8, 8))
+#define RNIC_CMDI_CM_LISTEN_SERVICE_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 8, (uint64_t)(v))
+
+/* CMDI_CM_PDATA: Private data for the next message the CM ID sends (ACCEPT, REJECT): LEN bytes at OFFSET. */
+#define RNIC_CMDI_CM_PDATA_SIZE 120u
+#define RNIC_CMDI_CM_PDATA_ID_OFF 0u
+#define RNIC_CMDI_CM_PDATA_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_CM_PDATA_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_PDATA_OFFSET_OFF 4u
+#define RNIC_CMDI_CM_PDATA_OFFSET_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 4, 1))
+#define RNIC_CMDI_CM_PDATA_OFFSET_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_PDATA_LEN_OFF 5u
+#define RNIC_CMDI_CM_PDATA_LEN_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 5, 1))
+#define RNIC_CMDI_CM_PDATA_LEN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 5, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_PDATA_TOTAL_OFF 6u
+#define RNIC_CMDI_CM_PDATA_TOTAL_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 6, 1))
+#define RNIC_CMDI_CM_PDATA_TOTAL_SET(b, v) rnic_wr_le((uint8_t *)(b) + 6, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_PDATA_DATA_OFF 8u
+#define RNIC_CMDI_CM_PDATA_DATA_LEN 112u
+
+/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. */
+#define RNIC_CMDI_CM_ACCEPT_SIZE 120u
+#define RNIC_CMDI_CM_ACCEPT_ID_OFF 0u
+#define RNIC_CMDI_CM_ACCEPT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_CM_ACCEPT_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_QPN_OFF 4u
+#define RNIC_CMDI_CM_ACCEPT_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_CMDI_CM_ACCEPT_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_RESP_RES_OFF 8u
+#define RNIC_CMDI_CM_ACCEPT_RESP_RES_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 8, 1))
+#define RNIC_CMDI_CM_ACCEPT_RESP_RES_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_INIT_DEPTH_OFF 9u
+#define RNIC_CMDI_CM_ACCEPT_INIT_DEPTH_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 9, 1))
+#define RNIC_CMDI_CM_ACCEPT_INIT_DEPTH_SET(b, v) rnic_wr_le((uint8_t *)(b) + 9, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_RNR_RETRY_OFF 10u
+#define RNIC_CMDI_CM_ACCEPT_RNR_RETRY_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 10, 1))
+#define RNIC_CMDI_CM_ACCEPT_RNR_RETRY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 10, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_OFF 11u
+#define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 11, 1))
+#define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 11, 1, (uint64_t)(v))
+
+/* CMDI_CM_REJECT: Reject a CONNECT_REQUEST: REJ with REASON (rdma_reject: 28, consumer reject) and the private data set by CM_PDATA. */
+#define RNIC_CMDI_CM_REJECT_SIZE 120u
+#define RNIC_CMDI_CM_REJECT_ID_OFF 0u
+#define RNIC_CMDI_CM_REJECT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_CM_REJECT_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_REJECT_REASON_OFF 4u
+#define RNIC_CMDI_CM_REJECT_REASON_GET(b) ((uint16_t)rnic_rd_le((const uint8_t *)(b) + 4, 2))
+#define RNIC_CMDI_CM_REJECT_REASON_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 2, (uint64_t)(v))
 
 /* CMDO_HANDLE: Output of ALLOC_PD, CREATE_CQ, CREATE_QP, CREATE_EQ, REG_MR. */
 #define RNIC_CMDO_HANDLE_SIZE 112u

@@ -27,6 +27,7 @@ WQE_UD_AV_OFF = 0x10
 RWQE_BYTES = 0x40
 CQE_BYTES = 0x40
 EQE_BYTES = 0x20
+CM_EVENT_BYTES = 0x100
 CMD_BYTES = 0x80
 CMDC_BYTES = 0x80
 ROCE_UDP_PORT = 0x12b7
@@ -67,6 +68,8 @@ LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
 BTH_UC_BIT = 0x20
 DETH_LEN = 0x8
+GSI_QPN = 0x1
+GSI_QKEY = 0x80010000
 GRH_LEN = 0x28
 
 QPS = {
@@ -206,6 +209,13 @@ CMD = {
     'MODIFY_SRQ': 0x10,
     'RESIZE_CQ': 0x11,
     'REREG_MR': 0x12,
+    'CM_CREATE_EVQ': 0x13,
+    'CM_CREATE_ID': 0x14,
+    'CM_DESTROY_ID': 0x15,
+    'CM_LISTEN': 0x16,
+    'CM_PDATA': 0x17,
+    'CM_ACCEPT': 0x18,
+    'CM_REJECT': 0x19,
 }
 CMD_ST = {
     'OK': 0x0,
@@ -306,8 +316,15 @@ STAT = {
     'RX_CUT': 0x21,
     'TX_POISONED': 0x22,
 }
+CM_EV = {
+    'CONNECT_REQUEST': 0x1,
+    'ESTABLISHED': 0x2,
+    'REJECTED': 0x3,
+    'DISCONNECTED': 0x4,
+    'UNREACHABLE': 0x5,
+}
 # every enum by name: a structure of the same name (CMD) takes the bare name
-ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'LINK_MSG': LINK_MSG, 'STAT': STAT}
+ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'LINK_MSG': LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
 
 # Registers: name -> (offset, {field: (lsb, width)})
 BLK = {
@@ -555,6 +572,49 @@ CMDO_QUERY_DEVICE = (112, {
     'NUM_CTX': (72, 'u32', 4),
     'CAPS': (76, 'u32', 4),
     'IPV6': (80, 'bytes', 16),
+})
+CM_EVENT = (256, {
+    'TYPE': (0, 'u8', 1),
+    'RESP_RES': (1, 'u8', 1),
+    'REASON': (2, 'u16', 2),
+    'ID': (4, 'u32', 4),
+    'LISTEN_ID': (8, 'u32', 4),
+    'REMOTE_QPN': (12, 'u32', 4),
+    'INIT_DEPTH': (16, 'u8', 1),
+    'RNR_RETRY': (17, 'u8', 1),
+    'SRQ': (18, 'u8', 1),
+    'PDATA_LEN': (19, 'u8', 1),
+    'PEER_GID': (20, 'bytes', 16),
+    'SERVICE_ID': (40, 'u64', 8),
+    'PDATA': (48, 'bytes', 196),
+    'OWNER': (255, 'u8', 1),
+})
+CMDI_CM_CREATE_EVQ = (120, {
+    'BASE': (0, 'u64', 8),
+    'LOG_SIZE': (8, 'u8', 1),
+})
+CMDI_CM_LISTEN = (120, {
+    'ID': (0, 'u32', 4),
+    'SERVICE_ID': (8, 'u64', 8),
+})
+CMDI_CM_PDATA = (120, {
+    'ID': (0, 'u32', 4),
+    'OFFSET': (4, 'u8', 1),
+    'LEN': (5, 'u8', 1),
+    'TOTAL': (6, 'u8', 1),
+    'DATA': (8, 'bytes', 112),
+})
+CMDI_CM_ACCEPT = (120, {
+    'ID': (0, 'u32', 4),
+    'QPN': (4, 'u32', 4),
+    'RESP_RES': (8, 'u8', 1),
+    'INIT_DEPTH': (9, 'u8', 1),
+    'RNR_RETRY': (10, 'u8', 1),
+    'MIN_RNR_TIMER': (11, 'u8', 1),
+})
+CMDI_CM_REJECT = (120, {
+    'ID': (0, 'u32', 4),
+    'REASON': (4, 'u16', 2),
 })
 CMDO_HANDLE = (112, {
     'HANDLE': (0, 'u32', 4),

@@ -8,80 +8,83 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_DEVICE_ID = 'h9038;
 
   // sizes: Datapath and resource limits (the hardware tables are sized by these).
-  localparam longint unsigned RNIC_BEAT_BYTES = 'h40;
-  localparam longint unsigned RNIC_CLOCK_MHZ = 'hfa;
-  localparam longint unsigned RNIC_NUM_CTX = 'h10;
-  localparam longint unsigned RNIC_MAX_QP = 'h100;
-  localparam longint unsigned RNIC_MAX_CQ = 'h100;
-  localparam longint unsigned RNIC_MAX_SRQ = 'h40;
-  localparam longint unsigned RNIC_MAX_PD = 'h100;
-  localparam longint unsigned RNIC_MAX_MPT = 'h400;
-  localparam longint unsigned RNIC_MAX_MTT = 'h8000;
-  localparam longint unsigned RNIC_MAX_SGE = 'h4;
-  localparam longint unsigned RNIC_MAX_RECV_SGE = 'h3;
-  localparam longint unsigned RNIC_MAX_RD_ATOM = 'h8;
-  localparam longint unsigned RNIC_MAX_INLINE = 'h40;
-  localparam longint unsigned RNIC_MAX_QP_WR_LOG = 'hc;
-  localparam longint unsigned RNIC_MAX_CQE_LOG = 'hf;
-  localparam longint unsigned RNIC_MAX_CMDQ_LOG = 'h8;
-  localparam longint unsigned RNIC_PAGE_SHIFT = 'hc;
-  localparam longint unsigned RNIC_DMA_MAX_LEN = 'h1000;
-  localparam longint unsigned RNIC_WQE_BYTES = 'h80;
-  localparam longint unsigned RNIC_WQE_UD_AV_OFF = 'h10;
-  localparam longint unsigned RNIC_RWQE_BYTES = 'h40;
-  localparam longint unsigned RNIC_CQE_BYTES = 'h40;
-  localparam longint unsigned RNIC_EQE_BYTES = 'h20;
-  localparam longint unsigned RNIC_CMD_BYTES = 'h80;
-  localparam longint unsigned RNIC_CMDC_BYTES = 'h80;
-  localparam longint unsigned RNIC_ROCE_UDP_PORT = 'h12b7;
-  localparam longint unsigned RNIC_KEY_TAG_BITS = 'h14;
+  localparam longint unsigned RNIC_BEAT_BYTES = 64'h40;
+  localparam longint unsigned RNIC_CLOCK_MHZ = 64'hfa;
+  localparam longint unsigned RNIC_NUM_CTX = 64'h10;
+  localparam longint unsigned RNIC_MAX_QP = 64'h100;
+  localparam longint unsigned RNIC_MAX_CQ = 64'h100;
+  localparam longint unsigned RNIC_MAX_SRQ = 64'h40;
+  localparam longint unsigned RNIC_MAX_PD = 64'h100;
+  localparam longint unsigned RNIC_MAX_MPT = 64'h400;
+  localparam longint unsigned RNIC_MAX_MTT = 64'h8000;
+  localparam longint unsigned RNIC_MAX_SGE = 64'h4;
+  localparam longint unsigned RNIC_MAX_RECV_SGE = 64'h3;
+  localparam longint unsigned RNIC_MAX_RD_ATOM = 64'h8;
+  localparam longint unsigned RNIC_MAX_INLINE = 64'h40;
+  localparam longint unsigned RNIC_MAX_QP_WR_LOG = 64'hc;
+  localparam longint unsigned RNIC_MAX_CQE_LOG = 64'hf;
+  localparam longint unsigned RNIC_MAX_CMDQ_LOG = 64'h8;
+  localparam longint unsigned RNIC_PAGE_SHIFT = 64'hc;
+  localparam longint unsigned RNIC_DMA_MAX_LEN = 64'h1000;
+  localparam longint unsigned RNIC_WQE_BYTES = 64'h80;
+  localparam longint unsigned RNIC_WQE_UD_AV_OFF = 64'h10;
+  localparam longint unsigned RNIC_RWQE_BYTES = 64'h40;
+  localparam longint unsigned RNIC_CQE_BYTES = 64'h40;
+  localparam longint unsigned RNIC_EQE_BYTES = 64'h20;
+  localparam longint unsigned RNIC_CM_EVENT_BYTES = 64'h100;
+  localparam longint unsigned RNIC_CMD_BYTES = 64'h80;
+  localparam longint unsigned RNIC_CMDC_BYTES = 64'h80;
+  localparam longint unsigned RNIC_ROCE_UDP_PORT = 64'h12b7;
+  localparam longint unsigned RNIC_KEY_TAG_BITS = 64'h14;
 
   // bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context (a process may map its own), then one command-queue page per context (the driver's only).
-  localparam longint unsigned RNIC_BAR0_SIZE = 'h100000;
-  localparam longint unsigned RNIC_BAR0_CTX_BASE = 'h10000;
-  localparam longint unsigned RNIC_BAR0_CTX_STRIDE = 'h1000;
-  localparam longint unsigned RNIC_BAR0_CMDQ_BASE = 'h20000;
-  localparam longint unsigned RNIC_BLOCK_TYPE_ID = 'h52490001;
-  localparam longint unsigned RNIC_BLOCK_TYPE_CLOCK = 'h52490002;
-  localparam longint unsigned RNIC_BLOCK_TYPE_STATS = 'h52490003;
-  localparam longint unsigned RNIC_BLOCK_TYPE_PORT = 'h52490004;
-  localparam longint unsigned RNIC_BLOCK_TYPE_ADMIN = 'h52490005;
-  localparam longint unsigned RNIC_BLOCK_TYPE_CTX = 'h52490006;
+  localparam longint unsigned RNIC_BAR0_SIZE = 64'h100000;
+  localparam longint unsigned RNIC_BAR0_CTX_BASE = 64'h10000;
+  localparam longint unsigned RNIC_BAR0_CTX_STRIDE = 64'h1000;
+  localparam longint unsigned RNIC_BAR0_CMDQ_BASE = 64'h20000;
+  localparam longint unsigned RNIC_BLOCK_TYPE_ID = 64'h52490001;
+  localparam longint unsigned RNIC_BLOCK_TYPE_CLOCK = 64'h52490002;
+  localparam longint unsigned RNIC_BLOCK_TYPE_STATS = 64'h52490003;
+  localparam longint unsigned RNIC_BLOCK_TYPE_PORT = 64'h52490004;
+  localparam longint unsigned RNIC_BLOCK_TYPE_ADMIN = 64'h52490005;
+  localparam longint unsigned RNIC_BLOCK_TYPE_CTX = 64'h52490006;
 
   // fwmap: Soft-core (PicoRV32) address map.
-  localparam longint unsigned RNIC_FW_RAM_BASE = 'h0;
-  localparam longint unsigned RNIC_FW_RAM_SIZE = 'h20000;
-  localparam longint unsigned RNIC_FW_REG_BASE = 'h10000000;
-  localparam longint unsigned RNIC_FW_CTXREG_BASE = 'h10010000;
-  localparam longint unsigned RNIC_FW_CTXREG_STRIDE = 'h100;
-  localparam longint unsigned RNIC_FW_DMABUF_BASE = 'h20000000;
-  localparam longint unsigned RNIC_FW_DMABUF_SIZE = 'h4000;
-  localparam longint unsigned RNIC_FW_PKTTX_BASE = 'h20010000;
-  localparam longint unsigned RNIC_FW_PKTRX_BASE = 'h20020000;
-  localparam longint unsigned RNIC_FW_PKT_SIZE = 'h800;
+  localparam longint unsigned RNIC_FW_RAM_BASE = 64'h0;
+  localparam longint unsigned RNIC_FW_RAM_SIZE = 64'h20000;
+  localparam longint unsigned RNIC_FW_REG_BASE = 64'h10000000;
+  localparam longint unsigned RNIC_FW_CTXREG_BASE = 64'h10010000;
+  localparam longint unsigned RNIC_FW_CTXREG_STRIDE = 64'h100;
+  localparam longint unsigned RNIC_FW_DMABUF_BASE = 64'h20000000;
+  localparam longint unsigned RNIC_FW_DMABUF_SIZE = 64'h4000;
+  localparam longint unsigned RNIC_FW_PKTTX_BASE = 64'h20010000;
+  localparam longint unsigned RNIC_FW_PKTRX_BASE = 64'h20020000;
+  localparam longint unsigned RNIC_FW_PKT_SIZE = 64'h800;
 
   // cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 24 | index << 8 | word << 2.
-  localparam longint unsigned RNIC_CFG_TABLE_SHIFT = 'h18;
-  localparam longint unsigned RNIC_CFG_INDEX_SHIFT = 'h8;
-  localparam longint unsigned RNIC_CFG_WORD_SHIFT = 'h2;
-  localparam longint unsigned RNIC_CFG_TBL_QPC = 'h1;
-  localparam longint unsigned RNIC_CFG_TBL_MPT = 'h2;
-  localparam longint unsigned RNIC_CFG_TBL_MTT = 'h3;
-  localparam longint unsigned RNIC_CFG_TBL_CQC = 'h4;
-  localparam longint unsigned RNIC_CFG_TBL_PORT = 'h5;
-  localparam longint unsigned RNIC_CFG_TBL_EQC = 'h6;
-  localparam longint unsigned RNIC_CFG_TBL_SRQC = 'h7;
-  localparam longint unsigned RNIC_CFG_TBL_FENCE = 'h8;
+  localparam longint unsigned RNIC_CFG_TABLE_SHIFT = 64'h18;
+  localparam longint unsigned RNIC_CFG_INDEX_SHIFT = 64'h8;
+  localparam longint unsigned RNIC_CFG_WORD_SHIFT = 64'h2;
+  localparam longint unsigned RNIC_CFG_TBL_QPC = 64'h1;
+  localparam longint unsigned RNIC_CFG_TBL_MPT = 64'h2;
+  localparam longint unsigned RNIC_CFG_TBL_MTT = 64'h3;
+  localparam longint unsigned RNIC_CFG_TBL_CQC = 64'h4;
+  localparam longint unsigned RNIC_CFG_TBL_PORT = 64'h5;
+  localparam longint unsigned RNIC_CFG_TBL_EQC = 64'h6;
+  localparam longint unsigned RNIC_CFG_TBL_SRQC = 64'h7;
+  localparam longint unsigned RNIC_CFG_TBL_FENCE = 64'h8;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
-  localparam longint unsigned RNIC_LINK_VERSION = 'h1;
-  localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 'h38;
-  localparam longint unsigned RNIC_LINK_MAX_PAYLOAD = 'h1000;
+  localparam longint unsigned RNIC_LINK_VERSION = 64'h1;
+  localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 64'h38;
+  localparam longint unsigned RNIC_LINK_MAX_PAYLOAD = 64'h1000;
 
   // transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38).
-  localparam longint unsigned RNIC_BTH_UC_BIT = 'h20;
-  localparam longint unsigned RNIC_DETH_LEN = 'h8;
-  localparam longint unsigned RNIC_GRH_LEN = 'h28;
+  localparam longint unsigned RNIC_BTH_UC_BIT = 64'h20;
+  localparam longint unsigned RNIC_DETH_LEN = 64'h8;
+  localparam longint unsigned RNIC_GSI_QPN = 64'h1;
+  localparam longint unsigned RNIC_GSI_QKEY = 64'h80010000;
+  localparam longint unsigned RNIC_GRH_LEN = 64'h28;
 
   // QPS: QP states (values of enum ibv_qp_state).
   localparam int unsigned RNIC_QPS_RESET = 'h0;
@@ -223,7 +226,14 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_MODIFY_SRQ = 'h10;
   localparam int unsigned RNIC_CMD_RESIZE_CQ = 'h11;
   localparam int unsigned RNIC_CMD_REREG_MR = 'h12;
-  localparam int unsigned RNIC_CMD_COUNT = 19;
+  localparam int unsigned RNIC_CMD_CM_CREATE_EVQ = 'h13;
+  localparam int unsigned RNIC_CMD_CM_CREATE_ID = 'h14;
+  localparam int unsigned RNIC_CMD_CM_DESTROY_ID = 'h15;
+  localparam int unsigned RNIC_CMD_CM_LISTEN = 'h16;
+  localparam int unsigned RNIC_CMD_CM_PDATA = 'h17;
+  localparam int unsigned RNIC_CMD_CM_ACCEPT = 'h18;
+  localparam int unsigned RNIC_CMD_CM_REJECT = 'h19;
+  localparam int unsigned RNIC_CMD_COUNT = 26;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
@@ -325,6 +335,13 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_CUT = 'h21;
   localparam int unsigned RNIC_STAT_TX_POISONED = 'h22;
   localparam int unsigned RNIC_STAT_COUNT = 35;
+
+  // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
+  localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
+  localparam int unsigned RNIC_CM_EV_ESTABLISHED = 'h2;
+  localparam int unsigned RNIC_CM_EV_REJECTED = 'h3;
+  localparam int unsigned RNIC_CM_EV_DISCONNECTED = 'h4;
+  localparam int unsigned RNIC_CM_EV_UNREACHABLE = 'h5;
 
   // BLK: Header common to every BAR0 block.
   localparam int unsigned RNIC_BLK_BASE = 'h0;

@@ -1,5 +1,5 @@
 /* CRC-32 byte step, table driven (the table is a 1 KiB ROM in HLS). */
-#include "rnic_kernel.h"
+#include "rnic_frame.h"
 
 static const uint32_t crc_table[256] = {
 #define C1(c) (((c) & 1) ? (0xedb88320u ^ ((c) >> 1)) : ((c) >> 1))

@@ -674,6 +674,20 @@ static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw
 	return ok;
 }
 
+/* The whole frame to the firmware (ARP, neighbour discovery, QP1's MADs), or dropped and counted
+ * while the firmware's receive ring is full. */
+static void to_fw(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+{
+	if (in->fw_ready) {
+		st->busy = B_FW;
+		st->fw_beat = 0;
+		st->o.stat_to_fw++;
+	} else {
+		st->o.stat_fw_drop++;
+		finish_frame(st);
+	}
+}
+
 /* Decide what to do with the frame at the head of the queue. */
 static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
@@ -704,14 +718,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		    rnic_be16(raw + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(raw + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
 	if (!(f->len >= RNIC_XTH_OFF + l3 + RNIC_ICRC_LEN && ours && roce)) {
 		if (ours || bcast) {
-			if (in->fw_ready) {
-				st->busy = B_FW;
-				st->fw_beat = 0;
-				st->o.stat_to_fw++;
-			} else {
-				st->o.stat_fw_drop++;
-				finish_frame(st);
-			}
+			to_fw(st, in);
 		} else {
 			st->o.stat_drop_malformed++;
 			finish_frame(st);
@@ -748,6 +755,10 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	    f->len < RNIC_XTH_OFF + l3 + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
 		st->o.stat_drop_malformed++;
 		finish_frame(st);
+		return;
+	}
+	if (qpn == RNIC_GSI_QPN && op == RNIC_BTH_OP_UD_SEND_ONLY) {
+		to_fw(st, in); /* the GSI QP is the firmware's: the CM's MADs */
 		return;
 	}
 	plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;

@@ -32,7 +32,7 @@ struct rnic_uapi_query {
 
 #define RNIC_IOCTL_QUERY _IOR(RNIC_IOCTL_TYPE, 0, struct rnic_uapi_query)
 
-/* Run one firmware command of the context. Allowed: QUERY_DEVICE, ALLOC_PD, DEALLOC_PD, CREATE/DESTROY/RESIZE_CQ, CREATE/DESTROY/MODIFY/QUERY_QP, CREATE/DESTROY/MODIFY_SRQ, CREATE_AH, REG_MR, REREG_MR, DEREG_MR. Ring addresses (CREATE_CQ and RESIZE_CQ BASE, CREATE_QP SQ_BASE/RQ_BASE, CREATE_SRQ BASE) are ring offsets from ALLOC_RING; REG_MR and REREG_MR (with TRANSLATION) give VA and LENGTH of user memory (PAGELIST, NPAGES, PAGE_SHIFT zero): the driver pins and maps it. Returns 0 when the firmware answered (its answer in status/out), or -errno when the driver refused. */
+/* Run one firmware command of the context. Allowed: QUERY_DEVICE, ALLOC_PD, DEALLOC_PD, CREATE/DESTROY/RESIZE_CQ, CREATE/DESTROY/MODIFY/QUERY_QP, CREATE/DESTROY/MODIFY_SRQ, CREATE_AH, REG_MR, REREG_MR, DEREG_MR, the CM_* commands. Ring addresses (CREATE_CQ and RESIZE_CQ BASE, CREATE_QP SQ_BASE/RQ_BASE, CREATE_SRQ BASE, CM_CREATE_EVQ BASE) are ring offsets from ALLOC_RING; REG_MR and REREG_MR (with TRANSLATION) give VA and LENGTH of user memory (PAGELIST, NPAGES, PAGE_SHIFT zero): the driver pins and maps it. Returns 0 when the firmware answered (its answer in status/out), or -errno when the driver refused. */
 struct rnic_uapi_cmd {
 	__u32 opcode; /* enum CMD */
 	__u32 status; /* out: enum CMD_ST */

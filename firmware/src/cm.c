@@ -1,0 +1,609 @@
+/* The GSI QP (QP1) and the communication manager's wire protocol: management datagrams (MADs,
+ * IBTA Vol. 1 13.4) in RoCEv2 UD SENDs to QP1 (Annex A17), handed over whole by the RX kernel
+ * and sent whole through the frame path. Every answer goes back the way its request came (the
+ * request's source MAC, address and QP), as Linux answers from the received work completion.
+ * What is not a MAD of the CM class, version 2, is dropped and counted. */
+#include "cm.h"
+#include "fw.h"
+#include "hal.h"
+#include "rnic_frame.h"
+
+#define CMD_IN(p, S, F) RNIC_CMDI_##S##_##F##_GET(p)
+
+/* where a frame's transport headers start: IPv6 moves everything after IP on */
+#define L3(v6) ((v6) ? RNIC_IP6_EXTRA : 0u)
+
+static uint32_t be16(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 8) | p[1];
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (be16(p) << 16) | be16(p + 2);
+}
+
+static uint32_t be24(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 16) | be16(p + 1);
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+	return ((uint64_t)be32(p) << 32) | be32(p + 4);
+}
+
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static void put24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	put16(p + 1, v);
+}
+
+static const uint8_t *mad_of(const struct cm_peer *p, const uint8_t *f)
+{
+	return f + RNIC_BTH_OFF + L3(p->v6) + RNIC_BTH_LEN + RNIC_DETH_LEN;
+}
+
+/* A RoCEv2 UD SEND_ONLY of one MAD to QP1 on our address, Q_Key the GSI's: its sender (MAC,
+ * address, traffic class, QP) into p. 0, or -1 if the frame is not one. */
+int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p)
+{
+	uint32_t v6 = len >= RNIC_ETH_HLEN && be16(f + 12) == RNIC_ETHERTYPE_IPV6, l3 = L3(v6);
+	uint32_t bth = RNIC_BTH_OFF + l3, i;
+
+	if (len != bth + RNIC_BTH_LEN + RNIC_DETH_LEN + CM_MAD_LEN + RNIC_ICRC_LEN)
+		return -1;
+	if (v6) {
+		if (f[RNIC_IP_OFF] >> 4 != 6 || f[RNIC_IP_OFF + 6] != RNIC_IPPROTO_UDP ||
+		    memcmp(f + RNIC_IP_OFF + 24, fw.ip6, 16))
+			return -1;
+		memcpy(p->ip6, f + RNIC_IP_OFF + 8, 16);
+		p->tclass = (uint8_t)(be16(f + RNIC_IP_OFF) >> 4);
+	} else {
+		if (be16(f + 12) != RNIC_ETHERTYPE_IPV4 || f[RNIC_IP_OFF] != 0x45 ||
+		    f[RNIC_IP_OFF + 9] != RNIC_IPPROTO_UDP || be32(f + RNIC_IP_OFF + 16) != fw.ip)
+			return -1;
+		p->ip = be32(f + RNIC_IP_OFF + 12);
+		p->tclass = f[RNIC_IP_OFF + 1];
+	}
+	if (be16(f + RNIC_UDP_OFF + l3 + 2) != RNIC_ROCE_UDP_PORT || f[bth] != RNIC_BTH_OP_UD_SEND_ONLY ||
+	    (f[bth + 1] & 0x3f) || be16(f + bth + 2) != 0xffff || (be32(f + bth + 4) & 0xffffff) != RNIC_GSI_QPN ||
+	    be32(f + bth + RNIC_BTH_LEN) != RNIC_GSI_QKEY)
+		return -1;
+	p->v6 = (uint8_t)v6;
+	for (i = 0; i < 6; i++)
+		p->mac[i] = f[6 + i];
+	p->qpn = be32(f + bth + RNIC_BTH_LEN + 4) & 0xffffff;
+	return 0;
+}
+
+/* Send a MAD to QP p->qpn of the peer: Ethernet, IP (TTL 64, DF, the peer's traffic class), UDP
+ * from QP1's source port, BTH, DETH, the MAD and the ICRC. */
+void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
+{
+	uint8_t *f = hal_pkt_tx_buf();
+	uint32_t l3 = L3(p->v6), udp = RNIC_UDP_OFF + l3, bth = RNIC_BTH_OFF + l3;
+	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + RNIC_DETH_LEN + CM_MAD_LEN + RNIC_ICRC_LEN;
+	uint32_t len = udp + ulen, crc, off, n;
+
+	memset(f, 0, bth + RNIC_BTH_LEN + RNIC_DETH_LEN);
+	memcpy(f, p->mac, 6);
+	memcpy(f + 6, fw.mac, 6);
+	if (p->v6) {
+		put16(f + 12, RNIC_ETHERTYPE_IPV6);
+		put16(f + RNIC_IP_OFF, 0x6000 | (uint32_t)p->tclass << 4);
+		put16(f + RNIC_IP_OFF + 4, ulen);
+		f[RNIC_IP_OFF + 6] = RNIC_IPPROTO_UDP;
+		f[RNIC_IP_OFF + 7] = CM_HOP_LIMIT;
+		memcpy(f + RNIC_IP_OFF + 8, fw.ip6, 16);
+		memcpy(f + RNIC_IP_OFF + 24, p->ip6, 16);
+	} else {
+		put16(f + 12, RNIC_ETHERTYPE_IPV4);
+		f[RNIC_IP_OFF] = 0x45;
+		f[RNIC_IP_OFF + 1] = p->tclass;
+		put16(f + RNIC_IP_OFF + 2, RNIC_IP_HLEN + ulen);
+		put16(f + RNIC_IP_OFF + 6, 0x4000); /* DF */
+		f[RNIC_IP_OFF + 8] = CM_HOP_LIMIT;
+		f[RNIC_IP_OFF + 9] = RNIC_IPPROTO_UDP;
+		put32(f + RNIC_IP_OFF + 12, fw.ip);
+		put32(f + RNIC_IP_OFF + 16, p->ip);
+		put16(f + RNIC_IP_OFF + 10, rnic_ipv4_csum(f + RNIC_IP_OFF));
+	}
+	put16(f + udp, CM_GSI_SPORT);
+	put16(f + udp + 2, RNIC_ROCE_UDP_PORT);
+	put16(f + udp + 4, ulen);
+	f[bth] = RNIC_BTH_OP_UD_SEND_ONLY;
+	put16(f + bth + 2, 0xffff);
+	put32(f + bth + 4, p->qpn & 0xffffff);
+	put32(f + bth + 8, fw.gsi_psn++ & 0xffffff);
+	put32(f + bth + RNIC_BTH_LEN, RNIC_GSI_QKEY);
+	put32(f + bth + RNIC_BTH_LEN + 4, RNIC_GSI_QPN);
+	memcpy(f + bth + RNIC_BTH_LEN + RNIC_DETH_LEN, mad, CM_MAD_LEN);
+	/* the kernels' ICRC, beat by beat */
+	crc = 0;
+	for (off = 0; off < len - RNIC_ICRC_LEN; off += RNIC_BEAT) {
+		n = len - RNIC_ICRC_LEN - off < RNIC_BEAT ? len - RNIC_ICRC_LEN - off : RNIC_BEAT;
+		crc = rnic_icrc_beat(crc, f + off, (int)(off / RNIC_BEAT), (int)n, (int)p->v6);
+	}
+	crc = ~crc;
+	for (n = 0; n < 4; n++)
+		f[len - RNIC_ICRC_LEN + n] = (uint8_t)(crc >> (8 * n));
+	fw.gsi.tx++;
+	hal_pkt_send(len);
+}
+
+/* The common MAD header of an answer: CM class version 2, method, the request's transaction ID. */
+static void mad_header(uint8_t *out, uint32_t method, const uint8_t *tid, uint32_t attr)
+{
+	memset(out, 0, CM_MAD_LEN);
+	out[CM_MAD_BASE_VERSION] = 1;
+	out[CM_MAD_CLASS] = CM_CLASS;
+	out[CM_MAD_CLASS_VERSION] = CM_CLASS_VERSION;
+	out[CM_MAD_METHOD] = (uint8_t)method;
+	memcpy(out + CM_MAD_TID, tid, 8);
+	put16(out + CM_MAD_ATTR_ID, attr);
+}
+
+/* A REQ nobody listens for: REJ "invalid service ID" for the REQ (Linux: cm_issue_rej), which
+ * rdma_cm reports as RDMA_CM_EVENT_REJECTED, status 8. */
+static void reject_req(const struct cm_peer *p, const uint8_t *req, uint32_t reason)
+{
+	uint8_t out[CM_MAD_LEN];
+
+	mad_header(out, CM_METHOD_SEND, req + CM_MAD_TID, CM_ATTR_REJ);
+	memcpy(out + CM_REJ_REMOTE_COMM_ID, req + CM_REQ_LOCAL_COMM_ID, 4);
+	out[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
+	put16(out + CM_REJ_REASON, reason);
+	fw_gsi_send(p, out);
+}
+
+/* A DREQ for no connection of ours (already gone, or never ours): DREP all the same, so that the
+ * peer's disconnect completes at once (Linux: cm_issue_drep). */
+static void answer_dreq(const struct cm_peer *p, const uint8_t *dreq)
+{
+	uint8_t out[CM_MAD_LEN];
+
+	mad_header(out, CM_METHOD_SEND, dreq + CM_MAD_TID, CM_ATTR_DREP);
+	memcpy(out + CM_DREP_LOCAL_COMM_ID, dreq + CM_DREQ_REMOTE_COMM_ID, 4);
+	memcpy(out + CM_DREP_REMOTE_COMM_ID, dreq + CM_DREQ_LOCAL_COMM_ID, 4);
+	fw_gsi_send(p, out);
+}
+
+/* Get(ClassPortInfo) (IBTA 13.4.8.1): base and class version, the response time value; no
+ * redirection, no traps. Any other Get or Set: GetResp "unsupported method/attribute", as
+ * Linux's MAD layer answers requests no agent takes. */
+static void get_or_set(const struct cm_peer *p, const uint8_t *mad, uint32_t attr)
+{
+	uint8_t out[CM_MAD_LEN];
+
+	mad_header(out, CM_METHOD_GET_RESP, mad + CM_MAD_TID, attr);
+	memcpy(out + CM_MAD_ATTR_MOD, mad + CM_MAD_ATTR_MOD, 4);
+	if (mad[CM_MAD_METHOD] == CM_METHOD_GET && attr == CM_ATTR_CLASS_PORT_INFO) {
+		out[CM_CPI_BASE_VERSION] = 1;
+		out[CM_CPI_CLASS_VERSION] = CM_CLASS_VERSION;
+		out[CM_CPI_RESP_TIME + 3] = CM_RESPONSE_TIMEOUT;
+	} else {
+		put16(out + CM_MAD_STATUS, CM_STATUS_UNSUPPORTED);
+	}
+	fw_gsi_send(p, out);
+}
+
+/* ---- CM IDs: listeners and connections (IBTA 12.9 state machine, passive side) */
+#define CM_EV_BUF 8192 /* where an event is built in the firmware's DMA buffer */
+
+static struct fw_cm *cm_get(uint32_t ctx, uint32_t id)
+{
+	return id < FW_CM_IDS && fw.cm[id].used && fw.cm[id].ctx == ctx ? &fw.cm[id] : 0;
+}
+
+/* A new CM ID of ctx, or -1. Its communication ID: the slot in the low byte (a MAD finds it at
+ * once), above it bits of a keyed hash of the count of IDs made (not guessable, slow to recur). */
+static int32_t cm_alloc(uint32_t ctx)
+{
+	uint32_t i;
+
+	for (i = 0; i < FW_CM_IDS; i++) {
+		struct fw_cm *c = &fw.cm[i];
+
+		if (c->used)
+			continue;
+		memset(c, 0, sizeof(*c));
+		c->used = 1;
+		c->ctx = (uint8_t)ctx;
+		c->local_id = ((uint32_t)(((uint64_t)++fw.cm_gen * 0x9e3779b97f4a7c15ull ^ fw.secret) >> 32) & ~0xffu) | i;
+		return (int32_t)i;
+	}
+	return -1;
+}
+
+/* The connection a message names by our communication ID, in one of the states given. */
+static struct fw_cm *cm_find(const uint8_t *mad, uint32_t off, uint32_t states)
+{
+	uint32_t id = be32(mad + off);
+	struct fw_cm *c = &fw.cm[id & 0xff];
+
+	return (id & 0xff) < FW_CM_IDS && c->used && c->local_id == id && (states >> c->state & 1) ? c : 0;
+}
+
+/* Clocks to wait for an answer: 4.096 us << t (IBTA 12.7.1), at 250 MHz. */
+static uint64_t cm_wait(uint32_t t)
+{
+	return 1024ull << (t > 31 ? 31 : t);
+}
+
+/* Tell the owner: the event into its ring, then an interrupt of its vector. A context with no
+ * ring loses the event (it asked for none). */
+static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, const uint8_t *pdata, uint32_t plen)
+{
+	struct fw_cm_evq *q = &fw.cm_evq[c->ctx];
+	uint8_t *e = hal_dmabuf() + CM_EV_BUF;
+
+	if (!q->log)
+		return;
+	memset(e, 0, RNIC_CM_EVENT_BYTES);
+	RNIC_CM_EVENT_TYPE_SET(e, type);
+	RNIC_CM_EVENT_ID_SET(e, (uint32_t)(c - fw.cm));
+	RNIC_CM_EVENT_LISTEN_ID_SET(e, listen);
+	RNIC_CM_EVENT_REMOTE_QPN_SET(e, c->remote_qpn);
+	RNIC_CM_EVENT_RESP_RES_SET(e, c->resp_res);
+	RNIC_CM_EVENT_INIT_DEPTH_SET(e, c->init_depth);
+	RNIC_CM_EVENT_RNR_RETRY_SET(e, c->rnr_retry);
+	RNIC_CM_EVENT_SRQ_SET(e, c->srq);
+	RNIC_CM_EVENT_SERVICE_ID_SET(e, c->service_id);
+	memcpy(e + RNIC_CM_EVENT_PEER_GID_OFF, c->gid, 16);
+	RNIC_CM_EVENT_PDATA_LEN_SET(e, plen);
+	if (plen)
+		memcpy(e + RNIC_CM_EVENT_PDATA_OFF, pdata, plen);
+	e[RNIC_CM_EVENT_OWNER_OFF] = (uint8_t)(((q->pi >> q->log) & 1) ^ 1);
+	hal_dma(q->base + (q->pi & ((1u << q->log) - 1)) * RNIC_CM_EVENT_BYTES, CM_EV_BUF, RNIC_CM_EVENT_BYTES, 1);
+	q->pi++;
+	hal_irq(c->ctx);
+}
+
+static void cm_peer_of(const struct fw_cm *c, struct cm_peer *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->v6 = c->v6;
+	p->tclass = c->tclass;
+	memcpy(p->mac, c->mac, 6);
+	memcpy(p->ip6, c->gid, 16);
+	p->ip = c->ip;
+	p->qpn = RNIC_GSI_QPN;
+}
+
+/* REP (12.6.8), sent again as it was on each retry. */
+static void send_rep(const struct fw_cm *c)
+{
+	uint8_t out[CM_MAD_LEN];
+	struct cm_peer p;
+
+	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_REP);
+	put32(out + CM_REP_LOCAL_COMM_ID, c->local_id);
+	put32(out + CM_REP_REMOTE_COMM_ID, c->remote_id);
+	put24(out + CM_REP_LOCAL_QPN, c->qpn);
+	put24(out + CM_REP_START_PSN, fw.qp[c->qpn].sq_psn);
+	out[CM_REP_RESP_RES] = c->resp_res;
+	out[CM_REP_INIT_DEPTH] = c->init_depth;
+	out[CM_REP_ACK_DELAY] = CM_ACK_DELAY << 3;
+	out[CM_REP_RNR_RETRY] = (uint8_t)(c->rnr_retry << 5 | c->srq << 4);
+	memcpy(out + CM_REP_CA_GUID, fw.ip6 + 8, 8); /* node GUID: the MAC's EUI-64 */
+	memcpy(out + CM_REP_PDATA, c->pdata, c->pdata_len);
+	cm_peer_of(c, &p);
+	fw_gsi_send(&p, out);
+}
+
+/* A REQ (12.6.5): to the listener of its service ID as a new CM ID and a CONNECT_REQUEST event;
+ * a REQ seen before (the peer did not hear our REP) gets the REP again; nobody listening: REJ. */
+static void cm_req(const struct cm_peer *p, const uint8_t *m)
+{
+	uint64_t sid = be64(m + CM_REQ_SERVICE_ID);
+	uint32_t rid = be32(m + CM_REQ_LOCAL_COMM_ID), i, l = FW_CM_IDS;
+	struct fw_cm *c;
+	int32_t n;
+
+	for (i = 0; i < FW_CM_IDS; i++) {
+		c = &fw.cm[i];
+		if (c->used && c->state >= CM_ST_REQ_RCVD && c->remote_id == rid &&
+		    !memcmp(c->mac, p->mac, 6)) {
+			if (c->state == CM_ST_REP_SENT)
+				send_rep(c);
+			fw.gsi.dup++;
+			return;
+		}
+		if (c->used && c->state == CM_ST_LISTEN && c->service_id == sid)
+			l = i;
+	}
+	if (l == FW_CM_IDS) {
+		reject_req(p, m, CM_REJ_INVALID_SERVICE_ID);
+		return;
+	}
+	if ((m[CM_REQ_RESP_TIMEOUT] >> 1 & 3) != 0) { /* transport service type: RC only */
+		reject_req(p, m, CM_REJ_INVALID_TRANSPORT_TYPE);
+		return;
+	}
+	n = cm_alloc(fw.cm[l].ctx);
+	if (n < 0) {
+		reject_req(p, m, CM_REJ_NO_QP);
+		return;
+	}
+	c = &fw.cm[n];
+	c->state = CM_ST_REQ_RCVD;
+	c->v6 = p->v6;
+	c->tclass = p->tclass;
+	memcpy(c->mac, p->mac, 6);
+	c->ip = p->ip;
+	if (p->v6) {
+		memcpy(c->gid, p->ip6, 16);
+	} else {
+		c->gid[10] = c->gid[11] = 0xff;
+		put32(c->gid + 12, p->ip);
+	}
+	memcpy(c->tid, m + CM_MAD_TID, 8);
+	c->service_id = sid;
+	c->remote_id = rid;
+	c->remote_qpn = be24(m + CM_REQ_LOCAL_QPN);
+	/* the requester's responder resources are what we may initiate, and the other way round */
+	c->init_depth = m[CM_REQ_LOCAL_QPN + 3];
+	c->resp_res = m[CM_REQ_INIT_DEPTH];
+	c->remote_psn = be24(m + CM_REQ_START_PSN);
+	c->resp_timeout = m[CM_REQ_START_PSN + 3] >> 3; /* how long the requester takes to answer */
+	c->retry_cnt = m[CM_REQ_START_PSN + 3] & 7;
+	c->mtu = m[CM_REQ_MTU] >> 4;
+	c->rnr_retry = m[CM_REQ_MTU] & 7;
+	c->max_tries = (uint8_t)((m[CM_REQ_MAX_RETRIES] >> 4) + 1);
+	c->srq = m[CM_REQ_MAX_RETRIES] >> 3 & 1;
+	c->ack_timeout = m[CM_REQ_ACK_TIMEOUT] >> 3;
+	cm_event(c, RNIC_CM_EV_CONNECT_REQUEST, l, m + CM_REQ_PDATA, CM_REQ_PDATA_LEN);
+}
+
+/* Move the QP to RTR and RTS on the path and PSNs of the REQ (what rdma_accept does). */
+static uint32_t cm_qp_rts(const struct fw_cm *c, const uint8_t *in)
+{
+	uint8_t m[RNIC_CMDI_MODIFY_QP_SIZE];
+	uint32_t st, mtu = c->mtu < RNIC_MTU_256 ? RNIC_MTU_256 : c->mtu > RNIC_MTU_4096 ? RNIC_MTU_4096 : c->mtu;
+
+	memset(m, 0, sizeof(m));
+	RNIC_CMDI_MODIFY_QP_QPN_SET(m, c->qpn);
+	RNIC_CMDI_MODIFY_QP_ATTR_MASK_SET(m, RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_AV | RNIC_QP_ATTR_PATH_MTU |
+					  RNIC_QP_ATTR_DEST_QPN | RNIC_QP_ATTR_RQ_PSN |
+					  RNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | RNIC_QP_ATTR_MIN_RNR_TIMER);
+	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(m, RNIC_QPS_RTR);
+	RNIC_CMDI_MODIFY_QP_PATH_MTU_SET(m, mtu);
+	RNIC_CMDI_MODIFY_QP_DEST_QPN_SET(m, c->remote_qpn);
+	RNIC_CMDI_MODIFY_QP_RQ_PSN_SET(m, c->remote_psn);
+	RNIC_CMDI_MODIFY_QP_MAX_DEST_RD_ATOMIC_SET(m, c->resp_res);
+	RNIC_CMDI_MODIFY_QP_MIN_RNR_TIMER_SET(m, CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER));
+	RNIC_CMDI_MODIFY_QP_IS_GLOBAL_SET(m, 1);
+	RNIC_CMDI_MODIFY_QP_HOP_LIMIT_SET(m, CM_HOP_LIMIT);
+	RNIC_CMDI_MODIFY_QP_TRAFFIC_CLASS_SET(m, c->tclass);
+	memcpy(m + RNIC_CMDI_MODIFY_QP_DGID_OFF, c->gid, 16);
+	st = fw_modify_qp(c->ctx, m);
+	if (st)
+		return st;
+	memset(m, 0, sizeof(m));
+	RNIC_CMDI_MODIFY_QP_QPN_SET(m, c->qpn);
+	RNIC_CMDI_MODIFY_QP_ATTR_MASK_SET(m, RNIC_QP_ATTR_STATE | RNIC_QP_ATTR_SQ_PSN | RNIC_QP_ATTR_TIMEOUT |
+					  RNIC_QP_ATTR_RETRY_CNT | RNIC_QP_ATTR_RNR_RETRY |
+					  RNIC_QP_ATTR_MAX_QP_RD_ATOMIC);
+	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(m, RNIC_QPS_RTS);
+	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(m, (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff);
+	RNIC_CMDI_MODIFY_QP_TIMEOUT_SET(m, c->ack_timeout);
+	RNIC_CMDI_MODIFY_QP_RETRY_CNT_SET(m, c->retry_cnt);
+	RNIC_CMDI_MODIFY_QP_RNR_RETRY_SET(m, c->rnr_retry);
+	RNIC_CMDI_MODIFY_QP_MAX_RD_ATOMIC_SET(m, c->init_depth);
+	return fw_modify_qp(c->ctx, m);
+}
+
+static void cm_qp_error(const struct fw_cm *c)
+{
+	uint8_t m[RNIC_CMDI_MODIFY_QP_SIZE];
+
+	memset(m, 0, sizeof(m));
+	RNIC_CMDI_MODIFY_QP_QPN_SET(m, c->qpn);
+	RNIC_CMDI_MODIFY_QP_ATTR_MASK_SET(m, RNIC_QP_ATTR_STATE);
+	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(m, RNIC_QPS_ERR);
+	fw_modify_qp(c->ctx, m);
+}
+
+static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
+{
+	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN), st;
+	struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
+
+	if (c->state != CM_ST_REQ_RCVD)
+		return RNIC_CMD_ST_BAD_STATE;
+	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT ||
+	    CMD_IN(in, CM_ACCEPT, RESP_RES) > c->resp_res || CMD_IN(in, CM_ACCEPT, INIT_DEPTH) > c->init_depth ||
+	    CMD_IN(in, CM_ACCEPT, RNR_RETRY) > 7)
+		return RNIC_CMD_ST_BAD_PARAM;
+	c->qpn = qpn;
+	c->resp_res = (uint8_t)CMD_IN(in, CM_ACCEPT, RESP_RES);
+	c->init_depth = (uint8_t)CMD_IN(in, CM_ACCEPT, INIT_DEPTH);
+	st = cm_qp_rts(c, in);
+	if (st)
+		return st;
+	/* the REP carries the RNR retry count we want the requester to use */
+	c->rnr_retry = (uint8_t)CMD_IN(in, CM_ACCEPT, RNR_RETRY);
+	c->state = CM_ST_REP_SENT;
+	c->tries = 1;
+	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
+	send_rep(c);
+	return RNIC_CMD_ST_OK;
+}
+
+uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out)
+{
+	struct fw_cm *c = cm_get(ctx, rnic_rd_le(in, 4));
+	uint32_t i, off, len;
+	int32_t n;
+
+	if (opcode == RNIC_CMD_CM_CREATE_ID) {
+		n = cm_alloc(ctx);
+		if (n < 0)
+			return RNIC_CMD_ST_NO_RESOURCES;
+		RNIC_CMDO_HANDLE_HANDLE_SET(out, (uint32_t)n);
+		return RNIC_CMD_ST_OK;
+	}
+	if (!c)
+		return RNIC_CMD_ST_BAD_HANDLE;
+	switch (opcode) {
+	case RNIC_CMD_CM_DESTROY_ID:
+		c->used = 0;
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_CM_LISTEN:
+		if (c->state != CM_ST_IDLE)
+			return RNIC_CMD_ST_BAD_STATE;
+		for (i = 0; i < FW_CM_IDS; i++)
+			if (fw.cm[i].used && fw.cm[i].state == CM_ST_LISTEN &&
+			    fw.cm[i].service_id == CMD_IN(in, CM_LISTEN, SERVICE_ID))
+				return RNIC_CMD_ST_BUSY; /* one listener per service ID of the NIC */
+		c->service_id = CMD_IN(in, CM_LISTEN, SERVICE_ID);
+		c->state = CM_ST_LISTEN;
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_CM_PDATA:
+		off = CMD_IN(in, CM_PDATA, OFFSET);
+		len = CMD_IN(in, CM_PDATA, LEN);
+		if (len > RNIC_CMDI_CM_PDATA_DATA_LEN || off + len > CM_PDATA_MAX || CMD_IN(in, CM_PDATA, TOTAL) > CM_PDATA_MAX)
+			return RNIC_CMD_ST_BAD_PARAM;
+		memcpy(c->pdata + off, in + RNIC_CMDI_CM_PDATA_DATA_OFF, len);
+		c->pdata_len = (uint8_t)CMD_IN(in, CM_PDATA, TOTAL);
+		return RNIC_CMD_ST_OK;
+	case RNIC_CMD_CM_ACCEPT:
+		return cm_accept(c, in);
+	case RNIC_CMD_CM_REJECT: {
+		uint8_t m[CM_MAD_LEN];
+		struct cm_peer p;
+
+		if (c->state != CM_ST_REQ_RCVD)
+			return RNIC_CMD_ST_BAD_STATE;
+		mad_header(m, CM_METHOD_SEND, c->tid, CM_ATTR_REJ);
+		put32(m + CM_REJ_LOCAL_COMM_ID, c->local_id);
+		put32(m + CM_REJ_REMOTE_COMM_ID, c->remote_id);
+		m[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
+		put16(m + CM_REJ_REASON, CMD_IN(in, CM_REJECT, REASON));
+		memcpy(m + CM_REJ_PDATA, c->pdata, c->pdata_len < CM_REJ_PDATA_LEN ? c->pdata_len : CM_REJ_PDATA_LEN);
+		cm_peer_of(c, &p);
+		fw_gsi_send(&p, m);
+		c->state = CM_ST_IDLE;
+		return RNIC_CMD_ST_OK;
+	}
+	default:
+		return RNIC_CMD_ST_BAD_OPCODE;
+	}
+}
+
+/* Timers: a REP not answered by an RTU goes again, up to the REQ's Max CM Retries; then the
+ * connection is given up (the QP to error, UNREACHABLE, as rdma_cm reports a REP timeout). */
+void fw_cm_poll(void)
+{
+	uint64_t now = hal_cycles();
+	uint32_t i;
+
+	for (i = 0; i < FW_CM_IDS; i++) {
+		struct fw_cm *c = &fw.cm[i];
+
+		if (!c->used || c->state != CM_ST_REP_SENT || (int64_t)(now - c->deadline) < 0)
+			continue;
+		if (c->tries < c->max_tries) {
+			c->tries++;
+			c->deadline = now + cm_wait(c->resp_timeout);
+			send_rep(c);
+			continue;
+		}
+		cm_qp_error(c);
+		c->state = CM_ST_IDLE;
+		cm_event(c, RNIC_CM_EV_UNREACHABLE, 0, 0, 0);
+	}
+}
+
+void fw_cm_ctx_reset(uint32_t ctx)
+{
+	uint32_t i;
+
+	for (i = 0; i < FW_CM_IDS; i++)
+		if (fw.cm[i].ctx == ctx)
+			fw.cm[i].used = 0;
+	memset(&fw.cm_evq[ctx], 0, sizeof(fw.cm_evq[ctx]));
+}
+
+/* One MAD from the peer. */
+void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
+{
+	uint32_t method = mad[CM_MAD_METHOD], attr = be16(mad + CM_MAD_ATTR_ID);
+
+	if (mad[CM_MAD_BASE_VERSION] != 1 || mad[CM_MAD_CLASS] != CM_CLASS ||
+	    mad[CM_MAD_CLASS_VERSION] != CM_CLASS_VERSION) {
+		fw.gsi.drop_class++;
+		return;
+	}
+	fw.gsi.rx++;
+	if (method == CM_METHOD_GET || method == CM_METHOD_SET) {
+		get_or_set(p, mad, attr);
+		return;
+	}
+	if (method != CM_METHOD_SEND) {
+		fw.gsi.drop_unknown++;
+		return;
+	}
+	switch (attr) {
+	case CM_ATTR_REQ:
+		cm_req(p, mad);
+		break;
+	case CM_ATTR_RTU: {
+		struct fw_cm *c = cm_find(mad, CM_RTU_REMOTE_COMM_ID, 1u << CM_ST_REP_SENT);
+
+		if (!c) {
+			fw.gsi.drop_unknown++;
+			break;
+		}
+		c->state = CM_ST_ESTABLISHED;
+		cm_event(c, RNIC_CM_EV_ESTABLISHED, 0, mad + CM_MAD_DATA + 8, 0);
+		break;
+	}
+	case CM_ATTR_DREQ: {
+		struct fw_cm *c = cm_find(mad, CM_DREQ_REMOTE_COMM_ID, 1u << CM_ST_ESTABLISHED | 1u << CM_ST_REP_SENT);
+
+		answer_dreq(p, mad);
+		if (c) {
+			c->state = CM_ST_IDLE;
+			cm_event(c, RNIC_CM_EV_DISCONNECTED, 0, 0, 0);
+		}
+		break;
+	}
+	default:
+		/* REP, RTU, MRA, REJ, DREP of no connection of ours; SIDR, LAP, APR: not offered */
+		fw.gsi.drop_unknown++;
+	}
+}
+
+/* A frame the RX kernel handed over: a MAD for QP1, or not ours to take (0). */
+int fw_gsi_input(const uint8_t *f, uint32_t len)
+{
+	struct cm_peer p;
+	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && be16(f + 12) == RNIC_ETHERTYPE_IPV6;
+
+	/* RoCEv2 at all? (ARP and neighbour discovery are the others) */
+	if (len < RNIC_BTH_OFF + L3(v6) || (v6 ? f[RNIC_IP_OFF + 6] : f[RNIC_IP_OFF + 9]) != RNIC_IPPROTO_UDP ||
+	    be16(f + RNIC_UDP_OFF + L3(v6) + 2) != RNIC_ROCE_UDP_PORT)
+		return 0;
+	if (fw_gsi_parse(f, len, &p)) {
+		fw.gsi.drop_malformed++;
+		return 1;
+	}
+	fw_cm_input(&p, mad_of(&p, f));
+	return 1;
+}

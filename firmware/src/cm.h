@@ -1,0 +1,145 @@
+/* The communication manager on QP1: MAD and CM message layouts of IBTA Vol. 1 (13.4.3 common
+ * MAD header, 12.6 CM messages), offsets from the MAD's first byte. These are the standard's
+ * formats, not the project's: the tests check them with tshark's and scapy's decoders. */
+#ifndef FW_CM_H
+#define FW_CM_H
+
+#include <stdint.h>
+#include "rnic_spec.h"
+
+#define CM_GSI_SPORT (0xc000u | RNIC_GSI_QPN) /* the UDP source port the datapath gives QP n */
+#define CM_MAD_LEN 256u
+#define CM_HOP_LIMIT 64u
+#define CM_RESPONSE_TIMEOUT 20u /* 4.096 us << 20, about 4.3 s: rdma_cm's CMA_CM_RESPONSE_TIMEOUT */
+
+/* common MAD header */
+#define CM_MAD_BASE_VERSION 0
+#define CM_MAD_CLASS 1
+#define CM_MAD_CLASS_VERSION 2
+#define CM_MAD_METHOD 3
+#define CM_MAD_STATUS 4
+#define CM_MAD_TID 8
+#define CM_MAD_ATTR_ID 16
+#define CM_MAD_ATTR_MOD 20
+#define CM_MAD_DATA 24
+
+#define CM_CLASS 0x07
+#define CM_CLASS_VERSION 2
+#define CM_METHOD_GET 0x01
+#define CM_METHOD_SET 0x02
+#define CM_METHOD_SEND 0x03
+#define CM_METHOD_GET_RESP 0x81
+#define CM_STATUS_UNSUPPORTED 0x000c /* unsupported method/attribute combination */
+
+#define CM_ATTR_CLASS_PORT_INFO 0x0001
+#define CM_ATTR_REQ 0x0010
+#define CM_ATTR_MRA 0x0011
+#define CM_ATTR_REJ 0x0012
+#define CM_ATTR_REP 0x0013
+#define CM_ATTR_RTU 0x0014
+#define CM_ATTR_DREQ 0x0015
+#define CM_ATTR_DREP 0x0016
+
+/* ClassPortInfo (13.4.8.1) */
+#define CM_CPI_BASE_VERSION (CM_MAD_DATA + 0)
+#define CM_CPI_CLASS_VERSION (CM_MAD_DATA + 1)
+#define CM_CPI_RESP_TIME (CM_MAD_DATA + 4) /* CapabilityMask2:27, RespTimeValue:5 */
+
+/* REQ (12.6.5) */
+#define CM_REQ_LOCAL_COMM_ID (CM_MAD_DATA + 0)
+#define CM_REQ_SERVICE_ID (CM_MAD_DATA + 8)
+
+/* REJ (12.6.7) */
+#define CM_REJ_LOCAL_COMM_ID (CM_MAD_DATA + 0)
+#define CM_REJ_REMOTE_COMM_ID (CM_MAD_DATA + 4)
+#define CM_REJ_MSG_REJECTED (CM_MAD_DATA + 8) /* bits 7:6 */
+#define CM_REJ_REASON (CM_MAD_DATA + 10)
+#define CM_MSG_REQ 0
+#define CM_REJ_INVALID_SERVICE_ID 8
+
+/* DREQ (12.6.10), DREP (12.6.11) */
+#define CM_DREQ_LOCAL_COMM_ID (CM_MAD_DATA + 0)
+#define CM_DREQ_REMOTE_COMM_ID (CM_MAD_DATA + 4)
+#define CM_DREP_LOCAL_COMM_ID (CM_MAD_DATA + 0)
+#define CM_DREP_REMOTE_COMM_ID (CM_MAD_DATA + 4)
+
+#define FW_CM_IDS 32
+#define CM_PDATA_MAX 196 /* REP's private data, the largest a CM ID sends */
+
+/* REQ fields (12.6.5) beyond the two above */
+#define CM_REQ_LOCAL_QPN (CM_MAD_DATA + 32)     /* 24 bits, then responder resources */
+#define CM_REQ_INIT_DEPTH (CM_MAD_DATA + 39)
+#define CM_REQ_RESP_TIMEOUT (CM_MAD_DATA + 43)  /* remote CM response timeout:5, transport:2, e2e:1 */
+#define CM_REQ_START_PSN (CM_MAD_DATA + 44)     /* 24 bits, then local CM response timeout:5, retry:3 */
+#define CM_REQ_MTU (CM_MAD_DATA + 50)           /* path MTU:4, RDC:1, RNR retry:3 */
+#define CM_REQ_MAX_RETRIES (CM_MAD_DATA + 51)   /* max CM retries:4, SRQ:1, extended transport:3 */
+#define CM_REQ_ACK_TIMEOUT (CM_MAD_DATA + 95)   /* primary local ACK timeout:5 */
+#define CM_REQ_PDATA (CM_MAD_DATA + 136)
+#define CM_REQ_PDATA_LEN 92
+
+/* REP (12.6.8) */
+#define CM_REP_LOCAL_COMM_ID (CM_MAD_DATA + 0)
+#define CM_REP_REMOTE_COMM_ID (CM_MAD_DATA + 4)
+#define CM_REP_LOCAL_QPN (CM_MAD_DATA + 12)
+#define CM_REP_START_PSN (CM_MAD_DATA + 20)
+#define CM_REP_RESP_RES (CM_MAD_DATA + 24)
+#define CM_REP_INIT_DEPTH (CM_MAD_DATA + 25)
+#define CM_REP_ACK_DELAY (CM_MAD_DATA + 26)     /* target ACK delay:5, failover:2, e2e:1 */
+#define CM_REP_RNR_RETRY (CM_MAD_DATA + 27)     /* RNR retry:3, SRQ:1 */
+#define CM_REP_CA_GUID (CM_MAD_DATA + 28)
+#define CM_REP_PDATA (CM_MAD_DATA + 36)
+#define CM_REP_PDATA_LEN 196
+
+/* RTU (12.6.9) */
+#define CM_RTU_LOCAL_COMM_ID (CM_MAD_DATA + 0)
+#define CM_RTU_REMOTE_COMM_ID (CM_MAD_DATA + 4)
+
+#define CM_REJ_PDATA (CM_MAD_DATA + 84)
+#define CM_REJ_PDATA_LEN 148
+#define CM_REJ_NO_QP 1
+#define CM_REJ_INVALID_TRANSPORT_TYPE 9 /* not RC */
+#define CM_ACK_DELAY 0            /* REP's target ACK delay: the device's local_ca_ack_delay */
+
+enum { CM_ST_IDLE, CM_ST_LISTEN, CM_ST_REQ_RCVD, CM_ST_REP_SENT, CM_ST_ESTABLISHED };
+
+/* one connection being made or made, or a listener; owned by a context */
+struct fw_cm {
+	uint8_t used, ctx, state, v6, tclass;
+	uint8_t resp_res, init_depth, rnr_retry, retry_cnt, srq, mtu, ack_timeout;
+	uint8_t tries, max_tries, resp_timeout, pdata_len;
+	uint8_t mac[6];
+	uint8_t gid[16];                  /* the peer's (IPv4-mapped for IPv4) */
+	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn;
+	uint64_t service_id, deadline;
+	uint8_t tid[8];
+	uint8_t pdata[CM_PDATA_MAX];      /* for the next message, kept for its retransmissions */
+};
+
+struct fw_cm_evq {
+	uint64_t base;
+	uint32_t pi;
+	uint8_t log;
+};
+
+/* the sender of a MAD, where its answer goes */
+struct cm_peer {
+	uint8_t v6, tclass;
+	uint8_t mac[6];
+	uint8_t ip6[16];
+	uint32_t ip, qpn;
+};
+
+/* what QP1 took and sent, and what it dropped, by cause */
+struct fw_gsi_counters {
+	uint32_t rx, tx, drop_malformed, drop_class, drop_unknown, dup;
+};
+
+int fw_gsi_input(const uint8_t *f, uint32_t len);
+int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p);
+void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad);
+void fw_cm_input(const struct cm_peer *p, const uint8_t *mad);
+uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out);
+void fw_cm_poll(void);
+void fw_cm_ctx_reset(uint32_t ctx);
+
+#endif

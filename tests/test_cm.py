@@ -1,0 +1,326 @@
+"""QP1 and the communication manager in the firmware (firmware/src/cm.c), against Linux: the CM
+MADs of tests/data/rxe/rping.pcap (two rdma_rxe peers) are replayed into the firmware's logic as
+the server's NIC (build/fw/test_fw --frames), and its answers are decoded by tshark and compared
+with what Linux sent or would send (drivers/infiniband/core/cm.c). The firmware has no listener
+yet, so the client's REQ is refused as Linux refuses a REQ for a port nobody listens on."""
+import struct
+import subprocess
+
+import pytest
+
+import roce_check as R
+from link_client import S
+
+ROOT = R.RXE_DIR.parent.parent.parent
+FW = ROOT / "build" / "fw" / "test_fw"
+SERVER = ("525400990003", "10.99.0.3")
+CLIENT = ("525400990002", "10.99.0.2")
+SERVER_IP6 = bytes.fromhex("fe80000000000000505400fffe990003")  # GID 0 of the server's NIC
+CM_FIELDS = ["infiniband.mad.method", "infiniband.mad.attributeid", "infiniband.mad.transactionid"]
+
+
+def mad_off(frame):
+    return 14 + R._ip_len(frame) + 8 + 12 + 8
+
+
+def rping_cm():
+    """The trace's frames to QP1, in order: REQ, REP, RTU, DREQ, DREP."""
+    frames = [f for f in R.roce_frames(R.RXE_DIR / "rping.pcap") if R.bth(f)[1] == 1]
+    attrs = [struct.unpack_from(">H", f, mad_off(f) + 16)[0] for f in frames]
+    assert attrs == [0x10, 0x13, 0x14, 0x15, 0x16]
+    return frames
+
+
+def replay(frames, nic=SERVER):
+    """Frames into the firmware as the NIC (MAC, IP): (frames it sent, QP1's counters)."""
+    subprocess.run(["make", "-s", "-C", str(ROOT), "fw-test"], check=True)
+    r = subprocess.run([str(FW), "--frames", *nic], input="".join(f.hex() + "\n" for f in frames),
+                       capture_output=True, text=True, timeout=60, check=True)
+    sent = [bytes.fromhex(ln[3:]) for ln in r.stdout.splitlines() if ln.startswith("TX ")]
+    counters = r.stdout.splitlines()[-1].split()
+    assert counters[0] == "GSI"
+    return sent, dict(zip(counters[1::2], map(int, counters[2::2])))
+
+
+def decode(tmp_path, frame, fields):
+    path = tmp_path / "out.pcap"
+    R.write_pcap(path, [frame])
+    rows = R.tshark_fields(path, fields)
+    assert len(rows) == 1
+    return rows[0]
+
+
+def to_ipv6(frame, src6, dst6):
+    """The same RoCEv2 frame over IPv6 (new ICRC)."""
+    ihl = R._ip_len(frame)
+    udp = bytearray(frame[14 + ihl:-4])
+    ip6 = struct.pack(">IHBB", 6 << 28, len(udp) + 4, 17, 64) + src6 + dst6
+    f = bytearray(frame[:12] + b"\x86\xdd" + ip6 + bytes(udp) + b"\0\0\0\0")
+    struct.pack_into("<I", f, len(f) - 4, R.icrc(bytes(f)))
+    return bytes(f)
+
+
+def check_answer(f, to, v6=False):
+    """A MAD for QP1 of the peer, by the book: ICRC, UD SEND_ONLY, GSI Q_Key, from QP1."""
+    assert R.icrc_ok(f)
+    assert f[0:6] == to[6:12] and f[6:12] == to[0:6]
+    assert (f[12:14] == b"\x86\xdd") == v6
+    op, qpn, _, _ = R.bth(f)
+    assert (op, qpn) == (0x64, 1)
+    deth = mad_off(f) - 8
+    assert struct.unpack_from(">II", f, deth) == (0x80010000, 1)
+    assert len(f) == mad_off(f) + 256 + 4
+
+
+def test_req_for_a_port_nobody_listens_on_is_rejected(tmp_path):
+    """rping's REQ (service 0x01061c06: RDMA_PS_TCP, port 7174): REJ "invalid service ID" (8) for
+    the REQ, to the client's communication ID, in the REQ's transaction, as cm_issue_rej sends it."""
+    req = rping_cm()[0]
+    sent, n = replay([req])
+    assert len(sent) == 1 and n["rx"] == 1 and n["tx"] == 1
+    check_answer(sent[0], req)
+    row = decode(tmp_path, sent[0], CM_FIELDS + ["infiniband.cm.rej.localcommid", "infiniband.cm.rej.remotecommid",
+                                                 "infiniband.cm.rej.msgrej", "infiniband.cm.rej.reason",
+                                                 "infiniband.cm.rej.rejinfolen"])
+    tid = decode(tmp_path, req, ["infiniband.mad.transactionid"])[0]
+    assert row[:3] == ["0x03", "0x0012", tid]
+    local_id = struct.unpack_from(">I", req, mad_off(req) + 24)[0]
+    assert int(row[3], 16) == 0 and int(row[4], 16) == local_id
+    assert [int(x, 0) for x in row[5:]] == [0, 8, 0]
+
+
+def test_dreq_is_answered_as_linux_answers_it():
+    """The client's DREQ gets a DREP whose MAD is the trace's DREP byte for byte (Linux answers a
+    DREQ for a connection it no longer has in the same way: cm_issue_drep)."""
+    frames = rping_cm()
+    dreq, drep = frames[3], frames[4]
+    sent, n = replay([dreq])
+    assert len(sent) == 1
+    check_answer(sent[0], dreq)
+    mine, linux = sent[0][mad_off(sent[0]):][:256], drep[mad_off(drep):][:256]
+    assert mine == linux
+
+
+def test_messages_of_no_connection_are_dropped_and_counted():
+    """A REP (to the client) and an RTU (to the server) for a connection the firmware never had:
+    no answer, counted."""
+    frames = rping_cm()
+    for frame, nic in ((frames[1], CLIENT), (frames[2], SERVER)):
+        sent, n = replay([frame], nic)
+        assert sent == [] and n["drop_unknown"] == 1 and n["rx"] == 1
+
+
+@pytest.mark.parametrize("what,edit,counter", [
+    ("Q_Key not the GSI's", lambda f, m: f.__setitem__(slice(m - 8, m - 4), b"\x11\x11\x11\x11"), "drop_malformed"),
+    ("truncated", lambda f, m: f.__delitem__(slice(m + 200, m + 210)), "drop_malformed"),
+    ("not the CM class", lambda f, m: f.__setitem__(m + 1, 0x04), "drop_class"),
+    ("CM class version 1", lambda f, m: f.__setitem__(m + 2, 1), "drop_class"),
+    ("MAD base version 2", lambda f, m: f.__setitem__(m, 2), "drop_class"),
+    ("method not a request", lambda f, m: f.__setitem__(m + 3, 0x06), "drop_unknown"),
+    ("SIDR_REQ", lambda f, m: f.__setitem__(slice(m + 16, m + 18), b"\x00\x17"), "drop_unknown"),
+])
+def test_malformed_mads_are_dropped_and_counted(what, edit, counter):
+    req = bytearray(rping_cm()[0])
+    m = mad_off(req)
+    edit(req, m)
+    struct.pack_into("<I", req, len(req) - 4, R.icrc(bytes(req)))
+    sent, n = replay([bytes(req)])
+    assert sent == [] and n[counter] == 1, what
+
+
+def test_class_port_info_and_unsupported_attributes(tmp_path):
+    """Get(ClassPortInfo): GetResp with the CM's versions and response time; Get of another
+    attribute: GetResp with status "unsupported method/attribute" (Linux's MAD layer)."""
+    req = bytearray(rping_cm()[0])
+    m = mad_off(req)
+    req[m + 3] = 0x01
+    req[m + 16:m + 18] = b"\x00\x01"
+    req[m + 24:m + 256] = bytes(232)
+    other = bytearray(req)
+    other[m + 16:m + 18] = b"\x00\x10"
+    for f in (req, other):
+        struct.pack_into("<I", f, len(f) - 4, R.icrc(bytes(f)))
+    sent, n = replay([bytes(req), bytes(other)])
+    assert len(sent) == 2
+    for f in sent:
+        check_answer(f, req)
+    row = decode(tmp_path, sent[0], CM_FIELDS + ["infiniband.mad.status"])
+    assert row[0] == "0x81" and row[1] == "0x0001" and int(row[3], 0) == 0
+    # ClassPortInfo (13.4.8.1; tshark decodes it for the SA class only): BaseVersion, ClassVersion,
+    # RespTimeValue in the low 5 bits of its fourth byte; no redirection, no trap
+    cpi = sent[0][mad_off(sent[0]) + 24:][:72]
+    assert (cpi[0], cpi[1], cpi[7] & 0x1F) == (1, 2, 20) and not any(cpi[8:])
+    row = decode(tmp_path, sent[1], CM_FIELDS + ["infiniband.mad.status"])
+    assert row[0] == "0x81" and row[1] == "0x0010" and int(row[3], 0) == 0x000C
+
+
+def test_req_over_ipv6(tmp_path):
+    """The same REQ from an IPv6 GID: the REJ goes back over IPv6 to the sender's address."""
+    client6 = bytes.fromhex("fe80000000000000505400fffe990002")
+    req = to_ipv6(rping_cm()[0], client6, SERVER_IP6)
+    sent, n = replay([req])
+    assert len(sent) == 1 and n["tx"] == 1
+    check_answer(sent[0], req, v6=True)
+    assert sent[0][22:38] == SERVER_IP6 and sent[0][38:54] == client6
+    row = decode(tmp_path, sent[0], ["infiniband.mad.attributeid", "infiniband.cm.rej.reason"])
+    assert row[0] == "0x0012" and int(row[1], 0) == 8
+
+
+# ---- the passive side: listen, CONNECT_REQUEST, accept (the firmware moves the QP), RTU, DREQ
+EVQ = 0x10000
+SID = 0x01061C06  # rping's: RDMA_PS_TCP << 16 | 7174
+
+
+def payload(struct_, **fields):
+    size, layout = struct_
+    b = bytearray(size)
+    for name, value in fields.items():
+        off, kind, n = layout[name]
+        b[off:off + n] = value if kind == "bytes" else value.to_bytes(n, "little")
+    return b.hex()
+
+
+def field(struct_, data, name):
+    off, kind, n = struct_[1][name]
+    return data[off:off + n] if kind == "bytes" else int.from_bytes(data[off:off + n], "little")
+
+
+class Run:
+    """One replay: lines in, the firmware's frames, command answers and CM events out."""
+
+    def __init__(self, lines, nic=SERVER):
+        subprocess.run(["make", "-s", "-C", str(ROOT), "fw-test"], check=True)
+        r = subprocess.run([str(FW), "--frames", *nic], input="".join(ln + "\n" for ln in lines),
+                           capture_output=True, text=True, timeout=120, check=True)
+        self.out = r.stdout.splitlines()
+        self.tx = [bytes.fromhex(ln[3:]) for ln in self.out if ln.startswith("TX ")]
+        self.mads = [f for f in self.tx if R.is_roce(f)]
+        self.cmds = [(int(ln.split()[1]), bytes.fromhex(ln.split()[2])) for ln in self.out if ln.startswith("CMDC ")]
+        self.events = [bytes.fromhex(ln.split()[2]) for ln in self.out if ln.startswith("DMA ")]
+        c = self.out[-1].split()
+        self.counters = dict(zip(c[1::2], map(int, c[2::2])))
+
+
+def cmd(op, struct_=None, ctx=1, **fields):
+    return f"CMD {ctx} {S.ENUM['CMD'][op]} " + (payload(struct_, **fields) if struct_ else "")
+
+
+def with_remote_id(frame, off, local_id):
+    """A trace message rewritten to name our communication ID (the trace's peer had another)."""
+    f = bytearray(frame)
+    m = mad_off(f)
+    struct.pack_into(">I", f, m + 24 + off, local_id)
+    struct.pack_into("<I", f, len(f) - 4, R.icrc(bytes(f)))
+    return bytes(f)
+
+
+def server_setup():
+    """Context 1 of the server's NIC: a CM event ring, a listener on rping's service ID, an RC QP
+    in INIT (what rdma_create_qp leaves)."""
+    return [cmd("CM_CREATE_EVQ", S.CMDI_CM_CREATE_EVQ, BASE=EVQ, LOG_SIZE=4),
+            cmd("CM_CREATE_ID"),
+            cmd("CM_LISTEN", S.CMDI_CM_LISTEN, ID=0, SERVICE_ID=SID),
+            cmd("ALLOC_PD"),
+            cmd("CREATE_CQ", S.CMDI_CREATE_CQ, BASE=0x20000, LOG_SIZE=4),
+            cmd("CREATE_QP", S.CMDI_CREATE_QP, PDN=1, TYPE=S.QPT["RC"], SQ_LOG=4, RQ_LOG=4, SQ_BASE=0x30000,
+                RQ_BASE=0x40000, SEND_CQN=1, RECV_CQN=1),
+            cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["PKEY_INDEX"] |
+                S.QP_ATTR["PORT"] | S.QP_ATTR["ACCESS_FLAGS"], NEW_STATE=S.QPS["INIT"], PORT=1,
+                ACCESS=S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"] | S.ACCESS["REMOTE_READ"]),
+            "ARP 10.99.0.2"]
+
+
+def accept(qpn=2):
+    return cmd("CM_ACCEPT", S.CMDI_CM_ACCEPT, ID=1, QPN=qpn, RESP_RES=1, INIT_DEPTH=1, RNR_RETRY=7,
+               MIN_RNR_TIMER=12)
+
+
+def test_passive_side_connects_as_linux_does(tmp_path):
+    """rping's REQ reaches the listener as CONNECT_REQUEST (the requester's QPN, GID, private data
+    with rdma_cm's IP header); CM_ACCEPT moves the QP to RTS on the REQ's path and PSN and sends a
+    REP that matches Linux's field by field (but for its own IDs, QPN and PSN, and a target ACK
+    delay of 0, this NIC's local_ca_ack_delay); the RTU makes it ESTABLISHED; the DREQ gets its
+    DREP and DISCONNECTED; destroying the IDs leaves none."""
+    req, rep_linux, rtu, dreq, _ = rping_cm()
+    first = Run(server_setup() + [req.hex(), accept()])
+    assert [c[0] for c in first.cmds] == [0] * 8, first.out
+    ev = first.events[0]
+    E = S.CM_EVENT
+    assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["CONNECT_REQUEST"] and field(E, ev, "LISTEN_ID") == 0
+    assert field(E, ev, "ID") == 1 and field(E, ev, "REMOTE_QPN") == 0x1A
+    assert field(E, ev, "PEER_GID") == bytes(10) + b"\xff\xff" + bytes([10, 99, 0, 2])
+    assert field(E, ev, "SERVICE_ID") == SID and field(E, ev, "PDATA_LEN") == 92
+    m = mad_off(req)
+    assert field(E, ev, "PDATA")[:92] == req[m + 24 + 136:m + 24 + 228]
+    assert (field(E, ev, "RESP_RES"), field(E, ev, "INIT_DEPTH")) == (1, 1)
+    assert ev[255] == 1  # owner: first pass
+    rep = first.mads[-1]
+    check_answer(rep, req)
+    fields = ["infiniband.mad.method", "infiniband.mad.attributeid", "infiniband.mad.transactionid",
+              "infiniband.cm.rep.remotecommid", "infiniband.cm.rep.localqkey", "infiniband.cm.rep.respres",
+              "infiniband.cm.rep.initdepth", "infiniband.cm.rep.failoveracc", "infiniband.cm.rep.e2eflowctrl",
+              "infiniband.cm.rep.rnrretrcount", "infiniband.cm.rep.srq", "infiniband.cm.rep.localcaguid",
+              "infiniband.cm.rep.private"]
+    assert decode(tmp_path, rep, fields) == decode(tmp_path, rep_linux, fields)
+    mine = decode(tmp_path, rep, ["infiniband.cm.rep.localqpn", "infiniband.cm.rep.startpsn",
+                                  "infiniband.cm.rep.tgtackdelay"])
+    assert int(mine[0], 16) == 2 and int(mine[2], 0) == 0
+    local_id, psn = struct.unpack_from(">I", rep, mad_off(rep) + 24)[0], int(mine[1], 16)
+    # the QP: RTS toward the requester's QP, receiving from its starting PSN, sending from ours
+    q = Run(server_setup() + [req.hex(), accept(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)]).cmds[-1]
+    assert q[0] == 0
+    Q = S.CMDO_QUERY_QP
+    assert (field(Q, q[1], "STATE"), field(Q, q[1], "DEST_QPN"), field(Q, q[1], "RQ_PSN"),
+            field(Q, q[1], "SQ_PSN"), field(Q, q[1], "PATH_MTU")) == (S.QPS["RTS"], 0x1A, 0x2E829F, psn, 3)
+    # RTU, then DREQ, named by our communication ID
+    full = Run(server_setup() + [req.hex(), accept(), with_remote_id(rtu, 4, local_id).hex(),
+                                 with_remote_id(dreq, 4, local_id).hex(),
+                                 cmd("CM_DESTROY_ID", S.CMDI_HANDLE, HANDLE=1),
+                                 cmd("CM_DESTROY_ID", S.CMDI_HANDLE, HANDLE=0)])
+    kinds = [field(E, e, "TYPE") for e in full.events]
+    assert kinds == [S.ENUM["CM_EV"][k] for k in ("CONNECT_REQUEST", "ESTABLISHED", "DISCONNECTED")]
+    assert [e[255] for e in full.events] == [1, 1, 1]
+    drep = full.mads[-1]
+    assert struct.unpack_from(">HII", drep, mad_off(drep) + 16 + 0)[0] == 0x16
+    assert drep[mad_off(drep) + 24:][:8] == struct.pack(">II", local_id, 0x390B5EA1)
+    assert full.counters["cm_ids"] == 0 and full.counters["drop_unknown"] == 0
+
+
+def test_lost_rtu_is_recovered_and_a_silent_peer_given_up():
+    """The REQ again (the requester did not hear our REP): the REP again, no second request. No
+    RTU at all: the REP is sent again each CM response timeout of the REQ (2^20 x 4.096 us), up to
+    its Max CM Retries (15) + 1 times, then the QP goes to error and the owner hears UNREACHABLE."""
+    req = rping_cm()[0]
+    dup = Run(server_setup() + [req.hex(), accept(), req.hex()])
+    reps = [f for f in dup.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x13]
+    assert len(reps) == 2 and reps[0][mad_off(reps[0]):-4] == reps[1][mad_off(reps[1]):-4]
+    assert dup.counters["dup"] == 1
+    assert len(dup.events) == 1
+    wait = 1024 << 20
+    lines = server_setup() + [req.hex(), accept()] + [f"WAIT {wait + 1000}"] * 16 + \
+        [cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)]
+    silent = Run(lines)
+    reps = [f for f in silent.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x13]
+    assert len(reps) == 16
+    assert field(S.CM_EVENT, silent.events[-1], "TYPE") == S.ENUM["CM_EV"]["UNREACHABLE"]
+    assert field(S.CMDO_QUERY_QP, silent.cmds[-1][1], "STATE") == S.QPS["ERR"]
+
+
+def test_reject_and_one_listener_per_service():
+    """rdma_reject: a REJ "consumer defined" (28) with the private data given; a second listener
+    on the same service ID is refused (EBUSY), on another it is not."""
+    req = rping_cm()[0]
+    pdata = bytes(range(1, 21))
+    r = Run(server_setup() + [req.hex(),
+                              cmd("CM_PDATA", S.CMDI_CM_PDATA, ID=1, OFFSET=0, LEN=20, TOTAL=20,
+                                  DATA=pdata + bytes(92)),
+                              cmd("CM_REJECT", S.CMDI_CM_REJECT, ID=1, REASON=28),
+                              cmd("CM_CREATE_ID"), cmd("CM_LISTEN", S.CMDI_CM_LISTEN, ID=2, SERVICE_ID=SID),
+                              cmd("CM_LISTEN", S.CMDI_CM_LISTEN, ID=2, SERVICE_ID=SID + 1)])
+    rej = r.mads[-1]
+    m = mad_off(rej)
+    assert struct.unpack_from(">H", rej, m + 16)[0] == 0x12
+    assert struct.unpack_from(">H", rej, m + 24 + 10)[0] == 28
+    assert rej[m + 24 + 4:m + 24 + 8] == req[mad_off(req) + 24:mad_off(req) + 28]
+    assert rej[m + 24 + 84:m + 24 + 104] == pdata
+    assert [c[0] for c in r.cmds[-5:]] == [0, 0, 0, S.CMD_ST["BUSY"], 0]
