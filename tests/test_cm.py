@@ -227,7 +227,7 @@ def server_setup():
             cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["PKEY_INDEX"] |
                 S.QP_ATTR["PORT"] | S.QP_ATTR["ACCESS_FLAGS"], NEW_STATE=S.QPS["INIT"], PORT=1,
                 ACCESS=S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"] | S.ACCESS["REMOTE_READ"]),
-            "ARP 10.99.0.2"]
+            "ARP 10.99.0.2 525400990002"]
 
 
 def accept(qpn=2):
@@ -324,3 +324,178 @@ def test_reject_and_one_listener_per_service():
     assert rej[m + 24 + 4:m + 24 + 8] == req[mad_off(req) + 24:mad_off(req) + 28]
     assert rej[m + 24 + 84:m + 24 + 104] == pdata
     assert [c[0] for c in r.cmds[-5:]] == [0, 0, 0, S.CMD_ST["BUSY"], 0]
+
+
+# ---- the active side: connect (REQ), REP, RTU; REJ; a silent peer
+def client_setup():
+    """Context 1 of the client's NIC: a CM event ring, an idle CM ID, an RC QP in INIT, and
+    rping's REQ private data staged (rdma_cm's IP header: port 0xad6f to 10.99.0.3:7174)."""
+    req = rping_cm()[0]
+    pdata = req[mad_off(req) + 24 + 136:][:92]
+    return server_setup()[:1] + [cmd("CM_CREATE_ID")] + server_setup()[3:7] + [
+        cmd("CM_PDATA", S.CMDI_CM_PDATA, ID=0, OFFSET=0, LEN=92, TOTAL=92, DATA=pdata + bytes(20)),
+        "ARP 10.99.0.3 525400990003"]
+
+
+def connect(**over):
+    args = dict(ID=0, QPN=2, SERVICE_ID=SID, DGID=bytes(10) + b"\xff\xff" + bytes([10, 99, 0, 3]), RESP_RES=1,
+                INIT_DEPTH=1, RETRY_CNT=7, RNR_RETRY=7, RESP_TIMEOUT=20, MAX_RETRIES=15, ACK_TIMEOUT=19,
+                TCLASS=0, PATH_MTU=3)
+    args.update(over)
+    return cmd("CM_CONNECT", S.CMDI_CM_CONNECT, **args)
+
+
+REQ_FIELDS = ["infiniband.mad.method", "infiniband.mad.attributeid", "infiniband.cm.req.serviceid",
+              "infiniband.cm.req.localcaguid", "infiniband.cm.req.localqkey", "infiniband.cm.req.responderres",
+              "infiniband.cm.req.initdepth", "infiniband.cm.req.remoteresptout", "infiniband.cm.req.transpsvctype",
+              "infiniband.cm.req.e2eflowctrl", "infiniband.cm.req.localresptout", "infiniband.cm.req.retrcount",
+              "infiniband.cm.req.pkey", "infiniband.cm.req.pppmtu", "infiniband.cm.req.rdcexist",
+              "infiniband.cm.req.rnrretrcount", "infiniband.cm.req.maxcmretr", "infiniband.cm.req.srq",
+              "infiniband.cm.req.prim_locallid", "infiniband.cm.req.prim_remotelid",
+              "infiniband.cm.req.prim_localgid_ipv4", "infiniband.cm.req.prim_remotegid_ipv4",
+              "infiniband.cm.req.prim_tfcclass", "infiniband.cm.req.prim_hoplim", "infiniband.cm.req.prim_sl",
+              "infiniband.cm.req.prim_localacktout"]
+
+
+def test_active_side_connects_as_linux_does(tmp_path):
+    """CM_CONNECT sends a REQ that matches rping's (Linux's) field by field but for its own IDs,
+    QPN, PSN and flow label; the trace's REP, named by our communication ID, moves the QP to RTS
+    toward the server's QP and PSN and brings an RTU equal to Linux's but for the IDs, and
+    ESTABLISHED with the REP's private data; the REP again (our RTU lost) gets the RTU again."""
+    req_linux, rep, rtu_linux, _, _ = rping_cm()
+    first = Run(client_setup() + [connect()], nic=CLIENT)
+    assert [c[0] for c in first.cmds] == [0] * 8, first.out
+    req = first.mads[-1]
+    check_answer(req, rep)  # the way the REP came back
+    assert decode(tmp_path, req, REQ_FIELDS) == decode(tmp_path, req_linux, REQ_FIELDS)
+    m, ml = mad_off(req), mad_off(req_linux)
+    assert req[m + 24 + 136:m + 24 + 228] == req_linux[ml + 24 + 136:ml + 24 + 228]  # private data
+    local_id = struct.unpack_from(">I", req, m + 24)[0]
+    assert struct.unpack_from(">I", req, m + 24 + 32)[0] >> 8 == 2  # our QPN
+    psn = struct.unpack_from(">I", req, m + 24 + 44)[0] >> 8
+    reply = with_remote_id(rep, 4, local_id)
+    full = Run(client_setup() + [connect(), reply.hex(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2), reply.hex()],
+               nic=CLIENT)
+    rtus = [f for f in full.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x14]
+    assert len(rtus) == 2 and full.counters["dup"] == 1
+    rtu = bytearray(rtus[0][mad_off(rtus[0]):][:256])
+    assert rtu[24:32] == struct.pack(">II", local_id, 0xA19ED5FF)
+    rtu[24:28] = rtu_linux[mad_off(rtu_linux) + 24:][:4]
+    rtu[8:16] = rtu_linux[mad_off(rtu_linux) + 8:][:8]  # the transaction ID is the requester's own
+    assert bytes(rtu) == rtu_linux[mad_off(rtu_linux):][:256]
+    q = full.cmds[-1][1]
+    Q = S.CMDO_QUERY_QP
+    assert (field(Q, q, "STATE"), field(Q, q, "DEST_QPN"), field(Q, q, "RQ_PSN"), field(Q, q, "SQ_PSN"),
+            field(Q, q, "PATH_MTU")) == (S.QPS["RTS"], 0x1A, 0x4E4251, psn, 3)
+    ev = full.events[-1]
+    E = S.CM_EVENT
+    assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["ESTABLISHED"] and field(E, ev, "REMOTE_QPN") == 0x1A
+    assert field(E, ev, "PDATA_LEN") == 196 and field(E, ev, "PDATA") == rep[mad_off(rep) + 24 + 36:][:196]
+
+
+def test_active_side_rejected_or_unanswered():
+    """A REJ for our REQ (the server's port closed: reason 8) brings REJECTED with that reason; a
+    server that never answers gets the REQ 1 + MAX_RETRIES times, one response timeout apart,
+    then UNREACHABLE."""
+    r = Run(client_setup() + [connect()], nic=CLIENT)
+    req = r.mads[-1]
+    sent, _ = replay([req])  # the server's firmware, nobody listening
+    rej = sent[0]
+    rejected = Run(client_setup() + [connect(), rej.hex()], nic=CLIENT)
+    ev = rejected.events[-1]
+    assert field(S.CM_EVENT, ev, "TYPE") == S.ENUM["CM_EV"]["REJECTED"]
+    assert field(S.CM_EVENT, ev, "REASON") == 8
+    wait = 1024 << 5
+    silent = Run(client_setup() + [connect(RESP_TIMEOUT=5, MAX_RETRIES=3)] + [f"WAIT {wait + 1000}"] * 5,
+                 nic=CLIENT)
+    reqs = [f for f in silent.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x10]
+    assert len(reqs) == 4 and len({f[mad_off(f):-4] for f in reqs}) == 1
+    assert field(S.CM_EVENT, silent.events[-1], "TYPE") == S.ENUM["CM_EV"]["UNREACHABLE"]
+
+
+def test_disconnect_both_ways(tmp_path):
+    """rdma_disconnect on the connected client: the QP to error, a DREQ like Linux's (but for the
+    IDs) naming the server's QP; the trace's DREP brings DISCONNECTED. A server that never answers
+    the DREQ: DISCONNECTED after the retries all the same. The server's own DREQ to us: DREP and
+    DISCONNECTED, and rdma_disconnect after it only moves the QP."""
+    req_linux, rep, _, dreq_linux, drep = rping_cm()
+    first = Run(client_setup() + [connect()], nic=CLIENT)
+    local_id = struct.unpack_from(">I", first.mads[-1], mad_off(first.mads[-1]) + 24)[0]
+    up = client_setup() + [connect(), with_remote_id(rep, 4, local_id).hex()]
+    disc = cmd("CM_DISCONNECT", S.CMDI_HANDLE, HANDLE=0)
+    r = Run(up + [disc, cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2), with_remote_id(drep, 4, local_id).hex()],
+            nic=CLIENT)
+    dreq = bytearray(r.mads[-1][mad_off(r.mads[-1]):][:256])
+    ml = mad_off(dreq_linux)
+    assert dreq[24:32] == struct.pack(">II", local_id, 0xA19ED5FF)
+    dreq[24:28] = dreq_linux[ml + 24:ml + 28]
+    dreq[8:16] = dreq_linux[ml + 8:ml + 16]
+    assert bytes(dreq) == dreq_linux[ml:ml + 256]
+    assert field(S.CMDO_QUERY_QP, r.cmds[-1][1], "STATE") == S.QPS["ERR"]
+    assert field(S.CM_EVENT, r.events[-1], "TYPE") == S.ENUM["CM_EV"]["DISCONNECTED"]
+    silent = Run(up + [disc] + [f"WAIT {(1024 << 20) + 1000}"] * 16, nic=CLIENT)
+    dreqs = [f for f in silent.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x15]
+    assert len(dreqs) == 16
+    assert field(S.CM_EVENT, silent.events[-1], "TYPE") == S.ENUM["CM_EV"]["DISCONNECTED"]
+    # the server disconnects: its DREQ names our ID and our QP
+    theirs = bytearray(dreq_linux)
+    theirs[0:12] = theirs[6:12] + theirs[0:6]  # the other way: server to client
+    theirs[26:34] = theirs[30:34] + theirs[26:30]
+    m = mad_off(theirs)
+    struct.pack_into(">II", theirs, m + 24, 0xA19ED5FF, local_id)
+    struct.pack_into("<I", theirs, len(theirs) - 4, R.icrc(bytes(theirs)))
+    passive = Run(up + [bytes(theirs).hex(), disc, cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)],
+                  nic=CLIENT)
+    drep_mine = passive.mads[-1]
+    assert struct.unpack_from(">HII", drep_mine, mad_off(drep_mine) + 16)[0] == 0x16
+    assert field(S.CM_EVENT, passive.events[-1], "TYPE") == S.ENUM["CM_EV"]["DISCONNECTED"]
+    assert passive.cmds[-2][0] == 0 and field(S.CMDO_QUERY_QP, passive.cmds[-1][1], "STATE") == S.QPS["ERR"]
+
+
+def test_our_active_and_passive_sides_connect():
+    """Our client's REQ to our server's listener, its REP back, the RTU: both QPs in RTS, each
+    toward the other's QPN and PSN, both sides ESTABLISHED (runs are deterministic, so each side
+    is replayed up to the message it answers)."""
+    req = Run(client_setup() + [connect()], nic=CLIENT).mads[-1]
+    server = server_setup() + [req.hex(), accept()]
+    rep = Run(server).mads[-1]
+    query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)
+    client = Run(client_setup() + [connect(), rep.hex(), query], nic=CLIENT)
+    rtu = client.mads[-1]
+    server = Run(server + [rtu.hex(), query])
+    Q, E = S.CMDO_QUERY_QP, S.CM_EVENT
+    for me, peer in ((client, server), (server, client)):
+        q, p = me.cmds[-1][1], peer.cmds[-1][1]
+        assert field(Q, q, "STATE") == S.QPS["RTS"] and field(Q, q, "DEST_QPN") == 2
+        assert field(Q, q, "RQ_PSN") == field(Q, p, "SQ_PSN")
+        assert field(E, me.events[-1], "TYPE") == S.ENUM["CM_EV"]["ESTABLISHED"]
+
+
+def test_mutated_mads_are_dropped_or_answered_never_crash():
+    """3000 mutations of rping's CM messages (random bytes of the MAD changed, the ICRC made good)
+    into the firmware built with ASan and UBSan, with a listener and a connection being made:
+    every one is taken, answered or dropped and counted; nothing is read or written out of
+    bounds, and the firmware answers a valid REQ afterwards."""
+    import random
+    rnd = random.Random(7)
+    base = rping_cm()
+    frames = []
+    for _ in range(3000):
+        f = bytearray(rnd.choice(base))
+        m = mad_off(f)
+        for _ in range(rnd.randint(1, 8)):
+            at = m + rnd.choice([rnd.randrange(0, 24), rnd.randrange(24, 256)])
+            f[at] = rnd.randrange(256)
+        if rnd.random() < 0.3:
+            f[m + 16:m + 18] = rnd.choice([b"\x00\x10", b"\x00\x13", b"\x00\x14", b"\x00\x15", b"\x00\x16"])
+        struct.pack_into("<I", f, len(f) - 4, R.icrc(bytes(f)))
+        frames.append(bytes(f).hex())
+    lines = server_setup() + [base[0].hex(), accept()] + frames + [base[0].hex()]
+    subprocess.run(["make", "-s", "-C", str(ROOT), "fw-test"], check=True)
+    r = subprocess.run([str(FW.with_name("test_fw_asan")), "--frames", *SERVER], input="\n".join(lines) + "\n",
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ERROR" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-3000:]
+    c = r.stdout.splitlines()[-1].split()
+    n = dict(zip(c[1::2], map(int, c[2::2])))
+    assert n["rx"] + n["drop_malformed"] + n["drop_class"] == 3002
+    assert r.stdout.splitlines()[-2].startswith("TX ")  # the last valid REQ: answered

@@ -232,9 +232,12 @@ static int32_t cm_alloc(uint32_t ctx)
 static struct fw_cm *cm_find(const uint8_t *mad, uint32_t off, uint32_t states)
 {
 	uint32_t id = be32(mad + off);
-	struct fw_cm *c = &fw.cm[id & 0xff];
+	struct fw_cm *c;
 
-	return (id & 0xff) < FW_CM_IDS && c->used && c->local_id == id && (states >> c->state & 1) ? c : 0;
+	if ((id & 0xff) >= FW_CM_IDS)
+		return 0;
+	c = &fw.cm[id & 0xff];
+	return c->used && c->local_id == id && (states >> c->state & 1) ? c : 0;
 }
 
 /* Clocks to wait for an answer: 4.096 us << t (IBTA 12.7.1), at 250 MHz. */
@@ -261,6 +264,7 @@ static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, cons
 	RNIC_CM_EVENT_INIT_DEPTH_SET(e, c->init_depth);
 	RNIC_CM_EVENT_RNR_RETRY_SET(e, c->rnr_retry);
 	RNIC_CM_EVENT_SRQ_SET(e, c->srq);
+	RNIC_CM_EVENT_REASON_SET(e, c->reason);
 	RNIC_CM_EVENT_SERVICE_ID_SET(e, c->service_id);
 	memcpy(e + RNIC_CM_EVENT_PEER_GID_OFF, c->gid, 16);
 	RNIC_CM_EVENT_PDATA_LEN_SET(e, plen);
@@ -293,7 +297,7 @@ static void send_rep(const struct fw_cm *c)
 	put32(out + CM_REP_LOCAL_COMM_ID, c->local_id);
 	put32(out + CM_REP_REMOTE_COMM_ID, c->remote_id);
 	put24(out + CM_REP_LOCAL_QPN, c->qpn);
-	put24(out + CM_REP_START_PSN, fw.qp[c->qpn].sq_psn);
+	put24(out + CM_REP_START_PSN, c->psn);
 	out[CM_REP_RESP_RES] = c->resp_res;
 	out[CM_REP_INIT_DEPTH] = c->init_depth;
 	out[CM_REP_ACK_DELAY] = CM_ACK_DELAY << 3;
@@ -315,8 +319,8 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 
 	for (i = 0; i < FW_CM_IDS; i++) {
 		c = &fw.cm[i];
-		if (c->used && c->state >= CM_ST_REQ_RCVD && c->remote_id == rid &&
-		    !memcmp(c->mac, p->mac, 6)) {
+		if (c->used && (1u << c->state & (1u << CM_ST_REQ_RCVD | 1u << CM_ST_REP_SENT | 1u << CM_ST_ESTABLISHED)) &&
+		    c->remote_id == rid && !memcmp(c->mac, p->mac, 6)) {
 			if (c->state == CM_ST_REP_SENT)
 				send_rep(c);
 			fw.gsi.dup++;
@@ -368,8 +372,9 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 	cm_event(c, RNIC_CM_EV_CONNECT_REQUEST, l, m + CM_REQ_PDATA, CM_REQ_PDATA_LEN);
 }
 
-/* Move the QP to RTR and RTS on the path and PSNs of the REQ (what rdma_accept does). */
-static uint32_t cm_qp_rts(const struct fw_cm *c, const uint8_t *in)
+/* Move the QP to RTR and RTS on the connection's path and PSNs (what rdma_accept does on the
+ * passive side and rdma_cm on a REP on the active side). */
+static uint32_t cm_qp_rts(const struct fw_cm *c)
 {
 	uint8_t m[RNIC_CMDI_MODIFY_QP_SIZE];
 	uint32_t st, mtu = c->mtu < RNIC_MTU_256 ? RNIC_MTU_256 : c->mtu > RNIC_MTU_4096 ? RNIC_MTU_4096 : c->mtu;
@@ -384,7 +389,7 @@ static uint32_t cm_qp_rts(const struct fw_cm *c, const uint8_t *in)
 	RNIC_CMDI_MODIFY_QP_DEST_QPN_SET(m, c->remote_qpn);
 	RNIC_CMDI_MODIFY_QP_RQ_PSN_SET(m, c->remote_psn);
 	RNIC_CMDI_MODIFY_QP_MAX_DEST_RD_ATOMIC_SET(m, c->resp_res);
-	RNIC_CMDI_MODIFY_QP_MIN_RNR_TIMER_SET(m, CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER));
+	RNIC_CMDI_MODIFY_QP_MIN_RNR_TIMER_SET(m, c->min_rnr);
 	RNIC_CMDI_MODIFY_QP_IS_GLOBAL_SET(m, 1);
 	RNIC_CMDI_MODIFY_QP_HOP_LIMIT_SET(m, CM_HOP_LIMIT);
 	RNIC_CMDI_MODIFY_QP_TRAFFIC_CLASS_SET(m, c->tclass);
@@ -398,12 +403,18 @@ static uint32_t cm_qp_rts(const struct fw_cm *c, const uint8_t *in)
 					  RNIC_QP_ATTR_RETRY_CNT | RNIC_QP_ATTR_RNR_RETRY |
 					  RNIC_QP_ATTR_MAX_QP_RD_ATOMIC);
 	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(m, RNIC_QPS_RTS);
-	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(m, (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff);
+	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(m, c->psn);
 	RNIC_CMDI_MODIFY_QP_TIMEOUT_SET(m, c->ack_timeout);
 	RNIC_CMDI_MODIFY_QP_RETRY_CNT_SET(m, c->retry_cnt);
 	RNIC_CMDI_MODIFY_QP_RNR_RETRY_SET(m, c->rnr_retry);
 	RNIC_CMDI_MODIFY_QP_MAX_RD_ATOMIC_SET(m, c->init_depth);
 	return fw_modify_qp(c->ctx, m);
+}
+
+/* A starting PSN nobody outside can guess */
+static uint32_t cm_psn(const struct fw_cm *c)
+{
+	return (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff;
 }
 
 static void cm_qp_error(const struct fw_cm *c)
@@ -433,7 +444,9 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 	c->qpn = qpn;
 	c->resp_res = (uint8_t)CMD_IN(in, CM_ACCEPT, RESP_RES);
 	c->init_depth = (uint8_t)CMD_IN(in, CM_ACCEPT, INIT_DEPTH);
-	st = cm_qp_rts(c, in);
+	c->min_rnr = (uint8_t)CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER);
+	c->psn = cm_psn(c);
+	st = cm_qp_rts(c);
 	if (st)
 		return st;
 	/* the REP carries the RNR retry count we want the requester to use */
@@ -442,6 +455,178 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 	c->tries = 1;
 	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
 	send_rep(c);
+	return RNIC_CMD_ST_OK;
+}
+
+/* ---- the active side */
+/* REQ (12.6.5) of an idle CM ID, sent again as it was on each retry. */
+static void send_req(const struct fw_cm *c)
+{
+	uint8_t out[CM_MAD_LEN];
+	struct cm_peer p;
+
+	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_REQ);
+	put32(out + CM_REQ_LOCAL_COMM_ID, c->local_id);
+	put32(out + CM_REQ_SERVICE_ID, (uint32_t)(c->service_id >> 32));
+	put32(out + CM_REQ_SERVICE_ID + 4, (uint32_t)c->service_id);
+	memcpy(out + CM_REQ_CA_GUID, fw.ip6 + 8, 8);
+	put24(out + CM_REQ_LOCAL_QPN, c->qpn);
+	out[CM_REQ_LOCAL_QPN + 3] = c->resp_res;
+	out[CM_REQ_INIT_DEPTH] = c->init_depth;
+	out[CM_REQ_RESP_TIMEOUT] = (uint8_t)(c->resp_timeout << 3); /* RC, no end-to-end credits */
+	put24(out + CM_REQ_START_PSN, c->psn);
+	out[CM_REQ_START_PSN + 3] = (uint8_t)(c->resp_timeout << 3 | c->retry_cnt);
+	put16(out + CM_REQ_PKEY, 0xffff);
+	out[CM_REQ_MTU] = (uint8_t)(c->mtu << 4 | c->rnr_retry);
+	out[CM_REQ_MAX_RETRIES] = (uint8_t)((c->max_tries - 1) << 4);
+	put32(out + CM_REQ_LIDS, 0xffffffffu); /* no LIDs on Ethernet: the permissive LID, as rxe */
+	if (c->v6) {
+		memcpy(out + CM_REQ_LOCAL_GID, fw.ip6, 16);
+	} else {
+		out[CM_REQ_LOCAL_GID + 10] = out[CM_REQ_LOCAL_GID + 11] = 0xff;
+		put32(out + CM_REQ_LOCAL_GID + 12, fw.ip);
+	}
+	memcpy(out + CM_REQ_REMOTE_GID, c->gid, 16);
+	out[CM_REQ_TCLASS] = c->tclass;
+	out[CM_REQ_HOP_LIMIT] = CM_HOP_LIMIT;
+	out[CM_REQ_ACK_TIMEOUT] = (uint8_t)(c->ack_timeout << 3);
+	memcpy(out + CM_REQ_PDATA, c->pdata, c->pdata_len);
+	cm_peer_of(c, &p);
+	fw_gsi_send(&p, out);
+}
+
+static void send_rtu(const struct fw_cm *c)
+{
+	uint8_t out[CM_MAD_LEN];
+	struct cm_peer p;
+
+	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_RTU);
+	put32(out + CM_RTU_LOCAL_COMM_ID, c->local_id);
+	put32(out + CM_RTU_REMOTE_COMM_ID, c->remote_id);
+	cm_peer_of(c, &p);
+	fw_gsi_send(&p, out);
+}
+
+static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
+{
+	uint32_t qpn = CMD_IN(in, CM_CONNECT, QPN), st;
+	struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
+	const uint8_t *dgid = in + RNIC_CMDI_CM_CONNECT_DGID_OFF;
+
+	if (c->state != CM_ST_IDLE)
+		return RNIC_CMD_ST_BAD_STATE;
+	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT || c->pdata_len > CM_REQ_PDATA_LEN ||
+	    CMD_IN(in, CM_CONNECT, RETRY_CNT) > 7 || CMD_IN(in, CM_CONNECT, RNR_RETRY) > 7 ||
+	    CMD_IN(in, CM_CONNECT, RESP_TIMEOUT) > 31 || CMD_IN(in, CM_CONNECT, MAX_RETRIES) > 15 ||
+	    CMD_IN(in, CM_CONNECT, ACK_TIMEOUT) > 31 || CMD_IN(in, CM_CONNECT, PATH_MTU) < RNIC_MTU_256 ||
+	    CMD_IN(in, CM_CONNECT, PATH_MTU) > RNIC_MTU_4096 || CMD_IN(in, CM_CONNECT, RESP_RES) > RNIC_MAX_RD_ATOM ||
+	    CMD_IN(in, CM_CONNECT, INIT_DEPTH) > RNIC_MAX_RD_ATOM)
+		return RNIC_CMD_ST_BAD_PARAM;
+	st = fw_gid_resolve(dgid, c->mac);
+	if (st)
+		return st;
+	memcpy(c->gid, dgid, 16);
+	c->v6 = fw_gid_ipv4(dgid, &c->ip) != 0;
+	c->qpn = qpn;
+	c->service_id = CMD_IN(in, CM_CONNECT, SERVICE_ID);
+	c->resp_res = (uint8_t)CMD_IN(in, CM_CONNECT, RESP_RES);
+	c->init_depth = (uint8_t)CMD_IN(in, CM_CONNECT, INIT_DEPTH);
+	c->retry_cnt = (uint8_t)CMD_IN(in, CM_CONNECT, RETRY_CNT);
+	c->rnr_retry = (uint8_t)CMD_IN(in, CM_CONNECT, RNR_RETRY);
+	c->resp_timeout = (uint8_t)CMD_IN(in, CM_CONNECT, RESP_TIMEOUT);
+	c->max_tries = (uint8_t)(CMD_IN(in, CM_CONNECT, MAX_RETRIES) + 1);
+	c->ack_timeout = (uint8_t)CMD_IN(in, CM_CONNECT, ACK_TIMEOUT);
+	c->tclass = (uint8_t)CMD_IN(in, CM_CONNECT, TCLASS);
+	c->mtu = (uint8_t)CMD_IN(in, CM_CONNECT, PATH_MTU);
+	c->psn = cm_psn(c);
+	put32(c->tid, c->local_id);
+	put32(c->tid + 4, fw.cm_gen);
+	c->state = CM_ST_REQ_SENT;
+	c->tries = 1;
+	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
+	send_req(c);
+	return RNIC_CMD_ST_OK;
+}
+
+/* A REP for our REQ: the QP to RTR and RTS on the REP's QPN and PSN, the RTU, ESTABLISHED. A REP
+ * seen again (our RTU was lost) gets the RTU again. */
+static void cm_rep(const uint8_t *m)
+{
+	struct fw_cm *c = cm_find(m, CM_REP_REMOTE_COMM_ID, 1u << CM_ST_REQ_SENT | 1u << CM_ST_ESTABLISHED);
+
+	if (!c || (c->state == CM_ST_ESTABLISHED && be32(m + CM_REP_LOCAL_COMM_ID) != c->remote_id)) {
+		fw.gsi.drop_unknown++;
+		return;
+	}
+	if (c->state == CM_ST_ESTABLISHED) {
+		fw.gsi.dup++;
+		send_rtu(c);
+		return;
+	}
+	c->remote_id = be32(m + CM_REP_LOCAL_COMM_ID);
+	c->remote_qpn = be24(m + CM_REP_LOCAL_QPN);
+	c->remote_psn = be24(m + CM_REP_START_PSN);
+	/* we read at most as deep as the peer answers, and answer what it will read */
+	if (m[CM_REP_RESP_RES] < c->init_depth)
+		c->init_depth = m[CM_REP_RESP_RES];
+	c->rnr_retry = m[CM_REP_RNR_RETRY] >> 5;
+	c->srq = m[CM_REP_RNR_RETRY] >> 4 & 1;
+	if (cm_qp_rts(c)) {
+		cm_qp_error(c);
+		c->state = CM_ST_IDLE;
+		cm_event(c, RNIC_CM_EV_UNREACHABLE, 0, 0, 0);
+		return;
+	}
+	send_rtu(c);
+	c->state = CM_ST_ESTABLISHED;
+	cm_event(c, RNIC_CM_EV_ESTABLISHED, 0, m + CM_REP_PDATA, CM_REP_PDATA_LEN);
+}
+
+/* A REJ of our REQ, or of our REP: REJECTED with its reason and private data. */
+static void cm_rej(const uint8_t *m)
+{
+	struct fw_cm *c = cm_find(m, CM_REJ_REMOTE_COMM_ID, 1u << CM_ST_REQ_SENT | 1u << CM_ST_REP_SENT);
+
+	if (!c) {
+		fw.gsi.drop_unknown++;
+		return;
+	}
+	if (c->state == CM_ST_REP_SENT)
+		cm_qp_error(c);
+	c->state = CM_ST_IDLE;
+	c->reason = (uint16_t)be16(m + CM_REJ_REASON);
+	cm_event(c, RNIC_CM_EV_REJECTED, 0, m + CM_REJ_PDATA, CM_REJ_PDATA_LEN);
+}
+
+/* ---- disconnection (12.9.8.4) */
+static void send_dreq(const struct fw_cm *c)
+{
+	uint8_t out[CM_MAD_LEN];
+	struct cm_peer p;
+
+	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_DREQ);
+	put32(out + CM_DREQ_LOCAL_COMM_ID, c->local_id);
+	put32(out + CM_DREQ_REMOTE_COMM_ID, c->remote_id);
+	put24(out + CM_DREQ_REMOTE_QPN, c->remote_qpn);
+	cm_peer_of(c, &p);
+	fw_gsi_send(&p, out);
+}
+
+/* rdma_disconnect: the QP to error (its work flushes), then a DREQ, answered by DREP or given up
+ * after the retries (DISCONNECTED either way). After the peer's DREQ only the QP is left to do. */
+static uint32_t cm_disconnect(struct fw_cm *c)
+{
+	if (c->state != CM_ST_ESTABLISHED && c->state != CM_ST_REP_SENT && !(c->state == CM_ST_IDLE && c->qpn))
+		return RNIC_CMD_ST_BAD_STATE;
+	cm_qp_error(c);
+	if (c->state == CM_ST_IDLE)
+		return RNIC_CMD_ST_OK;
+	c->state = CM_ST_DREQ_SENT;
+	c->tries = 1;
+	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
+	send_dreq(c);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -484,6 +669,10 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CM_ACCEPT:
 		return cm_accept(c, in);
+	case RNIC_CMD_CM_CONNECT:
+		return cm_connect(c, in);
+	case RNIC_CMD_CM_DISCONNECT:
+		return cm_disconnect(c);
 	case RNIC_CMD_CM_REJECT: {
 		uint8_t m[CM_MAD_LEN];
 		struct cm_peer p;
@@ -516,15 +705,27 @@ void fw_cm_poll(void)
 	for (i = 0; i < FW_CM_IDS; i++) {
 		struct fw_cm *c = &fw.cm[i];
 
-		if (!c->used || c->state != CM_ST_REP_SENT || (int64_t)(now - c->deadline) < 0)
+		if (!c->used || !(1u << c->state & (1u << CM_ST_REP_SENT | 1u << CM_ST_REQ_SENT | 1u << CM_ST_DREQ_SENT)) ||
+		    (int64_t)(now - c->deadline) < 0)
 			continue;
 		if (c->tries < c->max_tries) {
 			c->tries++;
 			c->deadline = now + cm_wait(c->resp_timeout);
-			send_rep(c);
+			if (c->state == CM_ST_REP_SENT)
+				send_rep(c);
+			else if (c->state == CM_ST_REQ_SENT)
+				send_req(c);
+			else
+				send_dreq(c);
 			continue;
 		}
-		cm_qp_error(c);
+		if (c->state == CM_ST_DREQ_SENT) {
+			c->state = CM_ST_IDLE;
+			cm_event(c, RNIC_CM_EV_DISCONNECTED, 0, 0, 0);
+			continue;
+		}
+		if (c->state == CM_ST_REP_SENT)
+			cm_qp_error(c);
 		c->state = CM_ST_IDLE;
 		cm_event(c, RNIC_CM_EV_UNREACHABLE, 0, 0, 0);
 	}
@@ -563,6 +764,12 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 	case CM_ATTR_REQ:
 		cm_req(p, mad);
 		break;
+	case CM_ATTR_REP:
+		cm_rep(mad);
+		break;
+	case CM_ATTR_REJ:
+		cm_rej(mad);
+		break;
 	case CM_ATTR_RTU: {
 		struct fw_cm *c = cm_find(mad, CM_RTU_REMOTE_COMM_ID, 1u << CM_ST_REP_SENT);
 
@@ -574,8 +781,20 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		cm_event(c, RNIC_CM_EV_ESTABLISHED, 0, mad + CM_MAD_DATA + 8, 0);
 		break;
 	}
+	case CM_ATTR_DREP: {
+		struct fw_cm *c = cm_find(mad, CM_DREP_REMOTE_COMM_ID, 1u << CM_ST_DREQ_SENT);
+
+		if (!c) {
+			fw.gsi.drop_unknown++;
+			break;
+		}
+		c->state = CM_ST_IDLE;
+		cm_event(c, RNIC_CM_EV_DISCONNECTED, 0, 0, 0);
+		break;
+	}
 	case CM_ATTR_DREQ: {
-		struct fw_cm *c = cm_find(mad, CM_DREQ_REMOTE_COMM_ID, 1u << CM_ST_ESTABLISHED | 1u << CM_ST_REP_SENT);
+		struct fw_cm *c = cm_find(mad, CM_DREQ_REMOTE_COMM_ID,
+					  1u << CM_ST_ESTABLISHED | 1u << CM_ST_REP_SENT | 1u << CM_ST_DREQ_SENT);
 
 		answer_dreq(p, mad);
 		if (c) {

@@ -60,6 +60,7 @@
 /* DREQ (12.6.10), DREP (12.6.11) */
 #define CM_DREQ_LOCAL_COMM_ID (CM_MAD_DATA + 0)
 #define CM_DREQ_REMOTE_COMM_ID (CM_MAD_DATA + 4)
+#define CM_DREQ_REMOTE_QPN (CM_MAD_DATA + 8)
 #define CM_DREP_LOCAL_COMM_ID (CM_MAD_DATA + 0)
 #define CM_DREP_REMOTE_COMM_ID (CM_MAD_DATA + 4)
 
@@ -76,6 +77,14 @@
 #define CM_REQ_ACK_TIMEOUT (CM_MAD_DATA + 95)   /* primary local ACK timeout:5 */
 #define CM_REQ_PDATA (CM_MAD_DATA + 136)
 #define CM_REQ_PDATA_LEN 92
+
+#define CM_REQ_CA_GUID (CM_MAD_DATA + 16)
+#define CM_REQ_PKEY (CM_MAD_DATA + 48)
+#define CM_REQ_LIDS (CM_MAD_DATA + 52)
+#define CM_REQ_LOCAL_GID (CM_MAD_DATA + 56)
+#define CM_REQ_REMOTE_GID (CM_MAD_DATA + 72)
+#define CM_REQ_TCLASS (CM_MAD_DATA + 92)
+#define CM_REQ_HOP_LIMIT (CM_MAD_DATA + 93)
 
 /* REP (12.6.8) */
 #define CM_REP_LOCAL_COMM_ID (CM_MAD_DATA + 0)
@@ -100,16 +109,18 @@
 #define CM_REJ_INVALID_TRANSPORT_TYPE 9 /* not RC */
 #define CM_ACK_DELAY 0            /* REP's target ACK delay: the device's local_ca_ack_delay */
 
-enum { CM_ST_IDLE, CM_ST_LISTEN, CM_ST_REQ_RCVD, CM_ST_REP_SENT, CM_ST_ESTABLISHED };
+enum { CM_ST_IDLE, CM_ST_LISTEN, CM_ST_REQ_RCVD, CM_ST_REP_SENT, CM_ST_ESTABLISHED, CM_ST_REQ_SENT,
+       CM_ST_DREQ_SENT };
 
 /* one connection being made or made, or a listener; owned by a context */
 struct fw_cm {
 	uint8_t used, ctx, state, v6, tclass;
 	uint8_t resp_res, init_depth, rnr_retry, retry_cnt, srq, mtu, ack_timeout;
-	uint8_t tries, max_tries, resp_timeout, pdata_len;
+	uint8_t tries, max_tries, resp_timeout, pdata_len, min_rnr;
+	uint16_t reason;                  /* of the REJ that ended it */
 	uint8_t mac[6];
 	uint8_t gid[16];                  /* the peer's (IPv4-mapped for IPv4) */
-	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn;
+	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn, psn;
 	uint64_t service_id, deadline;
 	uint8_t tid[8];
 	uint8_t pdata[CM_PDATA_MAX];      /* for the next message, kept for its retransmissions */

@@ -741,7 +741,7 @@ static void destroy_qp(uint32_t qpn)
 }
 
 /* RoCEv2 over IPv4: a GID is the IPv4-mapped IPv6 address; 0 and the address, or -1. */
-static int gid_ipv4(const uint8_t *gid, uint32_t *ip)
+int fw_gid_ipv4(const uint8_t *gid, uint32_t *ip)
 {
 	uint32_t i;
 
@@ -755,11 +755,11 @@ static int gid_ipv4(const uint8_t *gid, uint32_t *ip)
 }
 
 /* The MAC behind a RoCEv2 GID: ARP for an IPv4-mapped one, neighbour discovery otherwise. */
-static uint32_t gid_resolve(const uint8_t *gid, uint8_t *mac)
+uint32_t fw_gid_resolve(const uint8_t *gid, uint8_t *mac)
 {
 	uint32_t ip;
 
-	if (!gid_ipv4(gid, &ip)) {
+	if (!fw_gid_ipv4(gid, &ip)) {
 		if (!arp_resolve(ip, mac))
 			return RNIC_CMD_ST_OK;
 		fw_printf("no ARP reply from %I\n", ip);
@@ -776,7 +776,7 @@ static uint32_t gid_resolve(const uint8_t *gid, uint8_t *mac)
 /* An address handle's destination MAC (UD sends carry it in the WQE). */
 static uint32_t create_ah(const uint8_t *in, uint8_t *out)
 {
-	return gid_resolve(in + RNIC_CMDI_CREATE_AH_DGID_OFF, out + RNIC_CMDO_CREATE_AH_MAC_OFF);
+	return fw_gid_resolve(in + RNIC_CMDI_CREATE_AH_DGID_OFF, out + RNIC_CMDO_CREATE_AH_MAC_OFF);
 }
 
 uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
@@ -846,10 +846,10 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 	if (mask & QPA(AV)) {
 		if (!CMD_IN(in, MODIFY_QP, IS_GLOBAL))
 			return RNIC_CMD_ST_BAD_PARAM;
-		st = gid_resolve(dgid, n.dmac);
+		st = fw_gid_resolve(dgid, n.dmac);
 		if (st)
 			return st;
-		n.ipv6 = gid_ipv4(dgid, &ip) != 0;
+		n.ipv6 = fw_gid_ipv4(dgid, &ip) != 0;
 		n.dip = n.ipv6 ? 0 : ip;
 		memcpy(n.dip6, dgid, 16);
 		n.tclass = CMD_IN(in, MODIFY_QP, TRAFFIC_CLASS);
@@ -1168,6 +1168,8 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 	case RNIC_CMD_CM_PDATA:
 	case RNIC_CMD_CM_ACCEPT:
 	case RNIC_CMD_CM_REJECT:
+	case RNIC_CMD_CM_CONNECT:
+	case RNIC_CMD_CM_DISCONNECT:
 		return fw_cm_cmd(ctx, RNIC_CMD_OPCODE_GET(cmd), in, out);
 	default:
 		return RNIC_CMD_ST_BAD_OPCODE;

@@ -99,6 +99,8 @@ void fw_poll_frames(void);
 
 /* the IBTA modify-QP table: 0 if the transition and its attribute mask are allowed */
 uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in);
+int fw_gid_ipv4(const uint8_t *gid, uint32_t *ip);
+uint32_t fw_gid_resolve(const uint8_t *gid, uint8_t *mac); /* ARP or neighbour discovery */
 uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_t mask);
 
 /* ARP (RFC 826) */

@@ -34,6 +34,7 @@ static uint32_t ctxregs[RNIC_NUM_CTX][16];
 static uint32_t cfg_qpc[RNIC_MAX_QP][32], cfg_mpt[RNIC_MAX_MPT][8];
 static uint64_t cfg_mtt[RNIC_MAX_MTT];
 static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP */
+static uint8_t arp_peer[6] = {2, 0, 0, 0, 0, 9}; /* with this MAC */
 static int fuzz_ctx = -1;             /* fuzzing: the context whose command runs */
 static uint64_t fuzz_findings;
 
@@ -126,7 +127,7 @@ void hal_pkt_send(uint32_t len)
 	/* a peer that answers ARP requests for arp_replies_to_send */
 	if (arp_replies_to_send && txbuf[21] == 1 && rnic_rd_le(txbuf + 38, 4) ==
 	    __builtin_bswap32(arp_replies_to_send)) {
-		static const uint8_t peer[6] = {2, 0, 0, 0, 0, 9};
+		const uint8_t *peer = arp_peer;
 		uint8_t *f = rxbuf;
 
 		memcpy(f, txbuf + 6, 6);
@@ -637,7 +638,7 @@ static int fuzz(uint64_t n)
 	for (k = 0; k < sizeof(host) / 8; k++) /* page lists: pages of the four contexts, and junk */
 		rnic_wr_le(host + 8 * k, 8, rnd() % 8 ? ((1 + rnd() % 4) << RNIC_LINK_BUS_CTX_SHIFT) | (rnd() & ~0xfffull) : rnd());
 	for (i = 0; i < n; i++) {
-		uint32_t ctx = (uint32_t)(rnd() % 4), op = (uint32_t)(rnd() % 20);
+		uint32_t ctx = (uint32_t)(rnd() % 4), op = (uint32_t)(rnd() % (RNIC_CMD_COUNT + 1));
 		uint8_t *p = in();
 
 		for (k = 0; k < RNIC_CMD_BYTES - RNIC_CMD_PAYLOAD_OFF; k++)
@@ -668,6 +669,9 @@ static int fuzz(uint64_t n)
 			for (c = 0; c < RNIC_MAX_MPT; c++)
 				if (fw.mr[c].used && fw.mr[c].ctx == ctx && fuzz_findings++ < 10)
 					printf("FINDING: ctx %u: key slot %u left after its reset\n", ctx, c);
+			for (c = 0; c < FW_CM_IDS; c++)
+				if (fw.cm[c].used && fw.cm[c].ctx == ctx && fuzz_findings++ < 10)
+					printf("FINDING: ctx %u: CM ID %u left after its reset\n", ctx, c);
 		}
 		fuzz_ctx = -1;
 	}
@@ -679,7 +683,7 @@ static int fuzz(uint64_t n)
 /* --frames MAC IP: the firmware as a NIC of that address, driven by stdin lines:
  *   <hex>                      a frame the RX kernel hands over
  *   CMD <ctx> <opcode> <hex>   a command (payload in hex): prints "CMDC <status> <output hex>"
- *   ARP <a.b.c.d>              from now on a peer answers ARP requests for that address
+ *   ARP <a.b.c.d> <mac hex>    from now on a peer of that MAC answers ARP for that address
  *   WAIT <clocks>              time passes
  * Frames it sends print as "TX <hex>", its DMA writes as "DMA <addr> <hex>" (CM events), and at
  * the end QP1's counters and the CM IDs in use (tests/test_cm.py replays rxe's CM traffic). */
@@ -722,6 +726,8 @@ static int frames(const char *mac, const char *ip)
 			printf("\n");
 		} else if (!strncmp(line, "ARP ", 4)) {
 			arp_replies_to_send = parse_ip(line + 4);
+			if (strchr(line + 4, ' '))
+				unhex(strchr(line + 4, ' ') + 1, arp_peer, 6);
 		} else if (!strncmp(line, "WAIT ", 5)) {
 			now += strtoull(line + 5, NULL, 0);
 		} else {

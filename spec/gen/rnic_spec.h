@@ -234,7 +234,9 @@
 #define RNIC_CMD_CM_PDATA 0x17u
 #define RNIC_CMD_CM_ACCEPT 0x18u
 #define RNIC_CMD_CM_REJECT 0x19u
-#define RNIC_CMD_COUNT 26u
+#define RNIC_CMD_CM_CONNECT 0x1au
+#define RNIC_CMD_CM_DISCONNECT 0x1bu
+#define RNIC_CMD_COUNT 28u
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -1067,6 +1069,47 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_OFF 11u
 #define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 11, 1))
 #define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 11, 1, (uint64_t)(v))
+
+/* CMDI_CM_CONNECT: Connect an idle CM ID: the firmware resolves the peer (ARP or neighbour discovery), sends the REQ with the private data set by CM_PDATA (92 bytes at most), and on the REP moves the QP (RC, INIT, of the context) to RTR and RTS and sends the RTU (ESTABLISHED); a REJ gives REJECTED, silence UNREACHABLE. */
+#define RNIC_CMDI_CM_CONNECT_SIZE 120u
+#define RNIC_CMDI_CM_CONNECT_ID_OFF 0u
+#define RNIC_CMDI_CM_CONNECT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_CMDI_CM_CONNECT_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_QPN_OFF 4u
+#define RNIC_CMDI_CM_CONNECT_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_CMDI_CM_CONNECT_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_SERVICE_ID_OFF 8u
+#define RNIC_CMDI_CM_CONNECT_SERVICE_ID_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 8, 8))
+#define RNIC_CMDI_CM_CONNECT_SERVICE_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 8, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_DGID_OFF 16u
+#define RNIC_CMDI_CM_CONNECT_DGID_LEN 16u
+#define RNIC_CMDI_CM_CONNECT_RESP_RES_OFF 32u
+#define RNIC_CMDI_CM_CONNECT_RESP_RES_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 32, 1))
+#define RNIC_CMDI_CM_CONNECT_RESP_RES_SET(b, v) rnic_wr_le((uint8_t *)(b) + 32, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_INIT_DEPTH_OFF 33u
+#define RNIC_CMDI_CM_CONNECT_INIT_DEPTH_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 33, 1))
+#define RNIC_CMDI_CM_CONNECT_INIT_DEPTH_SET(b, v) rnic_wr_le((uint8_t *)(b) + 33, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_RETRY_CNT_OFF 34u
+#define RNIC_CMDI_CM_CONNECT_RETRY_CNT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 34, 1))
+#define RNIC_CMDI_CM_CONNECT_RETRY_CNT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 34, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_RNR_RETRY_OFF 35u
+#define RNIC_CMDI_CM_CONNECT_RNR_RETRY_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 35, 1))
+#define RNIC_CMDI_CM_CONNECT_RNR_RETRY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 35, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_RESP_TIMEOUT_OFF 36u
+#define RNIC_CMDI_CM_CONNECT_RESP_TIMEOUT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 36, 1))
+#define RNIC_CMDI_CM_CONNECT_RESP_TIMEOUT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 36, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_MAX_RETRIES_OFF 37u
+#define RNIC_CMDI_CM_CONNECT_MAX_RETRIES_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 37, 1))
+#define RNIC_CMDI_CM_CONNECT_MAX_RETRIES_SET(b, v) rnic_wr_le((uint8_t *)(b) + 37, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_ACK_TIMEOUT_OFF 38u
+#define RNIC_CMDI_CM_CONNECT_ACK_TIMEOUT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 38, 1))
+#define RNIC_CMDI_CM_CONNECT_ACK_TIMEOUT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 38, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_TCLASS_OFF 39u
+#define RNIC_CMDI_CM_CONNECT_TCLASS_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 39, 1))
+#define RNIC_CMDI_CM_CONNECT_TCLASS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 39, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_PATH_MTU_OFF 40u
+#define RNIC_CMDI_CM_CONNECT_PATH_MTU_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 40, 1))
+#define RNIC_CMDI_CM_CONNECT_PATH_MTU_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 1, (uint64_t)(v))
 
 /* CMDI_CM_REJECT: Reject a CONNECT_REQUEST: REJ with REASON (rdma_reject: 28, consumer reject) and the private data set by CM_PDATA. */
 #define RNIC_CMDI_CM_REJECT_SIZE 120u

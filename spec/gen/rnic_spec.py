@@ -216,6 +216,8 @@ CMD = {
     'CM_PDATA': 0x17,
     'CM_ACCEPT': 0x18,
     'CM_REJECT': 0x19,
+    'CM_CONNECT': 0x1a,
+    'CM_DISCONNECT': 0x1b,
 }
 CMD_ST = {
     'OK': 0x0,
@@ -611,6 +613,21 @@ CMDI_CM_ACCEPT = (120, {
     'INIT_DEPTH': (9, 'u8', 1),
     'RNR_RETRY': (10, 'u8', 1),
     'MIN_RNR_TIMER': (11, 'u8', 1),
+})
+CMDI_CM_CONNECT = (120, {
+    'ID': (0, 'u32', 4),
+    'QPN': (4, 'u32', 4),
+    'SERVICE_ID': (8, 'u64', 8),
+    'DGID': (16, 'bytes', 16),
+    'RESP_RES': (32, 'u8', 1),
+    'INIT_DEPTH': (33, 'u8', 1),
+    'RETRY_CNT': (34, 'u8', 1),
+    'RNR_RETRY': (35, 'u8', 1),
+    'RESP_TIMEOUT': (36, 'u8', 1),
+    'MAX_RETRIES': (37, 'u8', 1),
+    'ACK_TIMEOUT': (38, 'u8', 1),
+    'TCLASS': (39, 'u8', 1),
+    'PATH_MTU': (40, 'u8', 1),
 })
 CMDI_CM_REJECT = (120, {
     'ID': (0, 'u32', 4),

@@ -233,7 +233,9 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_CM_PDATA = 'h17;
   localparam int unsigned RNIC_CMD_CM_ACCEPT = 'h18;
   localparam int unsigned RNIC_CMD_CM_REJECT = 'h19;
-  localparam int unsigned RNIC_CMD_COUNT = 26;
+  localparam int unsigned RNIC_CMD_CM_CONNECT = 'h1a;
+  localparam int unsigned RNIC_CMD_CM_DISCONNECT = 'h1b;
+  localparam int unsigned RNIC_CMD_COUNT = 28;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
