@@ -1,11 +1,11 @@
 # Programs used by the system tests, linked against the project's verbs library.
 TESTAPP_DIR := $(BUILD)/tests
 TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors $(TESTAPP_DIR)/rc_ops \
-	$(TESTAPP_DIR)/open_close
+	$(TESTAPP_DIR)/open_close $(TESTAPP_DIR)/cm_pair
 
 $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ $(HOSTLIB_LINK)
+	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $< -o $@ $(HOSTLIB_LINK)
 
 .PHONY: testapps
 testapps: $(TESTAPPS)

@@ -260,6 +260,7 @@ static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, cons
 	RNIC_CM_EVENT_ID_SET(e, (uint32_t)(c - fw.cm));
 	RNIC_CM_EVENT_LISTEN_ID_SET(e, listen);
 	RNIC_CM_EVENT_REMOTE_QPN_SET(e, c->remote_qpn);
+	RNIC_CM_EVENT_QPN_SET(e, c->qpn);
 	RNIC_CM_EVENT_RESP_RES_SET(e, c->resp_res);
 	RNIC_CM_EVENT_INIT_DEPTH_SET(e, c->init_depth);
 	RNIC_CM_EVENT_RNR_RETRY_SET(e, c->rnr_retry);
@@ -728,6 +729,21 @@ void fw_cm_poll(void)
 			cm_qp_error(c);
 		c->state = CM_ST_IDLE;
 		cm_event(c, RNIC_CM_EV_UNREACHABLE, 0, 0, 0);
+	}
+}
+
+/* A QP destroyed: a connection that used it stops (no timer acts on a QPN that may be reused). */
+void fw_cm_qp_gone(uint32_t qpn)
+{
+	uint32_t i;
+
+	for (i = 0; i < FW_CM_IDS; i++) {
+		struct fw_cm *c = &fw.cm[i];
+
+		if (c->used && c->qpn == qpn && c->state != CM_ST_LISTEN) {
+			c->qpn = 0;
+			c->state = CM_ST_IDLE;
+		}
 	}
 }
 

@@ -64,7 +64,7 @@
 #define CM_DREP_LOCAL_COMM_ID (CM_MAD_DATA + 0)
 #define CM_DREP_REMOTE_COMM_ID (CM_MAD_DATA + 4)
 
-#define FW_CM_IDS 32
+#define FW_CM_IDS RNIC_MAX_CM_ID
 #define CM_PDATA_MAX 196 /* REP's private data, the largest a CM ID sends */
 
 /* REQ fields (12.6.5) beyond the two above */
@@ -152,5 +152,6 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad);
 uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out);
 void fw_cm_poll(void);
 void fw_cm_ctx_reset(uint32_t ctx);
+void fw_cm_qp_gone(uint32_t qpn);
 
 #endif

@@ -738,6 +738,7 @@ static void destroy_qp(uint32_t qpn)
 	q->used = 0;
 	fw.owned[q->ctx][FW_OWN_QP]--;
 	qpc_write(qpn);
+	fw_cm_qp_gone(qpn);
 }
 
 /* RoCEv2 over IPv4: a GID is the IPv4-mapped IPv6 address; 0 and the address, or -1. */

@@ -41,6 +41,10 @@ struct rnic_context {
 	uint32_t comp_events;      /* completion events since rnicdv_poll_events */
 	pthread_t event_thread;    /* serves the context's MSI-X vector */
 	int stopping;
+	uint8_t *cm_ring;          /* CM events (cm_dv.c), made on the first CM command */
+	uint64_t cm_bus;
+	uint32_t cm_ci;
+	uint32_t cm_qpn[RNIC_MAX_CM_ID]; /* the QP of each CM ID's connection */
 };
 
 struct rnic_cq {

@@ -33,6 +33,7 @@
 #define RNIC_CQE_BYTES 0x40u /* CQE stride */
 #define RNIC_EQE_BYTES 0x20u /* EQE stride */
 #define RNIC_CM_EVENT_BYTES 0x100u /* CM event ring stride */
+#define RNIC_MAX_CM_ID 0x20u /* CM IDs (listeners and connections being made or made) of the NIC, all contexts together */
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
 #define RNIC_ROCE_UDP_PORT 0x12b7u /* RoCEv2 UDP destination port (IBTA Annex A17) */
@@ -1005,6 +1006,9 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CM_EVENT_PDATA_LEN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 19, 1, (uint64_t)(v))
 #define RNIC_CM_EVENT_PEER_GID_OFF 20u
 #define RNIC_CM_EVENT_PEER_GID_LEN 16u
+#define RNIC_CM_EVENT_QPN_OFF 36u
+#define RNIC_CM_EVENT_QPN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 36, 4))
+#define RNIC_CM_EVENT_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 36, 4, (uint64_t)(v))
 #define RNIC_CM_EVENT_SERVICE_ID_OFF 40u
 #define RNIC_CM_EVENT_SERVICE_ID_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
 #define RNIC_CM_EVENT_SERVICE_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))

@@ -28,6 +28,7 @@ RWQE_BYTES = 0x40
 CQE_BYTES = 0x40
 EQE_BYTES = 0x20
 CM_EVENT_BYTES = 0x100
+MAX_CM_ID = 0x20
 CMD_BYTES = 0x80
 CMDC_BYTES = 0x80
 ROCE_UDP_PORT = 0x12b7
@@ -587,6 +588,7 @@ CM_EVENT = (256, {
     'SRQ': (18, 'u8', 1),
     'PDATA_LEN': (19, 'u8', 1),
     'PEER_GID': (20, 'bytes', 16),
+    'QPN': (36, 'u32', 4),
     'SERVICE_ID': (40, 'u64', 8),
     'PDATA': (48, 'bytes', 196),
     'OWNER': (255, 'u8', 1),

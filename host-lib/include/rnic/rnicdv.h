@@ -2,6 +2,7 @@
 #ifndef RNIC_RNICDV_H
 #define RNIC_RNICDV_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
@@ -18,6 +19,14 @@ int rnicdv_poll_events(struct ibv_context *context);
 /* the NIC clock: frequency and current value */
 uint64_t rnicdv_clock_hz(struct ibv_context *context);
 uint64_t rnicdv_read_clock(struct ibv_context *context);
+
+/* The NIC's connection manager (docs/ARCHITECTURE.md, "QP1 and the CM"; librdmacm is built on
+ * it): one CM_* command of the spec (payload CMDI_CM_*, output CMDO_HANDLE), 0 or an errno; the
+ * next CM event (struct CM_EVENT, CM_EVENT_BYTES) of the context, 0 or EAGAIN. The QP a command or
+ * an event changed is known to the library in its new state when they return. */
+int rnicdv_cm_cmd(struct ibv_context *context, uint32_t opcode, const void *in, size_t inlen, void *out,
+		  size_t outlen);
+int rnicdv_cm_get_event(struct ibv_context *context, void *event);
 
 #ifdef __cplusplus
 }
