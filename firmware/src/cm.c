@@ -288,15 +288,30 @@ static void cm_peer_of(const struct fw_cm *c, struct cm_peer *p)
 	p->qpn = RNIC_GSI_QPN;
 }
 
+/* A message of the connection: its transaction, our communication ID and the peer's (REP, RTU,
+ * REJ, DREQ, DREP all start so; a REQ has no remote one yet), then cm_send. */
+static void cm_msg(const struct fw_cm *c, uint8_t *out, uint32_t attr)
+{
+	mad_header(out, CM_METHOD_SEND, c->tid, attr);
+	put32(out + CM_MAD_DATA, c->local_id);
+	if (attr != CM_ATTR_REQ)
+		put32(out + CM_MAD_DATA + 4, c->remote_id);
+}
+
+static void cm_send(const struct fw_cm *c, const uint8_t *out)
+{
+	struct cm_peer p;
+
+	cm_peer_of(c, &p);
+	fw_gsi_send(&p, out);
+}
+
 /* REP (12.6.8), sent again as it was on each retry. */
 static void send_rep(const struct fw_cm *c)
 {
 	uint8_t out[CM_MAD_LEN];
-	struct cm_peer p;
 
-	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_REP);
-	put32(out + CM_REP_LOCAL_COMM_ID, c->local_id);
-	put32(out + CM_REP_REMOTE_COMM_ID, c->remote_id);
+	cm_msg(c, out, CM_ATTR_REP);
 	put24(out + CM_REP_LOCAL_QPN, c->qpn);
 	put24(out + CM_REP_START_PSN, c->psn);
 	out[CM_REP_RESP_RES] = c->resp_res;
@@ -305,8 +320,7 @@ static void send_rep(const struct fw_cm *c)
 	out[CM_REP_RNR_RETRY] = (uint8_t)(c->rnr_retry << 5 | c->srq << 4);
 	memcpy(out + CM_REP_CA_GUID, fw.ip6 + 8, 8); /* node GUID: the MAC's EUI-64 */
 	memcpy(out + CM_REP_PDATA, c->pdata, c->pdata_len);
-	cm_peer_of(c, &p);
-	fw_gsi_send(&p, out);
+	cm_send(c, out);
 }
 
 /* A REQ (12.6.5): to the listener of its service ID as a new CM ID and a CONNECT_REQUEST event;
@@ -464,10 +478,8 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 static void send_req(const struct fw_cm *c)
 {
 	uint8_t out[CM_MAD_LEN];
-	struct cm_peer p;
 
-	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_REQ);
-	put32(out + CM_REQ_LOCAL_COMM_ID, c->local_id);
+	cm_msg(c, out, CM_ATTR_REQ);
 	put32(out + CM_REQ_SERVICE_ID, (uint32_t)(c->service_id >> 32));
 	put32(out + CM_REQ_SERVICE_ID + 4, (uint32_t)c->service_id);
 	memcpy(out + CM_REQ_CA_GUID, fw.ip6 + 8, 8);
@@ -492,20 +504,15 @@ static void send_req(const struct fw_cm *c)
 	out[CM_REQ_HOP_LIMIT] = CM_HOP_LIMIT;
 	out[CM_REQ_ACK_TIMEOUT] = (uint8_t)(c->ack_timeout << 3);
 	memcpy(out + CM_REQ_PDATA, c->pdata, c->pdata_len);
-	cm_peer_of(c, &p);
-	fw_gsi_send(&p, out);
+	cm_send(c, out);
 }
 
 static void send_rtu(const struct fw_cm *c)
 {
 	uint8_t out[CM_MAD_LEN];
-	struct cm_peer p;
 
-	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_RTU);
-	put32(out + CM_RTU_LOCAL_COMM_ID, c->local_id);
-	put32(out + CM_RTU_REMOTE_COMM_ID, c->remote_id);
-	cm_peer_of(c, &p);
-	fw_gsi_send(&p, out);
+	cm_msg(c, out, CM_ATTR_RTU);
+	cm_send(c, out);
 }
 
 static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
@@ -605,14 +612,10 @@ static void cm_rej(const uint8_t *m)
 static void send_dreq(const struct fw_cm *c)
 {
 	uint8_t out[CM_MAD_LEN];
-	struct cm_peer p;
 
-	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_DREQ);
-	put32(out + CM_DREQ_LOCAL_COMM_ID, c->local_id);
-	put32(out + CM_DREQ_REMOTE_COMM_ID, c->remote_id);
+	cm_msg(c, out, CM_ATTR_DREQ);
 	put24(out + CM_DREQ_REMOTE_QPN, c->remote_qpn);
-	cm_peer_of(c, &p);
-	fw_gsi_send(&p, out);
+	cm_send(c, out);
 }
 
 /* rdma_disconnect: the QP to error (its work flushes), then a DREQ, answered by DREP or given up
@@ -676,18 +679,14 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 		return cm_disconnect(c);
 	case RNIC_CMD_CM_REJECT: {
 		uint8_t m[CM_MAD_LEN];
-		struct cm_peer p;
 
 		if (c->state != CM_ST_REQ_RCVD)
 			return RNIC_CMD_ST_BAD_STATE;
-		mad_header(m, CM_METHOD_SEND, c->tid, CM_ATTR_REJ);
-		put32(m + CM_REJ_LOCAL_COMM_ID, c->local_id);
-		put32(m + CM_REJ_REMOTE_COMM_ID, c->remote_id);
+		cm_msg(c, m, CM_ATTR_REJ);
 		m[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
 		put16(m + CM_REJ_REASON, CMD_IN(in, CM_REJECT, REASON));
 		memcpy(m + CM_REJ_PDATA, c->pdata, c->pdata_len < CM_REJ_PDATA_LEN ? c->pdata_len : CM_REJ_PDATA_LEN);
-		cm_peer_of(c, &p);
-		fw_gsi_send(&p, m);
+		cm_send(c, m);
 		c->state = CM_ST_IDLE;
 		return RNIC_CMD_ST_OK;
 	}

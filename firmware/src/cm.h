@@ -100,7 +100,6 @@
 #define CM_REP_PDATA_LEN 196
 
 /* RTU (12.6.9) */
-#define CM_RTU_LOCAL_COMM_ID (CM_MAD_DATA + 0)
 #define CM_RTU_REMOTE_COMM_ID (CM_MAD_DATA + 4)
 
 #define CM_REJ_PDATA (CM_MAD_DATA + 84)
