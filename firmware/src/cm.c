@@ -13,44 +13,6 @@
 /* where a frame's transport headers start: IPv6 moves everything after IP on */
 #define L3(v6) ((v6) ? RNIC_IP6_EXTRA : 0u)
 
-static uint32_t be16(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 8) | p[1];
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (be16(p) << 16) | be16(p + 2);
-}
-
-static uint32_t be24(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 16) | be16(p + 1);
-}
-
-static uint64_t be64(const uint8_t *p)
-{
-	return ((uint64_t)be32(p) << 32) | be32(p + 4);
-}
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static void put24(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	put16(p + 1, v);
-}
-
 static const uint8_t *mad_of(const struct cm_peer *p, const uint8_t *f)
 {
 	return f + RNIC_BTH_OFF + L3(p->v6) + RNIC_BTH_LEN + RNIC_DETH_LEN;
@@ -60,7 +22,7 @@ static const uint8_t *mad_of(const struct cm_peer *p, const uint8_t *f)
  * address, traffic class, QP) into p. 0, or -1 if the frame is not one. */
 int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p)
 {
-	uint32_t v6 = len >= RNIC_ETH_HLEN && be16(f + 12) == RNIC_ETHERTYPE_IPV6, l3 = L3(v6);
+	uint32_t v6 = len >= RNIC_ETH_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6, l3 = L3(v6);
 	uint32_t bth = RNIC_BTH_OFF + l3, i;
 
 	if (len != bth + RNIC_BTH_LEN + RNIC_DETH_LEN + CM_MAD_LEN + RNIC_ICRC_LEN)
@@ -70,22 +32,22 @@ int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p)
 		    memcmp(f + RNIC_IP_OFF + 24, fw.ip6, 16))
 			return -1;
 		memcpy(p->ip6, f + RNIC_IP_OFF + 8, 16);
-		p->tclass = (uint8_t)(be16(f + RNIC_IP_OFF) >> 4);
+		p->tclass = (uint8_t)(rnic_be16(f + RNIC_IP_OFF) >> 4);
 	} else {
-		if (be16(f + 12) != RNIC_ETHERTYPE_IPV4 || f[RNIC_IP_OFF] != 0x45 ||
-		    f[RNIC_IP_OFF + 9] != RNIC_IPPROTO_UDP || be32(f + RNIC_IP_OFF + 16) != fw.ip)
+		if (rnic_be16(f + 12) != RNIC_ETHERTYPE_IPV4 || f[RNIC_IP_OFF] != 0x45 ||
+		    f[RNIC_IP_OFF + 9] != RNIC_IPPROTO_UDP || rnic_be32(f + RNIC_IP_OFF + 16) != fw.ip)
 			return -1;
-		p->ip = be32(f + RNIC_IP_OFF + 12);
+		p->ip = rnic_be32(f + RNIC_IP_OFF + 12);
 		p->tclass = f[RNIC_IP_OFF + 1];
 	}
-	if (be16(f + RNIC_UDP_OFF + l3 + 2) != RNIC_ROCE_UDP_PORT || f[bth] != RNIC_BTH_OP_UD_SEND_ONLY ||
-	    (f[bth + 1] & 0x3f) || be16(f + bth + 2) != 0xffff || (be32(f + bth + 4) & 0xffffff) != RNIC_GSI_QPN ||
-	    be32(f + bth + RNIC_BTH_LEN) != RNIC_GSI_QKEY)
+	if (rnic_be16(f + RNIC_UDP_OFF + l3 + 2) != RNIC_ROCE_UDP_PORT || f[bth] != RNIC_BTH_OP_UD_SEND_ONLY ||
+	    (f[bth + 1] & 0x3f) || rnic_be16(f + bth + 2) != 0xffff || (rnic_be32(f + bth + 4) & 0xffffff) != RNIC_GSI_QPN ||
+	    rnic_be32(f + bth + RNIC_BTH_LEN) != RNIC_GSI_QKEY)
 		return -1;
 	p->v6 = (uint8_t)v6;
 	for (i = 0; i < 6; i++)
 		p->mac[i] = f[6 + i];
-	p->qpn = be32(f + bth + RNIC_BTH_LEN + 4) & 0xffffff;
+	p->qpn = rnic_be32(f + bth + RNIC_BTH_LEN + 4) & 0xffffff;
 	return 0;
 }
 
@@ -102,34 +64,34 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
 	memcpy(f, p->mac, 6);
 	memcpy(f + 6, fw.mac, 6);
 	if (p->v6) {
-		put16(f + 12, RNIC_ETHERTYPE_IPV6);
-		put16(f + RNIC_IP_OFF, 0x6000 | (uint32_t)p->tclass << 4);
-		put16(f + RNIC_IP_OFF + 4, ulen);
+		rnic_put_be16(f + 12, RNIC_ETHERTYPE_IPV6);
+		rnic_put_be16(f + RNIC_IP_OFF, 0x6000 | (uint32_t)p->tclass << 4);
+		rnic_put_be16(f + RNIC_IP_OFF + 4, ulen);
 		f[RNIC_IP_OFF + 6] = RNIC_IPPROTO_UDP;
 		f[RNIC_IP_OFF + 7] = CM_HOP_LIMIT;
 		memcpy(f + RNIC_IP_OFF + 8, fw.ip6, 16);
 		memcpy(f + RNIC_IP_OFF + 24, p->ip6, 16);
 	} else {
-		put16(f + 12, RNIC_ETHERTYPE_IPV4);
+		rnic_put_be16(f + 12, RNIC_ETHERTYPE_IPV4);
 		f[RNIC_IP_OFF] = 0x45;
 		f[RNIC_IP_OFF + 1] = p->tclass;
-		put16(f + RNIC_IP_OFF + 2, RNIC_IP_HLEN + ulen);
-		put16(f + RNIC_IP_OFF + 6, 0x4000); /* DF */
+		rnic_put_be16(f + RNIC_IP_OFF + 2, RNIC_IP_HLEN + ulen);
+		rnic_put_be16(f + RNIC_IP_OFF + 6, 0x4000); /* DF */
 		f[RNIC_IP_OFF + 8] = CM_HOP_LIMIT;
 		f[RNIC_IP_OFF + 9] = RNIC_IPPROTO_UDP;
-		put32(f + RNIC_IP_OFF + 12, fw.ip);
-		put32(f + RNIC_IP_OFF + 16, p->ip);
-		put16(f + RNIC_IP_OFF + 10, rnic_ipv4_csum(f + RNIC_IP_OFF));
+		rnic_put_be32(f + RNIC_IP_OFF + 12, fw.ip);
+		rnic_put_be32(f + RNIC_IP_OFF + 16, p->ip);
+		rnic_put_be16(f + RNIC_IP_OFF + 10, rnic_ipv4_csum(f + RNIC_IP_OFF));
 	}
-	put16(f + udp, CM_GSI_SPORT);
-	put16(f + udp + 2, RNIC_ROCE_UDP_PORT);
-	put16(f + udp + 4, ulen);
+	rnic_put_be16(f + udp, CM_GSI_SPORT);
+	rnic_put_be16(f + udp + 2, RNIC_ROCE_UDP_PORT);
+	rnic_put_be16(f + udp + 4, ulen);
 	f[bth] = RNIC_BTH_OP_UD_SEND_ONLY;
-	put16(f + bth + 2, 0xffff);
-	put32(f + bth + 4, p->qpn & 0xffffff);
-	put32(f + bth + 8, fw.gsi_psn++ & 0xffffff);
-	put32(f + bth + RNIC_BTH_LEN, RNIC_GSI_QKEY);
-	put32(f + bth + RNIC_BTH_LEN + 4, RNIC_GSI_QPN);
+	rnic_put_be16(f + bth + 2, 0xffff);
+	rnic_put_be32(f + bth + 4, p->qpn & 0xffffff);
+	rnic_put_be32(f + bth + 8, fw.gsi_psn++ & 0xffffff);
+	rnic_put_be32(f + bth + RNIC_BTH_LEN, RNIC_GSI_QKEY);
+	rnic_put_be32(f + bth + RNIC_BTH_LEN + 4, RNIC_GSI_QPN);
 	memcpy(f + bth + RNIC_BTH_LEN + RNIC_DETH_LEN, mad, CM_MAD_LEN);
 	/* the kernels' ICRC, beat by beat */
 	crc = 0;
@@ -153,7 +115,7 @@ static void mad_header(uint8_t *out, uint32_t method, const uint8_t *tid, uint32
 	out[CM_MAD_CLASS_VERSION] = CM_CLASS_VERSION;
 	out[CM_MAD_METHOD] = (uint8_t)method;
 	memcpy(out + CM_MAD_TID, tid, 8);
-	put16(out + CM_MAD_ATTR_ID, attr);
+	rnic_put_be16(out + CM_MAD_ATTR_ID, attr);
 }
 
 /* A REQ nobody listens for: REJ "invalid service ID" for the REQ (Linux: cm_issue_rej), which
@@ -165,7 +127,7 @@ static void reject_req(const struct cm_peer *p, const uint8_t *req, uint32_t rea
 	mad_header(out, CM_METHOD_SEND, req + CM_MAD_TID, CM_ATTR_REJ);
 	memcpy(out + CM_REJ_REMOTE_COMM_ID, req + CM_REQ_LOCAL_COMM_ID, 4);
 	out[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
-	put16(out + CM_REJ_REASON, reason);
+	rnic_put_be16(out + CM_REJ_REASON, reason);
 	fw_gsi_send(p, out);
 }
 
@@ -195,7 +157,7 @@ static void get_or_set(const struct cm_peer *p, const uint8_t *mad, uint32_t att
 		out[CM_CPI_CLASS_VERSION] = CM_CLASS_VERSION;
 		out[CM_CPI_RESP_TIME + 3] = CM_RESPONSE_TIMEOUT;
 	} else {
-		put16(out + CM_MAD_STATUS, CM_STATUS_UNSUPPORTED);
+		rnic_put_be16(out + CM_MAD_STATUS, CM_STATUS_UNSUPPORTED);
 	}
 	fw_gsi_send(p, out);
 }
@@ -231,7 +193,7 @@ static int32_t cm_alloc(uint32_t ctx)
 /* The connection a message names by our communication ID, in one of the states given. */
 static struct fw_cm *cm_find(const uint8_t *mad, uint32_t off, uint32_t states)
 {
-	uint32_t id = be32(mad + off);
+	uint32_t id = rnic_be32(mad + off);
 	struct fw_cm *c;
 
 	if ((id & 0xff) >= FW_CM_IDS)
@@ -293,9 +255,9 @@ static void cm_peer_of(const struct fw_cm *c, struct cm_peer *p)
 static void cm_msg(const struct fw_cm *c, uint8_t *out, uint32_t attr)
 {
 	mad_header(out, CM_METHOD_SEND, c->tid, attr);
-	put32(out + CM_MAD_DATA, c->local_id);
+	rnic_put_be32(out + CM_MAD_DATA, c->local_id);
 	if (attr != CM_ATTR_REQ)
-		put32(out + CM_MAD_DATA + 4, c->remote_id);
+		rnic_put_be32(out + CM_MAD_DATA + 4, c->remote_id);
 }
 
 static void cm_send(const struct fw_cm *c, const uint8_t *out)
@@ -312,8 +274,8 @@ static void send_rep(const struct fw_cm *c)
 	uint8_t out[CM_MAD_LEN];
 
 	cm_msg(c, out, CM_ATTR_REP);
-	put24(out + CM_REP_LOCAL_QPN, c->qpn);
-	put24(out + CM_REP_START_PSN, c->psn);
+	rnic_put_be24(out + CM_REP_LOCAL_QPN, c->qpn);
+	rnic_put_be24(out + CM_REP_START_PSN, c->psn);
 	out[CM_REP_RESP_RES] = c->resp_res;
 	out[CM_REP_INIT_DEPTH] = c->init_depth;
 	out[CM_REP_ACK_DELAY] = CM_ACK_DELAY << 3;
@@ -327,8 +289,8 @@ static void send_rep(const struct fw_cm *c)
  * a REQ seen before (the peer did not hear our REP) gets the REP again; nobody listening: REJ. */
 static void cm_req(const struct cm_peer *p, const uint8_t *m)
 {
-	uint64_t sid = be64(m + CM_REQ_SERVICE_ID);
-	uint32_t rid = be32(m + CM_REQ_LOCAL_COMM_ID), i, l = FW_CM_IDS;
+	uint64_t sid = rnic_be64(m + CM_REQ_SERVICE_ID);
+	uint32_t rid = rnic_be32(m + CM_REQ_LOCAL_COMM_ID), i, l = FW_CM_IDS;
 	struct fw_cm *c;
 	int32_t n;
 
@@ -367,16 +329,16 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 		memcpy(c->gid, p->ip6, 16);
 	} else {
 		c->gid[10] = c->gid[11] = 0xff;
-		put32(c->gid + 12, p->ip);
+		rnic_put_be32(c->gid + 12, p->ip);
 	}
 	memcpy(c->tid, m + CM_MAD_TID, 8);
 	c->service_id = sid;
 	c->remote_id = rid;
-	c->remote_qpn = be24(m + CM_REQ_LOCAL_QPN);
+	c->remote_qpn = rnic_be24(m + CM_REQ_LOCAL_QPN);
 	/* the requester's responder resources are what we may initiate, and the other way round */
 	c->init_depth = m[CM_REQ_LOCAL_QPN + 3];
 	c->resp_res = m[CM_REQ_INIT_DEPTH];
-	c->remote_psn = be24(m + CM_REQ_START_PSN);
+	c->remote_psn = rnic_be24(m + CM_REQ_START_PSN);
 	c->resp_timeout = m[CM_REQ_START_PSN + 3] >> 3; /* how long the requester takes to answer */
 	c->retry_cnt = m[CM_REQ_START_PSN + 3] & 7;
 	c->mtu = m[CM_REQ_MTU] >> 4;
@@ -480,24 +442,24 @@ static void send_req(const struct fw_cm *c)
 	uint8_t out[CM_MAD_LEN];
 
 	cm_msg(c, out, CM_ATTR_REQ);
-	put32(out + CM_REQ_SERVICE_ID, (uint32_t)(c->service_id >> 32));
-	put32(out + CM_REQ_SERVICE_ID + 4, (uint32_t)c->service_id);
+	rnic_put_be32(out + CM_REQ_SERVICE_ID, (uint32_t)(c->service_id >> 32));
+	rnic_put_be32(out + CM_REQ_SERVICE_ID + 4, (uint32_t)c->service_id);
 	memcpy(out + CM_REQ_CA_GUID, fw.ip6 + 8, 8);
-	put24(out + CM_REQ_LOCAL_QPN, c->qpn);
+	rnic_put_be24(out + CM_REQ_LOCAL_QPN, c->qpn);
 	out[CM_REQ_LOCAL_QPN + 3] = c->resp_res;
 	out[CM_REQ_INIT_DEPTH] = c->init_depth;
 	out[CM_REQ_RESP_TIMEOUT] = (uint8_t)(c->resp_timeout << 3); /* RC, no end-to-end credits */
-	put24(out + CM_REQ_START_PSN, c->psn);
+	rnic_put_be24(out + CM_REQ_START_PSN, c->psn);
 	out[CM_REQ_START_PSN + 3] = (uint8_t)(c->resp_timeout << 3 | c->retry_cnt);
-	put16(out + CM_REQ_PKEY, 0xffff);
+	rnic_put_be16(out + CM_REQ_PKEY, 0xffff);
 	out[CM_REQ_MTU] = (uint8_t)(c->mtu << 4 | c->rnr_retry);
 	out[CM_REQ_MAX_RETRIES] = (uint8_t)((c->max_tries - 1) << 4);
-	put32(out + CM_REQ_LIDS, 0xffffffffu); /* no LIDs on Ethernet: the permissive LID, as rxe */
+	rnic_put_be32(out + CM_REQ_LIDS, 0xffffffffu); /* no LIDs on Ethernet: the permissive LID, as rxe */
 	if (c->v6) {
 		memcpy(out + CM_REQ_LOCAL_GID, fw.ip6, 16);
 	} else {
 		out[CM_REQ_LOCAL_GID + 10] = out[CM_REQ_LOCAL_GID + 11] = 0xff;
-		put32(out + CM_REQ_LOCAL_GID + 12, fw.ip);
+		rnic_put_be32(out + CM_REQ_LOCAL_GID + 12, fw.ip);
 	}
 	memcpy(out + CM_REQ_REMOTE_GID, c->gid, 16);
 	out[CM_REQ_TCLASS] = c->tclass;
@@ -549,8 +511,8 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 	c->tclass = (uint8_t)CMD_IN(in, CM_CONNECT, TCLASS);
 	c->mtu = (uint8_t)CMD_IN(in, CM_CONNECT, PATH_MTU);
 	c->psn = cm_psn(c);
-	put32(c->tid, c->local_id);
-	put32(c->tid + 4, fw.cm_gen);
+	rnic_put_be32(c->tid, c->local_id);
+	rnic_put_be32(c->tid + 4, fw.cm_gen);
 	c->state = CM_ST_REQ_SENT;
 	c->tries = 1;
 	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
@@ -564,7 +526,7 @@ static void cm_rep(const uint8_t *m)
 {
 	struct fw_cm *c = cm_find(m, CM_REP_REMOTE_COMM_ID, 1u << CM_ST_REQ_SENT | 1u << CM_ST_ESTABLISHED);
 
-	if (!c || (c->state == CM_ST_ESTABLISHED && be32(m + CM_REP_LOCAL_COMM_ID) != c->remote_id)) {
+	if (!c || (c->state == CM_ST_ESTABLISHED && rnic_be32(m + CM_REP_LOCAL_COMM_ID) != c->remote_id)) {
 		fw.gsi.drop_unknown++;
 		return;
 	}
@@ -573,9 +535,9 @@ static void cm_rep(const uint8_t *m)
 		send_rtu(c);
 		return;
 	}
-	c->remote_id = be32(m + CM_REP_LOCAL_COMM_ID);
-	c->remote_qpn = be24(m + CM_REP_LOCAL_QPN);
-	c->remote_psn = be24(m + CM_REP_START_PSN);
+	c->remote_id = rnic_be32(m + CM_REP_LOCAL_COMM_ID);
+	c->remote_qpn = rnic_be24(m + CM_REP_LOCAL_QPN);
+	c->remote_psn = rnic_be24(m + CM_REP_START_PSN);
 	/* we read at most as deep as the peer answers, and answer what it will read */
 	if (m[CM_REP_RESP_RES] < c->init_depth)
 		c->init_depth = m[CM_REP_RESP_RES];
@@ -604,7 +566,7 @@ static void cm_rej(const uint8_t *m)
 	if (c->state == CM_ST_REP_SENT)
 		cm_qp_error(c);
 	c->state = CM_ST_IDLE;
-	c->reason = (uint16_t)be16(m + CM_REJ_REASON);
+	c->reason = (uint16_t)rnic_be16(m + CM_REJ_REASON);
 	cm_event(c, RNIC_CM_EV_REJECTED, 0, m + CM_REJ_PDATA, CM_REJ_PDATA_LEN);
 }
 
@@ -614,7 +576,7 @@ static void send_dreq(const struct fw_cm *c)
 	uint8_t out[CM_MAD_LEN];
 
 	cm_msg(c, out, CM_ATTR_DREQ);
-	put24(out + CM_DREQ_REMOTE_QPN, c->remote_qpn);
+	rnic_put_be24(out + CM_DREQ_REMOTE_QPN, c->remote_qpn);
 	cm_send(c, out);
 }
 
@@ -684,7 +646,7 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 			return RNIC_CMD_ST_BAD_STATE;
 		cm_msg(c, m, CM_ATTR_REJ);
 		m[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
-		put16(m + CM_REJ_REASON, CMD_IN(in, CM_REJECT, REASON));
+		rnic_put_be16(m + CM_REJ_REASON, CMD_IN(in, CM_REJECT, REASON));
 		memcpy(m + CM_REJ_PDATA, c->pdata, c->pdata_len < CM_REJ_PDATA_LEN ? c->pdata_len : CM_REJ_PDATA_LEN);
 		cm_send(c, m);
 		c->state = CM_ST_IDLE;
@@ -759,7 +721,7 @@ void fw_cm_ctx_reset(uint32_t ctx)
 /* One MAD from the peer. */
 void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 {
-	uint32_t method = mad[CM_MAD_METHOD], attr = be16(mad + CM_MAD_ATTR_ID);
+	uint32_t method = mad[CM_MAD_METHOD], attr = rnic_be16(mad + CM_MAD_ATTR_ID);
 
 	if (mad[CM_MAD_BASE_VERSION] != 1 || mad[CM_MAD_CLASS] != CM_CLASS ||
 	    mad[CM_MAD_CLASS_VERSION] != CM_CLASS_VERSION) {
@@ -828,11 +790,11 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 int fw_gsi_input(const uint8_t *f, uint32_t len)
 {
 	struct cm_peer p;
-	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && be16(f + 12) == RNIC_ETHERTYPE_IPV6;
+	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6;
 
 	/* RoCEv2 at all? (ARP and neighbour discovery are the others) */
 	if (len < RNIC_BTH_OFF + L3(v6) || (v6 ? f[RNIC_IP_OFF + 6] : f[RNIC_IP_OFF + 9]) != RNIC_IPPROTO_UDP ||
-	    be16(f + RNIC_UDP_OFF + L3(v6) + 2) != RNIC_ROCE_UDP_PORT)
+	    rnic_be16(f + RNIC_UDP_OFF + L3(v6) + 2) != RNIC_ROCE_UDP_PORT)
 		return 0;
 	if (fw_gsi_parse(f, len, &p)) {
 		fw.gsi.drop_malformed++;
