@@ -527,3 +527,34 @@ def test_connections_through_the_simulated_nics(tmp_path):
                                                      "infiniband.bth.destqp == 1")]
     for attr, n in ((0x10, 6), (0x13, 5), (0x14, 5), (0x15, 5), (0x16, 5), (0x12, 1)):
         assert attrs.count(attr) >= n, (hex(attr), attrs)
+
+
+def test_unanswered_requests_are_bounded_and_destroying_answers_the_peer():
+    """Requests a listener has not answered are at most 8: the 9th REQ (another communication ID)
+    gets REJ "no resources" (3) and takes no CM ID, so a peer cannot fill the NIC's 32. Destroying
+    an unanswered request sends REJ "timeout" (4) for the REQ, destroying an established
+    connection sends a DREQ, as Linux's cm_destroy_id does: the peer does not wait out its
+    retries."""
+    req_linux, _, rtu, _, _ = rping_cm()
+    reqs = []
+    for k in range(9):
+        f = bytearray(req_linux)
+        struct.pack_into(">I", f, mad_off(f) + 24, 0x1000 + k)
+        struct.pack_into("<I", f, len(f) - 4, R.icrc(bytes(f)))
+        reqs.append(bytes(f).hex())
+    r = Run(server_setup() + reqs)
+    assert len(r.events) == 8 and r.counters["cm_ids"] == 9  # the listener and 8 requests
+    rej = r.mads[-1]
+    assert struct.unpack_from(">H", rej, mad_off(rej) + 16)[0] == 0x12
+    assert struct.unpack_from(">IIBBH", rej, mad_off(rej) + 24)[1:] == (0x1008, 0, 0, 3)
+    gone = Run(server_setup() + reqs[:1] + [cmd("CM_DESTROY_ID", S.CMDI_HANDLE, HANDLE=1)])
+    rej = gone.mads[-1]
+    assert struct.unpack_from(">IIBBH", rej, mad_off(rej) + 24)[1:] == (0x1000, 0, 0, 4)
+    assert gone.counters["cm_ids"] == 1
+    first = Run(server_setup() + [req_linux.hex(), accept()])
+    local_id = struct.unpack_from(">I", first.mads[-1], mad_off(first.mads[-1]) + 24)[0]
+    up = Run(server_setup() + [req_linux.hex(), accept(), with_remote_id(rtu, 4, local_id).hex(),
+                               cmd("CM_DESTROY_ID", S.CMDI_HANDLE, HANDLE=1)])
+    dreq = up.mads[-1]
+    assert struct.unpack_from(">H", dreq, mad_off(dreq) + 16)[0] == 0x15
+    assert struct.unpack_from(">II", dreq, mad_off(dreq) + 24) == (local_id, 0x390B5EA1)

@@ -292,10 +292,13 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 	uint64_t sid = rnic_be64(m + CM_REQ_SERVICE_ID);
 	uint32_t rid = rnic_be32(m + CM_REQ_LOCAL_COMM_ID), i, l = FW_CM_IDS;
 	struct fw_cm *c;
+	uint32_t waiting[FW_CM_IDS] = {0};
 	int32_t n;
 
 	for (i = 0; i < FW_CM_IDS; i++) {
 		c = &fw.cm[i];
+		if (c->used && c->state == CM_ST_REQ_RCVD)
+			waiting[c->listen]++;
 		if (c->used && (1u << c->state & (1u << CM_ST_REQ_RCVD | 1u << CM_ST_REP_SENT | 1u << CM_ST_ESTABLISHED)) &&
 		    c->remote_id == rid && !memcmp(c->mac, p->mac, 6)) {
 			if (c->state == CM_ST_REP_SENT)
@@ -314,13 +317,15 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 		reject_req(p, m, CM_REJ_INVALID_TRANSPORT_TYPE);
 		return;
 	}
-	n = cm_alloc(fw.cm[l].ctx);
+	/* a peer cannot fill the NIC's CM IDs with requests a listener has not answered */
+	n = waiting[l] < CM_BACKLOG ? cm_alloc(fw.cm[l].ctx) : -1;
 	if (n < 0) {
-		reject_req(p, m, CM_REJ_NO_QP);
+		reject_req(p, m, CM_REJ_NO_RESOURCES);
 		return;
 	}
 	c = &fw.cm[n];
 	c->state = CM_ST_REQ_RCVD;
+	c->listen = (uint8_t)l;
 	c->v6 = p->v6;
 	c->tclass = p->tclass;
 	memcpy(c->mac, p->mac, 6);
@@ -613,6 +618,18 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 		return RNIC_CMD_ST_BAD_HANDLE;
 	switch (opcode) {
 	case RNIC_CMD_CM_DESTROY_ID:
+		/* as Linux's cm_destroy_id: a request left unanswered is rejected (timeout), a live
+		 * connection gets a DREQ; the peer is not left to its retries */
+		if (c->state == CM_ST_REQ_RCVD || c->state == CM_ST_REP_SENT) {
+			uint8_t m[CM_MAD_LEN];
+
+			cm_msg(c, m, CM_ATTR_REJ);
+			m[CM_REJ_MSG_REJECTED] = (uint8_t)((c->state == CM_ST_REQ_RCVD ? CM_MSG_REQ : CM_MSG_REP) << 6);
+			rnic_put_be16(m + CM_REJ_REASON, CM_REJ_TIMEOUT);
+			cm_send(c, m);
+		} else if (c->state == CM_ST_ESTABLISHED) {
+			send_dreq(c);
+		}
 		c->used = 0;
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CM_LISTEN:

@@ -55,6 +55,7 @@
 #define CM_REJ_MSG_REJECTED (CM_MAD_DATA + 8) /* bits 7:6 */
 #define CM_REJ_REASON (CM_MAD_DATA + 10)
 #define CM_MSG_REQ 0
+#define CM_MSG_REP 1
 #define CM_REJ_INVALID_SERVICE_ID 8
 
 /* DREQ (12.6.10), DREP (12.6.11) */
@@ -105,6 +106,9 @@
 #define CM_REJ_PDATA (CM_MAD_DATA + 84)
 #define CM_REJ_PDATA_LEN 148
 #define CM_REJ_NO_QP 1
+#define CM_REJ_NO_RESOURCES 3
+#define CM_REJ_TIMEOUT 4
+#define CM_BACKLOG 8 /* requests a listener may have unanswered: the rest are refused */
 #define CM_REJ_INVALID_TRANSPORT_TYPE 9 /* not RC */
 #define CM_ACK_DELAY 0            /* REP's target ACK delay: the device's local_ca_ack_delay */
 
@@ -117,6 +121,7 @@ struct fw_cm {
 	uint8_t resp_res, init_depth, rnr_retry, retry_cnt, srq, mtu, ack_timeout;
 	uint8_t tries, max_tries, resp_timeout, pdata_len, min_rnr;
 	uint16_t reason;                  /* of the REJ that ended it */
+	uint8_t listen;                   /* CONNECT_REQUEST: the listener it came to */
 	uint8_t mac[6];
 	uint8_t gid[16];                  /* the peer's (IPv4-mapped for IPv4) */
 	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn, psn;
