@@ -14,6 +14,16 @@ $(HOSTLIB_SO): $(HOSTLIB_SRCS) $(wildcard host-lib/src/*.h host-lib/include/rnic
 		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOSTLIB_SRCS) -lpthread
 	ln -sf libibverbs.so.1 $(HOSTLIB_DIR)/libibverbs.so
 
+# librdmacm.so.1, a drop-in for rdma-core 44's, over the NIC's firmware CM and the library above
+RDMACM_SO := $(HOSTLIB_DIR)/librdmacm.so.1
+RDMACM_SRCS := host-lib/src/rdmacm.c host-lib/src/rdmacm_id.c host-lib/src/rdmacm_ep.c
+$(RDMACM_SO): $(RDMACM_SRCS) host-lib/src/rdmacm.h host-lib/include/rnic/rnicdv.h $(SPEC_INC)/rnic_spec.h \
+		host-lib/librdmacm.map $(HOSTLIB_SO)
+	$(CC) $(CFLAGS_COMMON) -fPIC -pthread -I$(SPEC_INC) -Ihost-lib/include -shared -Wl,-soname,librdmacm.so.1 \
+		-Wl,--version-script=host-lib/librdmacm.map -Wl,-z,now -Wl,--no-undefined -o $@ $(RDMACM_SRCS) \
+		-L$(HOSTLIB_DIR) -libverbs -lpthread
+	ln -sf librdmacm.so.1 $(HOSTLIB_DIR)/librdmacm.so
+
 # programs of the project link against it, found at run time through their rpath
 HOSTLIB_LINK := -L$(HOSTLIB_DIR) -libverbs -Wl,-rpath,$(HOSTLIB_DIR)
 
@@ -23,5 +33,5 @@ $(DEMO): sim/demo/rnic_demo.c $(HOSTLIB_SO)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ $(HOSTLIB_LINK)
 
 .PHONY: hostlib
-hostlib: $(HOSTLIB_SO) $(DEMO)
+hostlib: $(HOSTLIB_SO) $(RDMACM_SO) $(DEMO)
 ALL_TARGETS += hostlib

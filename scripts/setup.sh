@@ -11,7 +11,7 @@ DEB_PKGS=(
   build-essential verilator yosys=0.23-6
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   libibverbs-dev=44.0-2 ibverbs-utils=44.0-2 libibverbs1=44.0-2 python3-pyverbs=44.0-2
-  perftest=4.5+0.17-1
+  librdmacm-dev=44.0-2 rdmacm-utils=44.0-2 perftest=4.5+0.17-1
   tshark python3-venv
   libpci-dev pciutils
   sparse linux-headers-amd64

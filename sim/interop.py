@@ -1,5 +1,6 @@
-"""Debian's unmodified verbs tools (ibverbs-utils, perftest, python3-pyverbs) between two
-simulated NICs, through the project's libibverbs.so.1: each case starts a fresh pair of rnic-sim
+"""Debian's unmodified verbs tools (ibverbs-utils, perftest, python3-pyverbs, and rdmacm-utils
+and perftest -R through the project's librdmacm.so.1) between two simulated NICs, through the
+project's libibverbs.so.1: each case starts a fresh pair of rnic-sim
 processes, runs the server and the client as separate processes (their out-of-band exchange is
 TCP on loopback) and prints a pass/fail table with the tool's own figure (measured by the tool in
 wall-clock time: the simulation runs far slower than the card) and the same traffic measured in
@@ -62,6 +63,35 @@ for test, variants in PERF.items():
 for test, v in sorted(QUICK_PERF):
     CASES.append((" ".join([f"ib_{test}", *v]), [f"ib_{test}", *v], [f"ib_{test}", *v],
                   "bw" if test.endswith("bw") else "lat", True))
+# Connections made by the connection manager (rdmacm-utils and perftest -R, through the project's
+# librdmacm.so.1): (name, server argv, client argv, kind, in --quick, NICs). NICs "two": the
+# server's process sees rnic0 only, the client's rnic1 only, as two hosts would; "loop": both see
+# rnic0 (two processes on one NIC: its internal loopback). {port} is the case's CM port.
+RPING = ["rping", "-v", "-C", "5", "-p", "{port}"]
+CM_CASES = []
+for nics in ("two", "loop"):
+    for size in ("64", "4000", "20000"):
+        CM_CASES.append((f"rping -S {size} ({nics})", [*RPING, "-s", "-a", "10.0.0.1", "-S", size],
+                         [*RPING, "-c", "-a", "10.0.0.1", "-S", size], None, size != "64" or nics == "two", nics))
+    CM_CASES += [
+        (f"rping IPv6 -S 1000 ({nics})", [*RPING, "-s", "-a", "fe80::ff:fe00:1", "-S", "1000"],  # rnic0's GID 1
+         [*RPING, "-c", "-a", "fe80::ff:fe00:1", "-S", "1000"], None, nics == "two", nics),
+        (f"ucmatose -c 2 ({nics})", ["ucmatose", "-p", "{port}", "-c", "2"],
+         ["ucmatose", "-s", "10.0.0.1", "-p", "{port}", "-c", "2", "-C", "10"], None, True, nics),
+        (f"rdma_server/rdma_client ({nics})", ["rdma_server", "-p", "{port}"],
+         ["rdma_client", "-s", "10.0.0.1", "-p", "{port}"], None, True, nics),
+        # UD through SIDR, on udaddy's fixed port 7174 of RDMA_PS_UDP
+        (f"udaddy ({nics})", ["udaddy"], ["udaddy", "-s", "10.0.0.1"], None, True, nics),
+    ]
+    # -R: the tests' QPs connected by the CM; -z: perftest's own exchange over a CM connection
+    for test, how in (("write_bw", "-R"), ("send_lat", "-R"), ("read_bw", "-R"), ("send_bw", "-R"),
+                      ("write_lat", "-R"), ("read_lat", "-R"), ("send_lat", "-z"), ("write_bw", "-z")):
+        argv = [f"ib_{test}", how, "-n", "200", "-p", "{port}"]
+        CM_CASES.append((f"ib_{test} {how} ({nics})", [*argv, "-d", "rnic0"],
+                         [*argv, "-d", "rnic1" if nics == "two" else "rnic0", "10.0.0.1"],
+                         "bw" if test.endswith("bw") else "lat",
+                         (test, how) in (("write_bw", "-R"), ("send_lat", "-R"), ("read_bw", "-R"), ("send_lat", "-z")),
+                         nics))
 PYVERBS = ("import pyverbs.device as d\n"
            "names = [x.name.decode() for x in d.get_device_list()]\n"
            "ctx = d.Context(name=names[0])\n"
@@ -202,6 +232,52 @@ def run_case(i, case, out, timeout):
     return ok, fig, sim, wall, text
 
 
+def run_cm_case(i, case, out, timeout):
+    """One CM case: the server until the NIC's firmware says it listens, then the client."""
+    name, server, client, kind, _, nics = case
+    d = out / f"cm{i:02d}"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    procs = run_demo.start_sims(d, snaplen=SNAPLEN)
+    port = 7000 + i
+    views = {}
+    for nic in ("rnic0", "rnic1"):
+        v = d / f"only_{nic}"
+        v.mkdir(mode=0o755)
+        (v / f"{nic}.sock").symlink_to(d / "sock" / f"{nic}.sock")
+        views[nic] = str(v)
+    srv_env = dict(env(d / "sock"), RNIC_SIM_DIR=views["rnic0"])
+    cli_env = dict(env(d / "sock"), RNIC_SIM_DIR=views["rnic1" if nics == "two" else "rnic0"])
+    fill = lambda argv: [a.format(port=port) for a in argv]  # noqa: E731
+    listening = "listens on service " + ("1111c06" if server[0] == "udaddy" else f"{0x1060000 + port:x}")
+    t0 = time.time()
+    # the server writes to a file: a verbose one would fill a pipe nobody reads until the end
+    with open(d / "server.txt", "w") as sout:
+        srv = subprocess.Popen([*LINEBUF, *fill(server)], env=srv_env, stdout=sout, stderr=subprocess.STDOUT)
+    cli, late = None, ""
+    try:
+        while listening not in (d / "rnic0.log").read_text():
+            if srv.poll() is not None or time.time() - t0 > timeout:
+                raise subprocess.TimeoutExpired("server", timeout)
+            time.sleep(0.05)
+        cli = subprocess.run([*LINEBUF, *fill(client)], env=cli_env, capture_output=True, text=True, timeout=timeout)
+        srv.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.wait()
+        late = "\n(timed out or never listened)"
+    finally:
+        wall = time.time() - t0
+        run_demo.stop_sims(procs)
+    stext = (d / "server.txt").read_text() + late
+    text = (cli.stdout + cli.stderr if cli else "client not run\n") + "\n-- server --\n" + stext
+    ok = cli is not None and cli.returncode == 0 and srv.returncode == 0
+    (d / "output.txt").write_text(text)
+    fig = tool_figure(kind, text) if kind else ""
+    sim = sim_figure(kind, name, roce_frames(d / "rnic1.pcap")) if kind and nics == "two" else ""
+    return ok, fig, sim, wall, text
+
+
 def run_pyverbs(out):
     d = out / "pyverbs"
     shutil.rmtree(d, ignore_errors=True)
@@ -229,6 +305,15 @@ def main(argv=None):
         if (a.quick and not case[4]) or a.k not in case[0]:
             continue
         ok, fig, sim, wall, text = run_case(i, case, out, a.timeout)
+        failed += not ok
+        rows.append((case[0], ok))
+        print(f"{case[0]:44} {'PASS' if ok else 'FAIL':6} {fig:30} {sim:22} {wall:5.1f} s", flush=True)
+        if not ok:
+            print("    " + "\n    ".join(text.strip().splitlines()[-15:]))
+    for i, case in enumerate(CM_CASES):
+        if (a.quick and not case[4]) or a.k not in case[0]:
+            continue
+        ok, fig, sim, wall, text = run_cm_case(i, case, out, a.timeout)
         failed += not ok
         rows.append((case[0], ok))
         print(f"{case[0]:44} {'PASS' if ok else 'FAIL':6} {fig:30} {sim:22} {wall:5.1f} s", flush=True)

@@ -117,7 +117,7 @@ def test_messages_of_no_connection_are_dropped_and_counted():
     ("CM class version 1", lambda f, m: f.__setitem__(m + 2, 1), "drop_class"),
     ("MAD base version 2", lambda f, m: f.__setitem__(m, 2), "drop_class"),
     ("method not a request", lambda f, m: f.__setitem__(m + 3, 0x06), "drop_unknown"),
-    ("SIDR_REQ", lambda f, m: f.__setitem__(slice(m + 16, m + 18), b"\x00\x17"), "drop_unknown"),
+    ("LAP", lambda f, m: f.__setitem__(slice(m + 16, m + 18), b"\x00\x19"), "drop_unknown"),
 ])
 def test_malformed_mads_are_dropped_and_counted(what, edit, counter):
     req = bytearray(rping_cm()[0])
@@ -253,7 +253,7 @@ def test_passive_side_connects_as_linux_does(tmp_path):
     m = mad_off(req)
     assert field(E, ev, "PDATA")[:92] == req[m + 24 + 136:m + 24 + 228]
     assert (field(E, ev, "RESP_RES"), field(E, ev, "INIT_DEPTH")) == (1, 1)
-    assert ev[255] == 1  # owner: first pass
+    assert field(E, ev, "OWNER") == 1  # first pass
     rep = first.mads[-1]
     check_answer(rep, req)
     fields = ["infiniband.mad.method", "infiniband.mad.attributeid", "infiniband.mad.transactionid",
@@ -279,7 +279,7 @@ def test_passive_side_connects_as_linux_does(tmp_path):
                                  cmd("CM_DESTROY_ID", S.CMDI_HANDLE, HANDLE=0)])
     kinds = [field(E, e, "TYPE") for e in full.events]
     assert kinds == [S.ENUM["CM_EV"][k] for k in ("CONNECT_REQUEST", "ESTABLISHED", "DISCONNECTED")]
-    assert [e[255] for e in full.events] == [1, 1, 1]
+    assert [field(E, e, "OWNER") for e in full.events] == [1, 1, 1]
     drep = full.mads[-1]
     assert struct.unpack_from(">HII", drep, mad_off(drep) + 16 + 0)[0] == 0x16
     assert drep[mad_off(drep) + 24:][:8] == struct.pack(">II", local_id, 0x390B5EA1)
@@ -390,7 +390,7 @@ def test_active_side_connects_as_linux_does(tmp_path):
     ev = full.events[-1]
     E = S.CM_EVENT
     assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["ESTABLISHED"] and field(E, ev, "REMOTE_QPN") == 0x1A
-    assert field(E, ev, "PDATA_LEN") == 196 and field(E, ev, "PDATA") == rep[mad_off(rep) + 24 + 36:][:196]
+    assert field(E, ev, "PDATA_LEN") == 196 and field(E, ev, "PDATA")[:196] == rep[mad_off(rep) + 24 + 36:][:196]
 
 
 def test_active_side_rejected_or_unanswered():
@@ -558,3 +558,96 @@ def test_unanswered_requests_are_bounded_and_destroying_answers_the_peer():
     dreq = up.mads[-1]
     assert struct.unpack_from(">H", dreq, mad_off(dreq) + 16)[0] == 0x15
     assert struct.unpack_from(">II", dreq, mad_off(dreq) + 24) == (local_id, 0x390B5EA1)
+
+
+# ---- SIDR (IBTA 12.11): the UD "connection" udaddy makes. Offsets of the standard's Tables 119
+# and 120, from the MAD's data (tshark decodes only the MAD header of these).
+UDP_SID = 0x01111C06  # udaddy's: RDMA_PS_UDP << 16 | 7174
+
+
+def sidr_req(sid=UDP_SID):
+    """rping's REQ made a SIDR_REQ as Linux sends one: request ID, P_Key, service ID, and 216 bytes
+    of private data starting with rdma_cm's header."""
+    f = bytearray(rping_cm()[0])
+    m = mad_off(f)
+    d = m + 24
+    hdr = bytes(f[d + 136:d + 136 + 36])
+    f[d:d + 232] = bytes(f[d:d + 4]) + b"\xff\xff\0\0" + sid.to_bytes(8, "big") + hdr + bytes(180)
+    struct.pack_into(">H", f, m + 16, 0x17)
+    struct.pack_into("<I", f, len(f) - 4, R.icrc(bytes(f)))
+    return bytes(f), hdr
+
+
+def ud_setup(listen=True):
+    """Context 1: a CM event ring, a CM ID (listening on udaddy's service ID), a UD QP 2."""
+    return [cmd("CM_CREATE_EVQ", S.CMDI_CM_CREATE_EVQ, BASE=EVQ, LOG_SIZE=4), cmd("CM_CREATE_ID")] + \
+        ([cmd("CM_LISTEN", S.CMDI_CM_LISTEN, ID=0, SERVICE_ID=UDP_SID)] if listen else []) + [
+        cmd("ALLOC_PD"),
+        cmd("CREATE_CQ", S.CMDI_CREATE_CQ, BASE=0x20000, LOG_SIZE=4),
+        cmd("CREATE_QP", S.CMDI_CREATE_QP, PDN=1, TYPE=S.QPT["UD"], SQ_LOG=4, RQ_LOG=4, SQ_BASE=0x30000,
+            RQ_BASE=0x40000, SEND_CQN=1, RECV_CQN=1)]
+
+
+def test_sidr_passive_side(tmp_path):
+    """A SIDR_REQ for nobody gets status 1 (service ID not supported); for a listener it becomes a
+    CONNECT_REQUEST (UD, the 216 bytes of private data) and CM_ACCEPT answers with the QPN and
+    Q_Key given; a SIDR_REQ seen again before the answer is dropped; CM_REJECT answers status 2."""
+    req, hdr = sidr_req()
+    rid = req[mad_off(req) + 24:][:4]
+    for run, status in ((Run(ud_setup(listen=False) + [req.hex()]), 1),
+                        (Run(ud_setup() + [req.hex(), req.hex(), cmd("CM_ACCEPT", S.CMDI_CM_ACCEPT, ID=1, QPN=2,
+                                                                    QKEY=0x01234567)]), 0),
+                        (Run(ud_setup() + [req.hex(), cmd("CM_REJECT", S.CMDI_CM_REJECT, ID=1, REASON=28)]), 2)):
+        assert len(run.mads) == 1, run.out
+        rep = run.mads[0]
+        check_answer(rep, req)
+        assert decode(tmp_path, rep, ["infiniband.mad.attributeid"])[0] == "0x0018"
+        d = mad_off(rep) + 24
+        assert rep[d:d + 4] == rid and rep[d + 4] == status
+        assert int.from_bytes(rep[d + 12:d + 20], "big") == UDP_SID
+        if status == 0:
+            assert int.from_bytes(rep[d + 8:d + 11], "big") == 2 and rep[d + 20:d + 24] == bytes.fromhex("01234567")
+            ev = run.events[0]
+            E = S.CM_EVENT
+            assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["CONNECT_REQUEST"] and field(E, ev, "UD") == 1
+            assert field(E, ev, "PDATA_LEN") == 216 and field(E, ev, "PDATA")[:36] == hdr
+            assert run.counters["dup"] == 1 and len(run.events) == 1
+            assert run.cmds[-1][0] == 0
+
+
+def test_sidr_active_side():
+    """CM_CONNECT with a UD QP sends a SIDR_REQ with the staged private data; the SIDR_REP brings
+    ESTABLISHED with the peer's QPN and Q_Key, a status brings UNREACHABLE with it."""
+    pdata = bytes(range(40))
+    lines = ud_setup(listen=False) + [
+        cmd("CM_PDATA", S.CMDI_CM_PDATA, ID=0, OFFSET=0, LEN=40, TOTAL=40, DATA=pdata + bytes(72)),
+        "ARP 10.99.0.3 525400990003",
+        connect(SERVICE_ID=UDP_SID, RESP_RES=0, INIT_DEPTH=0)]
+    sent = Run(lines, nic=CLIENT).mads
+    assert len(sent) == 1
+    req = sent[0]
+    d = mad_off(req) + 24
+    assert struct.unpack_from(">H", req, mad_off(req) + 16)[0] == 0x17
+    assert req[d + 4:d + 6] == b"\xff\xff" and int.from_bytes(req[d + 8:d + 16], "big") == UDP_SID
+    assert req[d + 16:d + 56] == pdata and req[d + 56:d + 232] == bytes(176)
+    for status in (0, 1):
+        rep = bytearray(req)
+        rep[0:6], rep[6:12] = req[6:12], req[0:6]
+        rep[d + 4:d + 232] = bytes(228)
+        rep[d + 4] = status
+        rep[d + 8:d + 11] = (0x33).to_bytes(3, "big")
+        rep[d + 20:d + 24] = bytes.fromhex("01234567")
+        rep[d + 96:d + 100] = b"pong"
+        struct.pack_into(">H", rep, mad_off(rep) + 16, 0x18)
+        ihl = R._ip_len(rep)
+        rep[14 + 12:14 + 16], rep[14 + 16:14 + 20] = req[14 + 16:14 + 20], req[14 + 12:14 + 16]
+        struct.pack_into("<I", rep, len(rep) - 4, R.icrc(bytes(rep)))
+        assert ihl == 20
+        ev = Run(lines + [bytes(rep).hex()], nic=CLIENT).events[-1]
+        E = S.CM_EVENT
+        if status == 0:
+            assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["ESTABLISHED"] and field(E, ev, "UD") == 1
+            assert field(E, ev, "REMOTE_QPN") == 0x33 and field(E, ev, "QKEY") == 0x01234567
+            assert field(E, ev, "PDATA")[:4] == b"pong"
+        else:
+            assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["UNREACHABLE"] and field(E, ev, "REASON") == 1

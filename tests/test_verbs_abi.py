@@ -1,5 +1,5 @@
-"""The project's libibverbs.so.1 stands in for Debian's (rdma-core 44): the same version nodes and
-symbol-to-node map, every Debian verbs binary loads against it, and the unmodified tools run
+"""The project's libibverbs.so.1 and librdmacm.so.1 stand in for Debian's (rdma-core 44): the same
+version nodes and symbol-to-node maps, every Debian verbs binary loads against it, and the unmodified tools run
 between two simulated NICs (the make-test subset of sim/interop.py; make interop-tools runs all)."""
 import collections
 import os
@@ -13,6 +13,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OURS = ROOT / "build" / "host-lib" / "libibverbs.so.1"
 DEBIAN = pathlib.Path("/usr/lib/x86_64-linux-gnu/libibverbs.so.1")
+RDMACM = OURS.parent / "librdmacm.so.1"
+DEBIAN_RDMACM = pathlib.Path("/usr/lib/x86_64-linux-gnu/librdmacm.so.1")
+CM_TOOLS = ["rping", "ucmatose", "udaddy", "rdma_server", "rdma_client", "cmtime", "mckey", "rstream"]
 sys.path.insert(0, str(ROOT / "sim"))
 import interop  # noqa: E402
 
@@ -51,13 +54,32 @@ def test_exports_and_version_nodes_match_debian():
     theirs, their_parents = exports(DEBIAN)
     assert ours.pop("RNICDV_1.0") == {"rnicdv_clock_hz", "rnicdv_cq_last_ts", "rnicdv_poll_events",
                                       "rnicdv_read_clock"}
-    assert ours.pop("RNICDV_1.1") == {"rnicdv_cm_cmd", "rnicdv_cm_get_event"}
+    assert ours.pop("RNICDV_1.1") == {"rnicdv_cm_cmd", "rnicdv_cm_event_fd", "rnicdv_cm_get_event"}
     our_parents.pop("RNICDV_1.0")
     assert our_parents.pop("RNICDV_1.1") == "RNICDV_1.0"
     assert ours == theirs
     assert sum(len(v) for v in ours.values()) == 146 and len(ours) == 13
     assert {k: v for k, v in our_parents.items() if k != "libibverbs.so.1"} == \
         {k: v for k, v in their_parents.items() if k != "libibverbs.so.1"}
+
+
+def test_librdmacm_exports_and_version_nodes_match_debian():
+    ours, our_parents = exports(RDMACM)
+    theirs, their_parents = exports(DEBIAN_RDMACM)
+    assert ours == theirs and sum(len(v) for v in ours.values()) == 68
+    assert our_parents == their_parents
+    out = subprocess.run(["readelf", "-d", str(RDMACM)], capture_output=True, text=True, check=True).stdout
+    assert "Library soname: [librdmacm.so.1]" in out
+
+
+@pytest.mark.parametrize("tool", CM_TOOLS)
+def test_debian_cm_binary_loads_against_ours(tool):
+    """rdmacm-utils' imports resolve in the project's librdmacm.so.1 and libibverbs.so.1."""
+    r = subprocess.run(["ldd", "-r", f"/usr/bin/{tool}"], env=dict(os.environ, LD_LIBRARY_PATH=str(OURS.parent)),
+                       capture_output=True, text=True, timeout=60)
+    text = r.stdout + r.stderr
+    assert r.returncode == 0 and "undefined symbol" not in text and "not found" not in text, text
+    assert re.search(r"librdmacm\.so\.1 => " + re.escape(str(RDMACM)), text), text
 
 
 def test_soname_is_libibverbs_so_1():

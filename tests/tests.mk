@@ -1,11 +1,16 @@
 # Programs used by the system tests, linked against the project's verbs library.
 TESTAPP_DIR := $(BUILD)/tests
 TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors $(TESTAPP_DIR)/rc_ops \
-	$(TESTAPP_DIR)/open_close $(TESTAPP_DIR)/cm_pair
+	$(TESTAPP_DIR)/open_close $(TESTAPP_DIR)/cm_pair $(TESTAPP_DIR)/cm_cycles
 
 $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $< -o $@ $(HOSTLIB_LINK)
+
+# one through librdmacm: the project's, as a program built against Debian's headers finds it
+$(TESTAPP_DIR)/cm_cycles: tests/apps/cm_cycles.c $(RDMACM_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(HOSTLIB_DIR) -lrdmacm $(HOSTLIB_LINK)
 
 .PHONY: testapps
 testapps: $(TESTAPPS)

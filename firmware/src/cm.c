@@ -229,6 +229,8 @@ static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, cons
 	RNIC_CM_EVENT_SRQ_SET(e, c->srq);
 	RNIC_CM_EVENT_REASON_SET(e, c->reason);
 	RNIC_CM_EVENT_SERVICE_ID_SET(e, c->service_id);
+	RNIC_CM_EVENT_UD_SET(e, c->ud);
+	RNIC_CM_EVENT_QKEY_SET(e, c->qkey);
 	memcpy(e + RNIC_CM_EVENT_PEER_GID_OFF, c->gid, 16);
 	RNIC_CM_EVENT_PDATA_LEN_SET(e, plen);
 	if (plen)
@@ -410,16 +412,151 @@ static void cm_qp_error(const struct fw_cm *c)
 	fw_modify_qp(c->ctx, m);
 }
 
+/* ---- SIDR (12.11): a UD QP's service ID resolved to the peer's QPN and Q_Key. The passive side
+ * answers once and keeps no state on the wire; the active side retries as a REQ does. */
+static void send_sidr_req(const struct fw_cm *c)
+{
+	uint8_t out[CM_MAD_LEN];
+
+	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_SIDR_REQ);
+	rnic_put_be32(out + CM_SIDR_REQ_ID, c->local_id);
+	rnic_put_be16(out + CM_SIDR_REQ_PKEY, 0xffff);
+	rnic_put_be32(out + CM_SIDR_REQ_SERVICE_ID, (uint32_t)(c->service_id >> 32));
+	rnic_put_be32(out + CM_SIDR_REQ_SERVICE_ID + 4, (uint32_t)c->service_id);
+	memcpy(out + CM_SIDR_REQ_PDATA, c->pdata, c->pdata_len);
+	cm_send(c, out);
+}
+
+/* the answer to a SIDR_REQ: its status, and on success our QPN, Q_Key and private data */
+static void sidr_rep_to(const struct cm_peer *p, const uint8_t *tid, uint32_t rid, uint64_t sid, uint32_t status,
+			const struct fw_cm *c)
+{
+	uint8_t out[CM_MAD_LEN];
+
+	mad_header(out, CM_METHOD_SEND, tid, CM_ATTR_SIDR_REP);
+	rnic_put_be32(out + CM_SIDR_REP_ID, rid);
+	out[CM_SIDR_REP_STATUS] = (uint8_t)status;
+	rnic_put_be32(out + CM_SIDR_REP_SERVICE_ID, (uint32_t)(sid >> 32));
+	rnic_put_be32(out + CM_SIDR_REP_SERVICE_ID + 4, (uint32_t)sid);
+	if (c) {
+		if (!status) {
+			rnic_put_be24(out + CM_SIDR_REP_QPN, c->qpn);
+			rnic_put_be32(out + CM_SIDR_REP_QKEY, c->qkey);
+		}
+		memcpy(out + CM_SIDR_REP_PDATA, c->pdata,
+		       c->pdata_len < CM_SIDR_REP_PDATA_LEN ? c->pdata_len : CM_SIDR_REP_PDATA_LEN);
+	}
+	fw_gsi_send(p, out);
+}
+
+static void sidr_rep(const struct fw_cm *c, uint32_t status)
+{
+	struct cm_peer p;
+
+	cm_peer_of(c, &p);
+	sidr_rep_to(&p, c->tid, c->remote_id, c->service_id, status, c);
+}
+
+/* A SIDR_REQ: to the listener of its service ID as a new CM ID and a CONNECT_REQUEST (as Linux's
+ * cm_sidr_req_handler: one seen before and not yet answered is dropped; nobody listening gets
+ * status "service ID not supported"). */
+static void cm_sidr_req(const struct cm_peer *p, const uint8_t *m)
+{
+	uint64_t sid = rnic_be64(m + CM_SIDR_REQ_SERVICE_ID);
+	uint32_t rid = rnic_be32(m + CM_SIDR_REQ_ID), i, l = FW_CM_IDS, waiting[FW_CM_IDS] = {0};
+	struct fw_cm *c;
+	int32_t n;
+
+	for (i = 0; i < FW_CM_IDS; i++) {
+		c = &fw.cm[i];
+		if (c->used && (c->state == CM_ST_REQ_RCVD || c->state == CM_ST_SIDR_RCVD))
+			waiting[c->listen]++;
+		if (c->used && c->state == CM_ST_SIDR_RCVD && c->remote_id == rid && !memcmp(c->mac, p->mac, 6)) {
+			fw.gsi.dup++;
+			return;
+		}
+		if (c->used && c->state == CM_ST_LISTEN && c->service_id == sid)
+			l = i;
+	}
+	if (l == FW_CM_IDS) {
+		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_UNSUPPORTED, 0);
+		return;
+	}
+	n = waiting[l] < CM_BACKLOG ? cm_alloc(fw.cm[l].ctx) : -1;
+	if (n < 0) {
+		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_REJECT, 0);
+		return;
+	}
+	c = &fw.cm[n];
+	c->state = CM_ST_SIDR_RCVD;
+	c->ud = 1;
+	c->listen = (uint8_t)l;
+	c->v6 = p->v6;
+	c->tclass = p->tclass;
+	memcpy(c->mac, p->mac, 6);
+	c->ip = p->ip;
+	if (p->v6) {
+		memcpy(c->gid, p->ip6, 16);
+	} else {
+		c->gid[10] = c->gid[11] = 0xff;
+		rnic_put_be32(c->gid + 12, p->ip);
+	}
+	memcpy(c->tid, m + CM_MAD_TID, 8);
+	c->service_id = sid;
+	c->remote_id = rid;
+	cm_event(c, RNIC_CM_EV_CONNECT_REQUEST, l, m + CM_SIDR_REQ_PDATA, CM_SIDR_REQ_PDATA_LEN);
+}
+
+/* rdma_accept of a SIDR_REQ: the SIDR_REP names a UD QP of the context and its Q_Key */
+static uint32_t sidr_accept(struct fw_cm *c, const uint8_t *in)
+{
+	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN);
+	const struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
+
+	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
+		return RNIC_CMD_ST_BAD_HANDLE;
+	if (q->type != RNIC_QPT_UD || c->pdata_len > CM_SIDR_REP_PDATA_LEN)
+		return RNIC_CMD_ST_BAD_PARAM;
+	c->qpn = qpn;
+	c->qkey = CMD_IN(in, CM_ACCEPT, QKEY);
+	sidr_rep(c, 0);
+	c->state = CM_ST_IDLE;
+	return RNIC_CMD_ST_OK;
+}
+
+/* The answer to our SIDR_REQ: ESTABLISHED with the peer's QPN and Q_Key, or UNREACHABLE with its
+ * status (rdma_cm's cma_sidr_rep_handler). */
+static void cm_sidr_rep(const uint8_t *m)
+{
+	struct fw_cm *c = cm_find(m, CM_SIDR_REP_ID, 1u << CM_ST_SIDR_SENT);
+
+	if (!c) {
+		fw.gsi.drop_unknown++;
+		return;
+	}
+	c->state = CM_ST_IDLE;
+	c->reason = m[CM_SIDR_REP_STATUS];
+	if (c->reason) {
+		cm_event(c, RNIC_CM_EV_UNREACHABLE, 0, 0, 0);
+		return;
+	}
+	c->remote_qpn = rnic_be24(m + CM_SIDR_REP_QPN);
+	c->qkey = rnic_be32(m + CM_SIDR_REP_QKEY);
+	cm_event(c, RNIC_CM_EV_ESTABLISHED, 0, m + CM_SIDR_REP_PDATA, CM_SIDR_REP_PDATA_LEN);
+}
+
 static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 {
 	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN), st;
 	struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
 
+	if (c->state == CM_ST_SIDR_RCVD)
+		return sidr_accept(c, in);
 	if (c->state != CM_ST_REQ_RCVD)
 		return RNIC_CMD_ST_BAD_STATE;
 	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT ||
+	if (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT || c->pdata_len > CM_REP_PDATA_LEN ||
 	    CMD_IN(in, CM_ACCEPT, RESP_RES) > c->resp_res || CMD_IN(in, CM_ACCEPT, INIT_DEPTH) > c->init_depth ||
 	    CMD_IN(in, CM_ACCEPT, RNR_RETRY) > 7)
 		return RNIC_CMD_ST_BAD_PARAM;
@@ -427,6 +564,8 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 	c->resp_res = (uint8_t)CMD_IN(in, CM_ACCEPT, RESP_RES);
 	c->init_depth = (uint8_t)CMD_IN(in, CM_ACCEPT, INIT_DEPTH);
 	c->min_rnr = (uint8_t)CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER);
+	if (CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT))
+		c->ack_timeout = (uint8_t)((CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT) - 1) & 31);
 	c->psn = cm_psn(c);
 	st = cm_qp_rts(c);
 	if (st)
@@ -492,7 +631,8 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 		return RNIC_CMD_ST_BAD_STATE;
 	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT || c->pdata_len > CM_REQ_PDATA_LEN ||
+	c->ud = q->type == RNIC_QPT_UD;
+	if ((!c->ud && (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT || c->pdata_len > CM_REQ_PDATA_LEN)) ||
 	    CMD_IN(in, CM_CONNECT, RETRY_CNT) > 7 || CMD_IN(in, CM_CONNECT, RNR_RETRY) > 7 ||
 	    CMD_IN(in, CM_CONNECT, RESP_TIMEOUT) > 31 || CMD_IN(in, CM_CONNECT, MAX_RETRIES) > 15 ||
 	    CMD_IN(in, CM_CONNECT, ACK_TIMEOUT) > 31 || CMD_IN(in, CM_CONNECT, PATH_MTU) < RNIC_MTU_256 ||
@@ -518,10 +658,13 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 	c->psn = cm_psn(c);
 	rnic_put_be32(c->tid, c->local_id);
 	rnic_put_be32(c->tid + 4, fw.cm_gen);
-	c->state = CM_ST_REQ_SENT;
+	c->state = c->ud ? CM_ST_SIDR_SENT : CM_ST_REQ_SENT;
 	c->tries = 1;
 	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
-	send_req(c);
+	if (c->ud)
+		send_sidr_req(c);
+	else
+		send_req(c);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -620,7 +763,9 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 	case RNIC_CMD_CM_DESTROY_ID:
 		/* as Linux's cm_destroy_id: a request left unanswered is rejected (timeout), a live
 		 * connection gets a DREQ; the peer is not left to its retries */
-		if (c->state == CM_ST_REQ_RCVD || c->state == CM_ST_REP_SENT) {
+		if (c->state == CM_ST_SIDR_RCVD) {
+			sidr_rep(c, CM_SIDR_REJECT);
+		} else if (c->state == CM_ST_REQ_RCVD || c->state == CM_ST_REP_SENT) {
 			uint8_t m[CM_MAD_LEN];
 
 			cm_msg(c, m, CM_ATTR_REJ);
@@ -641,6 +786,7 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 				return RNIC_CMD_ST_BUSY; /* one listener per service ID of the NIC */
 		c->service_id = CMD_IN(in, CM_LISTEN, SERVICE_ID);
 		c->state = CM_ST_LISTEN;
+		fw_printf("cm %u ctx %u: listens on service %x\n", (uint32_t)(c - fw.cm), ctx, (uint32_t)c->service_id);
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CM_PDATA:
 		off = CMD_IN(in, CM_PDATA, OFFSET);
@@ -659,6 +805,11 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 	case RNIC_CMD_CM_REJECT: {
 		uint8_t m[CM_MAD_LEN];
 
+		if (c->state == CM_ST_SIDR_RCVD) {
+			sidr_rep(c, CM_SIDR_REJECT);
+			c->state = CM_ST_IDLE;
+			return RNIC_CMD_ST_OK;
+		}
 		if (c->state != CM_ST_REQ_RCVD)
 			return RNIC_CMD_ST_BAD_STATE;
 		cm_msg(c, m, CM_ATTR_REJ);
@@ -684,7 +835,9 @@ void fw_cm_poll(void)
 	for (i = 0; i < FW_CM_IDS; i++) {
 		struct fw_cm *c = &fw.cm[i];
 
-		if (!c->used || !(1u << c->state & (1u << CM_ST_REP_SENT | 1u << CM_ST_REQ_SENT | 1u << CM_ST_DREQ_SENT)) ||
+		if (!c->used ||
+		    !(1u << c->state & (1u << CM_ST_REP_SENT | 1u << CM_ST_REQ_SENT | 1u << CM_ST_DREQ_SENT |
+					1u << CM_ST_SIDR_SENT)) ||
 		    (int64_t)(now - c->deadline) < 0)
 			continue;
 		if (c->tries < c->max_tries) {
@@ -694,6 +847,8 @@ void fw_cm_poll(void)
 				send_rep(c);
 			else if (c->state == CM_ST_REQ_SENT)
 				send_req(c);
+			else if (c->state == CM_ST_SIDR_SENT)
+				send_sidr_req(c);
 			else
 				send_dreq(c);
 			continue;
@@ -725,14 +880,17 @@ void fw_cm_qp_gone(uint32_t qpn)
 	}
 }
 
-void fw_cm_ctx_reset(uint32_t ctx)
+uint32_t fw_cm_ctx_reset(uint32_t ctx)
 {
-	uint32_t i;
+	uint32_t i, n = 0;
 
 	for (i = 0; i < FW_CM_IDS; i++)
-		if (fw.cm[i].ctx == ctx)
+		if (fw.cm[i].used && fw.cm[i].ctx == ctx) {
 			fw.cm[i].used = 0;
+			n++;
+		}
 	memset(&fw.cm_evq[ctx], 0, sizeof(fw.cm_evq[ctx]));
+	return n;
 }
 
 /* One MAD from the peer. */
@@ -763,6 +921,12 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		break;
 	case CM_ATTR_REJ:
 		cm_rej(mad);
+		break;
+	case CM_ATTR_SIDR_REQ:
+		cm_sidr_req(p, mad);
+		break;
+	case CM_ATTR_SIDR_REP:
+		cm_sidr_rep(mad);
 		break;
 	case CM_ATTR_RTU: {
 		struct fw_cm *c = cm_find(mad, CM_RTU_REMOTE_COMM_ID, 1u << CM_ST_REP_SENT);
@@ -798,7 +962,7 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		break;
 	}
 	default:
-		/* REP, RTU, MRA, REJ, DREP of no connection of ours; SIDR, LAP, APR: not offered */
+		/* MRA, LAP, APR: not offered */
 		fw.gsi.drop_unknown++;
 	}
 }

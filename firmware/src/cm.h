@@ -39,6 +39,8 @@
 #define CM_ATTR_RTU 0x0014
 #define CM_ATTR_DREQ 0x0015
 #define CM_ATTR_DREP 0x0016
+#define CM_ATTR_SIDR_REQ 0x0017
+#define CM_ATTR_SIDR_REP 0x0018
 
 /* ClassPortInfo (13.4.8.1) */
 #define CM_CPI_BASE_VERSION (CM_MAD_DATA + 0)
@@ -66,7 +68,7 @@
 #define CM_DREP_REMOTE_COMM_ID (CM_MAD_DATA + 4)
 
 #define FW_CM_IDS RNIC_MAX_CM_ID
-#define CM_PDATA_MAX 196 /* REP's private data, the largest a CM ID sends */
+#define CM_PDATA_MAX 216 /* SIDR_REQ's private data, the largest a CM ID sends */
 
 /* REQ fields (12.6.5) beyond the two above */
 #define CM_REQ_LOCAL_QPN (CM_MAD_DATA + 32)     /* 24 bits, then responder resources */
@@ -112,19 +114,34 @@
 #define CM_REJ_INVALID_TRANSPORT_TYPE 9 /* not RC */
 #define CM_ACK_DELAY 0            /* REP's target ACK delay: the device's local_ca_ack_delay */
 
+/* SIDR_REQ (12.11.1), SIDR_REP (12.11.2): service ID resolution, the UD "connection" */
+#define CM_SIDR_REQ_ID (CM_MAD_DATA + 0)
+#define CM_SIDR_REQ_PKEY (CM_MAD_DATA + 4)
+#define CM_SIDR_REQ_SERVICE_ID (CM_MAD_DATA + 8)
+#define CM_SIDR_REQ_PDATA (CM_MAD_DATA + 16)
+#define CM_SIDR_REQ_PDATA_LEN 216
+#define CM_SIDR_REP_ID (CM_MAD_DATA + 0)
+#define CM_SIDR_REP_STATUS (CM_MAD_DATA + 4)
+#define CM_SIDR_REP_QPN (CM_MAD_DATA + 8)        /* 24 bits */
+#define CM_SIDR_REP_SERVICE_ID (CM_MAD_DATA + 12)
+#define CM_SIDR_REP_QKEY (CM_MAD_DATA + 20)
+#define CM_SIDR_REP_PDATA (CM_MAD_DATA + 96)
+#define CM_SIDR_REP_PDATA_LEN 136
+#define CM_SIDR_UNSUPPORTED 1                    /* status: no listener for the service ID */
+#define CM_SIDR_REJECT 2
 enum { CM_ST_IDLE, CM_ST_LISTEN, CM_ST_REQ_RCVD, CM_ST_REP_SENT, CM_ST_ESTABLISHED, CM_ST_REQ_SENT,
-       CM_ST_DREQ_SENT };
+       CM_ST_DREQ_SENT, CM_ST_SIDR_RCVD, CM_ST_SIDR_SENT };
 
 /* one connection being made or made, or a listener; owned by a context */
 struct fw_cm {
 	uint8_t used, ctx, state, v6, tclass;
 	uint8_t resp_res, init_depth, rnr_retry, retry_cnt, srq, mtu, ack_timeout;
-	uint8_t tries, max_tries, resp_timeout, pdata_len, min_rnr;
+	uint8_t tries, max_tries, resp_timeout, pdata_len, min_rnr, ud;
 	uint16_t reason;                  /* of the REJ that ended it */
 	uint8_t listen;                   /* CONNECT_REQUEST: the listener it came to */
 	uint8_t mac[6];
 	uint8_t gid[16];                  /* the peer's (IPv4-mapped for IPv4) */
-	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn, psn;
+	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn, psn, qkey;
 	uint64_t service_id, deadline;
 	uint8_t tid[8];
 	uint8_t pdata[CM_PDATA_MAX];      /* for the next message, kept for its retransmissions */
@@ -155,7 +172,7 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad);
 void fw_cm_input(const struct cm_peer *p, const uint8_t *mad);
 uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out);
 void fw_cm_poll(void);
-void fw_cm_ctx_reset(uint32_t ctx);
+uint32_t fw_cm_ctx_reset(uint32_t ctx); /* the CM IDs it had */
 void fw_cm_qp_gone(uint32_t qpn);
 
 #endif

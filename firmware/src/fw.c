@@ -615,6 +615,12 @@ static void query_qp(uint32_t qpn, uint8_t *out)
 	RNIC_CMDO_QUERY_QP_SQ_PSN_SET(out, q->sq_psn);
 	RNIC_CMDO_QUERY_QP_ACCESS_SET(out, q->access);
 	memcpy(out + RNIC_CMDO_QUERY_QP_DMAC_OFF, q->dmac, 6);
+	RNIC_CMDO_QUERY_QP_TIMEOUT_SET(out, q->timeout);
+	RNIC_CMDO_QUERY_QP_RETRY_CNT_SET(out, q->retry_cnt);
+	RNIC_CMDO_QUERY_QP_RNR_RETRY_SET(out, q->rnr_retry);
+	RNIC_CMDO_QUERY_QP_MIN_RNR_TIMER_SET(out, q->min_rnr);
+	RNIC_CMDO_QUERY_QP_MAX_RD_ATOMIC_SET(out, q->max_rd);
+	RNIC_CMDO_QUERY_QP_MAX_DEST_RD_ATOMIC_SET(out, q->max_dest_rd);
 }
 
 static void mpt_write(uint32_t i)
@@ -911,7 +917,7 @@ int fw_ctx_reset(uint32_t ctx)
 		if (fw.pd[i].used && fw.pd[i].ctx == ctx)
 			fw.pd[i].used = 0, own[FW_OWN_PD]--;
 	destroy_eq(ctx);
-	fw_cm_ctx_reset(ctx);
+	n += fw_cm_ctx_reset(ctx);
 	fw.ci[ctx] = 0;
 	hal_ctx_set_ci(ctx, 0);
 	fw_printf("ctx %u reset: %u resources freed\n", ctx, n);

@@ -2,8 +2,11 @@
  * context's ring of CM events (docs/ARCHITECTURE.md, "QP1 and the CM"). The firmware moves a
  * connection's QP through RTR and RTS (and to error on a disconnect) itself, so what the library
  * caches of that QP is read back from the firmware whenever the connection changes. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rnic/rnicdv.h"
 #include "rnic_verbs.h"
@@ -24,6 +27,12 @@ static void qp_refresh(struct rnic_context *c, uint32_t qpn)
 	qp->attr.dest_qp_num = RNIC_CMDO_QUERY_QP_DEST_QPN_GET(out);
 	qp->attr.rq_psn = RNIC_CMDO_QUERY_QP_RQ_PSN_GET(out);
 	qp->attr.sq_psn = RNIC_CMDO_QUERY_QP_SQ_PSN_GET(out);
+	qp->attr.timeout = RNIC_CMDO_QUERY_QP_TIMEOUT_GET(out);
+	qp->attr.retry_cnt = RNIC_CMDO_QUERY_QP_RETRY_CNT_GET(out);
+	qp->attr.rnr_retry = RNIC_CMDO_QUERY_QP_RNR_RETRY_GET(out);
+	qp->attr.min_rnr_timer = RNIC_CMDO_QUERY_QP_MIN_RNR_TIMER_GET(out);
+	qp->attr.max_rd_atomic = RNIC_CMDO_QUERY_QP_MAX_RD_ATOMIC_GET(out);
+	qp->attr.max_dest_rd_atomic = RNIC_CMDO_QUERY_QP_MAX_DEST_RD_ATOMIC_GET(out);
 }
 
 /* under cmd_lock: the context's CM event ring, made on first use */
@@ -103,4 +112,27 @@ int rnicdv_cm_get_event(struct ibv_context *context, void *event)
 out:
 	pthread_mutex_unlock(&c->cmd_lock);
 	return ret;
+}
+
+int rnicdv_cm_event_fd(struct ibv_context *context)
+{
+	struct rnic_context *c = to_ctx(context);
+	int ret = 0, p[2];
+
+	pthread_mutex_lock(&c->cmd_lock);
+	if (c->cm_fd[0] < 0) {
+		ret = evq_open(c);
+		if (!ret && pipe2(p, O_CLOEXEC | O_NONBLOCK))
+			ret = errno;
+		if (!ret) {
+			c->cm_fd[0] = p[0];
+			__atomic_store_n(&c->cm_fd[1], p[1], __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&c->cmd_lock);
+	if (ret) {
+		errno = ret < 0 ? -ret : ret;
+		return -1;
+	}
+	return c->cm_fd[0];
 }

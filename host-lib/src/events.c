@@ -103,8 +103,13 @@ static void *event_thread(void *arg)
 	struct rnic_context *c = arg;
 	uint64_t v;
 
-	while (read(c->irq_fd, &v, sizeof(v)) == sizeof(v) && !__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
+	while (read(c->irq_fd, &v, sizeof(v)) == sizeof(v) && !__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) {
+		int cm = __atomic_load_n(&c->cm_fd[1], __ATOMIC_ACQUIRE);
+
 		rnic_events_poll(c);
+		if (cm >= 0)
+			wake(cm); /* the vector is shared: the CM's reader looks at its ring itself */
+	}
 	return NULL;
 }
 
@@ -115,6 +120,7 @@ int rnic_events_start(struct rnic_context *c)
 	if (pipe2(p, O_CLOEXEC))
 		return errno;
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	c->cm_fd[0] = c->cm_fd[1] = -1;
 	c->vctx.context.async_fd = p[0];
 	c->async_wfd = p[1];
 	if (pthread_create(&c->event_thread, NULL, event_thread, c)) {
@@ -135,6 +141,10 @@ void rnic_events_stop(struct rnic_context *c)
 	pthread_join(c->event_thread, NULL);
 	close(c->vctx.context.async_fd);
 	close(c->async_wfd);
+	if (c->cm_fd[0] >= 0) {
+		close(c->cm_fd[0]);
+		close(c->cm_fd[1]);
+	}
 }
 
 /* ---- asynchronous events */

@@ -45,6 +45,7 @@ struct rnic_context {
 	uint64_t cm_bus;
 	uint32_t cm_ci;
 	uint32_t cm_qpn[RNIC_MAX_CM_ID]; /* the QP of each CM ID's connection */
+	int cm_fd[2];              /* rnicdv_cm_event_fd: a byte per interrupt once the ring exists */
 };
 
 struct rnic_cq {

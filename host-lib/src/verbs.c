@@ -37,13 +37,16 @@ static int is_sock(const struct dirent *e)
 
 /* Is a simulator behind this socket? One that died leaves its socket file behind, bound to
  * nothing: /proc/net/unix lists the paths of live sockets (bound, listening or not yet: a
- * simulator still starting counts), without connecting to them. */
-static int live_socket(const char *path)
+ * simulator still starting counts), without connecting to them. The entry may be a symbolic link
+ * to a simulator's socket: a directory of links gives a process some of the NICs only. */
+static int live_socket(const char *name)
 {
 	FILE *f = fopen("/proc/net/unix", "r");
-	char line[1024];
+	char line[1024], path[PATH_MAX];
 	int found = 0;
 
+	if (!realpath(name, path))
+		snprintf(path, sizeof(path), "%s", name);
 	if (!f)
 		return 1; /* cannot tell: let ibv_open_device find out */
 	while (!found && fgets(line, sizeof(line), f)) {

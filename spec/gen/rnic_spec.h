@@ -32,7 +32,7 @@
 #define RNIC_RWQE_BYTES 0x40u /* Receive WQE stride */
 #define RNIC_CQE_BYTES 0x40u /* CQE stride */
 #define RNIC_EQE_BYTES 0x20u /* EQE stride */
-#define RNIC_CM_EVENT_BYTES 0x100u /* CM event ring stride */
+#define RNIC_CM_EVENT_BYTES 0x200u /* CM event ring stride */
 #define RNIC_MAX_CM_ID 0x20u /* CM IDs (listeners and connections being made or made) of the NIC, all contexts together */
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
@@ -973,7 +973,7 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDO_QUERY_DEVICE_IPV6_LEN 16u
 
 /* CM_EVENT: Connection manager event (CM_EVENT_BYTES), in the context's CM event ring (CM_CREATE_EVQ); an interrupt of the context's vector tells of it. OWNER written last, same parity rule as CQE. */
-#define RNIC_CM_EVENT_SIZE 256u
+#define RNIC_CM_EVENT_SIZE 512u
 #define RNIC_CM_EVENT_TYPE_OFF 0u
 #define RNIC_CM_EVENT_TYPE_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 0, 1))
 #define RNIC_CM_EVENT_TYPE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 1, (uint64_t)(v))
@@ -1013,10 +1013,16 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CM_EVENT_SERVICE_ID_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
 #define RNIC_CM_EVENT_SERVICE_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))
 #define RNIC_CM_EVENT_PDATA_OFF 48u
-#define RNIC_CM_EVENT_PDATA_LEN 196u
-#define RNIC_CM_EVENT_OWNER_OFF 255u
-#define RNIC_CM_EVENT_OWNER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 255, 1))
-#define RNIC_CM_EVENT_OWNER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 255, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_PDATA_LEN 224u
+#define RNIC_CM_EVENT_UD_OFF 272u
+#define RNIC_CM_EVENT_UD_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 272, 1))
+#define RNIC_CM_EVENT_UD_SET(b, v) rnic_wr_le((uint8_t *)(b) + 272, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_QKEY_OFF 276u
+#define RNIC_CM_EVENT_QKEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 276, 4))
+#define RNIC_CM_EVENT_QKEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 276, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_OWNER_OFF 511u
+#define RNIC_CM_EVENT_OWNER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 511, 1))
+#define RNIC_CM_EVENT_OWNER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 511, 1, (uint64_t)(v))
 
 /* CMDI_CM_CREATE_EVQ: Sets the CM event ring of the issuing context: 2^LOG_SIZE entries of CM_EVENT_BYTES. */
 #define RNIC_CMDI_CM_CREATE_EVQ_SIZE 120u
@@ -1053,7 +1059,7 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CM_PDATA_DATA_OFF 8u
 #define RNIC_CMDI_CM_PDATA_DATA_LEN 112u
 
-/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. */
+/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. For a SIDR_REQ (UD) it sends the SIDR_REP naming the QP (UD, of the context) and QKEY, and the CM ID's part ends. */
 #define RNIC_CMDI_CM_ACCEPT_SIZE 120u
 #define RNIC_CMDI_CM_ACCEPT_ID_OFF 0u
 #define RNIC_CMDI_CM_ACCEPT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
@@ -1073,8 +1079,14 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_OFF 11u
 #define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 11, 1))
 #define RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 11, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_QKEY_OFF 12u
+#define RNIC_CMDI_CM_ACCEPT_QKEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 12, 4))
+#define RNIC_CMDI_CM_ACCEPT_QKEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 12, 4, (uint64_t)(v))
+#define RNIC_CMDI_CM_ACCEPT_ACK_TIMEOUT_OFF 16u
+#define RNIC_CMDI_CM_ACCEPT_ACK_TIMEOUT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 16, 1))
+#define RNIC_CMDI_CM_ACCEPT_ACK_TIMEOUT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 1, (uint64_t)(v))
 
-/* CMDI_CM_CONNECT: Connect an idle CM ID: the firmware resolves the peer (ARP or neighbour discovery), sends the REQ with the private data set by CM_PDATA (92 bytes at most), and on the REP moves the QP (RC, INIT, of the context) to RTR and RTS and sends the RTU (ESTABLISHED); a REJ gives REJECTED, silence UNREACHABLE. */
+/* CMDI_CM_CONNECT: Connect an idle CM ID: the firmware resolves the peer (ARP or neighbour discovery), sends the REQ with the private data set by CM_PDATA (92 bytes at most), and on the REP moves the QP (RC, INIT, of the context) to RTR and RTS and sends the RTU (ESTABLISHED); a REJ gives REJECTED, silence UNREACHABLE. With a UD QP it sends a SIDR_REQ (216 bytes of private data at most): the SIDR_REP gives ESTABLISHED with the peer's QPN and Q_Key, or UNREACHABLE with its status. */
 #define RNIC_CMDI_CM_CONNECT_SIZE 120u
 #define RNIC_CMDI_CM_CONNECT_ID_OFF 0u
 #define RNIC_CMDI_CM_CONNECT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
@@ -1115,7 +1127,7 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CM_CONNECT_PATH_MTU_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 40, 1))
 #define RNIC_CMDI_CM_CONNECT_PATH_MTU_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 1, (uint64_t)(v))
 
-/* CMDI_CM_REJECT: Reject a CONNECT_REQUEST: REJ with REASON (rdma_reject: 28, consumer reject) and the private data set by CM_PDATA. */
+/* CMDI_CM_REJECT: Reject a CONNECT_REQUEST: REJ with REASON (rdma_reject: 28, consumer reject) and the private data set by CM_PDATA; a SIDR_REQ gets a SIDR_REP with status REJECT (2). */
 #define RNIC_CMDI_CM_REJECT_SIZE 120u
 #define RNIC_CMDI_CM_REJECT_ID_OFF 0u
 #define RNIC_CMDI_CM_REJECT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
@@ -1319,6 +1331,24 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDO_QUERY_QP_ACCESS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 4, (uint64_t)(v))
 #define RNIC_CMDO_QUERY_QP_DMAC_OFF 20u
 #define RNIC_CMDO_QUERY_QP_DMAC_LEN 6u
+#define RNIC_CMDO_QUERY_QP_TIMEOUT_OFF 26u
+#define RNIC_CMDO_QUERY_QP_TIMEOUT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 26, 1))
+#define RNIC_CMDO_QUERY_QP_TIMEOUT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 26, 1, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_QP_RETRY_CNT_OFF 27u
+#define RNIC_CMDO_QUERY_QP_RETRY_CNT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 27, 1))
+#define RNIC_CMDO_QUERY_QP_RETRY_CNT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 27, 1, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_QP_RNR_RETRY_OFF 28u
+#define RNIC_CMDO_QUERY_QP_RNR_RETRY_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 28, 1))
+#define RNIC_CMDO_QUERY_QP_RNR_RETRY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 28, 1, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_QP_MIN_RNR_TIMER_OFF 29u
+#define RNIC_CMDO_QUERY_QP_MIN_RNR_TIMER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 29, 1))
+#define RNIC_CMDO_QUERY_QP_MIN_RNR_TIMER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 29, 1, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_QP_MAX_RD_ATOMIC_OFF 30u
+#define RNIC_CMDO_QUERY_QP_MAX_RD_ATOMIC_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 30, 1))
+#define RNIC_CMDO_QUERY_QP_MAX_RD_ATOMIC_SET(b, v) rnic_wr_le((uint8_t *)(b) + 30, 1, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_QP_MAX_DEST_RD_ATOMIC_OFF 31u
+#define RNIC_CMDO_QUERY_QP_MAX_DEST_RD_ATOMIC_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 31, 1))
+#define RNIC_CMDO_QUERY_QP_MAX_DEST_RD_ATOMIC_SET(b, v) rnic_wr_le((uint8_t *)(b) + 31, 1, (uint64_t)(v))
 
 /* CMDI_REG_MR:  */
 #define RNIC_CMDI_REG_MR_SIZE 120u

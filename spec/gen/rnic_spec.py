@@ -27,7 +27,7 @@ WQE_UD_AV_OFF = 0x10
 RWQE_BYTES = 0x40
 CQE_BYTES = 0x40
 EQE_BYTES = 0x20
-CM_EVENT_BYTES = 0x100
+CM_EVENT_BYTES = 0x200
 MAX_CM_ID = 0x20
 CMD_BYTES = 0x80
 CMDC_BYTES = 0x80
@@ -576,7 +576,7 @@ CMDO_QUERY_DEVICE = (112, {
     'CAPS': (76, 'u32', 4),
     'IPV6': (80, 'bytes', 16),
 })
-CM_EVENT = (256, {
+CM_EVENT = (512, {
     'TYPE': (0, 'u8', 1),
     'RESP_RES': (1, 'u8', 1),
     'REASON': (2, 'u16', 2),
@@ -590,8 +590,10 @@ CM_EVENT = (256, {
     'PEER_GID': (20, 'bytes', 16),
     'QPN': (36, 'u32', 4),
     'SERVICE_ID': (40, 'u64', 8),
-    'PDATA': (48, 'bytes', 196),
-    'OWNER': (255, 'u8', 1),
+    'PDATA': (48, 'bytes', 224),
+    'UD': (272, 'u8', 1),
+    'QKEY': (276, 'u32', 4),
+    'OWNER': (511, 'u8', 1),
 })
 CMDI_CM_CREATE_EVQ = (120, {
     'BASE': (0, 'u64', 8),
@@ -615,6 +617,8 @@ CMDI_CM_ACCEPT = (120, {
     'INIT_DEPTH': (9, 'u8', 1),
     'RNR_RETRY': (10, 'u8', 1),
     'MIN_RNR_TIMER': (11, 'u8', 1),
+    'QKEY': (12, 'u32', 4),
+    'ACK_TIMEOUT': (16, 'u8', 1),
 })
 CMDI_CM_CONNECT = (120, {
     'ID': (0, 'u32', 4),
@@ -710,6 +714,12 @@ CMDO_QUERY_QP = (112, {
     'SQ_PSN': (12, 'u32', 4),
     'ACCESS': (16, 'u32', 4),
     'DMAC': (20, 'bytes', 6),
+    'TIMEOUT': (26, 'u8', 1),
+    'RETRY_CNT': (27, 'u8', 1),
+    'RNR_RETRY': (28, 'u8', 1),
+    'MIN_RNR_TIMER': (29, 'u8', 1),
+    'MAX_RD_ATOMIC': (30, 'u8', 1),
+    'MAX_DEST_RD_ATOMIC': (31, 'u8', 1),
 })
 CMDI_REG_MR = (120, {
     'PDN': (0, 'u32', 4),

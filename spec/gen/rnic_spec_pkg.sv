@@ -31,7 +31,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_RWQE_BYTES = 64'h40;
   localparam longint unsigned RNIC_CQE_BYTES = 64'h40;
   localparam longint unsigned RNIC_EQE_BYTES = 64'h20;
-  localparam longint unsigned RNIC_CM_EVENT_BYTES = 64'h100;
+  localparam longint unsigned RNIC_CM_EVENT_BYTES = 64'h200;
   localparam longint unsigned RNIC_MAX_CM_ID = 64'h20;
   localparam longint unsigned RNIC_CMD_BYTES = 64'h80;
   localparam longint unsigned RNIC_CMDC_BYTES = 64'h80;

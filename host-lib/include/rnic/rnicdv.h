@@ -27,6 +27,10 @@ uint64_t rnicdv_read_clock(struct ibv_context *context);
 int rnicdv_cm_cmd(struct ibv_context *context, uint32_t opcode, const void *in, size_t inlen, void *out,
 		  size_t outlen);
 int rnicdv_cm_get_event(struct ibv_context *context, void *event);
+/* A non-blocking file descriptor that becomes readable (a byte per interrupt of the context)
+ * when CM events may be waiting: poll it, drain it, then rnicdv_cm_get_event until EAGAIN.
+ * -1 and errno if the event ring cannot be made. */
+int rnicdv_cm_event_fd(struct ibv_context *context);
 
 #ifdef __cplusplus
 }
