@@ -651,3 +651,34 @@ def test_sidr_active_side():
             assert field(E, ev, "PDATA")[:4] == b"pong"
         else:
             assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["UNREACHABLE"] and field(E, ev, "REASON") == 1
+
+
+def test_a_qp_the_host_moves():
+    """rdma_cm's external QP: with EXTERNAL the REP brings CONNECT_RESPONSE (the peer's QPN and
+    PSN, ours) and moves nothing; CM_ESTABLISH sends the RTU. A passive QP already in RTS is left
+    so, and the REP carries its send PSN."""
+    req = Run(client_setup() + [connect(EXTERNAL=1)], nic=CLIENT).mads[-1]
+    rts = [cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["AV"] |
+               S.QP_ATTR["PATH_MTU"] | S.QP_ATTR["DEST_QPN"] | S.QP_ATTR["RQ_PSN"] | S.QP_ATTR["MAX_DEST_RD_ATOMIC"] |
+               S.QP_ATTR["MIN_RNR_TIMER"], NEW_STATE=S.QPS["RTR"], PATH_MTU=3, DEST_QPN=2, RQ_PSN=0x123,
+               MAX_DEST_RD_ATOMIC=1, MIN_RNR_TIMER=12, IS_GLOBAL=1, HOP_LIMIT=64,
+               DGID=bytes(10) + b"\xff\xff" + bytes([10, 99, 0, 2])),
+           cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["SQ_PSN"] |
+               S.QP_ATTR["TIMEOUT"] | S.QP_ATTR["RETRY_CNT"] | S.QP_ATTR["RNR_RETRY"] | S.QP_ATTR["MAX_QP_RD_ATOMIC"],
+               NEW_STATE=S.QPS["RTS"], SQ_PSN=0xABCDE, TIMEOUT=14, RETRY_CNT=7, RNR_RETRY=7, MAX_RD_ATOMIC=1)]
+    server = Run(server_setup() + [req.hex()] + rts + [accept()])
+    rep = server.mads[-1]
+    m = mad_off(rep) + 24
+    assert struct.unpack_from(">H", rep, mad_off(rep) + 16)[0] == 0x13
+    assert [st for st, _ in server.cmds[-3:]] == [0, 0, 0]
+    assert int.from_bytes(rep[m + 20:m + 23], "big") == 0xABCDE
+    establish = cmd("CM_ESTABLISH", S.CMDI_HANDLE, HANDLE=0)
+    query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)
+    client = Run(client_setup() + [connect(EXTERNAL=1), rep.hex(), query, establish], nic=CLIENT)
+    E = S.CM_EVENT
+    ev = client.events[-1]
+    assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["CONNECT_RESPONSE"] and field(E, ev, "REMOTE_PSN") == 0xABCDE
+    assert field(E, ev, "LOCAL_PSN") == int.from_bytes(req[mad_off(req) + 24 + 44:][:3], "big")
+    assert field(S.CMDO_QUERY_QP, client.cmds[-2][1], "STATE") == S.QPS["INIT"]  # not moved
+    assert client.cmds[-1][0] == 0
+    assert [struct.unpack_from(">H", f, mad_off(f) + 16)[0] for f in client.mads] == [0x10, 0x14]

@@ -21,11 +21,12 @@ SUITE = ROOT / "build" / "rdma-core" / "tests"
 OUT = ROOT / "build" / "test-rdma-core"
 SOCK = OUT / "sock"
 # rdma-core's own modules for the verbs every provider offers. Out of scope: other vendors' modules
-# (mlx5, efa, cuda) and test_rdmacm, which waits for the connection manager.
+# (mlx5, efa, cuda). test_rdmacm runs on its own (test_rdmacm_module).
 MODULES = ("test_addr", "test_atomic", "test_cq", "test_cq_events", "test_cqex", "test_device", "test_flow",
            "test_fork", "test_mr", "test_odp", "test_parent_domain", "test_pd", "test_qp", "test_qpex",
            "test_relaxed_ordering", "test_rss_traffic", "test_shared_pd", "test_tag_matching")
-OUT_OF_SCOPE = re.compile(r"test_(mlx5_|efa|cuda_)|test_rdmacm$")
+OUT_OF_SCOPE = re.compile(r"test_(mlx5_|efa|cuda_)")
+CM_MODULE = "test_rdmacm"
 MODULE_TIMEOUT = 300
 # reason the suite prints -> why it applies
 SKIPS = {
@@ -45,6 +46,7 @@ SKIPS = {
     r"(Device|Lack of permission to access|Allocating dmabuf is not supported by) /dev/dri/renderD\d+"
     r"( is not present)?": "this machine has no GPU to export a dma-buf",
     r"Reg dma-buf MR is not supported by the RDMA driver": "no dma-buf MRs",
+    r"Multicast is not supported on this device": "no multicast groups (max_mcast_grp 0)",
     r"Huge pages of size 2M is not supported in this platform|There are no huge pages of size 2M allocated":
         "the host has no 2 MiB huge pages (the tests need ODP or parent domains anyway)",
 }
@@ -96,7 +98,7 @@ def test_suite_modules_are_the_ones_run():
     """The unpacked suite has exactly the modules above besides the out-of-scope ones."""
     found = {p.stem for p in SUITE.glob("test_*.py")}
     assert found, f"{SUITE} missing: make unpacks rdma-core's suite there"
-    assert {m for m in found if not OUT_OF_SCOPE.match(m)} == set(MODULES)
+    assert {m for m in found if not OUT_OF_SCOPE.match(m)} == set(MODULES) | {CM_MODULE}
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -121,3 +123,33 @@ def test_whole_suite_again_in_one_process(nics):
         log = (nics / f"{name}.log").read_text()
         m = re.search(r"dma errors (\d+)", log)
         assert m and m.group(1) == "0", f"{name}: {log[-2000:]}"
+
+
+def test_rdmacm_module(tmp_path):
+    """rdma-core's test_rdmacm, unedited, through the project's librdmacm.so.1: a passive and an
+    active process on rnic0 (the NIC's internal loopback). Its tests take the device's IP address
+    from the network interface behind /sys/class/infiniband/<dev>/device/net, which a simulated
+    NIC does not have: they run in mount and network namespaces of their own (unshare), where that
+    directory names the namespace's loopback interface and the interface holds rnic0's address.
+    The simulated NICs run there too: the library finds a simulator's socket in /proc/net/unix,
+    which lists the sockets of its own network namespace only."""
+    assert (SUITE / "run_tests.py").exists(), f"{SUITE} missing: make unpacks rdma-core's suite there"
+    sock = tmp_path / "sock"
+    nics = f"{sys.executable} {ROOT / 'sim' / 'nics.py'}"
+    script = (f"mount -t tmpfs none /sys/class && mkdir -p /sys/class/infiniband/rnic0/device/net/lo && "
+              f"ip addr add 10.0.0.1/32 dev lo && {nics} up --dir {sock} && cd {SUITE.parent} && "
+              f"RNIC_SIM_DIR={sock} LD_LIBRARY_PATH={ROOT / 'build' / 'host-lib'} /usr/bin/python3 "
+              f"tests/run_tests.py --dev rnic0 --gid 0 -v tests.{CM_MODULE}; rc=$?; {nics} down --dir {sock}; exit $rc")
+    try:
+        p = subprocess.run(["unshare", "--mount", "--net", "sh", "-c", script], capture_output=True, text=True,
+                           timeout=MODULE_TIMEOUT)
+        text, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        text, rc = f"{e.stdout or ''}{e.stderr or ''}\nTIMEOUT after {e.timeout} s", -1
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{CM_MODULE}.log").write_text(text)
+    run, failed, errors, skipped, reasons = counts(text)
+    REPORT.append((CM_MODULE, run, run - failed - errors - skipped, failed, errors, skipped))
+    assert rc == 0 and failed == 0 and errors == 0 and run >= 10, text[-6000:]
+    unknown = {r for r in reasons if not any(re.fullmatch(k, r) for k in SKIPS)}
+    assert not unknown, f"skipped for a reason the device does not have: {unknown}"

@@ -658,6 +658,7 @@ static int cmd_run(struct rnic_ctx *c, struct rnic_uapi_cmd *a)
 	case RNIC_CMD_CM_REJECT:
 	case RNIC_CMD_CM_CONNECT:
 	case RNIC_CMD_CM_DISCONNECT:
+	case RNIC_CMD_CM_ESTABLISH:
 		break;
 	case RNIC_CMD_CM_CREATE_EVQ:
 		/* the ring stays the firmware's until the context ends */

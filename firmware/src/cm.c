@@ -231,6 +231,11 @@ static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, cons
 	RNIC_CM_EVENT_SERVICE_ID_SET(e, c->service_id);
 	RNIC_CM_EVENT_UD_SET(e, c->ud);
 	RNIC_CM_EVENT_QKEY_SET(e, c->qkey);
+	RNIC_CM_EVENT_REMOTE_PSN_SET(e, c->remote_psn);
+	RNIC_CM_EVENT_LOCAL_PSN_SET(e, c->psn);
+	RNIC_CM_EVENT_PATH_MTU_SET(e, c->mtu);
+	RNIC_CM_EVENT_ACK_TIMEOUT_SET(e, c->ack_timeout);
+	RNIC_CM_EVENT_RETRY_CNT_SET(e, c->retry_cnt);
 	memcpy(e + RNIC_CM_EVENT_PEER_GID_OFF, c->gid, 16);
 	RNIC_CM_EVENT_PDATA_LEN_SET(e, plen);
 	if (plen)
@@ -285,6 +290,12 @@ static void send_rep(const struct fw_cm *c)
 	memcpy(out + CM_REP_CA_GUID, fw.ip6 + 8, 8); /* node GUID: the MAC's EUI-64 */
 	memcpy(out + CM_REP_PDATA, c->pdata, c->pdata_len);
 	cm_send(c, out);
+}
+
+/* A starting PSN nobody outside can guess */
+static uint32_t cm_psn(const struct fw_cm *c)
+{
+	return (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff;
 }
 
 /* A REQ (12.6.5): to the listener of its service ID as a new CM ID and a CONNECT_REQUEST event;
@@ -353,6 +364,7 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 	c->max_tries = (uint8_t)((m[CM_REQ_MAX_RETRIES] >> 4) + 1);
 	c->srq = m[CM_REQ_MAX_RETRIES] >> 3 & 1;
 	c->ack_timeout = m[CM_REQ_ACK_TIMEOUT] >> 3;
+	c->psn = cm_psn(c);
 	cm_event(c, RNIC_CM_EV_CONNECT_REQUEST, l, m + CM_REQ_PDATA, CM_REQ_PDATA_LEN);
 }
 
@@ -395,11 +407,6 @@ static uint32_t cm_qp_rts(const struct fw_cm *c)
 	return fw_modify_qp(c->ctx, m);
 }
 
-/* A starting PSN nobody outside can guess */
-static uint32_t cm_psn(const struct fw_cm *c)
-{
-	return (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff;
-}
 
 static void cm_qp_error(const struct fw_cm *c)
 {
@@ -547,7 +554,7 @@ static void cm_sidr_rep(const uint8_t *m)
 
 static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 {
-	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN), st;
+	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN), st, ext;
 	struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
 
 	if (c->state == CM_ST_SIDR_RCVD)
@@ -556,7 +563,9 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 		return RNIC_CMD_ST_BAD_STATE;
 	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT || c->pdata_len > CM_REP_PDATA_LEN ||
+	/* a QP in RTR or RTS was moved by the host (rdma_init_qp_attr): it is left so */
+	ext = q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS;
+	if (q->type != RNIC_QPT_RC || (q->state != RNIC_QPS_INIT && !ext) || c->pdata_len > CM_REP_PDATA_LEN ||
 	    CMD_IN(in, CM_ACCEPT, RESP_RES) > c->resp_res || CMD_IN(in, CM_ACCEPT, INIT_DEPTH) > c->init_depth ||
 	    CMD_IN(in, CM_ACCEPT, RNR_RETRY) > 7)
 		return RNIC_CMD_ST_BAD_PARAM;
@@ -566,8 +575,8 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 	c->min_rnr = (uint8_t)CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER);
 	if (CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT))
 		c->ack_timeout = (uint8_t)((CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT) - 1) & 31);
-	c->psn = cm_psn(c);
-	st = cm_qp_rts(c);
+	c->psn = ext ? q->sq_psn : cm_psn(c);
+	st = ext ? RNIC_CMD_ST_OK : cm_qp_rts(c);
 	if (st)
 		return st;
 	/* the REP carries the RNR retry count we want the requester to use */
@@ -632,7 +641,9 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
 		return RNIC_CMD_ST_BAD_HANDLE;
 	c->ud = q->type == RNIC_QPT_UD;
-	if ((!c->ud && (q->type != RNIC_QPT_RC || q->state != RNIC_QPS_INIT || c->pdata_len > CM_REQ_PDATA_LEN)) ||
+	c->external = CMD_IN(in, CM_CONNECT, EXTERNAL) != 0;
+	if ((!c->ud && (q->type != RNIC_QPT_RC || c->pdata_len > CM_REQ_PDATA_LEN ||
+			(q->state != RNIC_QPS_INIT && !(c->external && q->state == RNIC_QPS_RESET)))) ||
 	    CMD_IN(in, CM_CONNECT, RETRY_CNT) > 7 || CMD_IN(in, CM_CONNECT, RNR_RETRY) > 7 ||
 	    CMD_IN(in, CM_CONNECT, RESP_TIMEOUT) > 31 || CMD_IN(in, CM_CONNECT, MAX_RETRIES) > 15 ||
 	    CMD_IN(in, CM_CONNECT, ACK_TIMEOUT) > 31 || CMD_IN(in, CM_CONNECT, PATH_MTU) < RNIC_MTU_256 ||
@@ -653,6 +664,7 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 	c->resp_timeout = (uint8_t)CMD_IN(in, CM_CONNECT, RESP_TIMEOUT);
 	c->max_tries = (uint8_t)(CMD_IN(in, CM_CONNECT, MAX_RETRIES) + 1);
 	c->ack_timeout = (uint8_t)CMD_IN(in, CM_CONNECT, ACK_TIMEOUT);
+	c->min_rnr = RNIC_CM_MIN_RNR_TIMER;
 	c->tclass = (uint8_t)CMD_IN(in, CM_CONNECT, TCLASS);
 	c->mtu = (uint8_t)CMD_IN(in, CM_CONNECT, PATH_MTU);
 	c->psn = cm_psn(c);
@@ -672,10 +684,15 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
  * seen again (our RTU was lost) gets the RTU again. */
 static void cm_rep(const uint8_t *m)
 {
-	struct fw_cm *c = cm_find(m, CM_REP_REMOTE_COMM_ID, 1u << CM_ST_REQ_SENT | 1u << CM_ST_ESTABLISHED);
+	struct fw_cm *c = cm_find(m, CM_REP_REMOTE_COMM_ID,
+				  1u << CM_ST_REQ_SENT | 1u << CM_ST_ESTABLISHED | 1u << CM_ST_REP_RCVD);
 
-	if (!c || (c->state == CM_ST_ESTABLISHED && rnic_be32(m + CM_REP_LOCAL_COMM_ID) != c->remote_id)) {
+	if (!c || (c->state != CM_ST_REQ_SENT && rnic_be32(m + CM_REP_LOCAL_COMM_ID) != c->remote_id)) {
 		fw.gsi.drop_unknown++;
+		return;
+	}
+	if (c->state == CM_ST_REP_RCVD) {
+		fw.gsi.dup++; /* the host has yet to ask for the RTU */
 		return;
 	}
 	if (c->state == CM_ST_ESTABLISHED) {
@@ -691,6 +708,12 @@ static void cm_rep(const uint8_t *m)
 		c->init_depth = m[CM_REP_RESP_RES];
 	c->rnr_retry = m[CM_REP_RNR_RETRY] >> 5;
 	c->srq = m[CM_REP_RNR_RETRY] >> 4 & 1;
+	if (c->external) {
+		/* the host moves its QP and then asks for the RTU (rdma_establish) */
+		c->state = CM_ST_REP_RCVD;
+		cm_event(c, RNIC_CM_EV_CONNECT_RESPONSE, 0, m + CM_REP_PDATA, CM_REP_PDATA_LEN);
+		return;
+	}
 	if (cm_qp_rts(c)) {
 		cm_qp_error(c);
 		c->state = CM_ST_IDLE;
@@ -802,6 +825,12 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 		return cm_connect(c, in);
 	case RNIC_CMD_CM_DISCONNECT:
 		return cm_disconnect(c);
+	case RNIC_CMD_CM_ESTABLISH:
+		if (c->state != CM_ST_REP_RCVD)
+			return RNIC_CMD_ST_BAD_STATE;
+		send_rtu(c);
+		c->state = CM_ST_ESTABLISHED;
+		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CM_REJECT: {
 		uint8_t m[CM_MAD_LEN];
 

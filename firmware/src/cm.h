@@ -130,13 +130,14 @@
 #define CM_SIDR_UNSUPPORTED 1                    /* status: no listener for the service ID */
 #define CM_SIDR_REJECT 2
 enum { CM_ST_IDLE, CM_ST_LISTEN, CM_ST_REQ_RCVD, CM_ST_REP_SENT, CM_ST_ESTABLISHED, CM_ST_REQ_SENT,
-       CM_ST_DREQ_SENT, CM_ST_SIDR_RCVD, CM_ST_SIDR_SENT };
+       CM_ST_DREQ_SENT, CM_ST_SIDR_RCVD, CM_ST_SIDR_SENT, CM_ST_REP_RCVD };
 
 /* one connection being made or made, or a listener; owned by a context */
 struct fw_cm {
 	uint8_t used, ctx, state, v6, tclass;
 	uint8_t resp_res, init_depth, rnr_retry, retry_cnt, srq, mtu, ack_timeout;
 	uint8_t tries, max_tries, resp_timeout, pdata_len, min_rnr, ud;
+	uint8_t external;                 /* the host moves the QP (CM_CONNECT's EXTERNAL) */
 	uint16_t reason;                  /* of the REJ that ended it */
 	uint8_t listen;                   /* CONNECT_REQUEST: the listener it came to */
 	uint8_t mac[6];

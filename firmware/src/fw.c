@@ -738,8 +738,8 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	m->ctx = (uint8_t)ctx;
 	fw.owned[ctx][FW_OWN_MR]++;
 	m->tag = key_tag(i, m->gen++);
-	m->pdn = pdn;
-	m->access = access;
+	m->pdn = (uint16_t)pdn; /* both checked above */
+	m->access = (uint16_t)access;
 	fw.pd[pdn].refs++;
 	mpt_write(i);
 	RNIC_CMDO_HANDLE_HANDLE_SET(out, (i << RNIC_KEY_TAG_BITS) | m->tag);
@@ -761,15 +761,19 @@ static uint32_t rereg_mr(uint32_t ctx, const uint8_t *in)
 	m = &fw.mr[i];
 	n = *m;
 	if (flags & RNIC_REREG_PD) {
-		n.pdn = CMD_IN(in, REREG_MR, PDN);
-		if (!owned(fw.pd, n.pdn, RNIC_MAX_PD, ctx))
+		uint32_t pdn = CMD_IN(in, REREG_MR, PDN);
+
+		if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
 			return RNIC_CMD_ST_BAD_HANDLE;
+		n.pdn = (uint16_t)pdn;
 	}
 	if (flags & RNIC_REREG_ACCESS) {
-		n.access = CMD_IN(in, REREG_MR, ACCESS);
-		st = access_ok(n.access);
+		uint32_t access = CMD_IN(in, REREG_MR, ACCESS);
+
+		st = access_ok(access);
 		if (st)
 			return st;
+		n.access = (uint16_t)access;
 	}
 	if (flags & RNIC_REREG_TRANSLATION) {
 		st = mtt_load(ctx, &n, CMD_IN(in, REREG_MR, VA), CMD_IN(in, REREG_MR, LENGTH),
@@ -887,6 +891,7 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 	case RNIC_CMD_CM_REJECT:
 	case RNIC_CMD_CM_CONNECT:
 	case RNIC_CMD_CM_DISCONNECT:
+	case RNIC_CMD_CM_ESTABLISH:
 		return fw_cm_cmd(ctx, RNIC_CMD_OPCODE_GET(cmd), in, out);
 	default:
 		return RNIC_CMD_ST_BAD_OPCODE;

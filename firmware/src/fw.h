@@ -33,11 +33,13 @@ struct fw_qp {
 	uint64_t sq_base, rq_base;
 };
 
+/* 40 bytes: 1024 of them are the largest table the firmware keeps */
 struct fw_mr {
-	uint8_t used, ctx, page_shift;
-	uint32_t gen, tag; /* registrations of this slot; the current key's tag */
-	uint32_t pdn, access, mtt_base, npages;
 	uint64_t va, len;
+	uint32_t gen, tag; /* registrations of this slot; the current key's tag */
+	uint32_t mtt_base, npages;
+	uint16_t pdn, access; /* both checked before they are stored (MAX_PD, enum ACCESS) */
+	uint8_t used, ctx, page_shift;
 };
 
 struct fw_arp {

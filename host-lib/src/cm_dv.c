@@ -63,7 +63,7 @@ int rnicdv_cm_cmd(struct ibv_context *context, uint32_t opcode, const void *in, 
 	struct rnic_context *c = to_ctx(context);
 	int ret;
 
-	if (opcode < RNIC_CMD_CM_CREATE_ID || opcode > RNIC_CMD_CM_DISCONNECT)
+	if (opcode < RNIC_CMD_CM_CREATE_ID || opcode > RNIC_CMD_CM_ESTABLISH)
 		return EINVAL; /* the CM's commands only */
 	pthread_mutex_lock(&c->cmd_lock);
 	ret = evq_open(c);

@@ -68,8 +68,9 @@ int cma_init(void)
 		d->fd = -1;
 		cma_ndev++;
 	}
-	ibv_free_device_list(list);
+	/* the list stays: each open context points at its device (ibv_get_device_name) */
 	if (!cma_ndev) {
+		ibv_free_device_list(list);
 		cma_ndev = -1;
 		errno = ENODEV;
 		ret = -1;
@@ -180,6 +181,19 @@ void cma_gid_to_addr(const uint8_t *gid, uint16_t port, struct sockaddr_storage 
 		memcpy(&s->sin6_addr, gid, 16);
 		s->sin6_port = htons(port);
 	}
+}
+
+/* under cma_lock: the ID lives on the device. As rdma-core's ucma_get_device: it gets the
+ * device's PD, made with the first ID, for QPs and memory of callers who bring none. */
+void cma_attach(struct cma_id *p, struct cma_dev *d)
+{
+	p->dev = d;
+	d->refs++;
+	if (!d->pd)
+		d->pd = ibv_alloc_pd(d->verbs);
+	p->id.verbs = d->verbs;
+	p->id.port_num = 1;
+	p->id.pd = d->pd;
 }
 
 /* ---- firmware commands */
@@ -448,12 +462,9 @@ static struct cma_id *connect_request(struct cma_dev *d, const uint8_t *ev, stru
 		free(c);
 		goto refuse;
 	}
-	c->dev = d;
-	d->refs++;
+	cma_attach(c, d);
 	c->fw = (int32_t)fw;
 	c->state = CMA_REQ_RCVD;
-	c->id.verbs = d->verbs;
-	c->id.port_num = 1;
 	c->tos = l->tos;
 	d->ids[fw] = c;
 	/* our address is the one the peer asked for, on the listener's port; the peer's from the header */
@@ -477,6 +488,7 @@ static struct cma_id *connect_request(struct cma_dev *d, const uint8_t *ev, stru
 	}
 	c->resp_res = RNIC_CM_EVENT_INIT_DEPTH_GET(ev);
 	c->init_depth = RNIC_CM_EVENT_RESP_RES_GET(ev);
+	cma_conn_of(c, ev);
 	e->ev.listen_id = &l->id;
 	/* (param.ud starts as param.conn does) */
 	e->ev.param.conn.private_data = e->pdata;
@@ -522,6 +534,33 @@ static void ud_established(struct cma_id *p, struct cma_event *e, const uint8_t 
 	u->qkey = RNIC_CM_EVENT_QKEY_GET(ev);
 }
 
+void cma_conn_of(struct cma_id *p, const uint8_t *ev)
+{
+	p->remote_qpn = RNIC_CM_EVENT_REMOTE_QPN_GET(ev);
+	p->remote_psn = RNIC_CM_EVENT_REMOTE_PSN_GET(ev);
+	p->local_psn = RNIC_CM_EVENT_LOCAL_PSN_GET(ev);
+	p->mtu = RNIC_CM_EVENT_PATH_MTU_GET(ev);
+	p->conn_timeout = RNIC_CM_EVENT_ACK_TIMEOUT_GET(ev);
+	p->retry_cnt = RNIC_CM_EVENT_RETRY_CNT_GET(ev);
+	p->rnr_retry = RNIC_CM_EVENT_RNR_RETRY_GET(ev);
+}
+
+/* ESTABLISHED or CONNECT_RESPONSE of the active side: the REP's private data, what the peer granted */
+static void rep_event(struct cma_id *p, struct cma_event *e, const uint8_t *ev)
+{
+	memcpy(e->pdata, ev + RNIC_CM_EVENT_PDATA_OFF, CMA_REP_PDATA);
+	e->ev.param.conn.private_data = e->pdata;
+	e->ev.param.conn.private_data_len = CMA_REP_PDATA;
+	e->ev.param.conn.responder_resources = RNIC_CM_EVENT_RESP_RES_GET(ev);
+	e->ev.param.conn.initiator_depth = RNIC_CM_EVENT_INIT_DEPTH_GET(ev);
+	e->ev.param.conn.rnr_retry_count = RNIC_CM_EVENT_RNR_RETRY_GET(ev);
+	e->ev.param.conn.srq = RNIC_CM_EVENT_SRQ_GET(ev);
+	e->ev.param.conn.qp_num = RNIC_CM_EVENT_REMOTE_QPN_GET(ev);
+	e->ev.param.conn.flow_control = 1;
+	cma_conn_of(p, ev);
+	p->init_depth = RNIC_CM_EVENT_INIT_DEPTH_GET(ev);
+}
+
 static void dispatch(struct cma_dev *d, const uint8_t *ev)
 {
 	uint32_t type = RNIC_CM_EVENT_TYPE_GET(ev), fw = RNIC_CM_EVENT_ID_GET(ev);
@@ -544,19 +583,17 @@ static void dispatch(struct cma_dev *d, const uint8_t *ev)
 		if (e && RNIC_CM_EVENT_UD_GET(ev)) {
 			ud_established(p, e, ev);
 		} else if (e && p->state == CMA_CONNECTING) {
-			/* the REP's private data and what the peer granted */
-			memcpy(e->pdata, ev + RNIC_CM_EVENT_PDATA_OFF, CMA_REP_PDATA);
-			e->ev.param.conn.private_data = e->pdata;
-			e->ev.param.conn.private_data_len = CMA_REP_PDATA;
-			e->ev.param.conn.responder_resources = RNIC_CM_EVENT_RESP_RES_GET(ev);
-			e->ev.param.conn.initiator_depth = RNIC_CM_EVENT_INIT_DEPTH_GET(ev);
-			e->ev.param.conn.rnr_retry_count = RNIC_CM_EVENT_RNR_RETRY_GET(ev);
-			e->ev.param.conn.srq = RNIC_CM_EVENT_SRQ_GET(ev);
-			e->ev.param.conn.qp_num = RNIC_CM_EVENT_REMOTE_QPN_GET(ev);
-			e->ev.param.conn.flow_control = 1;
+			rep_event(p, e, ev);
 		}
 		if (p->state == CMA_CONNECTING || p->state == CMA_ACCEPTING)
 			p->state = CMA_CONNECTED;
+		break;
+	case RNIC_CM_EV_CONNECT_RESPONSE:
+		/* the REP for a QP the host moves itself; rdma_establish sends the RTU */
+		e = new_event(p, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+		if (e)
+			rep_event(p, e, ev);
+		p->state = CMA_RESPONDED;
 		break;
 	case RNIC_CM_EV_REJECTED:
 		e = new_event(p, RDMA_CM_EVENT_REJECTED, RNIC_CM_EVENT_REASON_GET(ev));

@@ -23,7 +23,7 @@
 
 struct cma_dev {
 	struct ibv_context *verbs;
-	struct ibv_pd *pd;          /* for QPs made without one (rdma_create_ep, rdma_get_request) */
+	struct ibv_pd *pd;          /* every ID's id->pd until it makes a QP on another (cma_attach) */
 	uint8_t gid[2][16];         /* GID 0: the IPv4 address (mapped), GID 1: the IPv6 one */
 	enum ibv_mtu mtu;
 	uint8_t max_resp_res, max_init_depth;
@@ -34,7 +34,7 @@ struct cma_dev {
 
 enum cma_state {
 	CMA_IDLE, CMA_BOUND, CMA_ADDR_RESOLVED, CMA_ROUTE_RESOLVED, CMA_LISTEN, CMA_CONNECTING,
-	CMA_REQ_RCVD, CMA_ACCEPTING, CMA_CONNECTED, CMA_DISCONNECTING, CMA_DISCONNECTED, CMA_DEAD
+	CMA_REQ_RCVD, CMA_ACCEPTING, CMA_RESPONDED, CMA_CONNECTED, CMA_DISCONNECTING, CMA_DISCONNECTED, CMA_DEAD
 };
 
 struct cma_id {
@@ -45,7 +45,10 @@ struct cma_id {
 	struct cma_dev *dev;        /* NULL until bound to an address or resolved */
 	int32_t fw;                 /* the firmware's CM ID on dev, -1 */
 	int32_t fw_listen[CMA_MAX_DEV]; /* listening on every device (bound to no address) */
-	uint8_t resp_res, init_depth; /* offered by the peer's REQ */
+	uint8_t resp_res, init_depth; /* offered by the peer's REQ, or asked by rdma_connect */
+	/* the connection as the firmware made it: what rdma_init_qp_attr gives a QP the host moves */
+	uint32_t remote_qpn, remote_psn, local_psn;
+	uint8_t mtu, conn_timeout, retry_cnt, rnr_retry;
 	uint8_t tos, ack_timeout, ack_set; /* RDMA_OPTION_ID_ACK_TIMEOUT given */
 	int reuse, afonly;
 	struct ibv_qp_init_attr *ep_qp; /* rdma_create_ep (passive): the QP of each request */
@@ -84,6 +87,7 @@ void cma_set_port(struct sockaddr *sa, uint16_t port);
 size_t cma_addr_len(const struct sockaddr *sa);
 int cma_err(int e);                                   /* -1 with errno = e */
 void cma_qp_access(struct cma_id *p, int read);       /* INIT -> INIT with rdma_cm's access flags */
+void cma_attach(struct cma_id *p, struct cma_dev *d); /* under cma_lock */
 void cma_gid_to_addr(const uint8_t *gid, uint16_t port, struct sockaddr_storage *ss);
 struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps,
 			    enum ibv_qp_type qp_type);
@@ -100,5 +104,6 @@ void cma_queue_event(struct cma_event *e);
 void cma_unqueue(struct rdma_event_channel *ch, int (*drop)(struct cma_event *, void *), void *arg);
 int cma_local_event(struct cma_id *p, enum rdma_cm_event_type type, int status);
 int cma_complete(struct cma_id *p); /* a synchronous ID waits for its call's event */
+void cma_conn_of(struct cma_id *p, const uint8_t *ev); /* keep the connection's attributes */
 
 #endif

@@ -13,17 +13,6 @@
 
 #include "rdmacm.h"
 
-static struct ibv_pd *default_pd(struct cma_id *p)
-{
-	struct cma_dev *d = p->dev;
-
-	pthread_mutex_lock(&cma_lock);
-	if (d && !d->pd)
-		d->pd = ibv_alloc_pd(d->verbs);
-	pthread_mutex_unlock(&cma_lock);
-	return d ? d->pd : NULL;
-}
-
 static void destroy_cqs(struct rdma_cm_id *id)
 {
 	if (!to_cma(id)->own_cqs)
@@ -88,14 +77,13 @@ static int init_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
 
 int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
-	struct cma_id *p = to_cma(id);
 	struct ibv_qp *qp;
 	int e;
 
 	if (!id->verbs || id->qp)
 		return cma_err(EINVAL);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
-		attr->pd = id->pd ? id->pd : default_pd(p);
+		attr->pd = id->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
 	if (!attr->pd || attr->pd->context != id->verbs)
@@ -165,7 +153,7 @@ int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 	if (attr->comp_mask & ~(unsigned)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TYPE) ||
 	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC))
 		return cma_err(EOPNOTSUPP); /* XRC SRQs: no XRC */
-	pd = attr->comp_mask & IBV_SRQ_INIT_ATTR_PD && attr->pd ? attr->pd : id->pd ? id->pd : default_pd(to_cma(id));
+	pd = attr->comp_mask & IBV_SRQ_INIT_ATTR_PD && attr->pd ? attr->pd : id->pd;
 	if (!pd)
 		return cma_err(EINVAL);
 	id->srq = ibv_create_srq(pd, &a);
@@ -373,7 +361,6 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
 {
 	struct cma_id *p = to_cma(id);
-	struct ibv_qp_init_attr ia;
 
 	if (!qp_attr || !qp_attr_mask || !id->verbs)
 		return cma_err(EINVAL);
@@ -392,15 +379,42 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 		}
 		return 0;
 	}
-	/* RTR and RTS are the firmware's: what it set is what the QP holds */
-	if (!id->qp || (qp_attr->qp_state != IBV_QPS_RTR && qp_attr->qp_state != IBV_QPS_RTS))
+	/* RTR and RTS of a QP the application moves (CONNECT_REQUEST or CONNECT_RESPONSE had the
+	 * connection's attributes), as Linux's ib_cm_init_qp_attr gives them */
+	if (qp_attr->qp_state != IBV_QPS_RTR && qp_attr->qp_state != IBV_QPS_RTS)
 		return cma_err(EINVAL);
-	*qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (qp_attr->qp_state == IBV_QPS_RTS)
-		*qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_query_qp(id->qp, qp_attr, *qp_attr_mask, &ia) ? -1 : 0;
+	if (p->state != CMA_REQ_RCVD && p->state != CMA_RESPONDED && p->state != CMA_CONNECTED)
+		return cma_err(EINVAL);
+	if (qp_attr->qp_state == IBV_QPS_RTR) {
+		const union ibv_gid *g = &id->route.addr.addr.ibaddr.dgid;
+
+		memset(qp_attr, 0, sizeof(*qp_attr));
+		qp_attr->qp_state = IBV_QPS_RTR;
+		qp_attr->path_mtu = (enum ibv_mtu)(p->mtu < p->dev->mtu ? p->mtu : p->dev->mtu);
+		qp_attr->dest_qp_num = p->remote_qpn;
+		qp_attr->rq_psn = p->remote_psn;
+		qp_attr->max_dest_rd_atomic = p->resp_res;
+		qp_attr->min_rnr_timer = RNIC_CM_MIN_RNR_TIMER;
+		qp_attr->ah_attr.is_global = 1;
+		qp_attr->ah_attr.grh.dgid = *g;
+		qp_attr->ah_attr.grh.sgid_index = g->raw[10] == 0xff && g->raw[11] == 0xff && !g->raw[0] ? 0 : 1;
+		qp_attr->ah_attr.grh.hop_limit = 64;
+		qp_attr->ah_attr.grh.traffic_class = p->tos;
+		qp_attr->ah_attr.port_num = 1;
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	}
+	memset(qp_attr, 0, sizeof(*qp_attr));
+	qp_attr->qp_state = IBV_QPS_RTS;
+	qp_attr->sq_psn = p->local_psn;
+	qp_attr->timeout = p->ack_set ? p->ack_timeout : p->conn_timeout;
+	qp_attr->retry_cnt = p->retry_cnt;
+	qp_attr->rnr_retry = p->rnr_retry;
+	qp_attr->max_rd_atomic = p->init_depth;
+	*qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	return 0;
 }
 
 __be16 rdma_get_src_port(struct rdma_cm_id *id)

@@ -154,10 +154,7 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (!cma_port(addr))
 		cma_set_port(&id->route.addr.src_addr, ephemeral_port());
 	if (d) {
-		p->dev = d;
-		d->refs++;
-		id->verbs = d->verbs;
-		id->port_num = 1;
+		cma_attach(p, d);
 		cma_addr_gid(addr, id->route.addr.addr.ibaddr.sgid.raw);
 		id->route.addr.addr.ibaddr.pkey = 0xffff;
 	}
@@ -262,10 +259,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 		uint16_t port = cma_port(&a->src_addr);
 
 		cma_gid_to_addr(d->gid[dst_addr->sa_family == AF_INET ? 0 : 1], port, &a->src_storage);
-		p->dev = d;
-		d->refs++;
-		id->verbs = d->verbs;
-		id->port_num = 1;
+		cma_attach(p, d);
 	}
 	memcpy(&a->dst_storage, dst_addr, cma_addr_len(dst_addr));
 	cma_addr_gid(&a->src_addr, a->addr.ibaddr.sgid.raw);
@@ -384,6 +378,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	RNIC_CMDI_CM_CONNECT_ACK_TIMEOUT_SET(in, p->ack_timeout);
 	RNIC_CMDI_CM_CONNECT_TCLASS_SET(in, p->tos);
 	RNIC_CMDI_CM_CONNECT_PATH_MTU_SET(in, p->dev->mtu);
+	RNIC_CMDI_CM_CONNECT_EXTERNAL_SET(in, !id->qp && !ud); /* the application moves its own QP */
+	p->resp_res = resp;
+	p->init_depth = init;
 	ret = cma_fw_cmd(p->dev, RNIC_CMD_CM_CONNECT, in, sizeof(in), NULL);
 	if (!ret)
 		p->state = CMA_CONNECTING;
@@ -448,6 +445,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	RNIC_CMDI_CM_ACCEPT_RESP_RES_SET(in, resp);
 	RNIC_CMDI_CM_ACCEPT_INIT_DEPTH_SET(in, init);
 	RNIC_CMDI_CM_ACCEPT_RNR_RETRY_SET(in, param ? (param->rnr_retry_count > 7 ? 7 : param->rnr_retry_count) : 7);
+	RNIC_CMDI_CM_ACCEPT_MIN_RNR_TIMER_SET(in, RNIC_CM_MIN_RNR_TIMER);
 	if (p->ack_set)
 		RNIC_CMDI_CM_ACCEPT_ACK_TIMEOUT_SET(in, p->ack_timeout + 1u);
 	if (!ret)
@@ -504,7 +502,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 		ibv_modify_qp(id->qp, &a, IBV_QP_STATE);
 	}
 	pthread_mutex_lock(&cma_lock);
-	if (p->state == CMA_CONNECTED || p->state == CMA_ACCEPTING || p->state == CMA_CONNECTING) {
+	if (p->state == CMA_CONNECTED || p->state == CMA_ACCEPTING || p->state == CMA_CONNECTING ||
+	    p->state == CMA_RESPONDED) {
 		/* the firmware moves the QP to error and sends the DREQ; DISCONNECTED follows */
 		ret = cma_fw_id_cmd(p->dev, RNIC_CMD_CM_DISCONNECT, (uint32_t)p->fw);
 		if (!ret)
@@ -520,8 +519,17 @@ int rdma_disconnect(struct rdma_cm_id *id)
 
 int rdma_establish(struct rdma_cm_id *id)
 {
-	/* the firmware sent the RTU when the REP came */
-	return to_cma(id)->state == CMA_CONNECTED ? 0 : cma_err(EINVAL);
+	struct cma_id *p = to_cma(id);
+	int ret;
+
+	if (p->state != CMA_RESPONDED)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma_lock);
+	ret = cma_fw_id_cmd(p->dev, RNIC_CMD_CM_ESTABLISH, (uint32_t)p->fw);
+	if (!ret)
+		p->state = CMA_CONNECTED;
+	pthread_mutex_unlock(&cma_lock);
+	return ret;
 }
 
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)

@@ -33,6 +33,7 @@
 #define RNIC_CQE_BYTES 0x40u /* CQE stride */
 #define RNIC_EQE_BYTES 0x20u /* EQE stride */
 #define RNIC_CM_EVENT_BYTES 0x200u /* CM event ring stride */
+#define RNIC_CM_MIN_RNR_TIMER 0xcu /* RNR NAK timer of a QP the CM connects (0.64 ms, as ibv_rc_pingpong's); Linux's CM gives 0 (655 ms), which the simulator would take minutes of wall time to wait out */
 #define RNIC_MAX_CM_ID 0x20u /* CM IDs (listeners and connections being made or made) of the NIC, all contexts together */
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
@@ -237,7 +238,8 @@
 #define RNIC_CMD_CM_REJECT 0x19u
 #define RNIC_CMD_CM_CONNECT 0x1au
 #define RNIC_CMD_CM_DISCONNECT 0x1bu
-#define RNIC_CMD_COUNT 28u
+#define RNIC_CMD_CM_ESTABLISH 0x1cu
+#define RNIC_CMD_COUNT 29u
 
 /* CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM). */
 #define RNIC_CMD_ST_OK 0x0u
@@ -346,6 +348,7 @@
 #define RNIC_CM_EV_REJECTED 0x3u
 #define RNIC_CM_EV_DISCONNECTED 0x4u
 #define RNIC_CM_EV_UNREACHABLE 0x5u
+#define RNIC_CM_EV_CONNECT_RESPONSE 0x6u
 
 /* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */
 #define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)
@@ -1020,6 +1023,21 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CM_EVENT_QKEY_OFF 276u
 #define RNIC_CM_EVENT_QKEY_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 276, 4))
 #define RNIC_CM_EVENT_QKEY_SET(b, v) rnic_wr_le((uint8_t *)(b) + 276, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_REMOTE_PSN_OFF 280u
+#define RNIC_CM_EVENT_REMOTE_PSN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 280, 4))
+#define RNIC_CM_EVENT_REMOTE_PSN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 280, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_LOCAL_PSN_OFF 284u
+#define RNIC_CM_EVENT_LOCAL_PSN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 284, 4))
+#define RNIC_CM_EVENT_LOCAL_PSN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 284, 4, (uint64_t)(v))
+#define RNIC_CM_EVENT_PATH_MTU_OFF 288u
+#define RNIC_CM_EVENT_PATH_MTU_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 288, 1))
+#define RNIC_CM_EVENT_PATH_MTU_SET(b, v) rnic_wr_le((uint8_t *)(b) + 288, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_ACK_TIMEOUT_OFF 289u
+#define RNIC_CM_EVENT_ACK_TIMEOUT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 289, 1))
+#define RNIC_CM_EVENT_ACK_TIMEOUT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 289, 1, (uint64_t)(v))
+#define RNIC_CM_EVENT_RETRY_CNT_OFF 290u
+#define RNIC_CM_EVENT_RETRY_CNT_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 290, 1))
+#define RNIC_CM_EVENT_RETRY_CNT_SET(b, v) rnic_wr_le((uint8_t *)(b) + 290, 1, (uint64_t)(v))
 #define RNIC_CM_EVENT_OWNER_OFF 511u
 #define RNIC_CM_EVENT_OWNER_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 511, 1))
 #define RNIC_CM_EVENT_OWNER_SET(b, v) rnic_wr_le((uint8_t *)(b) + 511, 1, (uint64_t)(v))
@@ -1059,7 +1077,7 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CM_PDATA_DATA_OFF 8u
 #define RNIC_CMDI_CM_PDATA_DATA_LEN 112u
 
-/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. For a SIDR_REQ (UD) it sends the SIDR_REP naming the QP (UD, of the context) and QKEY, and the CM ID's part ends. */
+/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. A QP the host already moved to RTR or RTS (rdma_init_qp_attr) is left as it is, and the REP carries its send PSN. For a SIDR_REQ (UD) it sends the SIDR_REP naming the QP (UD, of the context) and QKEY, and the CM ID's part ends. */
 #define RNIC_CMDI_CM_ACCEPT_SIZE 120u
 #define RNIC_CMDI_CM_ACCEPT_ID_OFF 0u
 #define RNIC_CMDI_CM_ACCEPT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
@@ -1126,6 +1144,9 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDI_CM_CONNECT_PATH_MTU_OFF 40u
 #define RNIC_CMDI_CM_CONNECT_PATH_MTU_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 40, 1))
 #define RNIC_CMDI_CM_CONNECT_PATH_MTU_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 1, (uint64_t)(v))
+#define RNIC_CMDI_CM_CONNECT_EXTERNAL_OFF 41u
+#define RNIC_CMDI_CM_CONNECT_EXTERNAL_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 41, 1))
+#define RNIC_CMDI_CM_CONNECT_EXTERNAL_SET(b, v) rnic_wr_le((uint8_t *)(b) + 41, 1, (uint64_t)(v))
 
 /* CMDI_CM_REJECT: Reject a CONNECT_REQUEST: REJ with REASON (rdma_reject: 28, consumer reject) and the private data set by CM_PDATA; a SIDR_REQ gets a SIDR_REP with status REJECT (2). */
 #define RNIC_CMDI_CM_REJECT_SIZE 120u

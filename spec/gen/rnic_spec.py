@@ -28,6 +28,7 @@ RWQE_BYTES = 0x40
 CQE_BYTES = 0x40
 EQE_BYTES = 0x20
 CM_EVENT_BYTES = 0x200
+CM_MIN_RNR_TIMER = 0xc
 MAX_CM_ID = 0x20
 CMD_BYTES = 0x80
 CMDC_BYTES = 0x80
@@ -219,6 +220,7 @@ CMD = {
     'CM_REJECT': 0x19,
     'CM_CONNECT': 0x1a,
     'CM_DISCONNECT': 0x1b,
+    'CM_ESTABLISH': 0x1c,
 }
 CMD_ST = {
     'OK': 0x0,
@@ -325,6 +327,7 @@ CM_EV = {
     'REJECTED': 0x3,
     'DISCONNECTED': 0x4,
     'UNREACHABLE': 0x5,
+    'CONNECT_RESPONSE': 0x6,
 }
 # every enum by name: a structure of the same name (CMD) takes the bare name
 ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'LINK_MSG': LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
@@ -593,6 +596,11 @@ CM_EVENT = (512, {
     'PDATA': (48, 'bytes', 224),
     'UD': (272, 'u8', 1),
     'QKEY': (276, 'u32', 4),
+    'REMOTE_PSN': (280, 'u32', 4),
+    'LOCAL_PSN': (284, 'u32', 4),
+    'PATH_MTU': (288, 'u8', 1),
+    'ACK_TIMEOUT': (289, 'u8', 1),
+    'RETRY_CNT': (290, 'u8', 1),
     'OWNER': (511, 'u8', 1),
 })
 CMDI_CM_CREATE_EVQ = (120, {
@@ -634,6 +642,7 @@ CMDI_CM_CONNECT = (120, {
     'ACK_TIMEOUT': (38, 'u8', 1),
     'TCLASS': (39, 'u8', 1),
     'PATH_MTU': (40, 'u8', 1),
+    'EXTERNAL': (41, 'u8', 1),
 })
 CMDI_CM_REJECT = (120, {
     'ID': (0, 'u32', 4),

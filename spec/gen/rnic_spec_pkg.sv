@@ -32,6 +32,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CQE_BYTES = 64'h40;
   localparam longint unsigned RNIC_EQE_BYTES = 64'h20;
   localparam longint unsigned RNIC_CM_EVENT_BYTES = 64'h200;
+  localparam longint unsigned RNIC_CM_MIN_RNR_TIMER = 64'hc;
   localparam longint unsigned RNIC_MAX_CM_ID = 64'h20;
   localparam longint unsigned RNIC_CMD_BYTES = 64'h80;
   localparam longint unsigned RNIC_CMDC_BYTES = 64'h80;
@@ -236,7 +237,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CMD_CM_REJECT = 'h19;
   localparam int unsigned RNIC_CMD_CM_CONNECT = 'h1a;
   localparam int unsigned RNIC_CMD_CM_DISCONNECT = 'h1b;
-  localparam int unsigned RNIC_CMD_COUNT = 28;
+  localparam int unsigned RNIC_CMD_CM_ESTABLISH = 'h1c;
+  localparam int unsigned RNIC_CMD_COUNT = 29;
 
   // CMD_ST: Firmware command status (host maps: BAD_OPCODE->EOPNOTSUPP, BAD_PARAM/BAD_STATE/BAD_HANDLE->EINVAL, NO_RESOURCES->ENOMEM, BUSY->EBUSY, UNREACHABLE->EHOSTUNREACH, DMA_ERROR->EFAULT, INTERNAL->EIO, DENIED->EPERM).
   localparam int unsigned RNIC_CMD_ST_OK = 'h0;
@@ -345,6 +347,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CM_EV_REJECTED = 'h3;
   localparam int unsigned RNIC_CM_EV_DISCONNECTED = 'h4;
   localparam int unsigned RNIC_CM_EV_UNREACHABLE = 'h5;
+  localparam int unsigned RNIC_CM_EV_CONNECT_RESPONSE = 'h6;
 
   // BLK: Header common to every BAR0 block.
   localparam int unsigned RNIC_BLK_BASE = 'h0;
