@@ -298,6 +298,30 @@ static uint32_t cm_psn(const struct fw_cm *c)
 	return (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff;
 }
 
+/* The new CM ID of a REQ or SIDR_REQ to listener l: where the requester is, its transaction */
+static struct fw_cm *cm_requested(int32_t n, uint32_t state, uint32_t l, const struct cm_peer *p, const uint8_t *m,
+				  uint64_t sid, uint32_t rid)
+{
+	struct fw_cm *c = &fw.cm[n];
+
+	c->state = (uint8_t)state;
+	c->listen = (uint8_t)l;
+	c->v6 = p->v6;
+	c->tclass = p->tclass;
+	memcpy(c->mac, p->mac, 6);
+	c->ip = p->ip;
+	if (p->v6) {
+		memcpy(c->gid, p->ip6, 16);
+	} else {
+		c->gid[10] = c->gid[11] = 0xff;
+		rnic_put_be32(c->gid + 12, p->ip);
+	}
+	memcpy(c->tid, m + CM_MAD_TID, 8);
+	c->service_id = sid;
+	c->remote_id = rid;
+	return c;
+}
+
 /* A REQ (12.6.5): to the listener of its service ID as a new CM ID and a CONNECT_REQUEST event;
  * a REQ seen before (the peer did not hear our REP) gets the REP again; nobody listening: REJ. */
 static void cm_req(const struct cm_peer *p, const uint8_t *m)
@@ -336,22 +360,7 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 		reject_req(p, m, CM_REJ_NO_RESOURCES);
 		return;
 	}
-	c = &fw.cm[n];
-	c->state = CM_ST_REQ_RCVD;
-	c->listen = (uint8_t)l;
-	c->v6 = p->v6;
-	c->tclass = p->tclass;
-	memcpy(c->mac, p->mac, 6);
-	c->ip = p->ip;
-	if (p->v6) {
-		memcpy(c->gid, p->ip6, 16);
-	} else {
-		c->gid[10] = c->gid[11] = 0xff;
-		rnic_put_be32(c->gid + 12, p->ip);
-	}
-	memcpy(c->tid, m + CM_MAD_TID, 8);
-	c->service_id = sid;
-	c->remote_id = rid;
+	c = cm_requested(n, CM_ST_REQ_RCVD, l, p, m, sid, rid);
 	c->remote_qpn = rnic_be24(m + CM_REQ_LOCAL_QPN);
 	/* the requester's responder resources are what we may initiate, and the other way round */
 	c->init_depth = m[CM_REQ_LOCAL_QPN + 3];
@@ -494,23 +503,8 @@ static void cm_sidr_req(const struct cm_peer *p, const uint8_t *m)
 		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_REJECT, 0);
 		return;
 	}
-	c = &fw.cm[n];
-	c->state = CM_ST_SIDR_RCVD;
+	c = cm_requested(n, CM_ST_SIDR_RCVD, l, p, m, sid, rid);
 	c->ud = 1;
-	c->listen = (uint8_t)l;
-	c->v6 = p->v6;
-	c->tclass = p->tclass;
-	memcpy(c->mac, p->mac, 6);
-	c->ip = p->ip;
-	if (p->v6) {
-		memcpy(c->gid, p->ip6, 16);
-	} else {
-		c->gid[10] = c->gid[11] = 0xff;
-		rnic_put_be32(c->gid + 12, p->ip);
-	}
-	memcpy(c->tid, m + CM_MAD_TID, 8);
-	c->service_id = sid;
-	c->remote_id = rid;
 	cm_event(c, RNIC_CM_EV_CONNECT_REQUEST, l, m + CM_SIDR_REQ_PDATA, CM_SIDR_REQ_PDATA_LEN);
 }
 
