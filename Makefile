@@ -56,7 +56,7 @@ test:
 	$(MAKE) all
 	$(PY) -m pytest -q tests
 
-# the transport's figures (simulated time) and its long run on a faulty link
+# the host path's instruction count, the transport's figures (simulated time), its long run on a faulty link
 bench:
 	bash scripts/setup.sh
 	$(MAKE) all

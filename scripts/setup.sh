@@ -15,6 +15,7 @@ DEB_PKGS=(
   tshark python3-venv
   libpci-dev pciutils
   sparse linux-headers-amd64
+  valgrind=1:3.19.0-1
 )
 
 missing=()

@@ -1,7 +1,7 @@
 # Programs used by the system tests, linked against the project's verbs library.
 TESTAPP_DIR := $(BUILD)/tests
 TESTAPPS := $(TESTAPP_DIR)/inject_target $(TESTAPP_DIR)/verbs_errors $(TESTAPP_DIR)/rc_ops \
-	$(TESTAPP_DIR)/open_close $(TESTAPP_DIR)/cm_pair $(TESTAPP_DIR)/cm_cycles
+	$(TESTAPP_DIR)/open_close $(TESTAPP_DIR)/cm_pair $(TESTAPP_DIR)/cm_cycles $(TESTAPP_DIR)/hostpath
 
 $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
