@@ -13,7 +13,8 @@
 #define CMA_RESP_TIMEOUT 20 /* as Linux's cma.c: 4.096 us << 20 for each REQ or REP, both ways */
 #define CMA_MAX_RETRIES 15
 
-/* the port an ID takes when it names none: unused by this process's other IDs */
+/* the port an ID takes when it names none: a pseudo-random one of Linux's ephemeral range (a
+ * listener's clash shows at rdma_listen, where the NIC owns the port space); under cma_lock */
 static uint16_t ephemeral_port(void)
 {
 	static uint32_t next;
@@ -26,7 +27,7 @@ static uint16_t ephemeral_port(void)
 
 /* ---- CM IDs */
 struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps,
-			       enum ibv_qp_type qp_type)
+			    enum ibv_qp_type qp_type)
 {
 	struct cma_id *p = calloc(1, sizeof(*p));
 	int i;
