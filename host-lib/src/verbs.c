@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rnic/rnicdv.h"
+#include "abi_assert.h"
 #include "rnic_verbs.h"
 
 #define DEFAULT_SIM_DIR "/tmp/rnic-sim"
