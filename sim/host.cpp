@@ -6,7 +6,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdexcept>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -46,9 +49,9 @@ HostLink::HostLink(const std::string &path)
 
 HostLink::~HostLink()
 {
-	for (auto &c : clients_)
-		if (c.fd >= 0)
-			::close(c.fd);
+	for (size_t ctx = 0; ctx < clients_.size(); ctx++)
+		if (clients_[ctx].fd >= 0)
+			drop(static_cast<int>(ctx));
 	::close(listen_fd_);
 	::unlink(path_.c_str());
 }
@@ -77,9 +80,18 @@ void HostLink::send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint3
 
 void HostLink::drop(int ctx)
 {
-	::close(clients_[ctx].fd);
-	clients_[ctx].fd = -1;
-	clients_[ctx].in.clear();
+	Client &c = clients_[ctx];
+
+	::close(c.fd);
+	c.fd = -1;
+	c.in.clear();
+	if (c.fd_in >= 0)
+		::close(c.fd_in);
+	c.fd_in = -1;
+	if (c.ring)
+		::munmap(c.ring, RNIC_LINK_RING_SIZE);
+	c.ring = nullptr;
+	c.ring_head = 0;
 	gone.push_back(ctx);
 	resetting[ctx] = true;
 	for (auto &p : pending_)
@@ -93,13 +105,23 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 
 	switch (type) {
 	case RNIC_LINK_MSG_HELLO:
+		if (RNIC_LINK_HDR_VALUE_GET(h) != RNIC_LINK_VERSION) {
+			send(ctx, RNIC_LINK_MSG_HELLO_ACK, 0, 0, tag, 1, nullptr, 0);
+			drop(ctx);
+			break;
+		}
 		send(ctx, RNIC_LINK_MSG_HELLO_ACK, 0, static_cast<uint64_t>(ctx), tag, 0, nullptr, 0);
 		break;
+	case RNIC_LINK_MSG_MMIO_RING:
+		map_ring(ctx);
+		break;
 	case RNIC_LINK_MSG_MMIO_WR:
+		drain(ctx, true);
 		mmio.push_back({ctx, true, static_cast<uint32_t>(RNIC_LINK_HDR_ADDR_GET(h)),
 				static_cast<uint32_t>(RNIC_LINK_HDR_VALUE_GET(h)), tag});
 		break;
 	case RNIC_LINK_MSG_MMIO_RD:
+		drain(ctx, true); /* a read does not pass the writes posted before it (PCIe ordering) */
 		mmio.push_back({ctx, false, static_cast<uint32_t>(RNIC_LINK_HDR_ADDR_GET(h)), 0, tag});
 		break;
 	case RNIC_LINK_MSG_DMA_RD_RESP: {
@@ -132,18 +154,83 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 	}
 }
 
+/* The ring a process sent (its memfd came with the message), mapped once per connection */
+void HostLink::map_ring(int ctx)
+{
+	Client &c = clients_[ctx];
+	struct stat st{};
+	void *m = MAP_FAILED;
+
+	if (c.fd_in >= 0 && !c.ring && !::fstat(c.fd_in, &st) && st.st_size >= RNIC_LINK_RING_SIZE)
+		m = ::mmap(nullptr, RNIC_LINK_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd_in, 0);
+	if (c.fd_in >= 0)
+		::close(c.fd_in);
+	c.fd_in = -1;
+	if (m == MAP_FAILED) {
+		drop(ctx); /* a process that cannot post writes cannot use the NIC */
+		return;
+	}
+	c.ring = static_cast<uint8_t *>(m);
+	c.ring_head = 0;
+}
+
+/* Move the process's posted writes, in slot order, to the MMIO queue. all: also wait for slots
+ * claimed but not yet published (a thread between its claim and its SEQ store), as before a read. */
+void HostLink::drain(int ctx, bool all)
+{
+	Client &c = clients_[ctx];
+	const uint32_t mask = (1u << RNIC_LINK_RING_LOG) - 1;
+
+	if (!c.ring)
+		return;
+	uint32_t tail = __atomic_load_n(reinterpret_cast<uint32_t *>(c.ring + RNIC_LINK_RING_TAIL_OFF), __ATOMIC_ACQUIRE);
+	for (uint32_t n = 0, spins = 0; n <= mask;) {
+		const uint8_t *e = c.ring + RNIC_LINK_RING_ENTRIES_OFF + (c.ring_head & mask) * RNIC_LINK_RING_ENTRY_SIZE;
+		uint32_t seq = __atomic_load_n(reinterpret_cast<const uint32_t *>(e + RNIC_LINK_RING_ENTRY_SEQ_OFF),
+					       __ATOMIC_ACQUIRE);
+		if (seq != c.ring_head + 1) {
+			/* a producer that never publishes (it died mid-store) is waited on for a while only */
+			if (!all || c.ring_head == tail || tail - c.ring_head > mask + 1 || ++spins > 100000)
+				break;
+			sched_yield();
+			continue;
+		}
+		mmio.push_back({ctx, true, RNIC_LINK_RING_ENTRY_ADDR_GET(e), RNIC_LINK_RING_ENTRY_VALUE_GET(e), 0});
+		c.ring_head++;
+		n++;
+		__atomic_store_n(reinterpret_cast<uint32_t *>(c.ring + RNIC_LINK_RING_HEAD_OFF), c.ring_head,
+				 __ATOMIC_RELEASE);
+	}
+}
+
 bool HostLink::read_client(int ctx, bool block)
 {
 	uint8_t buf[65536];
+	alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
 	Client &c = clients_[ctx];
 	pollfd p{c.fd, POLLIN, 0};
+	iovec iov{buf, sizeof(buf)};
+	msghdr m{};
 
 	if (::poll(&p, 1, block ? 30000 : 0) <= 0)
 		return false;
-	ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	ssize_t n = ::recvmsg(c.fd, &m, MSG_CMSG_CLOEXEC);
 	if (n <= 0) {
 		drop(ctx);
 		return false;
+	}
+	for (cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		int fd;
+		std::memcpy(&fd, CMSG_DATA(h), sizeof(fd));
+		if (c.fd_in >= 0)
+			::close(c.fd_in); /* one ring per process: a second descriptor replaces an unused one */
+		c.fd_in = fd;
 	}
 	c.in.insert(c.in.end(), buf, buf + n);
 	size_t off = 0;
@@ -178,9 +265,11 @@ void HostLink::poll()
 		}
 		clients_[ctx].fd = fd;
 	}
-	for (size_t ctx = 0; ctx < clients_.size(); ctx++)
+	for (size_t ctx = 0; ctx < clients_.size(); ctx++) {
+		drain(static_cast<int>(ctx), false);
 		while (clients_[ctx].fd >= 0 && read_client(static_cast<int>(ctx), false))
 			;
+	}
 }
 
 uint32_t HostLink::dma_read(int ctx, uint64_t addr, uint32_t len)

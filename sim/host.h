@@ -46,7 +46,12 @@ private:
 	struct Client {
 		int fd = -1;
 		std::vector<uint8_t> in;
+		int fd_in = -1;            // a descriptor that came with its messages (MMIO_RING's)
+		uint8_t *ring = nullptr;   // struct LINK_RING: the process's posted MMIO writes
+		uint32_t ring_head = 0;    // ours: the process may scribble on the ring's HEAD
 	};
+	void drain(int ctx, bool all);
+	void map_ring(int ctx);
 	void handle(int ctx, const uint8_t *hdr, const uint8_t *payload);
 	bool read_client(int ctx, bool block);
 	void drop(int ctx);

@@ -111,12 +111,26 @@ def gen_c(spec):
                 out.append(f"#define {p}_WIDTH {width}u")
                 out.append(f"#define {p}_MASK 0x{mask:08x}u")
         out.append("")
-    out += ["/* Little-endian access to host-memory structures. */",
+    out += ["/* Little-endian access to host-memory structures (n is a constant at every use). A",
+            " * little-endian CPU (host, firmware) does it in one load or store; HLS takes the byte",
+            " * form, which is only wiring. */",
+            "#if defined(__GNUC__) && !defined(__SYNTHESIS__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__",
+            "#define RNIC_LE_WORDS 1",
+            "#endif",
             "static inline uint64_t rnic_rd_le(const uint8_t *p, int n)",
             "{", "\tuint64_t v = 0;", "\tint i;", "",
+            "#ifdef RNIC_LE_WORDS",
+            "\tif (n == 2 || n == 4 || n == 8) {",
+            "\t\t__builtin_memcpy(&v, p, (unsigned)n);",
+            "\t\treturn v;", "\t}", "#endif",
             "\tfor (i = n - 1; i >= 0; i--)", "\t\tv = (v << 8) | p[i];", "\treturn v;", "}", "",
             "static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)",
-            "{", "\tint i;", "", "\tfor (i = 0; i < n; i++) {", "\t\tp[i] = (uint8_t)v;",
+            "{", "\tint i;", "",
+            "#ifdef RNIC_LE_WORDS",
+            "\tif (n == 2 || n == 4 || n == 8) {",
+            "\t\t__builtin_memcpy(p, &v, (unsigned)n);",
+            "\t\treturn;", "\t}", "#endif",
+            "\tfor (i = 0; i < n; i++) {", "\t\tp[i] = (uint8_t)v;",
             "\t\tv >>= 8;", "\t}", "}", ""]
     for st in spec["struct"]:
         s = st["name"]

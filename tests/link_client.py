@@ -1,5 +1,7 @@
 """A minimal host-link client (the PCIe side of rnic-sim) for tests: BAR0 reads and writes from
 Python, with the message layout taken from the generated spec."""
+import mmap
+import os
 import pathlib
 import socket
 import struct
@@ -17,7 +19,7 @@ class LinkClient:
     """`memory`: {bus address: bytearray} this process maps for the NIC (DMA reads of it are
     answered, writes into it applied); anything else is refused, as the host library does."""
 
-    def __init__(self, sock_path, timeout=30, memory=None):
+    def __init__(self, sock_path, timeout=30, memory=None, ring=False):
         self.mem = memory if memory is not None else {}
         self.dma_reads = []  # bus addresses the NIC asked this process for
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -25,8 +27,17 @@ class LinkClient:
         self.s.connect(str(sock_path))
         self.tag = 0
         self._send(MSG["HELLO"], value=S.LINK_VERSION)
-        t, _, _, value, _, _ = self._recv_until(MSG["HELLO_ACK"])
+        t, _, _, value, status, _ = self._recv_until(MSG["HELLO_ACK"])
+        assert status == 0, status
         self.ctx = value
+        self.ring = None
+        if ring:  # posted writes through shared memory, as the host library makes them
+            fd = os.memfd_create("link-client-ring")
+            os.ftruncate(fd, S.LINK_RING[0])
+            self.ring = mmap.mmap(fd, S.LINK_RING[0])
+            socket.send_fds(self.s, [HDR.pack(MSG["MMIO_RING"], 0, 0, 0, 0, 0)], [fd])
+            os.close(fd)
+            self.slot = 0
 
     def bus(self, offset):
         """Bus address of `offset` in this process's window."""
@@ -79,7 +90,18 @@ class LinkClient:
         return self._recv_until(MSG["MMIO_RD_RESP"], self.tag)[3] & 0xFFFFFFFF
 
     def write32(self, off, value):
-        self._send(MSG["MMIO_WR"], addr=off, value=value)
+        """A posted write: into the shared ring if there is one, else a message."""
+        if self.ring is None:
+            self._send(MSG["MMIO_WR"], addr=off, value=value)
+            return
+        e = S.LINK_RING[1]["ENTRIES"][0] + (self.slot % (1 << S.LINK_RING_LOG)) * S.LINK_RING_ENTRY[0]
+        f = S.LINK_RING_ENTRY[1]
+        while self.slot - struct.unpack_from("<I", self.ring, S.LINK_RING[1]["HEAD"][0])[0] >= 1 << S.LINK_RING_LOG:
+            pass  # full: the simulator drains it every few clocks
+        struct.pack_into("<II", self.ring, e + f["ADDR"][0], off, value)
+        struct.pack_into("<I", self.ring, e + f["SEQ"][0], self.slot + 1)  # last: publishes the entry
+        self.slot += 1
+        struct.pack_into("<I", self.ring, S.LINK_RING[1]["TAIL"][0], self.slot)
 
     def stat(self, name):
         return self.read32(S.STATS["COUNTER0"][0] + 4 * S.STAT[name])

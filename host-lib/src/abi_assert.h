@@ -1,4 +1,4 @@
-/* The spec's enums that say they are libibverbs' values (spec/rnic.toml: QPS, QPT, WQE_OP, WC_OP,
+/* The spec's enums that say they are libibverbs' values (spec/rnic.toml: QPS, QPT, WQE_OP, WQE_FLAG, WC_OP,
  * WC_STATUS, WC_FLAG, ACCESS, MTU, QP_ATTR) are: the library passes them between the application
  * and the NIC unchanged, so a spec edit that broke one would not build. */
 #ifndef RNIC_ABI_ASSERT_H
@@ -47,6 +47,10 @@ _Static_assert(RNIC_WC_STATUS_RETRY_EXC_ERR == IBV_WC_RETRY_EXC_ERR, "WC_STATUS.
 _Static_assert(RNIC_WC_STATUS_RNR_RETRY_EXC_ERR == IBV_WC_RNR_RETRY_EXC_ERR, "WC_STATUS.RNR_RETRY_EXC_ERR");
 _Static_assert(RNIC_WC_STATUS_FATAL_ERR == IBV_WC_FATAL_ERR, "WC_STATUS.FATAL_ERR");
 _Static_assert(RNIC_WC_STATUS_GENERAL_ERR == IBV_WC_GENERAL_ERR, "WC_STATUS.GENERAL_ERR");
+_Static_assert(RNIC_WQE_FLAG_FENCE == IBV_SEND_FENCE, "WQE_FLAG.FENCE");
+_Static_assert(RNIC_WQE_FLAG_SIGNALED == IBV_SEND_SIGNALED, "WQE_FLAG.SIGNALED");
+_Static_assert(RNIC_WQE_FLAG_SOLICITED == IBV_SEND_SOLICITED, "WQE_FLAG.SOLICITED");
+_Static_assert(RNIC_WQE_FLAG_INLINE == IBV_SEND_INLINE, "WQE_FLAG.INLINE");
 _Static_assert(RNIC_WC_FLAG_GRH == IBV_WC_GRH, "WC_FLAG.GRH");
 _Static_assert(RNIC_WC_FLAG_WITH_IMM == IBV_WC_WITH_IMM, "WC_FLAG.WITH_IMM");
 _Static_assert(RNIC_ACCESS_LOCAL_WRITE == IBV_ACCESS_LOCAL_WRITE, "ACCESS.LOCAL_WRITE");

@@ -88,6 +88,12 @@ struct rnic_qp {
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
 	int sig_all;               /* sq_sig_all: every WQE completes */
+	uint32_t sig_flag;         /* WQE_FLAG.SIGNALED if sig_all */
+	uint32_t send_ops;         /* bit i: the QP's type takes enum ibv_wr_opcode i */
+	uint32_t fast_ops;         /* those of them that ibv_post_send's fast path builds */
+	uint32_t sq_mask;          /* 2^sq_log - 1 */
+	struct rnic_dev *dev;      /* its context's */
+	uint32_t sq_db;            /* the SQ doorbell's QPN field */
 	struct rnic_srq *srq;      /* receive WQEs come from it */
 	pthread_spinlock_t lock;
 	/* ibv_wr_* between ibv_wr_start and ibv_wr_complete: the request being built */
@@ -107,14 +113,32 @@ static inline struct ibv_cq *cq_ibv(struct rnic_cq *cq)
 	return ibv_cq_ex_to_cq(&cq->ex);
 }
 
+/* CQE i of a ring of 2^log entries is valid when its owner bit is the parity of i's pass, plus 1 */
+static inline int rnic_cqe_valid(const uint8_t *ring, uint32_t log, uint32_t i)
+{
+	const uint8_t *e = ring + (size_t)(i & ((1u << log) - 1)) * RNIC_CQE_BYTES;
+
+	return (__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) == (((i >> log) & 1) ^ 1);
+}
+
+/* datapath.c */
+uint32_t rnic_send_ops(enum ibv_qp_type type);
+uint32_t rnic_fast_ops(enum ibv_qp_type type);
+int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr);
+void rnic_sq_doorbell(struct rnic_qp *qp);
+int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+const uint8_t *rnic_cq_peek(struct rnic_cq *cq);
+void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e);
+int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int rnic_req_notify_cq(struct ibv_cq *ibcq, int solicited);
+void rnic_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq);
+
 /* verbs.c */
 struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			      struct ibv_comp_channel *channel, int comp_vector, uint64_t wc_flags);
 struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a);
-int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr);
-void rnic_sq_doorbell(struct rnic_qp *qp);
-const uint8_t *rnic_cq_peek(struct rnic_cq *cq);
-void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e);
 int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *a);
 int rnic_gid(struct ibv_context *context, uint32_t index, union ibv_gid *gid);
 uint32_t rnic_clock_khz(struct rnic_context *c);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -181,9 +182,63 @@ static uint32_t sim_mmio_read(void *bus, uint32_t off)
 	return v;
 }
 
+#define RING_MASK ((1u << RNIC_LINK_RING_LOG) - 1)
+
+static uint32_t *ring_word(struct sim_bus *b, uint32_t off)
+{
+	return (uint32_t *)(b->ring + off);
+}
+
+/* the ring is full: the simulator takes some every few clocks */
+static __attribute__((noinline, cold)) void ring_wait(struct sim_bus *b, uint32_t slot)
+{
+	while (slot - __atomic_load_n(ring_word(b, RNIC_LINK_RING_HEAD_OFF), __ATOMIC_ACQUIRE) > RING_MASK &&
+	       __atomic_load_n(&b->alive, __ATOMIC_RELAXED))
+		sched_yield();
+}
+
+/* A posted write: a few stores into the ring the simulator drains, as a CPU's store into a BAR */
 static void sim_mmio_write(void *bus, uint32_t off, uint32_t val)
 {
-	msg(bus, RNIC_LINK_MSG_MMIO_WR, off, val, 0, 0, NULL, 0);
+	struct sim_bus *b = bus;
+	uint32_t slot = __atomic_fetch_add(ring_word(b, RNIC_LINK_RING_TAIL_OFF), 1, __ATOMIC_RELAXED);
+	uint8_t *e = b->ring + RNIC_LINK_RING_ENTRIES_OFF + (slot & RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
+
+	if (slot - __atomic_load_n(ring_word(b, RNIC_LINK_RING_HEAD_OFF), __ATOMIC_ACQUIRE) > RING_MASK)
+		ring_wait(b, slot);
+	RNIC_LINK_RING_ENTRY_ADDR_SET(e, off);
+	RNIC_LINK_RING_ENTRY_VALUE_SET(e, val);
+	__atomic_store_n((uint32_t *)(e + RNIC_LINK_RING_ENTRY_SEQ_OFF), slot + 1, __ATOMIC_RELEASE);
+}
+
+/* Make the posted-write ring and hand it to the simulator (its memfd over the socket) */
+static int ring_open(struct sim_bus *b)
+{
+	uint8_t h[RNIC_LINK_HDR_SIZE] = {0};
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {h, sizeof(h)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int fd = memfd_create("rnic-mmio-ring", MFD_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, RNIC_LINK_RING_SIZE) ||
+	    (b->ring = mmap(NULL, RNIC_LINK_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		ret = -errno;
+		b->ring = NULL;
+		close(fd);
+		return ret;
+	}
+	RNIC_LINK_HDR_TYPE_SET(h, RNIC_LINK_MSG_MMIO_RING);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(b->fd, &m, MSG_NOSIGNAL) != sizeof(h))
+		ret = -ENODEV;
+	close(fd);
+	return ret;
 }
 
 static int add_range(struct sim_bus *b, uint64_t start, uint64_t end)
@@ -319,7 +374,7 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	uint8_t h[RNIC_LINK_HDR_SIZE];
-	int tries;
+	int tries, ret;
 
 	memset(b, 0, sizeof(*b));
 	if (strlen(path) >= sizeof(a.sun_path))
@@ -348,18 +403,24 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 	pthread_mutex_init(&b->rd_lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	msg(b, RNIC_LINK_MSG_HELLO, 0, RNIC_LINK_VERSION, 0, 0, NULL, 0);
-	if (read_all(b->fd, h, sizeof(h)) || RNIC_LINK_HDR_TYPE_GET(h) != RNIC_LINK_MSG_HELLO_ACK) {
-		close(b->fd);
-		close(b->irq_fd);
-		return -ENODEV;
+	if (read_all(b->fd, h, sizeof(h)) || RNIC_LINK_HDR_TYPE_GET(h) != RNIC_LINK_MSG_HELLO_ACK ||
+	    RNIC_LINK_HDR_STATUS_GET(h) || ring_open(b)) {
+		/* nobody there, a simulator of another link version, or no shared memory */
+		ret = -ENODEV;
+		goto fail;
 	}
 	b->ctx = (uint32_t)RNIC_LINK_HDR_VALUE_GET(h);
 	if (pthread_create(&b->thread, NULL, service, b)) {
-		close(b->fd);
-		close(b->irq_fd);
-		return -EAGAIN;
+		ret = -EAGAIN;
+		goto fail;
 	}
 	return 0;
+fail:
+	if (b->ring)
+		munmap(b->ring, RNIC_LINK_RING_SIZE);
+	close(b->fd);
+	close(b->irq_fd);
+	return ret;
 }
 
 void sim_bus_close(struct sim_bus *b)
@@ -369,5 +430,6 @@ void sim_bus_close(struct sim_bus *b)
 	pthread_join(b->thread, NULL);
 	close(b->fd);
 	close(b->irq_fd);
+	munmap(b->ring, RNIC_LINK_RING_SIZE);
 	free(b->ranges);
 }

@@ -212,263 +212,6 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 	return guid;
 }
 
-static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-
-/* ---- data path */
-
-/* One send WQE at the ring's producer index (not yet visible to the NIC: rnic_sq_doorbell).
- * As rdma-core's providers: EINVAL for what the QP cannot take, ENOMEM when the ring is full. */
-int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
-{
-	struct ibv_qp *ibqp = &qp->ex.qp_base;
-	uint8_t *w = qp->sq + (size_t)(qp->sq_pi & ((1u << qp->sq_log) - 1)) * RNIC_WQE_BYTES;
-	uint64_t total = 0; /* 64 bits: lengths summed in 32 would wrap below max_inline_data */
-	uint32_t i;
-	int rd = wr->opcode == IBV_WR_RDMA_READ,
-	    atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-
-	if ((ibqp->state != IBV_QPS_RTS && ibqp->state != IBV_QPS_SQD && ibqp->state != IBV_QPS_ERR) ||
-	    (uint32_t)wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD ||
-	    (ibqp->qp_type == IBV_QPT_UC && wr->opcode > IBV_WR_SEND_WITH_IMM) ||
-	    (ibqp->qp_type == IBV_QPT_UD && ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
-					     !wr->wr.ud.ah)) ||
-	    wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
-	    ((rd || atomic) && (wr->send_flags & IBV_SEND_INLINE)) ||
-	    (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)))
-		return EINVAL;
-	if ((uint16_t)(qp->sq_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_send_wr)
-		return ENOMEM;
-	for (i = 0; i < (uint32_t)wr->num_sge; i++)
-		total += wr->sg_list[i].length;
-	if ((wr->send_flags & IBV_SEND_INLINE) && total > qp->cap.max_inline_data)
-		return EINVAL;
-	memset(w, 0, RNIC_WQE_BYTES);
-	RNIC_WQE_WR_ID_SET(w, wr->wr_id);
-	RNIC_WQE_OPCODE_SET(w, wr->opcode); /* enum WQE_OP = enum ibv_wr_opcode */
-	RNIC_WQE_FLAGS_SET(w, ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0) |
-			      (wr->send_flags & IBV_SEND_INLINE ? RNIC_WQE_FLAG_INLINE : 0) |
-			      (wr->send_flags & IBV_SEND_FENCE ? RNIC_WQE_FLAG_FENCE : 0) |
-			      (wr->send_flags & IBV_SEND_SOLICITED ? RNIC_WQE_FLAG_SOLICITED : 0));
-	RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
-	if (ibqp->qp_type == IBV_QPT_UD) {
-		const struct rnic_ah *ah = (const struct rnic_ah *)wr->wr.ud.ah;
-
-		memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DMAC_OFF, ah->mac, 6);
-		RNIC_UD_AV_DIP_SET(w + RNIC_WQE_UD_AV_OFF, ah->ip);
-		RNIC_UD_AV_IPV6_SET(w + RNIC_WQE_UD_AV_OFF, ah->ipv6);
-		memcpy(w + RNIC_WQE_UD_AV_OFF + RNIC_UD_AV_DIP6_OFF, ah->ip6, 16);
-		RNIC_UD_AV_QPN_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qpn);
-		RNIC_UD_AV_QKEY_SET(w + RNIC_WQE_UD_AV_OFF, wr->wr.ud.remote_qkey);
-	} else if (atomic) {
-		RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.atomic.remote_addr);
-		RNIC_WQE_RKEY_SET(w, wr->wr.atomic.rkey);
-		RNIC_WQE_COMPARE_ADD_SET(w, wr->wr.atomic.compare_add);
-		RNIC_WQE_SWAP_SET(w, wr->wr.atomic.swap);
-	} else {
-		RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
-		RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
-	}
-	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-		RNIC_WQE_IMM_SET(w, wr->imm_data); /* stays in network byte order */
-	RNIC_WQE_TOTAL_LEN_SET(w, total > UINT32_MAX ? UINT32_MAX : total);
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint8_t *p = w + RNIC_WQE_SGE_OFF;
-
-		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
-			p += wr->sg_list[i].length;
-		}
-	} else {
-		for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-			uint8_t *s = w + RNIC_WQE_SGE_OFF + i * RNIC_SGE_SIZE;
-
-			RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
-			RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
-			RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
-		}
-	}
-	qp->sq_pi++;
-	return 0;
-}
-
-void rnic_sq_doorbell(struct rnic_qp *qp)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	rnic_ring_sq(&to_ctx(qp->ex.qp_base.context)->dev, qp->ex.qp_base.qp_num, qp->sq_pi);
-}
-
-static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
-{
-	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
-	int ret = 0, posted = 0;
-
-	pthread_spin_lock(&qp->lock);
-	for (; wr; wr = wr->next) {
-		ret = rnic_sq_write(qp, wr);
-		if (ret)
-			break;
-		posted++;
-	}
-	if (posted)
-		rnic_sq_doorbell(qp);
-	pthread_spin_unlock(&qp->lock);
-	if (ret && bad)
-		*bad = wr;
-	return ret;
-}
-
-/* A receive WQE (RQ or SRQ ring entry) from a verbs receive request. */
-static void write_rwqe(uint8_t *w, const struct ibv_recv_wr *wr)
-{
-	uint32_t i;
-
-	memset(w, 0, RNIC_RWQE_BYTES);
-	RNIC_RWQE_WR_ID_SET(w, wr->wr_id);
-	RNIC_RWQE_NUM_SGE_SET(w, wr->num_sge);
-	for (i = 0; i < (uint32_t)wr->num_sge; i++) {
-		uint8_t *s = w + RNIC_RWQE_SGE_OFF + i * RNIC_SGE_SIZE;
-
-		RNIC_SGE_ADDR_SET(s, wr->sg_list[i].addr);
-		RNIC_SGE_LEN_SET(s, wr->sg_list[i].length);
-		RNIC_SGE_LKEY_SET(s, wr->sg_list[i].lkey);
-	}
-}
-
-static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
-	struct rnic_context *c = to_ctx(ibqp->context);
-	uint32_t mask = (1u << qp->rq_log) - 1;
-	int ret = 0, posted = 0;
-
-	pthread_spin_lock(&qp->lock);
-	for (; wr; wr = wr->next) {
-		uint8_t *w = qp->rq + (size_t)(qp->rq_pi & mask) * RNIC_RWQE_BYTES;
-
-		if (ibqp->state == IBV_QPS_RESET || wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			ret = EINVAL;
-			break;
-		}
-		if ((uint16_t)(qp->rq_pi - __atomic_load_n(&qp->rq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_recv_wr) {
-			ret = ENOMEM;
-			break;
-		}
-		write_rwqe(w, wr);
-		qp->rq_pi++;
-		posted++;
-	}
-	if (posted) {
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		rnic_ring_rq(&c->dev, ibqp->qp_num, qp->rq_pi);
-	}
-	pthread_spin_unlock(&qp->lock);
-	if (ret && bad)
-		*bad = wr;
-	return ret;
-}
-
-/* CQE i of a ring of 2^log entries is valid when its owner bit is the parity of i's pass, plus 1 */
-static int cqe_valid(const uint8_t *ring, uint32_t log, uint32_t i)
-{
-	const uint8_t *e = ring + (size_t)(i & ((1u << log) - 1)) * RNIC_CQE_BYTES;
-
-	return (__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) == (((i >> log) & 1) ^ 1);
-}
-
-/* The CQE at the consumer index if the NIC has written it, else NULL. Under cq->lock. */
-const uint8_t *rnic_cq_peek(struct rnic_cq *cq)
-{
-	if (!cqe_valid(cq->ring, cq->log, cq->ci))
-		return NULL;
-	return cq->ring + (size_t)(cq->ci & ((1u << cq->log) - 1)) * RNIC_CQE_BYTES;
-}
-
-/* Drop the CQEs of QP qpn not polled yet, as mlx5 does when a QP is reset or destroyed (the
- * firmware has fenced it: none is still on its way). Later CQEs move up to close the gap; the
- * shared receive queue gets back the entries the dropped receive CQEs consumed. */
-static void cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq)
-{
-	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
-	uint32_t mask, n = 0, i, freed = 0;
-
-	if (!cq)
-		return;
-	pthread_spin_lock(&cq->lock);
-	mask = (1u << cq->log) - 1;
-	while (n <= mask && cqe_valid(cq->ring, cq->log, cq->ci + n))
-		n++;
-	for (i = cq->ci + n; i != cq->ci;) {
-		uint8_t *e = cq->ring + (size_t)(--i & mask) * RNIC_CQE_BYTES;
-
-		if (RNIC_CQE_QPN_GET(e) == qpn) {
-			freed++;
-			if (srq && RNIC_CQE_OPCODE_GET(e) >= IBV_WC_RECV)
-				__atomic_fetch_add(&srq->ci, 1, __ATOMIC_RELEASE);
-		} else if (freed) {
-			/* the slot it moves to holds a valid CQE of this pass: its owner bit stays */
-			memcpy(cq->ring + (size_t)((i + freed) & mask) * RNIC_CQE_BYTES, e, RNIC_CQE_OWNER_OFF);
-		}
-	}
-	if (freed) {
-		cq->ci += freed;
-		rnic_ring_cq(&to_ctx(ibcq->context)->dev, cq->cqn, (uint16_t)cq->ci, 0);
-	}
-	pthread_spin_unlock(&cq->lock);
-}
-
-/* Done with CQE e (from rnic_cq_peek): free its work queue entry, advance. Under cq->lock. */
-void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e)
-{
-	struct rnic_context *c = to_ctx(cq->ex.context);
-	uint32_t qpn = RNIC_CQE_QPN_GET(e), mask = (1u << cq->log) - 1;
-	struct rnic_qp *qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
-
-	cq->ts_start = RNIC_CQE_TS_START_GET(e);
-	cq->ts_end = RNIC_CQE_TS_END_GET(e);
-	if (qp && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV)
-		__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
-	else if (qp && qp->srq)
-		__atomic_fetch_add(&qp->srq->ci, 1, __ATOMIC_RELEASE);
-	else if (qp)
-		__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
-	cq->ci++;
-	/* tell the NIC how far we are, well before the ring could fill */
-	if (!(cq->ci & (mask >> 1)))
-		rnic_ring_cq(&c->dev, cq->cqn, (uint16_t)cq->ci, 0);
-}
-
-static int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
-{
-	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
-	const uint8_t *e;
-	int n = 0;
-
-	pthread_spin_lock(&cq->lock);
-	while (n < ne && (e = rnic_cq_peek(cq))) {
-		memset(&wc[n], 0, sizeof(wc[n]));
-		wc[n].wr_id = RNIC_CQE_WR_ID_GET(e);
-		wc[n].status = RNIC_CQE_STATUS_GET(e);
-		wc[n].opcode = RNIC_CQE_OPCODE_GET(e);
-		wc[n].vendor_err = RNIC_CQE_VENDOR_ERR_GET(e);
-		wc[n].byte_len = RNIC_CQE_BYTE_LEN_GET(e);
-		wc[n].imm_data = RNIC_CQE_IMM_GET(e);
-		wc[n].qp_num = RNIC_CQE_QPN_GET(e);
-		wc[n].src_qp = RNIC_CQE_SRC_QP_GET(e);
-		wc[n].wc_flags = RNIC_CQE_WC_FLAGS_GET(e);
-		rnic_cq_consume(cq, e);
-		n++;
-	}
-	pthread_spin_unlock(&cq->lock);
-	return n;
-}
-
-static int rnic_req_notify_cq(struct ibv_cq *ibcq, int solicited)
-{
-	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
-
-	rnic_ring_cq(&to_ctx(ibcq->context)->dev, cq->cqn, (uint16_t)cq->ci, solicited ? 2 : 1);
-	return 0;
-}
 
 /* ---- device and port */
 static int rnic_query_port(struct ibv_context *context, uint8_t port, struct ibv_port_attr *a, size_t len)
@@ -1018,7 +761,7 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		return EINVAL;
 	log = log2_up((uint32_t)cqe + 1);
 	pthread_spin_lock(&cq->lock);
-	while (n < (1u << old_log) && cqe_valid(old, old_log, cq->ci + n))
+	while (n < (1u << old_log) && rnic_cqe_valid(old, old_log, cq->ci + n))
 		n++;
 	if (cq_due(c, cq, n) >= (1u << log)) {
 		pthread_spin_unlock(&cq->lock);
@@ -1045,7 +788,7 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		return -ret;
 	}
 	/* the old ring is complete now: what came after the first count is moved too */
-	for (i = cq->ci; i != cq->ci + (1u << old_log) && cqe_valid(old, old_log, i); i++) {
+	for (i = cq->ci; i != cq->ci + (1u << old_log) && rnic_cqe_valid(old, old_log, i); i++) {
 		uint8_t *d = ring + (size_t)(i & ((1u << log) - 1)) * RNIC_CQE_BYTES;
 
 		memcpy(d, old + (size_t)(i & ((1u << old_log) - 1)) * RNIC_CQE_BYTES, RNIC_CQE_OWNER_OFF);
@@ -1165,6 +908,12 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	pthread_mutex_init(&qp->ex.qp_base.mutex, NULL);
 	pthread_cond_init(&qp->ex.qp_base.cond, NULL);
 	qp->sig_all = a->sq_sig_all != 0;
+	qp->sig_flag = qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0;
+	qp->send_ops = rnic_send_ops(a->qp_type);
+	qp->fast_ops = rnic_fast_ops(a->qp_type);
+	qp->sq_mask = (1u << qp->sq_log) - 1;
+	qp->dev = &c->dev;
+	qp->sq_db = RNIC_SET(RNIC_CTX_SQ_DB_QPN, qpn);
 	c->qps[qpn] = qp;
 	return &qp->ex.qp_base;
 fail:
@@ -1182,38 +931,6 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 }
 
 /* ---- shared receive queues */
-static int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	struct rnic_srq *srq = (struct rnic_srq *)ibsrq;
-	uint32_t mask = (1u << srq->log) - 1;
-	int ret = 0, posted = 0;
-
-	pthread_spin_lock(&srq->lock);
-	for (; wr; wr = wr->next) {
-		uint8_t *w = srq->ring + (size_t)(srq->pi & mask) * RNIC_RWQE_BYTES;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > RNIC_MAX_RECV_SGE) {
-			ret = EINVAL;
-			break;
-		}
-		if ((uint16_t)(srq->pi - __atomic_load_n(&srq->ci, __ATOMIC_ACQUIRE)) >= (1u << srq->log)) {
-			ret = ENOMEM;
-			break;
-		}
-		write_rwqe(w, wr);
-		srq->pi++;
-		posted++;
-	}
-	if (posted) {
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		rnic_ring_srq(&to_ctx(ibsrq->context)->dev, srq->srqn, srq->pi);
-	}
-	pthread_spin_unlock(&srq->lock);
-	if (ret && bad)
-		*bad = wr;
-	return ret;
-}
-
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 {
 	struct rnic_context *c;
@@ -1331,9 +1048,9 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret)
 		return cmd_errno(c, ret);
-	cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
+	rnic_cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
 	if (ibqp->send_cq != ibqp->recv_cq)
-		cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
+		rnic_cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
 	c->qps[ibqp->qp_num] = NULL;
 	c->dev.ops->dma_free(c->dev.bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
 	c->dev.ops->dma_free(c->dev.bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
@@ -1382,9 +1099,9 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		ibqp->state = a->qp_state;
 		if (a->qp_state == IBV_QPS_RESET) {
 			/* a reset QP forgets its work and starts its rings over */
-			cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
+			rnic_cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
 			if (ibqp->send_cq != ibqp->recv_cq)
-				cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
+				rnic_cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
 			qp->sq_pi = qp->sq_ci = qp->rq_pi = qp->rq_ci = 0;
 		}
 	}

@@ -78,9 +78,10 @@
 #define RNIC_CFG_TBL_FENCE 0x8u /* Fence, index 0, data = a token: each kernel shows the token (FW.FENCE) once nothing it started before the write can still touch host memory */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
-#define RNIC_LINK_VERSION 0x1u /* Protocol version carried in HELLO */
+#define RNIC_LINK_VERSION 0x2u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */
 #define RNIC_LINK_BUS_CTX_SHIFT 0x38u /* DMA bus address = (ctx + 1) << 56 | host virtual address */
 #define RNIC_LINK_MAX_PAYLOAD 0x1000u /* Largest payload in one message */
+#define RNIC_LINK_RING_LOG 0x8u /* log2 of the entries of the posted-write ring (struct LINK_RING) */
 
 /* transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38). */
 #define RNIC_BTH_UC_BIT 0x20u /* UC opcode = RC opcode | 0x20 */
@@ -114,10 +115,10 @@
 #define RNIC_WQE_OP_ATOMIC_FA 0x6u
 #define RNIC_WQE_OP_COUNT 7u
 
-/* WQE_FLAG: Send WQE flags (bit values). */
-#define RNIC_WQE_FLAG_SIGNALED 0x1u
-#define RNIC_WQE_FLAG_SOLICITED 0x2u
-#define RNIC_WQE_FLAG_FENCE 0x4u
+/* WQE_FLAG: Send WQE flags (bit values of enum ibv_send_flags). */
+#define RNIC_WQE_FLAG_FENCE 0x1u
+#define RNIC_WQE_FLAG_SIGNALED 0x2u
+#define RNIC_WQE_FLAG_SOLICITED 0x4u
 #define RNIC_WQE_FLAG_INLINE 0x8u
 
 /* WC_OP: CQE opcodes (values of enum ibv_wc_opcode). */
@@ -303,6 +304,7 @@
 #define RNIC_LINK_MSG_BYE 0xau
 #define RNIC_LINK_MSG_FENCE 0xbu
 #define RNIC_LINK_MSG_FENCE_ACK 0xcu
+#define RNIC_LINK_MSG_MMIO_RING 0xdu
 
 /* STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i). */
 #define RNIC_STAT_RX_FRAMES 0x0u
@@ -728,12 +730,23 @@
 #define RNIC_PORTC_IPV6_2 0x14u
 #define RNIC_PORTC_IPV6_3 0x18u
 
-/* Little-endian access to host-memory structures. */
+/* Little-endian access to host-memory structures (n is a constant at every use). A
+ * little-endian CPU (host, firmware) does it in one load or store; HLS takes the byte
+ * form, which is only wiring. */
+#if defined(__GNUC__) && !defined(__SYNTHESIS__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RNIC_LE_WORDS 1
+#endif
 static inline uint64_t rnic_rd_le(const uint8_t *p, int n)
 {
 	uint64_t v = 0;
 	int i;
 
+#ifdef RNIC_LE_WORDS
+	if (n == 2 || n == 4 || n == 8) {
+		__builtin_memcpy(&v, p, (unsigned)n);
+		return v;
+	}
+#endif
 	for (i = n - 1; i >= 0; i--)
 		v = (v << 8) | p[i];
 	return v;
@@ -743,6 +756,12 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 {
 	int i;
 
+#ifdef RNIC_LE_WORDS
+	if (n == 2 || n == 4 || n == 8) {
+		__builtin_memcpy(p, &v, (unsigned)n);
+		return;
+	}
+#endif
 	for (i = 0; i < n; i++) {
 		p[i] = (uint8_t)v;
 		v >>= 8;
@@ -1455,5 +1474,28 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_LINK_HDR_STATUS_OFF 28u
 #define RNIC_LINK_HDR_STATUS_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 28, 4))
 #define RNIC_LINK_HDR_STATUS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 28, 4, (uint64_t)(v))
+
+/* LINK_RING: Posted MMIO writes in memory shared by a host process and rnic-sim (as stores into a BAR: no message, no system call). Producers claim slot TAIL++ and publish an entry by writing its SEQ = slot + 1 last; the simulator takes entries in slot order, ahead of any later message of the process (an MMIO read waits until every claimed slot is published), and advances HEAD, which producers wait on when 2^LINK_RING_LOG slots are claimed. */
+#define RNIC_LINK_RING_SIZE 4224u
+#define RNIC_LINK_RING_TAIL_OFF 0u
+#define RNIC_LINK_RING_TAIL_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_LINK_RING_TAIL_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_LINK_RING_HEAD_OFF 64u
+#define RNIC_LINK_RING_HEAD_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 64, 4))
+#define RNIC_LINK_RING_HEAD_SET(b, v) rnic_wr_le((uint8_t *)(b) + 64, 4, (uint64_t)(v))
+#define RNIC_LINK_RING_ENTRIES_OFF 128u
+#define RNIC_LINK_RING_ENTRIES_LEN 4096u
+
+/* LINK_RING_ENTRY: One posted MMIO write. */
+#define RNIC_LINK_RING_ENTRY_SIZE 16u
+#define RNIC_LINK_RING_ENTRY_ADDR_OFF 0u
+#define RNIC_LINK_RING_ENTRY_ADDR_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_LINK_RING_ENTRY_ADDR_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_LINK_RING_ENTRY_VALUE_OFF 4u
+#define RNIC_LINK_RING_ENTRY_VALUE_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_LINK_RING_ENTRY_VALUE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
+#define RNIC_LINK_RING_ENTRY_SEQ_OFF 8u
+#define RNIC_LINK_RING_ENTRY_SEQ_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 8, 4))
+#define RNIC_LINK_RING_ENTRY_SEQ_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 4, (uint64_t)(v))
 
 #endif

@@ -65,9 +65,10 @@ CFG_TBL_PORT = 0x5
 CFG_TBL_EQC = 0x6
 CFG_TBL_SRQC = 0x7
 CFG_TBL_FENCE = 0x8
-LINK_VERSION = 0x1
+LINK_VERSION = 0x2
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
+LINK_RING_LOG = 0x8
 BTH_UC_BIT = 0x20
 DETH_LEN = 0x8
 GSI_QPN = 0x1
@@ -98,9 +99,9 @@ WQE_OP = {
     'ATOMIC_FA': 0x6,
 }
 WQE_FLAG = {
-    'SIGNALED': 0x1,
-    'SOLICITED': 0x2,
-    'FENCE': 0x4,
+    'FENCE': 0x1,
+    'SIGNALED': 0x2,
+    'SOLICITED': 0x4,
     'INLINE': 0x8,
 }
 WC_OP = {
@@ -283,6 +284,7 @@ LINK_MSG = {
     'BYE': 0xa,
     'FENCE': 0xb,
     'FENCE_ACK': 0xc,
+    'MMIO_RING': 0xd,
 }
 STAT = {
     'RX_FRAMES': 0x0,
@@ -763,6 +765,16 @@ LINK_HDR = (32, {
     'VALUE': (16, 'u64', 8),
     'TAG': (24, 'u32', 4),
     'STATUS': (28, 'u32', 4),
+})
+LINK_RING = (4224, {
+    'TAIL': (0, 'u32', 4),
+    'HEAD': (64, 'u32', 4),
+    'ENTRIES': (128, 'bytes', 4096),
+})
+LINK_RING_ENTRY = (16, {
+    'ADDR': (0, 'u32', 4),
+    'VALUE': (4, 'u32', 4),
+    'SEQ': (8, 'u32', 4),
 })
 
 # Kernel ports: name -> (words, [(field, type, bits, first word, words)])

@@ -77,9 +77,10 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CFG_TBL_FENCE = 64'h8;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
-  localparam longint unsigned RNIC_LINK_VERSION = 64'h1;
+  localparam longint unsigned RNIC_LINK_VERSION = 64'h2;
   localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 64'h38;
   localparam longint unsigned RNIC_LINK_MAX_PAYLOAD = 64'h1000;
+  localparam longint unsigned RNIC_LINK_RING_LOG = 64'h8;
 
   // transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38).
   localparam longint unsigned RNIC_BTH_UC_BIT = 64'h20;
@@ -113,10 +114,10 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_WQE_OP_ATOMIC_FA = 'h6;
   localparam int unsigned RNIC_WQE_OP_COUNT = 7;
 
-  // WQE_FLAG: Send WQE flags (bit values).
-  localparam int unsigned RNIC_WQE_FLAG_SIGNALED = 'h1;
-  localparam int unsigned RNIC_WQE_FLAG_SOLICITED = 'h2;
-  localparam int unsigned RNIC_WQE_FLAG_FENCE = 'h4;
+  // WQE_FLAG: Send WQE flags (bit values of enum ibv_send_flags).
+  localparam int unsigned RNIC_WQE_FLAG_FENCE = 'h1;
+  localparam int unsigned RNIC_WQE_FLAG_SIGNALED = 'h2;
+  localparam int unsigned RNIC_WQE_FLAG_SOLICITED = 'h4;
   localparam int unsigned RNIC_WQE_FLAG_INLINE = 'h8;
 
   // WC_OP: CQE opcodes (values of enum ibv_wc_opcode).
@@ -302,6 +303,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_LINK_MSG_BYE = 'ha;
   localparam int unsigned RNIC_LINK_MSG_FENCE = 'hb;
   localparam int unsigned RNIC_LINK_MSG_FENCE_ACK = 'hc;
+  localparam int unsigned RNIC_LINK_MSG_MMIO_RING = 'hd;
 
   // STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i).
   localparam int unsigned RNIC_STAT_RX_FRAMES = 'h0;

@@ -1,9 +1,10 @@
 /* The host's fast path, for counting its instructions (make bench runs this under callgrind): an
  * RC QP connected to a second QP of the same NIC (its internal loopback), then ROUNDS times one
- * signaled 8-byte RDMA WRITE posted by post_one() and its completion taken by poll_one(). The wait
- * for the completion (a completion event) is outside both, so each counts exactly one call.
+ * signaled 8-byte RDMA WRITE (its data inline in the WQE, or named by an SGE) posted by
+ * post_one() and its completion taken by poll_one(). The wait for the completion (a completion
+ * event) is outside both, so each counts exactly one call.
  *
- *   hostpath ROUNDS DEV
+ *   hostpath ROUNDS DEV inline|sge
  * Prints "hostpath: N writes ok" and exits 0, or names what failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,12 +73,13 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	union ibv_gid gid;
 	uint64_t *buf = calloc(2, 64);
-	int rounds, i;
+	int rounds, i, inl;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: hostpath ROUNDS DEV\n");
+	if (argc != 4 || (strcmp(argv[3], "inline") && strcmp(argv[3], "sge"))) {
+		fprintf(stderr, "usage: hostpath ROUNDS DEV inline|sge\n");
 		return 2;
 	}
+	inl = !strcmp(argv[3], "inline");
 	rounds = atoi(argv[1]);
 	l = ibv_get_device_list(NULL);
 	for (i = 0; l && l[i]; i++)
@@ -97,7 +99,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < rounds; i++) {
 		struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey};
 		struct ibv_send_wr wr = {.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-					 .send_flags = IBV_SEND_SIGNALED,
+					 .send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0),
 					 .wr = {.rdma = {.remote_addr = (uintptr_t)(buf + 8), .rkey = mr->rkey}}};
 		struct ibv_cq *ev_cq;
 		struct ibv_wc wc;
@@ -109,6 +111,7 @@ int main(int argc, char **argv)
 		CHECK(!ibv_get_cq_event(ch, &ev_cq, &ev_ctx)); /* the CQE is there: poll_one takes it */
 		ibv_ack_cq_events(cq, 1);
 		CHECK(poll_one(cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i);
+		CHECK(buf[8] == (uint64_t)i); /* the WRITE landed (remote_addr: buf + 8 words) */
 	}
 	printf("hostpath: %d writes ok\n", rounds);
 	return 0;
