@@ -77,9 +77,59 @@ def host_path(out, rounds=200):
     return 0
 
 
+# headers of a RoCEv2 (IPv4) request on the wire: preamble 8, Ethernet 14, IPv4 20, UDP 8, BTH 12,
+# ICRC 4, FCS 4, inter-frame gap 12; a WRITE's first packet adds the RETH (16)
+WIRE_OVERHEAD = 8 + 14 + 20 + 8 + 12 + 4 + 4 + 12
+RETH = 16
+LINK_GBPS = 100
+
+
+def wire_ns(op, size, mtu=4096):
+    """Nanoseconds the 100 GbE link needs for one message: the floor of its rate."""
+    npkts = max(1, -(-size // mtu))
+    wire = size + npkts * WIRE_OVERHEAD + (RETH if op == "write" else 0)
+    return wire * 8 / LINK_GBPS
+
+
+# (figure, rc_ops arguments, unit, issue 15's target)
+RATES = [
+    ("64 B WRITE, 16 QPs", ["--qps", "16", "rate", "write", "64", "4000", "sge"], "M/s", ">= 50 M/s"),
+    ("64 B WRITE, 1 QP", ["--qps", "1", "rate", "write", "64", "2000", "sge"], "M/s", ">= 20 M/s"),
+    ("64 B WRITE inline, 16 QPs", ["--qps", "16", "rate", "write", "64", "4000", "inline"], "M/s", ""),
+    ("64 B SEND, 16 QPs", ["--qps", "16", "rate", "send", "64", "4000", "sge"], "M/s", ">= 40 M/s"),
+    ("4 KiB WRITE, 1 QP", ["--mtu", "4096", "--qps", "1", "rate", "write", "4096", "1000", "sge"], "Gb/s", ">= 93 Gb/s"),
+    ("64 KiB WRITE, 16 QPs", ["--mtu", "4096", "--qps", "16", "rate", "write", "65536", "400", "sge"], "Gb/s",
+     ">= 97 Gb/s"),
+]
+
+
+def message_rates(out):
+    """Messages per second (or goodput) in simulated time at 250 MHz, each beside the 100 GbE limit."""
+    rc = 0
+    print(f"-- message rate and goodput (simulated time, 250 MHz, {LINK_GBPS} GbE, MTU 1024 for 64 B, 4096 above)")
+    print(f"{'figure':28} {'measured':>12} {'link limit':>12}   target (issue 15)   wall")
+    for name, args, unit, target in RATES:
+        code, text, _, wall = session(out / name.split(",")[0].replace(" ", "_"), args)
+        line = [ln for ln in text.splitlines() if ln.startswith("rate ")]
+        if code or not line:
+            print(text)
+            rc = 1
+            continue
+        mps = float(line[0].split()[-3])
+        op, size = args[args.index("rate") + 1], int(args[args.index("rate") + 2])
+        limit = 1e3 / wire_ns(op, size, 4096 if size > 64 else 1024)
+        if unit == "M/s":
+            print(f"{name:28} {mps:9.2f} M/s {limit:9.2f} M/s   {target:18}  {wall:4.0f} s")
+        else:
+            print(f"{name:28} {mps * size * 8 / 1e3:8.2f} Gb/s {limit * size * 8 / 1e3:8.2f} Gb/s   {target:18}"
+                  f"  {wall:4.0f} s")
+    return rc
+
+
 def bench():
     out = ROOT / "build" / "bench"
     rc = host_path(out / "host-path")
+    rc |= message_rates(out / "rate")
     for label, sim_args, args in [("clean link", [], []),
                                   ("1% frame loss", ["--drop", "0.01", "--seed", "11"], ["--ack-timeout", "6"])]:
         code, text, _, wall = session(out / label.split()[0], [*args, "--mtu", "4096", "bench"], sim_args)

@@ -17,6 +17,7 @@ BAD = {
     "recursion": "if (x) rnic_bad_step(st, x - 1);",
     "unbounded loop": "while (x) x--;",
     "variable bound": "for (i = 0; i < x; i++) st[0] = 0;",
+    "a trip count is no bound": "for (i = 0; i < x; i++) {\n#pragma HLS LOOP_TRIPCOUNT max = 4\n\t\tst[0] = 0;\n\t}",
     "function pointer": "void (*fp)(int) = 0; (void)fp;",
     "static state": "static int count; count++;",
     "variable-size array": "int v[x]; v[0] = 0; (void)v;",

@@ -11,6 +11,8 @@
  *       one WRITE of BYTES (up to 2 GiB, a region that needs large MTT pages) and its READ back
  *   rc_ops [--mtu M] bench DEV_A DEV_B
  *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
+ *   rc_ops [--qps Q] rate write|send SIZE N inline|sge DEV_A DEV_B
+ *       messages per second of N messages of SIZE bytes over Q (up to 16) QPs (simulated time)
  * Exit status 0 only if everything matched. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,197 +27,7 @@
 
 #include "rnic/rnicdv.h"
 
-#define REGION (4u << 20)
-#define GUARD 4096u
-#define MAXQ 8
-#define DEPTH 8
-
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *mem;         /* GUARD | REGION (registered) | GUARD */
-	uint8_t *buf;         /* = mem + GUARD */
-	union ibv_gid gid;
-	struct ibv_qp *qp[MAXQ];
-};
-
-static struct side A, B;
-static enum ibv_mtu mtu = IBV_MTU_1024;
-static unsigned ack_timeout = 14;
-static int gid_index; /* 0: RoCEv2 over IPv4, 1: over IPv6 */
-static int max_dest_rd = 8;
-#define TCLASS 0x6a /* DSCP 26 (AF31), ECN ECT(0): what the connected QPs' frames must carry */
-static int failures;
-
-static void die(const char *what, int err)
-{
-	printf("FAIL %s: %s\n", what, strerror(err));
-	exit(1);
-}
-
-static void open_side(struct side *s, const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	int i;
-
-	if (!list)
-		die("ibv_get_device_list", errno);
-	for (i = 0; list[i] && strcmp(ibv_get_device_name(list[i]), name); i++)
-		;
-	if (!list[i])
-		die(name, ENODEV);
-	s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!s->ctx)
-		die("ibv_open_device", errno);
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->mem = calloc(1, REGION + 2 * GUARD);
-	if (!s->pd || !s->mem)
-		die("alloc", ENOMEM);
-	s->buf = s->mem + GUARD;
-	s->mr = ibv_reg_mr(s->pd, s->buf, REGION, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	s->cq = ibv_create_cq(s->ctx, 4096, NULL, NULL, 0);
-	if (!s->mr || !s->cq)
-		die("reg_mr/create_cq", errno);
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		die("ibv_query_gid", EINVAL);
-}
-
-static struct ibv_qp *make_qp(struct side *s)
-{
-	struct ibv_qp_init_attr init = {0};
-	struct ibv_qp *qp;
-
-	init.send_cq = init.recv_cq = s->cq;
-	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = 64;
-	init.cap.max_recv_wr = 64;
-	init.cap.max_send_sge = 3;
-	init.cap.max_recv_sge = 3;
-	init.cap.max_inline_data = 64;
-	qp = ibv_create_qp(s->pd, &init);
-	if (!qp)
-		die("ibv_create_qp", errno);
-	return qp;
-}
-
-/* RESET -> INIT -> RTR -> RTS toward peer QP pq */
-static void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct ibv_qp *pq, int rnr_retry,
-		       int access)
-{
-	struct ibv_qp_attr a;
-	int ret, rc;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RESET;
-	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE)))
-		die("modify to RESET", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = access;
-	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
-		die("modify to INIT", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = pq->qp_num;
-	a.rq_psn = 0xfffff0 + pq->qp_num; /* near the 24-bit wrap */
-	a.max_dest_rd_atomic = (uint8_t)max_dest_rd;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.traffic_class = TCLASS;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	rc = qp->qp_type == IBV_QPT_RC;
-	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				 IBV_QP_RQ_PSN | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0))))
-		die("modify to RTR", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0xfffff0 + qp->qp_num;
-	a.timeout = (uint8_t)ack_timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = (uint8_t)rnr_retry;
-	a.max_rd_atomic = 8;
-	if ((ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-				 (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0))))
-		die("modify to RTS", ret);
-}
-
-#define ALL_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-
-static void connect_pair(int i, int rnr_retry)
-{
-	connect_qp(A.qp[i], &B, B.qp[i], rnr_retry, ALL_ACCESS);
-	connect_qp(B.qp[i], &A, A.qp[i], 7, ALL_ACCESS);
-}
-
-/* One completion from s's CQ (the simulators share the CPU: yield, then nap). */
-static int poll1(struct side *s, struct ibv_wc *wc, int secs)
-{
-	time_t start = time(NULL);
-	unsigned spins = 0;
-
-	while (ibv_poll_cq(s->cq, 1, wc) == 0) {
-		if (++spins > 1000)
-			usleep(50);
-		else
-			sched_yield();
-		if (time(NULL) - start > secs)
-			return 0;
-	}
-	return 1;
-}
-
-static void fill(uint8_t *p, uint32_t n, uint32_t seed)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed * 2654435761u + i * 131 + (i >> 8));
-}
-
-static struct ibv_sge sge(struct side *s, uint32_t off, uint32_t len)
-{
-	return (struct ibv_sge){(uintptr_t)(s->buf + off), len, s->mr->lkey};
-}
-
-static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, struct ibv_sge *sg, int nsge,
-		uint64_t raddr, uint32_t rkey, int flags)
-{
-	struct ibv_send_wr wr = {0}, *bad;
-
-	wr.wr_id = id;
-	wr.opcode = op;
-	wr.sg_list = sg;
-	wr.num_sge = nsge;
-	wr.send_flags = IBV_SEND_SIGNALED | flags;
-	wr.imm_data = htonl(0x1234abcd ^ (uint32_t)id);
-	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return ibv_post_send(qp, &wr, &bad);
-}
-
-static int post_recv(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sg, int nsge)
-{
-	struct ibv_recv_wr wr = {0}, *bad;
-
-	wr.wr_id = id;
-	wr.sg_list = sg;
-	wr.num_sge = nsge;
-	return ibv_post_recv(qp, &wr, &bad);
-}
+#include "rc_common.h"
 
 #define CHECK(cond, ...)                                                                                 \
 	do {                                                                                             \
@@ -239,16 +51,6 @@ static int untouched(const struct side *s, const uint8_t *was, uint32_t off, uin
 {
 	return !memcmp(s->mem, was, GUARD + off) &&
 	       !memcmp(s->mem + GUARD + off + len, was + GUARD + off + len, REGION + GUARD - off - len);
-}
-
-/* the data of a completed request reaches the peer's memory on its own path: look again briefly */
-static int settle(const uint8_t *a, const uint8_t *b, uint32_t n)
-{
-	int t;
-
-	for (t = 0; t < 2000 && memcmp(a, b, n); t++)
-		usleep(1000);
-	return !memcmp(a, b, n);
 }
 
 static uint8_t *snap;
@@ -764,384 +566,6 @@ static void checks(void)
 
 
 /* ---- mixed workload */
-enum { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ, K_CAS, K_FA, NKIND };
-static const char *const kind_name[NKIND] = {"send", "send_imm", "write", "write_imm", "read", "cmp_swap",
-					     "fetch_add"};
-
-#define LANE (1u << 20)
-#define SLOT (64u << 10)
-#define RSLOT (32u << 10)
-#define RD_AREA (768u << 10)
-#define RD_LEN (LANE - 4096 - RD_AREA)
-
-struct op {
-	uint8_t kind;
-	uint32_t len, roff, seed;
-	uint64_t expect;       /* atomics: the value returned */
-};
-
-struct lane {
-	struct op ops[DEPTH];  /* outstanding, by sequence number % DEPTH */
-	uint64_t posted, done;
-	struct op rq[64];      /* receive-consuming ops in order, for B */
-	uint64_t rq_head, rq_tail;
-	uint64_t b_done;
-	uint64_t fa, cas;      /* atomics posted */
-	uint8_t *shadow;       /* expected contents of B's write area */
-};
-
-static struct lane lanes[MAXQ];
-static uint64_t counts[NKIND];
-static uint32_t rng = 1;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng = rng * 1103515245u + 12345u;
-	return (rng >> 8) % n;
-}
-
-static uint32_t rnd_len(uint32_t max)
-{
-	switch (rnd(4)) {
-	case 0:
-		return rnd(65);
-	case 1:
-		return rnd(4097);
-	default:
-		return rnd(max + 1);
-	}
-}
-
-static int mix_post(int q)
-{
-	struct lane *l = &lanes[q];
-	uint64_t seq = l->posted;
-	struct op *o = &l->ops[seq % DEPTH];
-	uint32_t base = (uint32_t)q * LANE, slot = (uint32_t)(seq % DEPTH);
-	struct ibv_sge s;
-	enum ibv_wr_opcode op;
-	uint64_t raddr = 0;
-	int ret;
-
-	memset(o, 0, sizeof(*o));
-	o->kind = (uint8_t)rnd(NKIND);
-	o->seed = (uint32_t)(seq * 977 + (uint32_t)q);
-	if ((o->kind == K_SEND || o->kind == K_SEND_IMM || o->kind == K_WRITE_IMM) && l->rq_tail - l->rq_head >= 64)
-		o->kind = K_WRITE;
-	switch (o->kind) {
-	case K_SEND:
-	case K_SEND_IMM:
-		o->len = rnd_len(RSLOT);
-		fill(A.buf + base + 512 * 1024 + slot * SLOT, o->len, o->seed);
-		s = sge(&A, base + 512 * 1024 + slot * SLOT, o->len);
-		op = o->kind == K_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM;
-		l->rq[l->rq_tail++ % 64] = *o;
-		break;
-	case K_WRITE:
-	case K_WRITE_IMM:
-		o->len = rnd_len(SLOT);
-		fill(A.buf + base + 512 * 1024 + slot * SLOT, o->len, o->seed);
-		s = sge(&A, base + 512 * 1024 + slot * SLOT, o->len);
-		raddr = (uintptr_t)(B.buf + base + slot * SLOT);
-		memcpy(l->shadow + slot * SLOT, A.buf + base + 512 * 1024 + slot * SLOT, o->len);
-		op = o->kind == K_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
-		if (o->kind == K_WRITE_IMM)
-			l->rq[l->rq_tail++ % 64] = *o;
-		break;
-	case K_READ:
-		o->len = rnd_len(SLOT);
-		o->roff = rnd(RD_LEN - o->len + 1);
-		memset(A.buf + base + slot * SLOT, 0, o->len);
-		s = sge(&A, base + slot * SLOT, o->len);
-		raddr = (uintptr_t)(B.buf + base + RD_AREA + o->roff);
-		op = IBV_WR_RDMA_READ;
-		break;
-	default:
-		o->len = 8;
-		s = sge(&A, base + slot * SLOT, 8);
-		memset(A.buf + base + slot * SLOT, 0xee, 8);
-		raddr = (uintptr_t)(B.buf + base + LANE - (o->kind == K_CAS ? 16 : 8));
-		o->expect = o->kind == K_CAS ? l->cas++ : l->fa++;
-		op = o->kind == K_CAS ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
-		break;
-	}
-	{
-		struct ibv_send_wr wr = {0}, *bad;
-
-		wr.wr_id = seq;
-		wr.opcode = op;
-		wr.sg_list = &s;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.imm_data = htonl(o->seed);
-		if (o->kind == K_CAS || o->kind == K_FA) {
-			wr.wr.atomic.remote_addr = raddr;
-			wr.wr.atomic.rkey = B.mr->rkey;
-			wr.wr.atomic.compare_add = o->kind == K_CAS ? o->expect : 1;
-			wr.wr.atomic.swap = o->expect + 1;
-		} else {
-			wr.wr.rdma.remote_addr = raddr;
-			wr.wr.rdma.rkey = B.mr->rkey;
-		}
-		ret = ibv_post_send(A.qp[q], &wr, &bad);
-	}
-	if (ret) {
-		printf("FAIL mix: post_send: %s\n", strerror(ret));
-		return -1;
-	}
-	counts[o->kind]++;
-	l->posted++;
-	return 0;
-}
-
-static int qp_index(const struct side *s, uint32_t qpn, int nq)
-{
-	int i;
-
-	for (i = 0; i < nq; i++)
-		if (s->qp[i]->qp_num == qpn)
-			return i;
-	return -1;
-}
-
-static int mix_check_a(const struct ibv_wc *wc, int nq)
-{
-	static const enum ibv_wc_opcode wop[NKIND] = {IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
-						      IBV_WC_RDMA_READ, IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD};
-	int q = qp_index(&A, wc->qp_num, nq);
-	struct lane *l = &lanes[q < 0 ? 0 : q];
-	struct op *o = &l->ops[l->done % DEPTH];
-	uint32_t base = (uint32_t)q * LANE, slot = (uint32_t)(l->done % DEPTH);
-
-	if (q < 0 || wc->status != IBV_WC_SUCCESS || wc->wr_id != l->done || wc->opcode != wop[o->kind] ||
-	    wc->byte_len != o->len) {
-		printf("FAIL mix: QP %d op %llu (%s): status %s wr_id %llu opcode %d len %u, want len %u\n", q,
-		       (unsigned long long)l->done, kind_name[o->kind], ibv_wc_status_str(wc->status),
-		       (unsigned long long)wc->wr_id, wc->opcode, wc->byte_len, o->len);
-		return -1;
-	}
-	if (o->kind == K_READ && memcmp(A.buf + base + slot * SLOT, B.buf + base + RD_AREA + o->roff, o->len)) {
-		printf("FAIL mix: QP %d op %llu: READ data\n", q, (unsigned long long)l->done);
-		return -1;
-	}
-	if ((o->kind == K_CAS || o->kind == K_FA) && *(uint64_t *)(A.buf + base + slot * SLOT) != o->expect) {
-		printf("FAIL mix: QP %d op %llu: %s returned %llu, want %llu\n", q, (unsigned long long)l->done,
-		       kind_name[o->kind], (unsigned long long)*(uint64_t *)(A.buf + base + slot * SLOT),
-		       (unsigned long long)o->expect);
-		return -1;
-	}
-	l->done++;
-	return 0;
-}
-
-static int b_post_recv(int q, uint64_t id)
-{
-	struct ibv_sge s = sge(&B, (uint32_t)q * LANE + 512 * 1024 + (uint32_t)(id % 8) * RSLOT, RSLOT);
-
-	return post_recv(B.qp[q], id, &s, 1);
-}
-
-static int mix_check_b(const struct ibv_wc *wc, int nq)
-{
-	int q = qp_index(&B, wc->qp_num, nq);
-	struct lane *l = &lanes[q < 0 ? 0 : q];
-	struct op *o = &l->rq[l->rq_head % 64];
-	uint8_t want[RSLOT];
-	int imm = o->kind != K_SEND;
-
-	if (q < 0 || l->rq_head == l->rq_tail || wc->status != IBV_WC_SUCCESS || wc->wr_id != l->b_done ||
-	    wc->opcode != (o->kind == K_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV) ||
-	    wc->byte_len != o->len || !!(wc->wc_flags & IBV_WC_WITH_IMM) != imm ||
-	    (imm && ntohl(wc->imm_data) != o->seed) || wc->src_qp != A.qp[q]->qp_num) {
-		printf("FAIL mix: QP %d receive %llu: status %s wr_id %llu opcode %d len %u flags %x\n", q,
-		       (unsigned long long)l->b_done, ibv_wc_status_str(wc->status), (unsigned long long)wc->wr_id,
-		       wc->opcode, wc->byte_len, wc->wc_flags);
-		return -1;
-	}
-	if (o->kind != K_WRITE_IMM) {
-		fill(want, o->len, o->seed);
-		if (memcmp(want, B.buf + (uint32_t)q * LANE + 512 * 1024 + (uint32_t)(wc->wr_id % 8) * RSLOT, o->len)) {
-			printf("FAIL mix: QP %d receive %llu: data\n", q, (unsigned long long)l->b_done);
-			return -1;
-		}
-	}
-	l->rq_head++;
-	l->b_done++;
-	return b_post_recv(q, wc->wr_id + 8);
-}
-
-static int mix(uint64_t n, int nq)
-{
-	struct ibv_wc wc[16];
-	uint64_t total = 0, posted = 0;
-	time_t last = time(NULL);
-	int q, i, k;
-
-	for (q = 0; q < nq; q++) {
-		A.qp[q] = make_qp(&A);
-		B.qp[q] = make_qp(&B);
-		connect_pair(q, 7);
-		lanes[q].shadow = calloc(1, 512 * 1024);
-		fill(B.buf + (uint32_t)q * LANE + RD_AREA, RD_LEN, 1234 + (uint32_t)q);
-		for (i = 0; i < 8; i++)
-			if (b_post_recv(q, (uint64_t)i))
-				return -1;
-	}
-	while (total < n) {
-		for (q = 0; q < nq; q++)
-			while (lanes[q].posted - lanes[q].done < DEPTH && posted < n) {
-				if (mix_post(q))
-					return -1;
-				posted++;
-			}
-		k = ibv_poll_cq(A.cq, 16, wc);
-		for (i = 0; i < k; i++)
-			if (mix_check_a(&wc[i], nq))
-				return -1;
-		total += (uint64_t)(k > 0 ? k : 0);
-		i = k;
-		k = ibv_poll_cq(B.cq, 16, wc);
-		for (int j = 0; j < k; j++)
-			if (mix_check_b(&wc[j], nq))
-				return -1;
-		if (i > 0 || k > 0) {
-			last = time(NULL);
-		} else {
-			sched_yield();
-			if (time(NULL) - last > 300) {
-				printf("FAIL mix: no completion for 300 s (%llu of %llu done)\n",
-				       (unsigned long long)total, (unsigned long long)n);
-				for (q = 0; q < nq; q++)
-					printf("  QP %u: posted %llu, completed %llu, next op %s; receives completed %llu of %llu\n",
-					       A.qp[q]->qp_num, (unsigned long long)lanes[q].posted,
-					       (unsigned long long)lanes[q].done,
-					       kind_name[lanes[q].ops[lanes[q].done % DEPTH].kind],
-					       (unsigned long long)lanes[q].b_done, (unsigned long long)lanes[q].rq_tail);
-				return -1;
-			}
-		}
-	}
-	/* the last receive completions, then the write areas */
-	for (q = 0; q < nq; q++) {
-		while (lanes[q].rq_head != lanes[q].rq_tail) {
-			if (!poll1(&B, &wc[0], 120) || mix_check_b(&wc[0], nq)) {
-				printf("FAIL mix: QP %d: receive completions missing\n", q);
-				return -1;
-			}
-		}
-		if (!settle(B.buf + (uint32_t)q * LANE, lanes[q].shadow, 512 * 1024)) {
-			printf("FAIL mix: QP %d: WRITE data\n", q);
-			return -1;
-		}
-		if (*(uint64_t *)(B.buf + (uint32_t)q * LANE + LANE - 8) != lanes[q].fa ||
-		    *(uint64_t *)(B.buf + (uint32_t)q * LANE + LANE - 16) != lanes[q].cas) {
-			printf("FAIL mix: QP %d: atomic targets\n", q);
-			return -1;
-		}
-	}
-	printf("mix: %llu operations on %d QPs completed exactly once, in order, data checked:",
-	       (unsigned long long)total, nq);
-	for (k = 0; k < NKIND; k++)
-		printf(" %s=%llu", kind_name[k], (unsigned long long)counts[k]);
-	printf("\n");
-	return 0;
-}
-
-/* ---- goodput: bursts of `n` back-to-back signaled 1 MiB operations, NIC timestamps from the
- * first WQE's doorbell to the last CQE */
-static int bench(void)
-{
-	static const enum ibv_wr_opcode ops[] = {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND};
-	static const char *const names[] = {"write", "read", "send"};
-	const uint32_t size = 1u << 20, n = 8;
-	double hz;
-	unsigned k;
-
-	A.qp[0] = make_qp(&A);
-	B.qp[0] = make_qp(&B);
-	connect_pair(0, 7);
-	hz = (double)rnicdv_clock_hz(A.ctx);
-	printf("%6s %8s %5s %12s\n", "op", "size", "mtu", "goodput_gbps");
-	for (k = 0; k < 3; k++) {
-		struct ibv_sge s = sge(&A, 0, size), r = sge(&B, 0, size);
-		uint64_t first = 0, start, end = 0;
-		struct ibv_wc wc;
-		uint32_t i;
-
-		for (i = 0; i < n && ops[k] == IBV_WR_SEND; i++)
-			if (post_recv(B.qp[0], i, &r, 1))
-				return -1;
-		for (i = 0; i < n; i++)
-			if (post(A.qp[0], ops[k], i, &s, 1, (uintptr_t)B.buf, B.mr->rkey, 0))
-				return -1;
-		for (i = 0; i < n; i++) {
-			if (!poll1(&A, &wc, 300) || wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
-				printf("FAIL bench %s: %s\n", names[k], ibv_wc_status_str(wc.status));
-				return -1;
-			}
-			rnicdv_cq_last_ts(A.cq, &start, &end);
-			if (!i)
-				first = start;
-		}
-		for (i = 0; i < n && ops[k] == IBV_WR_SEND; i++)
-			if (!poll1(&B, &wc, 300) || wc.status != IBV_WC_SUCCESS)
-				return -1;
-		printf("%6s %8u %5u %12.2f\n", names[k], size, 128u << mtu, 8.0 * size * n / ((double)(end - first) / hz) / 1e9);
-	}
-	return 0;
-}
-
-/* ---- one message of `size` bytes (up to 2 GiB): WRITE A->B, then READ it back into A */
-static int big(uint64_t size)
-{
-	uint64_t *a = malloc(size), *b = malloc(size), i, n = size / 8;
-	struct ibv_mr *ma, *mb;
-	struct ibv_sge s;
-	struct ibv_wc wc;
-	uint64_t t0, t1;
-	double hz;
-
-	if (!a || !b || size % 8)
-		die("malloc", ENOMEM);
-	for (i = 0; i < n; i++)
-		a[i] = i * 0x9e3779b97f4a7c15ull;
-	memset(b, 0, size);
-	ma = ibv_reg_mr(A.pd, a, size, IBV_ACCESS_LOCAL_WRITE);
-	mb = ibv_reg_mr(B.pd, b, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!ma || !mb)
-		die("ibv_reg_mr (large)", errno);
-	A.qp[0] = make_qp(&A);
-	B.qp[0] = make_qp(&B);
-	connect_pair(0, 7);
-	hz = (double)rnicdv_clock_hz(A.ctx);
-	s = (struct ibv_sge){(uintptr_t)a, (uint32_t)size, ma->lkey};
-	if (post(A.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
-	    wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
-		printf("FAIL big WRITE of %llu bytes: %s\n", (unsigned long long)size, ibv_wc_status_str(wc.status));
-		return -1;
-	}
-	rnicdv_cq_last_ts(A.cq, &t0, &t1);
-	if (!settle((const uint8_t *)b, (const uint8_t *)a, (uint32_t)size)) {
-		printf("FAIL big WRITE: data\n");
-		return -1;
-	}
-	printf("write %llu bytes: %.2f Gb/s\n", (unsigned long long)size, 8.0 * size / ((t1 - t0) / hz) / 1e9);
-	memset(a, 0, size);
-	if (post(A.qp[0], IBV_WR_RDMA_READ, 2, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
-	    wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
-		printf("FAIL big READ of %llu bytes: %s\n", (unsigned long long)size, ibv_wc_status_str(wc.status));
-		return -1;
-	}
-	rnicdv_cq_last_ts(A.cq, &t0, &t1);
-	for (i = 0; i < n; i++)
-		if (a[i] != i * 0x9e3779b97f4a7c15ull) {
-			printf("FAIL big READ: data at %llu\n", (unsigned long long)(8 * i));
-			return -1;
-		}
-	printf("read %llu bytes: %.2f Gb/s\n", (unsigned long long)size, 8.0 * size / ((t1 - t0) / hz) / 1e9);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	int i = 1, nq = 4;
@@ -1154,7 +578,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--ack-timeout"))
 			ack_timeout = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--qps"))
-			nq = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 4 ? 4 : atoi(argv[i + 1]);
+			nq = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > MAXQ ? MAXQ : atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--gid"))
 			gid_index = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seed"))
@@ -1165,7 +589,7 @@ int main(int argc, char **argv)
 
 		open_side(&A, argv[i + 2]);
 		open_side(&B, argv[i + 3]);
-		ret = mix(strtoull(argv[i + 1], NULL, 0), nq);
+		ret = mix(strtoull(argv[i + 1], NULL, 0), nq > 4 ? 4 : nq);
 		printf("%s\n", ret ? "FAIL" : "PASS");
 		return ret != 0;
 	}
@@ -1183,6 +607,16 @@ int main(int argc, char **argv)
 		open_side(&B, argv[i + 2]);
 		return bench() != 0;
 	}
+	if (argc - i == 7 && !strcmp(argv[i], "rate")) {
+		uint32_t size = (uint32_t)strtoul(argv[i + 2], NULL, 0);
+
+		if (size > REGION / MAXQ || strtoul(argv[i + 3], NULL, 0) < 2)
+			die("rate: SIZE or N", EINVAL);
+		open_side(&A, argv[i + 5]);
+		open_side(&B, argv[i + 6]);
+		return rate(strcmp(argv[i + 1], "send") ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, size, nq,
+			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline")) != 0;
+	}
 	if (argc - i == 3 && !strcmp(argv[i], "checks")) {
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
@@ -1190,6 +624,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge DEV_A DEV_B\n");
 	return 2;
 }

@@ -285,6 +285,7 @@ static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, ui
 	st->p_cpl.ts_start = q->ts_first;
 	st->send_cpl = 1;
 	q->rwqe_valid = 0;
+	st->pf_hint = (uint16_t)(st->qpn + 1);
 }
 
 /* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
@@ -386,24 +387,33 @@ static void frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off,
 {
 	uint32_t i, o;
 
-	for (i = 0; i < n; i++) {
-#pragma HLS LOOP_TRIPCOUNT max = 8
-		o = off + st->l3 + i; /* n <= 8: an atomic operand */
-		FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
+	for (i = 0; i < 8; i++) { /* n <= 8: an atomic operand */
+		o = off + st->l3 + i;
+		if (i < n)
+			FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
 	}
 }
 
-static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t busy)
+/* What a DMA read of ours brings back (rd_kind), in request order */
+enum { RD_RWQE, RD_ATOMIC, RD_VOID };
+
+static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
 {
 	st->o.rdreq_valid = 1;
 	st->o.rdreq_addr = addr;
 	st->o.rdreq_len = (uint16_t)len;
-	st->rd_wait = 1;
-	st->busy = busy;
+	st->rd_kind[st->rd_tail % RX_RD_FIFO] = kind;
+	st->rd_qpn[st->rd_tail % RX_RD_FIFO] = (uint16_t)qpn;
+	st->rd_tail++;
 }
 
-/* Fetch the next receive WQE of QP qpn. */
-static void fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
+static int rd_room(const rnic_rx_state_t *st)
+{
+	return !st->o.rdreq_valid && st->rd_tail - st->rd_head < RX_RD_FIFO;
+}
+
+/* Request the next receive WQE of QP qpn (the caller checked rd_room). */
+static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	rx_qp_t *q = &st->qp[qpn];
 	int n = qp_srq(st, qpn);
@@ -415,15 +425,63 @@ static void fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 		base = ((uint64_t)SRQC_W(st, n, BASE_HI) << 32) | SRQC_W(st, n, BASE_LO);
 		ci = st->srq[n].ci;
 	}
-	st->qpn = qpn;
-	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, B_RWQE);
+	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, RD_RWQE, qpn);
+	q->rwqe_pend = 1;
 }
 
-static void got_rwqe(rnic_rx_state_t *st, const uint8_t *w)
+/* The frame (or flush) needs QP qpn's next receive WQE: wait for it, fetched ahead or now. */
+static void fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
-	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN), k, n = RNIC_RWQE_NUM_SGE_GET(w);
-	int s = qp_srq(st, st->qpn);
+	st->qpn = qpn;
+	st->busy = B_RWQE;
+	st->rd_issue = !st->qp[qpn].rwqe_pend;
+}
+
+/* The receive WQE the frame (or flush) waits for will not come: its QP was reset. The frame is
+ * dispatched again, and dropped. */
+static void rwqe_gone(rnic_rx_state_t *st)
+{
+	st->rd_issue = 0;
+	st->flush = 0;
+	st->busy = B_IDLE;
+	st->redo = 1;
+}
+
+/* The read the frame waits for (B_RWQE, B_ATOMIC), once the read channel has room */
+static void issue_wait(rnic_rx_state_t *st)
+{
+	if (!st->rd_issue || !rd_room(st))
+		return;
+	if (st->busy == B_RWQE)
+		read_rwqe(st, st->qpn);
+	else
+		read_req(st, st->at_addr, 8, RD_ATOMIC, st->qpn);
+	st->rd_issue = 0;
+}
+
+/* Fetch ahead the next receive WQE of the QP that just used one or was given some (its own
+ * receive queue only: a WQE taken from a shared one early would be withheld from the other QPs).
+ * The next SEND then finds it there instead of waiting a PCIe round trip. */
+static void prefetch_rwqe(rnic_rx_state_t *st)
+{
+	uint32_t qpn = st->pf_hint - 1u;
+	rx_qp_t *q;
+
+	if (!st->pf_hint || !rd_room(st) || st->fence_pending)
+		return;
+	st->pf_hint = 0;
+	q = &st->qp[qpn];
+	if ((q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS) && !q->rwqe_valid && !q->rwqe_pend &&
+	    q->rq_pi != q->rq_ci && !QPC_F(&st->t, qpn, SRQ, USE))
+		read_rwqe(st, qpn);
+}
+
+/* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. */
+static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
+{
+	rx_qp_t *q = &st->qp[qpn];
+	uint32_t pdn = QPC_W(&st->t, qpn, PDN), k, n = RNIC_RWQE_NUM_SGE_GET(w);
+	int s = qp_srq(st, qpn);
 
 	if (s >= 0) {
 		/* from the shared queue: its PD; below its limit, the armed event fires once (11.2.3) */
@@ -439,6 +497,7 @@ static void got_rwqe(rnic_rx_state_t *st, const uint8_t *w)
 	} else {
 		q->rq_ci++;
 	}
+	q->rwqe_pend = 0;
 	q->rwqe_valid = 1;
 	q->rwqe_id = RNIC_RWQE_WR_ID_GET(w);
 	q->rwqe_err = n > RNIC_MAX_RECV_SGE;
@@ -461,6 +520,8 @@ static void got_rwqe(rnic_rx_state_t *st, const uint8_t *w)
 		q->rwqe_len += g->len;
 		q->rwqe_nsge++;
 	}
+	if (st->busy != B_RWQE || st->qpn != qpn)
+		return; /* fetched ahead */
 	if (st->flush) {
 		st->flush = 0;
 		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
@@ -993,7 +1054,9 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->wc_off = 0;
 		st->kind = K_ATOMIC;
 		st->psn = psn;
-		read_req(st, rnic_translate(&st->t, rkey, va), 8, B_ATOMIC);
+		st->at_addr = rnic_translate(&st->t, rkey, va);
+		st->busy = B_ATOMIC;
+		st->rd_issue = 1;
 	}
 }
 
@@ -1161,6 +1224,8 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 	st->qp[q].rq_pi = in->db_pi;
+	if (!st->pf_hint)
+		st->pf_hint = (uint16_t)(q + 1);
 }
 
 /* The TX kernel sent a READ/atomic: remember where its responses go. Sent again after a
@@ -1227,6 +1292,15 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state == RNIC_QPS_RESET) {
+		uint32_t i;
+
+		/* a receive WQE still on its way belongs to nobody now (a bounded pass over the reads) */
+		for (i = 0; i < RX_RD_FIFO; i++)
+			if (st->rd_qpn[i] == idx && st->rd_kind[i] == RD_RWQE &&
+			    (uint32_t)(i - st->rd_head) % RX_RD_FIFO < st->rd_tail - st->rd_head)
+				st->rd_kind[i] = RD_VOID;
+		if (st->busy == B_RWQE && st->qpn == idx && st->rd_issue)
+			rwqe_gone(st);
 		*q = (rx_qp_t){0};
 	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && q->state < RNIC_QPS_RTR) {
 		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
@@ -1250,7 +1324,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
 		st->in_frame = 0;
 		st->busy = B_IDLE;
-		st->redo = st->flush = st->rd_wait = st->back = 0;
+		st->redo = st->flush = st->back = st->rd_issue = 0;
+		st->rd_head = st->rd_tail = st->pf_hint = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
 		st->o = (rnic_rx_out_t){0};
@@ -1281,7 +1356,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	}
 	/* a fence is passed between two frames, with no DMA read outstanding and the last write
 	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
-	if (st->fence_pending && !st->rd_wait && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
+	if (st->fence_pending && st->rd_head == st->rd_tail && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
 	    st->busy != B_RWQE && st->busy != B_ATOMIC) {
 		st->o.fence = st->fence_token;
 		st->fence_pending = 0;
@@ -1291,18 +1366,24 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (in->rdx_valid && st->o.rdx_ready)
 		expect(st, &in->rdx);
 	if (in->rd_valid && st->o.rd_ready) {
-		st->rd_wait = 0;
-		if (st->busy == B_RWQE)
-			got_rwqe(st, in->rd_data);
-		else
+		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
+
+		st->rd_head++;
+		if (k == RD_RWQE)
+			got_rwqe(st, qpn, in->rd_data);
+		else if (k == RD_ATOMIC)
 			atomic_done(st, in->rd_data);
+		else if (st->busy == B_RWQE && st->qpn == qpn)
+			rwqe_gone(st);
 	} else {
 		process(st, in);
 	}
+	issue_wait(st);
+	prefetch_rwqe(st);
 	if (in->eth_valid)
 		receive(st, in);
 	st->o.db_ready = 1;
 	st->o.rdx_ready = 1;
-	st->o.rd_ready = st->rd_wait && !st->o.rdreq_valid;
+	st->o.rd_ready = st->rd_head != st->rd_tail;
 	*out = st->o;
 }

@@ -7,6 +7,7 @@
 #define RX_BUF_BEATS 2048 /* frame store: 128 KiB (UltraRAM on the card): absorbs a burst of 4 KiB
                           * messages from many QPs while receive WQEs are fetched */
 #define RX_MAX_FRAMES 128
+#define RX_RD_FIFO 8      /* DMA reads in flight: receive WQE prefetches and an atomic's read */
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding */
@@ -50,6 +51,7 @@ typedef struct {
 	/* receive queue: the receive WQE fetched for the message in progress */
 	uint16_t rq_pi, rq_ci;
 	uint8_t rwqe_valid, rwqe_err;
+	uint8_t rwqe_pend;  /* a read of its next receive WQE is in flight */
 	uint64_t rwqe_id;
 	uint32_t rwqe_len;
 	uint8_t rwqe_nsge;
@@ -95,7 +97,12 @@ typedef struct {
 	uint8_t busy;               /* enum in rx.c */
 	uint8_t redo;               /* dispatching the same frame again (after a receive WQE fetch) */
 	uint8_t flush;              /* the receive WQE fetch is for a flush completion */
-	uint8_t rd_wait;            /* a DMA read is outstanding */
+	/* DMA reads in flight, in request order (their data returns so): kind and QP of each */
+	uint8_t rd_kind[RX_RD_FIFO];
+	uint16_t rd_qpn[RX_RD_FIFO];
+	uint32_t rd_head, rd_tail;
+	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC: the read waited for is still to be requested */
+	uint16_t pf_hint;           /* QP + 1 whose next receive WQE to fetch ahead (0: none) */
 	uint32_t src;               /* next payload byte: the GRH's first, then the frame's from pay_off */
 	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */
 	uint8_t grh[RNIC_GRH_LEN];
@@ -114,7 +121,7 @@ typedef struct {
 	uint8_t wnsge, wc_sge;
 	uint32_t wc_off;
 	uint32_t at_psn;            /* the atomic being executed */
-	uint64_t at_cmp, at_swap;
+	uint64_t at_cmp, at_swap, at_addr;
 	uint8_t at_op;
 	uint32_t flush_q;
 

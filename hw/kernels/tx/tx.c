@@ -131,10 +131,9 @@ static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < n; i++) {
-#pragma HLS LOOP_TRIPCOUNT max = 64
-		st->acc[st->acc_n + i] = p[i]; /* n <= RNIC_BEAT */
-	}
+	for (i = 0; i < RNIC_BEAT; i++) /* n <= RNIC_BEAT */
+		if (i < n)
+			st->acc[st->acc_n + i] = p[i];
 	st->acc_n += n;
 }
 
@@ -168,7 +167,7 @@ static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 		return 0;
 	if (p->err)
 		return 1;
-	return p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) < TX_OB && !p->rd_wait &&
+	return p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB && !p->rd_wait &&
 	       !p->hold_until;
 }
 
@@ -187,27 +186,67 @@ static void read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t 
 	st->req_tail++;
 }
 
-/* Scheduler: fetch the next WQE of the next ready QP (round-robin) into the prefetch buffer once
- * the message in progress has all its packets built. */
+/* WQEs of QP q fetched ahead and not started are dropped (when they reach the head of the
+ * prefetch ring) and fetched again from p->ci: the QP went back (go-back-N, a READ limit or
+ * fence), went to error, or away. A bounded pass over TX_PF slots (flags in registers). */
+static void unfetch(rnic_tx_state_t *st, uint32_t q)
+{
+	uint32_t i;
+
+	for (i = 0; i < TX_PF; i++)
+		if (st->pf[i].qpn == q && (uint32_t)(i - st->pf_head) % TX_PF < st->pf_tail - st->pf_head)
+			st->pf[i].discard = 1;
+	st->qp[q].pf_n = 0;
+}
+
+/* Scheduler: fetch the next WQEs of the next ready QP (round-robin), up to a batch in one DMA
+ * read, while the message in progress is still being built. */
 static void schedule(rnic_tx_state_t *st)
 {
-	uint32_t i, q, mask;
-	uint64_t base;
+	uint32_t i, q, mask, n, room, k;
+	uint64_t base, addr;
+	tx_qp_t *p;
 
-	if (st->pf_state || st->phase || st->o.rdreq_valid || req_full(st) || cpl_full(st) || !st->sched_hint)
+	if (st->pf_tail - st->pf_head >= TX_PF || st->o.rdreq_valid || req_full(st) || cpl_full(st) ||
+	    !st->sched_hint)
 		return;
 	for (i = 1; i <= RNIC_MAX_QP; i++) {
 		q = (st->rr + i) % RNIC_MAX_QP;
 		if (!qp_ready(st, q))
 			continue;
+		p = &st->qp[q];
 		st->rr = q;
-		st->pf_qpn = q;
 		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
 		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
-		read_req(st, base + (uint64_t)(st->qp[q].ci & mask) * RNIC_WQE_BYTES, RNIC_WQE_BYTES, REQ_WQE);
-		st->pf_beats = 0;
-		st->pf_state = 1;
-		st->qp[q].ci++;
+		addr = base + (uint64_t)(p->ci & mask) * RNIC_WQE_BYTES;
+		/* as many as are posted, fit the ring ahead, the outstanding-WQE window, the ring's
+		 * end and the 4 KiB page (a DMA read never crosses one) */
+		n = (uint16_t)(p->pi - p->ci);
+		room = TX_PF - (st->pf_tail - st->pf_head);
+		n = n < room ? n : room;
+		if (!p->err) { /* qp_ready: at least one */
+			room = TX_OB - (uint16_t)(p->ob_tail - p->ob_head) - p->pf_n;
+			n = n < room ? n : room;
+		}
+		room = mask + 1 - (p->ci & mask);
+		n = n < room ? n : room;
+		room = (4096 - (uint32_t)(addr & 4095)) / RNIC_WQE_BYTES;
+		n = n < room ? n : room;
+		n = n < TX_PF_BATCH ? n : TX_PF_BATCH;
+		read_req(st, addr, n * RNIC_WQE_BYTES, REQ_WQE);
+		for (k = 0; k < TX_PF_BATCH; k++) {
+			tx_pf_t *f = &st->pf[(st->pf_tail + k) % TX_PF];
+
+			if (k < n) {
+				f->qpn = (uint16_t)q;
+				f->index = (uint16_t)(p->ci + k);
+				f->ready = 0;
+				f->discard = 0;
+			}
+		}
+		st->pf_tail += n;
+		p->ci = (uint16_t)(p->ci + n);
+		p->pf_n = (uint8_t)(p->pf_n + n);
 		return;
 	}
 	st->sched_hint = 0; /* nothing ready: rescan after the next event */
@@ -276,14 +315,16 @@ static void start_message(rnic_tx_state_t *st)
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (p->err) {
 		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
-			 (uint16_t)(p->ci - 1));
+			 st->wqe_index);
 		return;
 	}
 	limit = QPC_F(&st->t, st->qpn, RETRY, MAX_RD_ATOMIC);
 	if ((is_rd(op) && p->rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && p->rd_out)) {
-		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3) */
-		p->ci--;
+		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
+		 * and fetch it and the WQEs behind it again then */
+		p->ci = st->wqe_index;
 		p->rd_wait = 1;
+		unfetch(st, st->qpn);
 		return;
 	}
 	st->o.stat_wqes++;
@@ -309,7 +350,7 @@ static void start_message(rnic_tx_state_t *st)
 	}
 	if (status != RNIC_WC_STATUS_SUCCESS) {
 		/* a local error completes the WQE (signaled or not) and moves the QP to error */
-		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, p->ts_db, (uint16_t)(p->ci - 1));
+		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, p->ts_db, st->wqe_index);
 		qp_fatal(st, st->qpn);
 		return;
 	}
@@ -317,7 +358,7 @@ static void start_message(rnic_tx_state_t *st)
 	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
 		/* a datagram is one packet */
 		cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, p->ts_db,
-			 (uint16_t)(p->ci - 1));
+			 st->wqe_index);
 		qp_fatal(st, st->qpn);
 		return;
 	}
@@ -336,7 +377,7 @@ static void start_message(rnic_tx_state_t *st)
 	if (p->ob_head == p->ob_tail)
 		p->t_sent = st->now;
 	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
-	ob->index = (uint16_t)(p->ci - 1);
+	ob->index = st->wqe_index;
 	p->ob_tail++;
 	st->first_psn = p->psn;
 	p->psn = (p->psn + npsn) & RNIC_PSN_MASK;
@@ -610,16 +651,13 @@ static void build_response(rnic_tx_state_t *st)
 	st->pk_tail++;
 }
 
-/* QP q's message in progress stops at its next packet, and a WQE being fetched for it is
- * dropped when it arrives. */
+/* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
+ * dropped. */
 static void stop_fetch(rnic_tx_state_t *st, uint32_t q)
 {
 	if (st->phase && st->qpn == q)
 		st->cancel = 1;
-	if (st->pf_state == 2 && st->pf_qpn == q)
-		st->pf_state = 0;
-	else if (st->pf_state == 1 && st->pf_qpn == q)
-		st->pf_discard = 1;
+	unfetch(st, q);
 }
 
 /* The region the payload of the packet being read comes from went away after its message
@@ -922,6 +960,7 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl))
 		stop_fetch(st, q);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state <= RNIC_QPS_RTR) {
+		unfetch(st, q);
 		*p = (tx_qp_t){0};
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
 	} else if (state == RNIC_QPS_RTS && p->state != RNIC_QPS_RTS) {
@@ -982,7 +1021,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			st->qp[i] = (tx_qp_t){0};
 		st->phase = 0;
 		st->cancel = 0;
-		st->pf_state = 0;
+		st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
 		st->acc_n = 0;
 		st->frame_end = 0;
 		st->e_state = 0;
@@ -1039,23 +1078,33 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			st->req_head++;
 		}
 		if (st->cur_kind == REQ_WQE) {
-			/* a WQE beat for the prefetch buffer */
+			/* a WQE beat for the prefetch ring */
+			tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
+
 			for (i = 0; i < RNIC_BEAT; i++)
-				st->pf_wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
+				f->wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
 			if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
-				st->pf_state = st->pf_discard ? 0 : 2;
-				st->pf_discard = 0;
+				f->ready = 1;
+				st->pf_fill++;
+				st->pf_beats = 0;
 			}
 			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
 			rd = 0;
 		}
 	}
 	emit(st, rd);
-	if (!st->phase && st->pf_state == 2 && !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp)) {
+	if (st->pf_head != st->pf_tail && st->pf[st->pf_head % TX_PF].ready && st->pf[st->pf_head % TX_PF].discard) {
+		st->pf_head++; /* dropped: its QP fetches it again */
+	} else if (!st->phase && st->pf_head != st->pf_tail && st->pf[st->pf_head % TX_PF].ready &&
+		   !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp)) {
+		const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
+
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
-			st->wqe[i] = st->pf_wqe[i];
-		st->qpn = st->pf_qpn;
-		st->pf_state = 0;
+			st->wqe[i] = f->wqe[i];
+		st->qpn = f->qpn;
+		st->wqe_index = f->index;
+		st->qp[f->qpn].pf_n--;
+		st->pf_head++;
 		start_message(st);
 	}
 	build(st);
@@ -1077,6 +1126,6 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
-			 (next_kind(st) == REQ_WQE ? st->pf_state == 1 : st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC);
+			 (next_kind(st) == REQ_WQE || (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
 	*out = st->o;
 }

@@ -10,9 +10,20 @@
 #define TX_CREDIT 32768   /* payload bytes in flight: covers 600 ns at 13 GB/s four times */
 #define TX_CPL_FIFO 16
 #define TX_ACC 192        /* byte packer: three beats */
-#define TX_PKT_FIFO 8     /* packets built (headers, reads issued) and not yet emitted */
+#define TX_PKT_FIFO 64    /* packets built (headers, reads issued) and not yet emitted: their payload
+                          * reads cover the PCIe round trip for 64-byte messages too */
 #define TX_RSP_FIFO 16    /* responder frames waiting */
 #define TX_HDR 160        /* header bytes of one packet, inline payload included */
+#define TX_PF 16          /* WQEs fetched ahead (a BRAM of 16 x 128 B) */
+#define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
+
+typedef struct {
+	uint8_t wqe[RNIC_WQE_BYTES];
+	uint16_t qpn;
+	uint16_t index;      /* SQ index of the WQE */
+	uint8_t ready;       /* its data has arrived */
+	uint8_t discard;     /* its QP went back or away meanwhile: dropped when it reaches the head */
+} tx_pf_t;
 
 typedef struct {
 	uint64_t wr_id;
@@ -37,6 +48,7 @@ typedef struct {
 	uint32_t psn;       /* next PSN to send */
 	uint32_t rd_next;   /* the first READ response PSN not placed yet (RX's notices) */
 	uint16_t pi, ci;    /* SQ producer (doorbell) and next WQE to fetch */
+	uint8_t pf_n;       /* WQEs fetched ahead (in the prefetch ring), not started yet */
 	uint16_t ob_head, ob_tail;
 	uint8_t rd_out;     /* READ/atomic WQEs outstanding */
 	uint8_t rd_wait;    /* the next WQE waits for a READ/atomic to complete (limit or fence) */
@@ -68,11 +80,11 @@ typedef struct {
 	uint32_t rr;                 /* round-robin scheduler position */
 	uint8_t sched_hint;          /* something may have become ready since the last scan */
 
-	/* the next WQE, fetched while the current message finishes */
-	uint8_t pf_state;            /* 0 none, 1 fetching, 2 ready */
-	uint32_t pf_qpn, pf_beats;
-	uint8_t pf_discard;
-	uint8_t pf_wqe[RNIC_WQE_BYTES];
+	/* WQEs fetched ahead in batches, in the order requested: slots [pf_head, pf_tail) are
+	 * taken, data fills them from pf_fill on (DMA reads return in request order) */
+	tx_pf_t pf[TX_PF];
+	uint32_t pf_head, pf_fill, pf_tail;
+	uint32_t pf_beats;           /* beats of slot pf_fill received */
 
 	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
 
@@ -86,6 +98,7 @@ typedef struct {
 	uint8_t phase;               /* 0 idle, 1 building packets */
 	uint8_t cancel;              /* go-back-N: stop at the next packet boundary */
 	uint32_t qpn;
+	uint16_t wqe_index;          /* SQ index of its WQE */
 	uint8_t wqe[RNIC_WQE_BYTES];
 	uint8_t op, type;            /* enum WQE_OP, enum QPT */
 	tx_sge_t sge[RNIC_MAX_SGE];

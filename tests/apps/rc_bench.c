@@ -1,0 +1,207 @@
+/* rc_ops bench, big and rate: figures in simulated time (NIC timestamps). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rnic/rnicdv.h"
+
+#include "rc_common.h"
+
+/* ---- goodput: bursts of `n` back-to-back signaled 1 MiB operations, NIC timestamps from the
+ * first WQE's doorbell to the last CQE */
+int bench(void)
+{
+	static const enum ibv_wr_opcode ops[] = {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND};
+	static const char *const names[] = {"write", "read", "send"};
+	const uint32_t size = 1u << 20, n = 8;
+	double hz;
+	unsigned k;
+
+	A.qp[0] = make_qp(&A);
+	B.qp[0] = make_qp(&B);
+	connect_pair(0, 7);
+	hz = (double)rnicdv_clock_hz(A.ctx);
+	printf("%6s %8s %5s %12s\n", "op", "size", "mtu", "goodput_gbps");
+	for (k = 0; k < 3; k++) {
+		struct ibv_sge s = sge(&A, 0, size), r = sge(&B, 0, size);
+		uint64_t first = 0, start, end = 0;
+		struct ibv_wc wc;
+		uint32_t i;
+
+		for (i = 0; i < n && ops[k] == IBV_WR_SEND; i++)
+			if (post_recv(B.qp[0], i, &r, 1))
+				return -1;
+		for (i = 0; i < n; i++)
+			if (post(A.qp[0], ops[k], i, &s, 1, (uintptr_t)B.buf, B.mr->rkey, 0))
+				return -1;
+		for (i = 0; i < n; i++) {
+			if (!poll1(&A, &wc, 300) || wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
+				printf("FAIL bench %s: %s\n", names[k], ibv_wc_status_str(wc.status));
+				return -1;
+			}
+			rnicdv_cq_last_ts(A.cq, &start, &end);
+			if (!i)
+				first = start;
+		}
+		for (i = 0; i < n && ops[k] == IBV_WR_SEND; i++)
+			if (!poll1(&B, &wc, 300) || wc.status != IBV_WC_SUCCESS)
+				return -1;
+		printf("%6s %8u %5u %12.2f\n", names[k], size, 128u << mtu, 8.0 * size * n / ((double)(end - first) / hz) / 1e9);
+	}
+	return 0;
+}
+
+/* ---- one message of `size` bytes (up to 2 GiB): WRITE A->B, then READ it back into A */
+int big(uint64_t size)
+{
+	uint64_t *a = malloc(size), *b = malloc(size), i, n = size / 8;
+	struct ibv_mr *ma, *mb;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	uint64_t t0, t1;
+	double hz;
+
+	if (!a || !b || size % 8)
+		die("malloc", ENOMEM);
+	for (i = 0; i < n; i++)
+		a[i] = i * 0x9e3779b97f4a7c15ull;
+	memset(b, 0, size);
+	ma = ibv_reg_mr(A.pd, a, size, IBV_ACCESS_LOCAL_WRITE);
+	mb = ibv_reg_mr(B.pd, b, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!ma || !mb)
+		die("ibv_reg_mr (large)", errno);
+	A.qp[0] = make_qp(&A);
+	B.qp[0] = make_qp(&B);
+	connect_pair(0, 7);
+	hz = (double)rnicdv_clock_hz(A.ctx);
+	s = (struct ibv_sge){(uintptr_t)a, (uint32_t)size, ma->lkey};
+	if (post(A.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
+	    wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
+		printf("FAIL big WRITE of %llu bytes: %s\n", (unsigned long long)size, ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	rnicdv_cq_last_ts(A.cq, &t0, &t1);
+	if (!settle((const uint8_t *)b, (const uint8_t *)a, (uint32_t)size)) {
+		printf("FAIL big WRITE: data\n");
+		return -1;
+	}
+	printf("write %llu bytes: %.2f Gb/s\n", (unsigned long long)size, 8.0 * size / ((t1 - t0) / hz) / 1e9);
+	memset(a, 0, size);
+	if (post(A.qp[0], IBV_WR_RDMA_READ, 2, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
+	    wc.status != IBV_WC_SUCCESS || wc.byte_len != size) {
+		printf("FAIL big READ of %llu bytes: %s\n", (unsigned long long)size, ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	rnicdv_cq_last_ts(A.cq, &t0, &t1);
+	for (i = 0; i < n; i++)
+		if (a[i] != i * 0x9e3779b97f4a7c15ull) {
+			printf("FAIL big READ: data at %llu\n", (unsigned long long)(8 * i));
+			return -1;
+		}
+	printf("read %llu bytes: %.2f Gb/s\n", (unsigned long long)size, 8.0 * size / ((t1 - t0) / hz) / 1e9);
+	return 0;
+}
+
+/* ---- message rate: n messages of `size` bytes (WRITE or SEND), round-robin over nq QPs with up to
+ * RATE_DEPTH in flight on each, every one signaled: n - 1 messages between the first and the last
+ * completion (NIC timestamps of the CQE writes), the steady state. The host posts far faster than
+ * simulated time passes, so the NIC is the limit. */
+#define RATE_DEPTH 32
+
+static int qp_of(const struct side *s, uint32_t qpn, int nq)
+{
+	int q;
+
+	for (q = 0; q < nq && s->qp[q]->qp_num != qpn; q++)
+		;
+	return q < nq ? q : -1;
+}
+
+/* B takes a SEND's completion and gives its QP the receive back */
+static int rate_recv(int nq, uint32_t size, uint32_t *got)
+{
+	struct ibv_sge r;
+	struct ibv_wc wc;
+	int q;
+
+	while (ibv_poll_cq(B.cq, 1, &wc) == 1) {
+		q = qp_of(&B, wc.qp_num, nq);
+		if (wc.status != IBV_WC_SUCCESS || wc.byte_len != size || q < 0) {
+			printf("FAIL rate: receive completion %s, %u bytes\n", ibv_wc_status_str(wc.status), wc.byte_len);
+			return -1;
+		}
+		r = sge(&B, (uint32_t)q * size, size);
+		if (post_recv(B.qp[q], wc.wr_id, &r, 1))
+			return -1;
+		(*got)++;
+	}
+	return 0;
+}
+
+int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
+{
+	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i;
+	uint64_t first = UINT64_MAX, last = 0, start, end;
+	time_t t0 = time(NULL);
+	struct ibv_wc wc;
+	int q;
+
+	for (q = 0; q < nq; q++) {
+		A.qp[q] = make_qp(&A);
+		B.qp[q] = make_qp(&B);
+		connect_pair(q, 7);
+		for (i = 0; op == IBV_WR_SEND && i < 64; i++) {
+			struct ibv_sge r = sge(&B, (uint32_t)q * size, size);
+
+			if (post_recv(B.qp[q], i, &r, 1))
+				return -1;
+		}
+	}
+	while (done < n) {
+		for (q = 0; q < nq && posted < n; q++) {
+			struct ibv_sge s = sge(&A, (uint32_t)q * size, size);
+
+			if (out[q] == RATE_DEPTH)
+				continue;
+			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + (uint32_t)q * size, B.mr->rkey,
+				 inl ? IBV_SEND_INLINE : 0))
+				return -1;
+			out[q]++;
+			posted++;
+		}
+		if (ibv_poll_cq(A.cq, 1, &wc) == 1) {
+			q = qp_of(&A, wc.qp_num, nq);
+			if (wc.status != IBV_WC_SUCCESS || wc.byte_len != size || q < 0) {
+				printf("FAIL rate: completion %s, %u bytes\n", ibv_wc_status_str(wc.status), wc.byte_len);
+				return -1;
+			}
+			rnicdv_cq_last_ts(A.cq, &start, &end);
+			first = end < first ? end : first;
+			last = end > last ? end : last;
+			out[q]--;
+			done++;
+		} else {
+			sched_yield(); /* the simulators need the CPU */
+		}
+		if (op == IBV_WR_SEND && rate_recv(nq, size, &got))
+			return -1;
+		if (time(NULL) - t0 > 600) {
+			printf("FAIL rate: %u of %u completions\n", done, n);
+			return -1;
+		}
+	}
+	while (op == IBV_WR_SEND && got < n && time(NULL) - t0 < 600)
+		if (rate_recv(nq, size, &got))
+			return -1;
+	printf("rate %s %u B %s, %d QPs, %u messages: %llu cycles, %.3f M messages/s\n", op == IBV_WR_SEND ? "send" : "write",
+	       size, inl ? "inline" : "sge", nq, n, (unsigned long long)(last - first),
+	       (n - 1) / ((double)(last - first) / (double)rnicdv_clock_hz(A.ctx)) / 1e6);
+	return 0;
+}
