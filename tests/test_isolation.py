@@ -183,7 +183,7 @@ class Tx:
         self.k.reset()
         for r in ("rdreq_ready", "eth_ready", "cpl_ready", "rdx_ready"):
             self.k.inp.set(r, 1)
-        program(self.k)
+        program(self.k, mpt=mpt_words(length=BIG))
         self.mem, self.reads, self.frames, self.cpls, self.cur = {}, [], [], [], b""
         self.read_log = []  # (cycle, bus address)
 
@@ -245,15 +245,19 @@ def check_stopped(tx, cut_cycle):
     assert tx.k.out.get("stat_poisoned") == 1
 
 
+# a message longer than the TX kernel reads ahead of the wire (its payload credit, 32 KiB)
+BIG = 64 << 10
+
+
 def test_write_payload_is_not_read_after_deregistration():
-    """A 16 KiB WRITE; its MR is deregistered after 4 packets: the NIC reads no more of it, the
+    """A 64 KiB WRITE; its MR is deregistered after 4 packets: the NIC reads no more of it, the
     packet whose payload was cut goes out with a bad ICRC (no receiver takes it), no further
     packet follows, and the WQE completes with a local protection error."""
     tx = Tx()
     wqe = bytearray(128)
     struct.pack_into("<QBBB", wqe, 0, 0xABCD, S.WQE_OP["RDMA_WRITE"], S.WQE_FLAG["SIGNALED"], 1)
-    struct.pack_into("<QII", wqe, 16, 0x9000, 0x777, 16 << 10)
-    struct.pack_into("<QII", wqe, 64, MR_VA, 16 << 10, KEY)
+    struct.pack_into("<QII", wqe, 16, 0x9000, 0x777, BIG)
+    struct.pack_into("<QII", wqe, 64, MR_VA, BIG, KEY)
     for i, b in enumerate(wqe):
         tx.mem[SQ_BASE + i] = b
     tx.k.inp.set("db_valid", 1)
@@ -265,25 +269,25 @@ def test_write_payload_is_not_read_after_deregistration():
     for _ in range(3000):
         tx.step()
     check_stopped(tx, cut)
-    assert len(tx.frames) < 16
+    assert len(tx.frames) < 64
     assert [(c["wr_id"], c["status"]) for c in tx.cpls if not c["evt"]] == [(0xABCD, S.WC_STATUS["LOC_PROT_ERR"])]
     assert [c["evt"] for c in tx.cpls if c["evt"]] == [S.EQE_TYPE["QP_FATAL"]]
 
 
 def test_read_response_is_not_read_after_deregistration():
-    """The responder streams a 16 KiB READ response; the MR is deregistered meanwhile: nothing
+    """The responder streams a 64 KiB READ response; the MR is deregistered meanwhile: nothing
     more is read from it, the cut packet is poisoned, and the stream ends there."""
     tx = Tx()
     tx.k.inp.set("rsp_valid", 1)
     tx.k.inp.set("rsp", {"kind": S.RSP_KIND["READ"], "qpn": QPN, "psn": 100, "syndrome": S.AETH["ACK_NO_CREDIT"],
-                         "msn": 1, "va": MR_VA, "key": KEY, "len": 16 << 10, "atomic": 0})
+                         "msn": 1, "va": MR_VA, "key": KEY, "len": BIG, "atomic": 0})
     tx.run_until_frames(4)
     cut = tx.k.cycle
     tx.cfg(S.CFG_TBL_MPT, 1, 0, mpt_words(valid=0)[0])
     for _ in range(3000):
         tx.step()
     check_stopped(tx, cut)
-    assert len(tx.frames) < 16
+    assert len(tx.frames) < 64
 
 
 def test_fuzzed_frames_stay_inside_granted_memory():
@@ -292,4 +296,6 @@ def test_fuzzed_frames_stay_inside_granted_memory():
     subprocess.run(["make", "-s", "-C", str(ROOT), "fuzz-build"], check=True)
     r = subprocess.run([str(FUZZ_RX), "200000", "7"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert " 0 findings" in r.stdout and "messages cut 0" not in r.stdout, r.stdout
+    # stale keys are refused (keys are checked when a receive WQE is used, so a region changed
+    # between frames ends in a NAK, not a cut: the cut mid-message is test_write_stops_* above)
+    assert " 0 findings" in r.stdout and "NAKs (access) 0," not in r.stdout, r.stdout

@@ -113,7 +113,7 @@ int big(uint64_t size)
  * RATE_DEPTH in flight on each, every one signaled: n - 1 messages between the first and the last
  * completion (NIC timestamps of the CQE writes), the steady state. The host posts far faster than
  * simulated time passes, so the NIC is the limit. */
-#define RATE_DEPTH 32
+#define RATE_DEPTH 64
 
 static int qp_of(const struct side *s, uint32_t qpn, int nq)
 {

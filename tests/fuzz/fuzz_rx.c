@@ -177,20 +177,19 @@ static void answer_read(uint64_t a, uint8_t *d)
 }
 
 /* One clock with the checks: a DMA write beat or read request outside what is granted is a
- * finding; reads are answered at once. */
-static uint64_t rd_addr;
-static uint32_t rd_pending;
+ * finding; reads (up to RX_RD_FIFO in flight) are answered in order, one per clock. */
+static uint64_t rd_addr[RX_RD_FIFO];
+static uint32_t rd_head, rd_tail;
 
 static void clock_checked(void)
 {
 	static uint8_t data[RNIC_BEAT];
 
-	if (rd_pending && out.rd_ready) {
-		answer_read(rd_addr, data);
+	if (rd_head != rd_tail && out.rd_ready) {
+		answer_read(rd_addr[rd_head++ % RX_RD_FIFO], data);
 		memcpy(in.rd_data, data, RNIC_BEAT);
 		in.rd_valid = 1;
 		in.rd_last = 1;
-		rd_pending = 0;
 	}
 	step();
 	in.rd_valid = 0;
@@ -199,8 +198,7 @@ static void clock_checked(void)
 	if (out.rdreq_valid) {
 		if (!in_mr(out.rdreq_addr, out.rdreq_len) && !in_rq(out.rdreq_addr, out.rdreq_len))
 			finding("DMA read outside every valid region and ring", out.rdreq_addr, out.rdreq_len);
-		rd_addr = out.rdreq_addr;
-		rd_pending = 1;
+		rd_addr[rd_tail++ % RX_RD_FIFO] = out.rdreq_addr;
 	}
 }
 
@@ -312,7 +310,7 @@ int main(int argc, char **argv)
 			clock_checked();
 		}
 		in.eth_valid = 0;
-		for (i = 0; i < 20000 && (st.busy || st.fr_head != st.fr_tail || rd_pending || out.wr_valid); i++)
+		for (i = 0; i < 20000 && (st.busy || st.fr_head != st.fr_tail || rd_head != rd_tail || out.wr_valid); i++)
 			clock_checked();
 		if (i == 20000)
 			finding("RX never idle again", 0, 0);

@@ -171,6 +171,9 @@ enum { MSG_NONE, MSG_WRITE, MSG_SEND };
 /* What the frame being placed is: how it ends when a region it lands in is gone (cut()). */
 enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 
+/* the receive WQE the QP's next (or current) message uses */
+#define CUR_RWQE(q) (&(q)->rwqe[(q)->rw_head % RX_RWQE])
+
 static int need_rwqe(uint32_t op)
 {
 	return op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
@@ -270,6 +273,13 @@ static void notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_
 	st->send_ntc = 1;
 }
 
+/* QP qpn may take receive WQEs fetched ahead */
+static void prefetch_hint(rnic_rx_state_t *st, uint32_t qpn)
+{
+	if (st->pf_tail - st->pf_head < RX_PF_HINTS)
+		st->pf_q[st->pf_tail++ % RX_PF_HINTS] = (uint16_t)qpn;
+}
+
 static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
@@ -278,14 +288,17 @@ static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, ui
 	st->p_cpl.cqn = (uint16_t)QPC_F(&st->t, st->qpn, CQN, RECV);
 	st->p_cpl.qpn = st->qpn;
 	st->p_cpl.src_qp = QPC_F(&st->t, st->qpn, DEST_QPN, QPN);
-	st->p_cpl.wr_id = q->rwqe_id;
+	st->p_cpl.wr_id = CUR_RWQE(q)->id;
 	st->p_cpl.byte_len = status ? 0 : len;
 	st->p_cpl.opcode = (uint8_t)opcode;
 	st->p_cpl.status = (uint8_t)status;
 	st->p_cpl.ts_start = q->ts_first;
 	st->send_cpl = 1;
-	q->rwqe_valid = 0;
-	st->pf_hint = (uint16_t)(st->qpn + 1);
+	if (q->rw_n) {
+		q->rw_head++;
+		q->rw_n--;
+	}
+	prefetch_hint(st, st->qpn);
 }
 
 /* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
@@ -338,7 +351,8 @@ static void cut(rnic_rx_state_t *st)
 		} else if (st->send_cpl) {
 			/* a WRITE with immediate: its receive WQE is flushed with the QP instead */
 			st->send_cpl = 0;
-			q->rwqe_valid = 1;
+			q->rw_head--;
+			q->rw_n++;
 		}
 		q->in_msg = MSG_NONE;
 		nak(st, st->psn, st->kind == K_SEND ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_REM_ACCESS);
@@ -417,7 +431,8 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	rx_qp_t *q = &st->qp[qpn];
 	int n = qp_srq(st, qpn);
-	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1, ci = q->rq_ci;
+	/* its own ring: behind the ones in flight (rq_ci counts those arrived) */
+	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1, ci = q->rq_ci + q->rwqe_pend;
 	uint64_t base = ((uint64_t)QPC_W(&st->t, qpn, RQ_BASE_HI) << 32) | QPC_W(&st->t, qpn, RQ_BASE_LO);
 
 	if (n >= 0) {
@@ -426,7 +441,7 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 		ci = st->srq[n].ci;
 	}
 	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, RD_RWQE, qpn);
-	q->rwqe_pend = 1;
+	q->rwqe_pend++;
 }
 
 /* The frame (or flush) needs QP qpn's next receive WQE: wait for it, fetched ahead or now. */
@@ -459,21 +474,36 @@ static void issue_wait(rnic_rx_state_t *st)
 	st->rd_issue = 0;
 }
 
-/* Fetch ahead the next receive WQE of the QP that just used one or was given some (its own
- * receive queue only: a WQE taken from a shared one early would be withheld from the other QPs).
- * The next SEND then finds it there instead of waiting a PCIe round trip. */
+/* Fetch ahead, one read per clock, the next receive WQEs of the QP at the head of the hints
+ * until it holds RX_RWQE (its own receive queue only: a WQE taken early from a shared one would
+ * be withheld from the other QPs). A SEND then finds its WQE there instead of waiting a PCIe
+ * round trip. */
 static void prefetch_rwqe(rnic_rx_state_t *st)
 {
-	uint32_t qpn = st->pf_hint - 1u;
-	rx_qp_t *q;
+	uint32_t qpn = st->pf_q[st->pf_head % RX_PF_HINTS];
+	rx_qp_t *q = &st->qp[qpn];
 
-	if (!st->pf_hint || !rd_room(st) || st->fence_pending)
+	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending)
 		return;
-	st->pf_hint = 0;
-	q = &st->qp[qpn];
-	if ((q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS) && !q->rwqe_valid && !q->rwqe_pend &&
-	    q->rq_pi != q->rq_ci && !QPC_F(&st->t, qpn, SRQ, USE))
+	if ((q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS) && q->rw_n + q->rwqe_pend < RX_RWQE &&
+	    (uint16_t)(q->rq_pi - q->rq_ci) > q->rwqe_pend && !QPC_F(&st->t, qpn, SRQ, USE))
 		read_rwqe(st, qpn);
+	else
+		st->pf_head++;
+}
+
+/* The receive WQE a message is about to use, checked again now: it may have been fetched ahead,
+ * before its region or the QP's PD changed (10.6.3: the keys are checked when the WQE is used) */
+static void rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn)
+{
+	rx_rwqe_t *r = CUR_RWQE(&st->qp[qpn]);
+	int s = qp_srq(st, qpn);
+	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : QPC_W(&st->t, qpn, PDN), k;
+
+	for (k = 0; k < RNIC_MAX_RECV_SGE; k++)
+		if (k < r->nsge && rnic_key_check(&st->t, r->sge[k].key, pdn, r->sge[k].access, r->sge[k].addr,
+						  r->sge[k].len))
+			r->err = 1;
 }
 
 /* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. */
@@ -482,6 +512,7 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 	rx_qp_t *q = &st->qp[qpn];
 	uint32_t pdn = QPC_W(&st->t, qpn, PDN), k, n = RNIC_RWQE_NUM_SGE_GET(w);
 	int s = qp_srq(st, qpn);
+	rx_rwqe_t *e;
 
 	if (s >= 0) {
 		/* from the shared queue: its PD; below its limit, the armed event fires once (11.2.3) */
@@ -497,15 +528,16 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 	} else {
 		q->rq_ci++;
 	}
-	q->rwqe_pend = 0;
-	q->rwqe_valid = 1;
-	q->rwqe_id = RNIC_RWQE_WR_ID_GET(w);
-	q->rwqe_err = n > RNIC_MAX_RECV_SGE;
-	q->rwqe_len = 0;
-	q->rwqe_nsge = 0;
+	e = &q->rwqe[(q->rw_head + q->rw_n) % RX_RWQE];
+	q->rwqe_pend--;
+	q->rw_n++;
+	e->id = RNIC_RWQE_WR_ID_GET(w);
+	e->err = n > RNIC_MAX_RECV_SGE;
+	e->len = 0;
+	e->nsge = 0;
 	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) {
 		const uint8_t *s = w + RNIC_RWQE_SGE_OFF + k * RNIC_SGE_SIZE;
-		rx_sge_t *g = &q->rwqe_sge[q->rwqe_nsge];
+		rx_sge_t *g = &e->sge[e->nsge];
 
 		if (k >= n)
 			break;
@@ -516,9 +548,9 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 		g->key = RNIC_SGE_LKEY_GET(s);
 		g->access = RNIC_ACCESS_LOCAL_WRITE;
 		if (rnic_key_check(&st->t, g->key, pdn, g->access, g->addr, g->len))
-			q->rwqe_err = 1;
-		q->rwqe_len += g->len;
-		q->rwqe_nsge++;
+			e->err = 1;
+		e->len += g->len;
+		e->nsge++;
 	}
 	if (st->busy != B_RWQE || st->qpn != qpn)
 		return; /* fetched ahead */
@@ -679,13 +711,14 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		     uint64_t cycle)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
+	const rx_rwqe_t *r;
 
 	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
 		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
 		finish_frame(st);
 		return;
 	}
-	if (!q->rwqe_valid) {
+	if (!q->rw_n) {
 		if (rq_avail(st, st->qpn)) {
 			fetch_rwqe(st, st->qpn);
 			return;
@@ -695,11 +728,13 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		return;
 	}
 	q->ts_first = cycle;
-	if (q->rwqe_err || plen + RNIC_GRH_LEN > q->rwqe_len) {
-		completion(st, RNIC_WC_OP_RECV, q->rwqe_err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+	rwqe_recheck(st, st->qpn);
+	if (CUR_RWQE(q)->err || plen + RNIC_GRH_LEN > CUR_RWQE(q)->len) {
+		completion(st, RNIC_WC_OP_RECV, CUR_RWQE(q)->err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
 		finish_frame(st);
 		return;
 	}
+	r = CUR_RWQE(q); /* its scatter list, read before completion() moves past it */
 	completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
 	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
 	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
@@ -708,7 +743,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
 	}
 	st->o.stat_recv_bytes += plen;
-	seek(st, q->rwqe_sge, q->rwqe_nsge, 0);
+	seek(st, r->sge, r->nsge, 0);
 	st->src = 0;
 	st->pay_off = RNIC_XTH_OFF + st->l3 + xth;
 	st->gh = RNIC_GRH_LEN;
@@ -874,7 +909,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			}
 			q->epsn = psn;
 		}
-		if (need_rwqe(op) && !q->rwqe_valid && !rq_avail(st, qpn)) {
+		if (need_rwqe(op) && !q->rw_n && !rq_avail(st, qpn)) {
 			st->o.stat_drop_norecv++;
 			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 			finish_frame(st);
@@ -902,7 +937,7 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		finish_frame(st);
 		return;
 	}
-	if (need_rwqe(op) && !q->rwqe_valid) {
+	if (need_rwqe(op) && !q->rw_n) {
 		if (rq_avail(st, qpn)) {
 			fetch_rwqe(st, qpn);
 			return;
@@ -933,19 +968,21 @@ static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			return;
 		}
 		if (first) {
+			rwqe_recheck(st, qpn);
 			q->msg_len = 0;
-			q->nsge = q->rwqe_nsge;
+			q->nsge = CUR_RWQE(q)->nsge;
 			for (i = 0; i < (int)RNIC_MAX_SGE; i++)
-				q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? q->rwqe_sge[i] : (rx_sge_t){0};
+				q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? CUR_RWQE(q)->sge[i] : (rx_sge_t){0};
 			q->c_sge = 0;
 			q->c_off = 0;
 		}
-		if (q->rwqe_err || q->msg_len + plen > q->rwqe_len) {
+		if (CUR_RWQE(q)->err || q->msg_len + plen > CUR_RWQE(q)->len) {
 			/* the receive buffer is bad or too small: the message fails on both sides */
-			completion(st, RNIC_WC_OP_RECV, q->rwqe_err ? RNIC_WC_STATUS_LOC_PROT_ERR :
-				   RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+			uint32_t bad = CUR_RWQE(q)->err;
+
+			completion(st, RNIC_WC_OP_RECV, bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
 			q->in_msg = MSG_NONE;
-			nak(st, psn, q->rwqe_err ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
+			nak(st, psn, bad ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
 			finish_frame(st);
 			return;
 		}
@@ -1093,7 +1130,7 @@ static void flush_scan(rnic_rx_state_t *st)
 	if (q->state != RNIC_QPS_ERR)
 		return;
 	st->qpn = qpn;
-	if (q->rwqe_valid) {
+	if (q->rw_n) {
 		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		st->busy = post_state(st);
 	} else if (q->rq_pi != q->rq_ci && !QPC_F(&st->t, qpn, SRQ, USE)) {
@@ -1166,6 +1203,12 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.cpl = st->p_cpl;
 		st->o.cpl_valid = 1;
 		st->send_cpl = 0;
+		if (st->send_rsp && !st->send_evt && !st->send_ntc && !st->o.rsp_valid) {
+			/* a SEND's ACK leaves in the same clock as its completion (separate ports) */
+			st->o.rsp = st->p_rsp;
+			st->o.rsp_valid = 1;
+			st->send_rsp = 0;
+		}
 		st->busy = post_state(st);
 		break;
 	case B_EVT:
@@ -1224,8 +1267,7 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 	st->qp[q].rq_pi = in->db_pi;
-	if (!st->pf_hint)
-		st->pf_hint = (uint16_t)(q + 1);
+	prefetch_hint(st, q);
 }
 
 /* The TX kernel sent a READ/atomic: remember where its responses go. Sent again after a
@@ -1325,7 +1367,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->in_frame = 0;
 		st->busy = B_IDLE;
 		st->redo = st->flush = st->back = st->rd_issue = 0;
-		st->rd_head = st->rd_tail = st->pf_hint = 0;
+		st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
 		st->o = (rnic_rx_out_t){0};

@@ -7,7 +7,11 @@
 #define RX_BUF_BEATS 2048 /* frame store: 128 KiB (UltraRAM on the card): absorbs a burst of 4 KiB
                           * messages from many QPs while receive WQEs are fetched */
 #define RX_MAX_FRAMES 128
-#define RX_RD_FIFO 8      /* DMA reads in flight: receive WQE prefetches and an atomic's read */
+#define RX_RD_FIFO 64     /* DMA reads in flight (receive WQEs fetched ahead, an atomic operand):
+                          * 600 ns of receive WQEs for 64-byte SENDs at line rate */
+#define RX_PF_HINTS 32    /* QPs waiting for their receive WQEs to be fetched ahead */
+#define RX_RWQE 8         /* receive WQEs held per QP (fetched ahead): a SEND every 72 clocks on
+                          * each of 16 QPs finds its WQE there across a 600 ns PCIe read */
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding */
@@ -33,6 +37,13 @@ typedef struct {
 	rx_sge_t sge[RNIC_MAX_SGE];
 } rx_rdx_t;
 
+typedef struct {
+	uint64_t id;
+	uint32_t len;       /* bytes its scatter list holds */
+	uint8_t nsge, err;  /* err: a bad SGE (key, PD, bounds) or too many */
+	rx_sge_t sge[RNIC_MAX_RECV_SGE];
+} rx_rwqe_t;
+
 /* Per-QP state (IBTA 9.7.5: expected PSN, MSN, the message in progress; 9.7.4: receive queue). */
 typedef struct {
 	uint8_t state;      /* of the last committed QPC */
@@ -48,14 +59,11 @@ typedef struct {
 	rx_sge_t sge[RNIC_MAX_SGE]; /* where the message in progress lands ... */
 	uint8_t nsge, c_sge;        /* ... and how far it got */
 	uint32_t c_off;
-	/* receive queue: the receive WQE fetched for the message in progress */
+	/* receive queue: WQEs fetched (rwqe[rw_head] is the message in progress's), and in flight */
 	uint16_t rq_pi, rq_ci;
-	uint8_t rwqe_valid, rwqe_err;
-	uint8_t rwqe_pend;  /* a read of its next receive WQE is in flight */
-	uint64_t rwqe_id;
-	uint32_t rwqe_len;
-	uint8_t rwqe_nsge;
-	rx_sge_t rwqe_sge[RNIC_MAX_RECV_SGE];
+	rx_rwqe_t rwqe[RX_RWQE];
+	uint8_t rw_head, rw_n;
+	uint8_t rwqe_pend;  /* reads of its next receive WQEs in flight */
 	/* atomic results for duplicates */
 	uint32_t at_psn[RX_ATOMIC_REPLAY];
 	uint64_t at_val[RX_ATOMIC_REPLAY];
@@ -102,7 +110,8 @@ typedef struct {
 	uint16_t rd_qpn[RX_RD_FIFO];
 	uint32_t rd_head, rd_tail;
 	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC: the read waited for is still to be requested */
-	uint16_t pf_hint;           /* QP + 1 whose next receive WQE to fetch ahead (0: none) */
+	uint16_t pf_q[RX_PF_HINTS]; /* QPs whose next receive WQEs to fetch ahead (a doorbell gave */
+	uint32_t pf_head, pf_tail;  /* them some, or they used one); a full queue forgets a hint */
 	uint32_t src;               /* next payload byte: the GRH's first, then the frame's from pay_off */
 	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */
 	uint8_t grh[RNIC_GRH_LEN];

@@ -142,17 +142,21 @@ static void emit_beat(rnic_tx_state_t *st)
 {
 	uint32_t n, i;
 
-	if (st->o.eth_valid || !(st->acc_n >= RNIC_BEAT || (st->frame_end && st->acc_n)))
+	/* the oldest frame's end, once pushed, ends its last beat; bytes of the next may follow it */
+	n = st->frame_end ? st->end_n : st->acc_n;
+	if (st->o.eth_valid || !(n >= RNIC_BEAT || (st->frame_end && n)))
 		return;
-	n = st->acc_n < RNIC_BEAT ? st->acc_n : RNIC_BEAT;
+	n = n < RNIC_BEAT ? n : RNIC_BEAT;
 	for (i = 0; i < RNIC_BEAT; i++)
 		st->o.eth_data[i] = i < n ? st->acc[i] : 0;
 	st->o.eth_valid = 1;
 	st->o.eth_keep = keep_mask(n);
-	st->o.eth_last = st->frame_end && st->acc_n <= RNIC_BEAT;
+	st->o.eth_last = st->frame_end && st->end_n <= RNIC_BEAT;
 	for (i = 0; i + n < TX_ACC; i++)
 		st->acc[i] = st->acc[i + n];
 	st->acc_n -= n;
+	if (st->frame_end)
+		st->end_n -= n;
 	if (st->o.eth_last) {
 		st->frame_end = 0;
 		st->o.stat_frames++;
@@ -837,8 +841,8 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 	uint32_t n;
 
 	switch (st->e_state) {
-	case 0: /* one frame in the packer at a time */
-		if (st->pk_head == st->pk_tail || st->acc_n || st->frame_end)
+	case 0: /* the next frame goes in behind the end of the one draining */
+		if (st->pk_head == st->pk_tail)
 			return;
 		st->hdr_pos = 0;
 		st->pay_left = k->pay_len;
@@ -871,8 +875,8 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 			st->e_state = 2;
 		return;
 	case 2: /* pad and ICRC */
-		if (st->acc_n + 8 > TX_ACC || (k->retire && cpl_full(st)))
-			return;
+		if (st->acc_n + 8 > TX_ACC || st->frame_end || (k->retire && cpl_full(st)))
+			return; /* one frame end in the packer at a time */
 		if (k->retire)
 			ob_retire(st, k->qpn, k->poison ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
 		st->crc = rnic_crc32(st->crc, zero, k->pad);
@@ -880,6 +884,7 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 		rnic_wr_le(icrc, 4, k->poison ? st->crc : ~st->crc);
 		push(st, icrc, 4);
 		st->frame_end = 1;
+		st->end_n = st->acc_n;
 		st->pk_head++;
 		st->e_state = 0;
 		return;

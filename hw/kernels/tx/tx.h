@@ -14,7 +14,7 @@
                           * reads cover the PCIe round trip for 64-byte messages too */
 #define TX_RSP_FIFO 16    /* responder frames waiting */
 #define TX_HDR 160        /* header bytes of one packet, inline payload included */
-#define TX_PF 16          /* WQEs fetched ahead (a BRAM of 16 x 128 B) */
+#define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
 
 typedef struct {
@@ -137,7 +137,8 @@ typedef struct {
 	uint32_t crc;
 	uint8_t acc[TX_ACC];
 	uint32_t acc_n;
-	uint8_t frame_end;           /* the packer holds the end of the frame */
+	uint8_t frame_end;           /* the packer holds the end of a frame ... */
+	uint32_t end_n;              /* ... its bytes up to there */
 
 	/* acknowledgements and completions */
 	uint8_t ack_busy, ack_rd;
