@@ -2,7 +2,7 @@
 # symbol map, host-lib/libibverbs.map), with its simulator and card backends; and the demo program.
 HOSTLIB_DIR := $(BUILD)/host-lib
 HOSTLIB_SO := $(HOSTLIB_DIR)/libibverbs.so.1
-HOSTLIB_SRCS := host-lib/src/verbs.c host-lib/src/datapath.c host-lib/src/verbs_ex.c host-lib/src/events.c host-lib/src/compat.c \
+HOSTLIB_SRCS := host-lib/src/verbs.c host-lib/src/device.c host-lib/src/datapath.c host-lib/src/verbs_ex.c host-lib/src/events.c host-lib/src/compat.c \
 	host-lib/src/cm_dv.c host-lib/src/sim_bus.c host-lib/src/pci_bus.c $(DRIVER_CORE_SRCS)
 HOSTLIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fno-semantic-interposition -pthread -I$(SPEC_INC) -Ihost-lib/include \
 	-Ihost-lib/src -I$(DRIVER_CORE_INC) -Idriver/include/uapi

@@ -2,9 +2,11 @@
 verbs API (tests/apps/rc_ops.c).
 
     python sim/transport.py bench        the host's instructions per message (post + poll of an
-                                         8 B WRITE, callgrind); goodput of 1 MiB WRITE / READ / SEND
-                                         at MTU 4096, clean and at 1% frame loss (simulated time at
-                                         250 MHz)
+                                         8 B WRITE, inline and not, callgrind); messages/s and
+                                         goodput of small and large WRITEs and SENDs on 1 and 16
+                                         QPs beside the link's limit; goodput of 1 MiB WRITE /
+                                         READ / SEND at MTU 4096, clean and at 1% frame loss
+                                         (simulated time at 250 MHz)
     python sim/transport.py soak [N]     N (default 100000) mixed operations on 4 QPs over a link
                                          dropping, duplicating, reordering and corrupting 2% of
                                          frames each; prints operations, retransmissions, NAKs by

@@ -1,6 +1,5 @@
-/* The GSI QP (QP1) and the communication manager's wire protocol: management datagrams (MADs,
- * IBTA Vol. 1 13.4) in RoCEv2 UD SENDs to QP1 (Annex A17), handed over whole by the RX kernel
- * and sent whole through the frame path. Every answer goes back the way its request came (the
+/* The communication manager's wire protocol on the GSI QP (gsi.c carries its MADs): IBTA Vol. 1
+ * chapter 12, passive and active side, SIDR. Every answer goes back the way its request came (the
  * request's source MAC, address and QP), as Linux answers from the received work completion.
  * What is not a MAD of the CM class, version 2, is dropped and counted. */
 #include "cm.h"
@@ -9,102 +8,6 @@
 #include "rnic_frame.h"
 
 #define CMD_IN(p, S, F) RNIC_CMDI_##S##_##F##_GET(p)
-
-/* where a frame's transport headers start: IPv6 moves everything after IP on */
-#define L3(v6) ((v6) ? RNIC_IP6_EXTRA : 0u)
-
-static const uint8_t *mad_of(const struct cm_peer *p, const uint8_t *f)
-{
-	return f + RNIC_BTH_OFF + L3(p->v6) + RNIC_BTH_LEN + RNIC_DETH_LEN;
-}
-
-/* A RoCEv2 UD SEND_ONLY of one MAD to QP1 on our address, Q_Key the GSI's: its sender (MAC,
- * address, traffic class, QP) into p. 0, or -1 if the frame is not one. */
-int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p)
-{
-	uint32_t v6 = len >= RNIC_ETH_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6, l3 = L3(v6);
-	uint32_t bth = RNIC_BTH_OFF + l3, i;
-
-	if (len != bth + RNIC_BTH_LEN + RNIC_DETH_LEN + CM_MAD_LEN + RNIC_ICRC_LEN)
-		return -1;
-	if (v6) {
-		if (f[RNIC_IP_OFF] >> 4 != 6 || f[RNIC_IP_OFF + 6] != RNIC_IPPROTO_UDP ||
-		    memcmp(f + RNIC_IP_OFF + 24, fw.ip6, 16))
-			return -1;
-		memcpy(p->ip6, f + RNIC_IP_OFF + 8, 16);
-		p->tclass = (uint8_t)(rnic_be16(f + RNIC_IP_OFF) >> 4);
-	} else {
-		if (rnic_be16(f + 12) != RNIC_ETHERTYPE_IPV4 || f[RNIC_IP_OFF] != 0x45 ||
-		    f[RNIC_IP_OFF + 9] != RNIC_IPPROTO_UDP || rnic_be32(f + RNIC_IP_OFF + 16) != fw.ip)
-			return -1;
-		p->ip = rnic_be32(f + RNIC_IP_OFF + 12);
-		p->tclass = f[RNIC_IP_OFF + 1];
-	}
-	if (rnic_be16(f + RNIC_UDP_OFF + l3 + 2) != RNIC_ROCE_UDP_PORT || f[bth] != RNIC_BTH_OP_UD_SEND_ONLY ||
-	    (f[bth + 1] & 0x3f) || rnic_be16(f + bth + 2) != 0xffff || (rnic_be32(f + bth + 4) & 0xffffff) != RNIC_GSI_QPN ||
-	    rnic_be32(f + bth + RNIC_BTH_LEN) != RNIC_GSI_QKEY)
-		return -1;
-	p->v6 = (uint8_t)v6;
-	for (i = 0; i < 6; i++)
-		p->mac[i] = f[6 + i];
-	p->qpn = rnic_be32(f + bth + RNIC_BTH_LEN + 4) & 0xffffff;
-	return 0;
-}
-
-/* Send a MAD to QP p->qpn of the peer: Ethernet, IP (TTL 64, DF, the peer's traffic class), UDP
- * from QP1's source port, BTH, DETH, the MAD and the ICRC. */
-void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
-{
-	uint8_t *f = hal_pkt_tx_buf();
-	uint32_t l3 = L3(p->v6), udp = RNIC_UDP_OFF + l3, bth = RNIC_BTH_OFF + l3;
-	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + RNIC_DETH_LEN + CM_MAD_LEN + RNIC_ICRC_LEN;
-	uint32_t len = udp + ulen, crc, off, n;
-
-	memset(f, 0, bth + RNIC_BTH_LEN + RNIC_DETH_LEN);
-	memcpy(f, p->mac, 6);
-	memcpy(f + 6, fw.mac, 6);
-	if (p->v6) {
-		rnic_put_be16(f + 12, RNIC_ETHERTYPE_IPV6);
-		rnic_put_be16(f + RNIC_IP_OFF, 0x6000 | (uint32_t)p->tclass << 4);
-		rnic_put_be16(f + RNIC_IP_OFF + 4, ulen);
-		f[RNIC_IP_OFF + 6] = RNIC_IPPROTO_UDP;
-		f[RNIC_IP_OFF + 7] = CM_HOP_LIMIT;
-		memcpy(f + RNIC_IP_OFF + 8, fw.ip6, 16);
-		memcpy(f + RNIC_IP_OFF + 24, p->ip6, 16);
-	} else {
-		rnic_put_be16(f + 12, RNIC_ETHERTYPE_IPV4);
-		f[RNIC_IP_OFF] = 0x45;
-		f[RNIC_IP_OFF + 1] = p->tclass;
-		rnic_put_be16(f + RNIC_IP_OFF + 2, RNIC_IP_HLEN + ulen);
-		rnic_put_be16(f + RNIC_IP_OFF + 6, 0x4000); /* DF */
-		f[RNIC_IP_OFF + 8] = CM_HOP_LIMIT;
-		f[RNIC_IP_OFF + 9] = RNIC_IPPROTO_UDP;
-		rnic_put_be32(f + RNIC_IP_OFF + 12, fw.ip);
-		rnic_put_be32(f + RNIC_IP_OFF + 16, p->ip);
-		rnic_put_be16(f + RNIC_IP_OFF + 10, rnic_ipv4_csum(f + RNIC_IP_OFF));
-	}
-	rnic_put_be16(f + udp, CM_GSI_SPORT);
-	rnic_put_be16(f + udp + 2, RNIC_ROCE_UDP_PORT);
-	rnic_put_be16(f + udp + 4, ulen);
-	f[bth] = RNIC_BTH_OP_UD_SEND_ONLY;
-	rnic_put_be16(f + bth + 2, 0xffff);
-	rnic_put_be32(f + bth + 4, p->qpn & 0xffffff);
-	rnic_put_be32(f + bth + 8, fw.gsi_psn++ & 0xffffff);
-	rnic_put_be32(f + bth + RNIC_BTH_LEN, RNIC_GSI_QKEY);
-	rnic_put_be32(f + bth + RNIC_BTH_LEN + 4, RNIC_GSI_QPN);
-	memcpy(f + bth + RNIC_BTH_LEN + RNIC_DETH_LEN, mad, CM_MAD_LEN);
-	/* the kernels' ICRC, beat by beat */
-	crc = 0;
-	for (off = 0; off < len - RNIC_ICRC_LEN; off += RNIC_BEAT) {
-		n = len - RNIC_ICRC_LEN - off < RNIC_BEAT ? len - RNIC_ICRC_LEN - off : RNIC_BEAT;
-		crc = rnic_icrc_beat(crc, f + off, (int)(off / RNIC_BEAT), (int)n, (int)p->v6);
-	}
-	crc = ~crc;
-	for (n = 0; n < 4; n++)
-		f[len - RNIC_ICRC_LEN + n] = (uint8_t)(crc >> (8 * n));
-	fw.gsi.tx++;
-	hal_pkt_send(len);
-}
 
 /* The common MAD header of an answer: CM class version 2, method, the request's transaction ID. */
 static void mad_header(uint8_t *out, uint32_t method, const uint8_t *tid, uint32_t attr)
@@ -988,22 +891,4 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		/* MRA, LAP, APR: not offered */
 		fw.gsi.drop_unknown++;
 	}
-}
-
-/* A frame the RX kernel handed over: a MAD for QP1, or not ours to take (0). */
-int fw_gsi_input(const uint8_t *f, uint32_t len)
-{
-	struct cm_peer p;
-	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6;
-
-	/* RoCEv2 at all? (ARP and neighbour discovery are the others) */
-	if (len < RNIC_BTH_OFF + L3(v6) || (v6 ? f[RNIC_IP_OFF + 6] : f[RNIC_IP_OFF + 9]) != RNIC_IPPROTO_UDP ||
-	    rnic_be16(f + RNIC_UDP_OFF + L3(v6) + 2) != RNIC_ROCE_UDP_PORT)
-		return 0;
-	if (fw_gsi_parse(f, len, &p)) {
-		fw.gsi.drop_malformed++;
-		return 1;
-	}
-	fw_cm_input(&p, mad_of(&p, f));
-	return 1;
 }

@@ -139,9 +139,12 @@ void rnic_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq);
 struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			      struct ibv_comp_channel *channel, int comp_vector, uint64_t wc_flags);
 struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a);
-int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *a);
-int rnic_gid(struct ibv_context *context, uint32_t index, union ibv_gid *gid);
 uint32_t rnic_clock_khz(struct rnic_context *c);
+
+/* device.c */
+int rnic_query_device_attr(struct ibv_context *context, struct ibv_device_attr *a);
+int rnic_query_port(struct ibv_context *context, uint8_t port, struct ibv_port_attr *a, size_t len);
+int rnic_gid(struct ibv_context *context, uint32_t index, union ibv_gid *gid);
 
 /* verbs_ex.c: the extended context ops and the ibv_qp_ex / ibv_cq_ex function tables */
 void rnic_ex_init(struct rnic_context *c);
