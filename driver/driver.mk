@@ -9,8 +9,11 @@ KMOD_SRCS := driver/linux/Kbuild driver/linux/rnic_main.c driver/linux/rnic_ioct
 	driver/core/rnic_core.c driver/core/rnic_core.h $(SPEC_INC)/rnic_spec.h driver/include/uapi/rnic/rnic_uapi.h
 KMOD_KERNELS = $(notdir $(patsubst %/,%,$(dir $(wildcard /usr/src/linux-headers-*-amd64/Makefile))))
 
+# built again only when a source changed (a stamp records the last build for every kernel)
+KMOD_STAMP := $(BUILD)/kmod/build.stamp
 .PHONY: kmod
-kmod: $(KMOD_SRCS)
+kmod: $(KMOD_STAMP)
+$(KMOD_STAMP): $(KMOD_SRCS)
 	@test -n "$(KMOD_KERNELS)" || { echo "kmod: no kernel headers in /usr/src (apt-get install linux-headers-amd64)" >&2; exit 2; }
 	@for k in $(KMOD_KERNELS); do \
 	  kver=$${k#linux-headers-}; d=$(BUILD)/kmod/$$kver; mkdir -p $$d/compat; \
@@ -20,3 +23,4 @@ kmod: $(KMOD_SRCS)
 	  echo "kmod: $$kver"; \
 	  $(MAKE) -C /usr/src/$$k M=$$d W=1 C=2 CHECK="sparse -Wno-unknown-attribute" modules || exit 1; \
 	done
+	@touch $@

@@ -14,10 +14,16 @@ CARD_SRCS = $(RTL_SRCS) $(addprefix $(ROOT)/hw/rtl/,rnic_dma_axi.sv rnic_irq_usr
 RTL_VLT := $(ROOT)/hw/rtl/picorv32.vlt
 VERILATOR_FLAGS := --timescale 1ns/1ps -Wno-fatal $(RTL_VLT)
 
-.PHONY: rtl-lint
-rtl-lint:
+# lint again only when a source changed (a stamp records the last clean run)
+RTL_LINT_STAMP := $(BUILD)/rtl/lint.stamp
+$(RTL_LINT_STAMP): $(CARD_SRCS) $(RTL_VLT)
 	verilator --lint-only -Wall --timescale 1ns/1ps $(RTL_VLT) --top-module $(RTL_TOP) $(RTL_SRCS)
 	verilator --lint-only -Wall --timescale 1ns/1ps $(RTL_VLT) --top-module $(CARD_TOP) $(CARD_SRCS)
+	@mkdir -p $(dir $@)
+	@touch $@
+
+.PHONY: rtl-lint
+rtl-lint: $(RTL_LINT_STAMP)
 
 ALL_TARGETS += rtl-lint
 
