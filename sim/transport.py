@@ -128,10 +128,33 @@ def message_rates(out):
     return rc
 
 
+LINK_NS, PCIE_RD_NS = 500, 600  # rnic-sim's defaults: one-way link latency, PCIe read round trip
+
+
+def latency(out):
+    """Doorbell-to-CQE time of an 8 B WRITE (NIC timestamps: the host's reaction is not in it),
+    beside its floor: two link crossings and the PCIe reads on its path (the WQE; the payload
+    unless inline)."""
+    rc = 0
+    print("-- latency of one 8 B RDMA WRITE, doorbell to CQE (simulated time)")
+    for mode, reads in (("inline", 1), ("sge", 2)):
+        code, text, _, wall = session(out / mode, ["lat", "50", mode])
+        line = [ln for ln in text.splitlines() if ln.startswith("lat ")]
+        if code or not line:
+            print(text)
+            rc = 1
+            continue
+        floor = 2 * LINK_NS + reads * PCIE_RD_NS
+        print(f"{mode:6}: {line[0].split(': ', 1)[1]}   floor {floor} ns (2 x {LINK_NS} ns link + "
+              f"{reads} x {PCIE_RD_NS} ns PCIe read), wall {wall:.0f} s")
+    return rc
+
+
 def bench():
     out = ROOT / "build" / "bench"
     rc = host_path(out / "host-path")
     rc |= message_rates(out / "rate")
+    rc |= latency(out / "lat")
     for label, sim_args, args in [("clean link", [], []),
                                   ("1% frame loss", ["--drop", "0.01", "--seed", "11"], ["--ack-timeout", "6"])]:
         code, text, _, wall = session(out / label.split()[0], [*args, "--mtu", "4096", "bench"], sim_args)

@@ -205,3 +205,32 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 	       (n - 1) / ((double)(last - first) / (double)rnicdv_clock_hz(A.ctx)) / 1e6);
 	return 0;
 }
+
+/* ---- latency: n signaled 8-byte WRITEs on one QP, one at a time; NIC timestamps from each
+ * doorbell to its CQE (the host's reaction between two is not counted) */
+int lat(uint32_t n, int inl)
+{
+	uint64_t sum = 0, best = UINT64_MAX, start, end;
+	struct ibv_sge s = sge(&A, 0, 8);
+	struct ibv_wc wc;
+	uint32_t i;
+	double hz;
+
+	A.qp[0] = make_qp(&A);
+	B.qp[0] = make_qp(&B);
+	connect_pair(0, 7);
+	hz = (double)rnicdv_clock_hz(A.ctx);
+	for (i = 0; i < n; i++) {
+		if (post(A.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1, (uintptr_t)B.buf, B.mr->rkey, inl ? IBV_SEND_INLINE : 0) ||
+		    !poll1(&A, &wc, 60) || wc.status != IBV_WC_SUCCESS) {
+			printf("FAIL lat: WRITE %u\n", i);
+			return -1;
+		}
+		rnicdv_cq_last_ts(A.cq, &start, &end);
+		sum += end - start;
+		best = end - start < best ? end - start : best;
+	}
+	printf("lat write 8 B %s, %u messages: doorbell to CQE %.0f ns mean, %.0f ns best\n", inl ? "inline" : "sge", n,
+	       sum / (double)n / hz * 1e9, best / hz * 1e9);
+	return 0;
+}

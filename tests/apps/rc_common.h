@@ -50,5 +50,6 @@ int mix(uint64_t n, int nq);
 int bench(void);
 int big(uint64_t size);
 int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl);
+int lat(uint32_t n, int inl);
 
 #endif

@@ -13,6 +13,8 @@
  *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
  *   rc_ops [--qps Q] rate write|send SIZE N inline|sge DEV_A DEV_B
  *       messages per second of N messages of SIZE bytes over Q (up to 16) QPs (simulated time)
+ *   rc_ops lat N inline|sge DEV_A DEV_B
+ *       doorbell-to-CQE time of N 8-byte WRITEs, one at a time (simulated time)
  * Exit status 0 only if everything matched. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -617,6 +619,11 @@ int main(int argc, char **argv)
 		return rate(strcmp(argv[i + 1], "send") ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, size, nq,
 			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline")) != 0;
 	}
+	if (argc - i == 5 && !strcmp(argv[i], "lat")) {
+		open_side(&A, argv[i + 3]);
+		open_side(&B, argv[i + 4]);
+		return lat((uint32_t)strtoul(argv[i + 1], NULL, 0), !strcmp(argv[i + 2], "inline")) != 0;
+	}
 	if (argc - i == 3 && !strcmp(argv[i], "checks")) {
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
@@ -624,6 +631,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat N inline|sge DEV_A DEV_B\n");
 	return 2;
 }
