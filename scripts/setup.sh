@@ -16,6 +16,7 @@ DEB_PKGS=(
   libpci-dev pciutils
   sparse linux-headers-amd64
   valgrind=1:3.19.0-1
+  gdb=13.1-3
 )
 
 missing=()

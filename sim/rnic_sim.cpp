@@ -175,6 +175,248 @@ void put_wide(VlWide<16> &w, const uint8_t *p)
 {
 	std::memcpy(w.data(), p, 64);
 }
+
+/* What surrounds the NIC on a card, one clock at a time: BAR0 (AXI4-Lite, one transaction at a
+ * time), the PCIe DMA engine (reads answered in order after the read latency, writes at the link's
+ * bandwidth), the MAC (transmit paced at the line rate, receive one beat per clock), the
+ * firmware's console, and the host processes coming and going. */
+class Card {
+public:
+	Card(const Opts &o, Vrnic_top &top, EthPort &eth, HostLink &host)
+		: o_(o), top_(top), eth_(eth), host_(host), pcie_bytes_per_cycle_(o.pcie_gbytes * NS_PER_CYCLE),
+		  line_bytes_per_cycle_(o.link_gbps / 8.0 * NS_PER_CYCLE),
+		  rd_latency_(static_cast<uint64_t>(o.pcie_rd_ns / NS_PER_CYCLE)), reset_issued_(RNIC_NUM_CTX)
+	{
+		top.s_axil_bready = 1;
+		top.s_axil_rready = 1;
+		top.s_axil_wstrb = 0xf;
+		top.m_dma_rd_req_ready = 1;
+		top.irq_ready = 1;
+	}
+
+	void step(uint64_t cycle)
+	{
+		top_.rst = cycle < 8;
+		start_mmio();
+		drive(cycle);
+		top_.clk = 0;
+		top_.eval();
+		// transfers at this edge (valid signals drop after the edge that transfers them)
+		bool aw_done = false, ar_done = false;
+		axi(aw_done, ar_done);
+		dma(cycle);
+		ethernet(cycle);
+		top_.clk = 1;
+		top_.eval();
+		if (aw_done)
+			top_.s_axil_awvalid = top_.s_axil_wvalid = 0;
+		if (ar_done)
+			top_.s_axil_arvalid = 0;
+		eth_.tick(cycle);
+		if ((cycle & 31) == 0)
+			hosts(cycle);
+	}
+
+private:
+	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD };
+
+	/* BAR0: the next access of the queue */
+	void start_mmio()
+	{
+		if (axi_ != AXI_IDLE || host_.mmio.empty() || top_.rst)
+			return;
+		op_ = host_.mmio.front();
+		host_.mmio.pop_front();
+		/* a host process has its context's two pages: in the simulation it is its own driver
+		 * (on a card the kernel module keeps the command-queue page) */
+		uint32_t off = static_cast<uint32_t>(op_.ctx) * RNIC_BAR0_CTX_STRIDE;
+		auto in_page = [&](uint32_t base) {
+			return op_.addr >= base + off && op_.addr < base + off + RNIC_BAR0_CTX_STRIDE;
+		};
+		bool own = op_.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
+		bool global = op_.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
+		if (op_.write && own) {
+			top_.s_axil_awaddr = op_.addr;
+			top_.s_axil_wdata = op_.value;
+			top_.s_axil_awvalid = top_.s_axil_wvalid = 1;
+			axi_ = AXI_W;
+		} else if (!op_.write && (own || global)) {
+			top_.s_axil_araddr = op_.addr;
+			top_.s_axil_arvalid = 1;
+			axi_ = AXI_R;
+		} else if (!op_.write) {
+			host_.mmio_response(op_.ctx, op_.tag, 0); // not this context's to read
+		}
+	}
+
+	/* inputs for this clock: DMA read data (in request order, no earlier than due), the write
+	 * budget, the MAC's transmit credit and the beat it receives */
+	void drive(uint64_t cycle)
+	{
+		rd_drive_ = false;
+		if (!reads_.empty() && reads_.front().due <= cycle) {
+			DmaRead &r = reads_.front();
+			if (!r.fetched) {
+				r.err = !host_.dma_data(r.id, r.data);
+				r.data.resize(((r.len + 63) / 64) * 64);
+				r.fetched = true;
+			}
+			put_wide(top_.s_dma_rd_data, r.data.data() + r.beat * 64);
+			top_.s_dma_rd_tag = r.tag;
+			top_.s_dma_rd_last = (r.beat + 1) * 64 >= r.len;
+			top_.s_dma_rd_err = r.err;
+			rd_drive_ = true;
+		}
+		top_.s_dma_rd_valid = rd_drive_;
+		wr_budget_ = std::min(wr_budget_ + pcie_bytes_per_cycle_, 4096.0);
+		top_.m_dma_wr_ready = wr_budget_ >= 64;
+		mac_credit_ = std::min(mac_credit_ + line_bytes_per_cycle_, 128.0);
+		top_.m_axis_eth_tx_tready = mac_credit_ >= 64;
+		if (!rx_busy_ && eth_.receive(cycle, rx_frame_)) {
+			rx_busy_ = true;
+			rx_off_ = 0;
+		}
+		top_.s_axis_eth_rx_tvalid = rx_busy_;
+		if (rx_busy_) {
+			uint8_t beat[64] = {};
+			size_t n = std::min<size_t>(64, rx_frame_.data.size() - rx_off_);
+			std::memcpy(beat, rx_frame_.data.data() + rx_off_, n);
+			put_wide(top_.s_axis_eth_rx_tdata, beat);
+			top_.s_axis_eth_rx_tkeep = n == 64 ? ~0ull : (1ull << n) - 1;
+			top_.s_axis_eth_rx_tlast = rx_off_ + n >= rx_frame_.data.size();
+		}
+	}
+
+	void axi(bool &aw_done, bool &ar_done)
+	{
+		if (axi_ == AXI_W && top_.s_axil_awready) {
+			aw_done = true;
+			axi_ = AXI_B;
+		} else if (axi_ == AXI_B && top_.s_axil_bvalid) {
+			axi_ = AXI_IDLE;
+		} else if (axi_ == AXI_R && top_.s_axil_arready) {
+			ar_done = true;
+			axi_ = AXI_RD;
+		} else if (axi_ == AXI_RD && top_.s_axil_rvalid) {
+			if (op_.ctx >= 0) {
+				host_.mmio_response(op_.ctx, op_.tag, top_.s_axil_rdata);
+			} else {
+				/* our own poll of ADMIN.CTX_RESET_PENDING: the contexts whose reset was
+				 * written before it (op.value) and is done are free again */
+				for (int c = 0; c < RNIC_NUM_CTX; c++)
+					if (((op_.value >> c) & 1) && !((top_.s_axil_rdata >> c) & 1))
+						host_.resetting[c] = reset_issued_[c] = false;
+			}
+			axi_ = AXI_IDLE;
+		}
+	}
+
+	void dma(uint64_t cycle)
+	{
+		if (top_.m_dma_rd_req_valid) {
+			uint64_t a = top_.m_dma_rd_req_addr;
+			uint32_t len = top_.m_dma_rd_req_len;
+			double start = std::max(static_cast<double>(cycle + rd_latency_), rd_free_);
+			rd_free_ = start + len / pcie_bytes_per_cycle_;
+			reads_.push_back({host_.dma_read(ctx_of(a), a, len), len, 0,
+					  static_cast<uint8_t>(top_.m_dma_rd_req_tag), static_cast<uint64_t>(start), false,
+					  false, {}});
+		}
+		if (rd_drive_ && top_.s_dma_rd_ready) {
+			DmaRead &r = reads_.front();
+			if (++r.beat * 64 >= r.len)
+				reads_.pop_front();
+		}
+		if (top_.m_dma_wr_valid && top_.m_dma_wr_ready) {
+			uint32_t len = top_.m_dma_wr_len;
+			const uint8_t *d = reinterpret_cast<const uint8_t *>(top_.m_dma_wr_data.data());
+			if (wr_buf_.empty())
+				wr_addr_ = top_.m_dma_wr_addr;
+			size_t n = std::min<size_t>(64, len - std::min<size_t>(len, wr_buf_.size()));
+			wr_buf_.insert(wr_buf_.end(), d, d + n);
+			wr_budget_ -= 64;
+			if (top_.m_dma_wr_last) {
+				host_.dma_write(ctx_of(wr_addr_), wr_addr_, wr_buf_.data(), static_cast<uint32_t>(wr_buf_.size()));
+				wr_buf_.clear();
+			}
+		}
+		if (top_.irq_valid)
+			host_.irq(top_.irq_vector, top_.irq_vector);
+	}
+
+	/* the frame being sent, the beat received, the firmware's console */
+	void ethernet(uint64_t cycle)
+	{
+		if (top_.m_axis_eth_tx_tvalid && top_.m_axis_eth_tx_tready) {
+			const uint8_t *d = reinterpret_cast<const uint8_t *>(top_.m_axis_eth_tx_tdata.data());
+			uint64_t keep = top_.m_axis_eth_tx_tkeep;
+			for (int i = 0; i < 64; i++)
+				if ((keep >> i) & 1)
+					tx_frame_.push_back(d[i]);
+			mac_credit_ -= 64;
+			if (top_.m_axis_eth_tx_tlast) {
+				/* preamble, FCS, inter-frame gap and padding to the minimum frame */
+				mac_credit_ -= eth_.wire_bytes(tx_frame_.size()) - 64.0 * ((tx_frame_.size() + 63) / 64);
+				eth_.transmit(cycle + 1, std::move(tx_frame_));
+				tx_frame_.clear();
+			}
+		}
+		if (rx_busy_) {
+			rx_off_ += 64;
+			if (rx_off_ >= rx_frame_.data.size())
+				rx_busy_ = false;
+		}
+		if (top_.fw_console_valid) {
+			char c = static_cast<char>(top_.fw_console_char);
+			if (c == '\n') {
+				if (!o_.quiet)
+					std::printf("[%s fw] %s\n", o_.name.c_str(), console_.c_str());
+				std::fflush(stdout);
+				console_.clear();
+			} else {
+				console_ += c;
+			}
+		}
+	}
+
+	/* host processes: messages in; a context whose process went away is reset, and free again
+	 * once the NIC says so */
+	void hosts(uint64_t cycle)
+	{
+		host_.poll();
+		for (int ctx : host_.gone) {
+			std::printf("[%s] context %d closed\n", o_.name.c_str(), ctx);
+			host_.mmio.push_back({-1, true, RNIC_ADMIN_CTX_RESET, static_cast<uint32_t>(ctx), 0});
+			reset_issued_[ctx] = true;
+		}
+		host_.gone.clear();
+		uint32_t issued = 0;
+		for (int c = 0; c < RNIC_NUM_CTX; c++)
+			issued |= static_cast<uint32_t>(reset_issued_[c]) << c;
+		if ((cycle & 4095) == 0 && issued)
+			host_.mmio.push_back({-1, false, RNIC_ADMIN_CTX_RESET_PENDING, issued, 0});
+	}
+
+	const Opts &o_;
+	Vrnic_top &top_;
+	EthPort &eth_;
+	HostLink &host_;
+	const double pcie_bytes_per_cycle_, line_bytes_per_cycle_;
+	const uint64_t rd_latency_;
+	std::deque<DmaRead> reads_;
+	bool rd_drive_ = false;
+	double rd_free_ = 0, wr_budget_ = 0;
+	std::vector<uint8_t> wr_buf_, tx_frame_;
+	uint64_t wr_addr_ = 0;
+	double mac_credit_ = 0; /* bytes the wire can take: the MAC paces at the line rate */
+	EthFrame rx_frame_;
+	size_t rx_off_ = 0;
+	bool rx_busy_ = false;
+	int axi_ = AXI_IDLE;
+	MmioOp op_{};
+	std::string console_;
+	std::vector<bool> reset_issued_;
+};
 } // namespace
 
 int main(int argc, char **argv)
@@ -210,205 +452,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	top->strap_seed = seed;
-	top->s_axil_bready = 1;
-	top->s_axil_rready = 1;
-	top->s_axil_wstrb = 0xf;
-	top->m_dma_rd_req_ready = 1;
-	top->irq_ready = 1;
 
-	const double pcie_bytes_per_cycle = o.pcie_gbytes * NS_PER_CYCLE;
-	const uint64_t rd_latency = static_cast<uint64_t>(o.pcie_rd_ns / NS_PER_CYCLE);
-	std::deque<DmaRead> reads;
-	double rd_free = 0, wr_budget = 0;
-	std::vector<uint8_t> wr_buf, tx_frame;
-	uint64_t wr_addr = 0;
-	double mac_credit = 0; /* bytes the wire can take: the MAC paces at the line rate */
-	const double line_bytes_per_cycle = o.link_gbps / 8.0 * NS_PER_CYCLE;
-	EthFrame rx_frame;
-	size_t rx_off = 0;
-	bool rx_busy = false;
-	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD } axi = AXI_IDLE;
-	MmioOp op{};
-	std::string console;
-	std::vector<bool> reset_issued(RNIC_NUM_CTX);
+	Card card(o, *top, *eth, *host);
 	uint64_t cycle = 0;
 	auto t0 = std::chrono::steady_clock::now();
-
-	for (; !stop_requested; cycle++) {
-		top->rst = cycle < 8;
-
-		// ---- BAR0: one AXI4-Lite transaction at a time from the queue
-		if (axi == AXI_IDLE && !host->mmio.empty() && !top->rst) {
-			op = host->mmio.front();
-			host->mmio.pop_front();
-			/* a host process has its context's two pages: in the simulation it is its own
-			 * driver (on a card the kernel module keeps the command-queue page) */
-			uint32_t off = static_cast<uint32_t>(op.ctx) * RNIC_BAR0_CTX_STRIDE;
-			auto in_page = [&](uint32_t base) {
-				return op.addr >= base + off && op.addr < base + off + RNIC_BAR0_CTX_STRIDE;
-			};
-			bool own = op.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
-			bool global = op.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
-			if (op.write && own) {
-				top->s_axil_awaddr = op.addr;
-				top->s_axil_wdata = op.value;
-				top->s_axil_awvalid = top->s_axil_wvalid = 1;
-				axi = AXI_W;
-			} else if (!op.write && (own || global)) {
-				top->s_axil_araddr = op.addr;
-				top->s_axil_arvalid = 1;
-				axi = AXI_R;
-			} else if (!op.write) {
-				host->mmio_response(op.ctx, op.tag, 0); // not this context's to read
-			}
-		}
-
-		// ---- DMA read data, in request order, no earlier than due
-		bool rd_drive = false;
-		if (!reads.empty() && reads.front().due <= cycle) {
-			DmaRead &r = reads.front();
-			if (!r.fetched) {
-				r.err = !host->dma_data(r.id, r.data);
-				r.data.resize(((r.len + 63) / 64) * 64);
-				r.fetched = true;
-			}
-			put_wide(top->s_dma_rd_data, r.data.data() + r.beat * 64);
-			top->s_dma_rd_tag = r.tag;
-			top->s_dma_rd_last = (r.beat + 1) * 64 >= r.len;
-			top->s_dma_rd_err = r.err;
-			rd_drive = true;
-		}
-		top->s_dma_rd_valid = rd_drive;
-
-		// ---- DMA writes at the PCIe bandwidth
-		wr_budget = std::min(wr_budget + pcie_bytes_per_cycle, 4096.0);
-		top->m_dma_wr_ready = wr_budget >= 64;
-
-		// ---- Ethernet: transmit paced at the line rate, receive one beat per clock
-		mac_credit = std::min(mac_credit + line_bytes_per_cycle, 128.0);
-		top->m_axis_eth_tx_tready = mac_credit >= 64;
-		if (!rx_busy && eth->receive(cycle, rx_frame)) {
-			rx_busy = true;
-			rx_off = 0;
-		}
-		top->s_axis_eth_rx_tvalid = rx_busy;
-		if (rx_busy) {
-			uint8_t beat[64] = {};
-			size_t n = std::min<size_t>(64, rx_frame.data.size() - rx_off);
-			std::memcpy(beat, rx_frame.data.data() + rx_off, n);
-			put_wide(top->s_axis_eth_rx_tdata, beat);
-			top->s_axis_eth_rx_tkeep = n == 64 ? ~0ull : (1ull << n) - 1;
-			top->s_axis_eth_rx_tlast = rx_off + n >= rx_frame.data.size();
-		}
-
-		top->clk = 0;
-		top->eval();
-
-		// ---- transfers at this edge
-		// (valid signals drop after the edge that transfers them)
-		bool aw_done = false, ar_done = false;
-		if (axi == AXI_W && top->s_axil_awready) {
-			aw_done = true;
-			axi = AXI_B;
-		} else if (axi == AXI_B && top->s_axil_bvalid) {
-			axi = AXI_IDLE;
-		} else if (axi == AXI_R && top->s_axil_arready) {
-			ar_done = true;
-			axi = AXI_RD;
-		} else if (axi == AXI_RD && top->s_axil_rvalid) {
-			if (op.ctx >= 0) {
-				host->mmio_response(op.ctx, op.tag, top->s_axil_rdata);
-			} else {
-				/* our own poll of ADMIN.CTX_RESET_PENDING: the contexts whose reset was
-				 * written before it (op.value) and is done are free again */
-				for (int c = 0; c < RNIC_NUM_CTX; c++)
-					if (((op.value >> c) & 1) && !((top->s_axil_rdata >> c) & 1))
-						host->resetting[c] = reset_issued[c] = false;
-			}
-			axi = AXI_IDLE;
-		}
-		if (top->m_dma_rd_req_valid) {
-			uint64_t a = top->m_dma_rd_req_addr;
-			uint32_t len = top->m_dma_rd_req_len;
-			double start = std::max(static_cast<double>(cycle + rd_latency), rd_free);
-			rd_free = start + len / pcie_bytes_per_cycle;
-			reads.push_back({host->dma_read(ctx_of(a), a, len), len, 0, static_cast<uint8_t>(top->m_dma_rd_req_tag),
-					 static_cast<uint64_t>(start), false, false, {}});
-		}
-		if (rd_drive && top->s_dma_rd_ready) {
-			DmaRead &r = reads.front();
-			if (++r.beat * 64 >= r.len)
-				reads.pop_front();
-		}
-		if (top->m_dma_wr_valid && top->m_dma_wr_ready) {
-			uint32_t len = top->m_dma_wr_len;
-			const uint8_t *d = reinterpret_cast<const uint8_t *>(top->m_dma_wr_data.data());
-			if (wr_buf.empty())
-				wr_addr = top->m_dma_wr_addr;
-			size_t n = std::min<size_t>(64, len - std::min<size_t>(len, wr_buf.size()));
-			wr_buf.insert(wr_buf.end(), d, d + n);
-			wr_budget -= 64;
-			if (top->m_dma_wr_last) {
-				host->dma_write(ctx_of(wr_addr), wr_addr, wr_buf.data(), static_cast<uint32_t>(wr_buf.size()));
-				wr_buf.clear();
-			}
-		}
-		if (top->irq_valid)
-			host->irq(top->irq_vector, top->irq_vector);
-		if (top->m_axis_eth_tx_tvalid && top->m_axis_eth_tx_tready) {
-			const uint8_t *d = reinterpret_cast<const uint8_t *>(top->m_axis_eth_tx_tdata.data());
-			uint64_t keep = top->m_axis_eth_tx_tkeep;
-			for (int i = 0; i < 64; i++)
-				if ((keep >> i) & 1)
-					tx_frame.push_back(d[i]);
-			mac_credit -= 64;
-			if (top->m_axis_eth_tx_tlast) {
-				/* preamble, FCS, inter-frame gap and padding to the minimum frame */
-				mac_credit -= eth->wire_bytes(tx_frame.size()) - 64.0 * ((tx_frame.size() + 63) / 64);
-				eth->transmit(cycle + 1, std::move(tx_frame));
-				tx_frame.clear();
-			}
-		}
-		if (rx_busy) {
-			rx_off += 64;
-			if (rx_off >= rx_frame.data.size())
-				rx_busy = false;
-		}
-		if (top->fw_console_valid) {
-			char c = static_cast<char>(top->fw_console_char);
-			if (c == '\n') {
-				if (!o.quiet)
-					std::printf("[%s fw] %s\n", o.name.c_str(), console.c_str());
-				std::fflush(stdout);
-				console.clear();
-			} else {
-				console += c;
-			}
-		}
-
-		top->clk = 1;
-		top->eval();
-		if (aw_done)
-			top->s_axil_awvalid = top->s_axil_wvalid = 0;
-		if (ar_done)
-			top->s_axil_arvalid = 0;
-
-		eth->tick(cycle);
-		if ((cycle & 31) == 0) {
-			host->poll();
-			for (int ctx : host->gone) {
-				std::printf("[%s] context %d closed\n", o.name.c_str(), ctx);
-				host->mmio.push_back({-1, true, RNIC_ADMIN_CTX_RESET, static_cast<uint32_t>(ctx), 0});
-				reset_issued[ctx] = true;
-			}
-			host->gone.clear();
-			uint32_t issued = 0;
-			for (int c = 0; c < RNIC_NUM_CTX; c++)
-				issued |= static_cast<uint32_t>(reset_issued[c]) << c;
-			if ((cycle & 4095) == 0 && issued)
-				host->mmio.push_back({-1, false, RNIC_ADMIN_CTX_RESET_PENDING, issued, 0});
-		}
-	}
+	for (; !stop_requested; cycle++)
+		card.step(cycle);
 
 	double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	top->final();

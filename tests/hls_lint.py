@@ -1,8 +1,9 @@
 """Lint of the HLS C kernels for the subset Vitis HLS synthesizes, run where no Vitis is: no heap,
 no recursion, no calls out of the kernel but memcpy/memset, no function pointers, no
 variable-length arrays, no state hidden in static locals, every loop bounded by a constant (a
-`#pragma HLS LOOP_TRIPCOUNT` is a report hint to Vitis, not a bound: it does not count), and the
-top function pipelined at II=1.
+`#pragma HLS LOOP_TRIPCOUNT` is a report hint to Vitis, not a bound: it does not count), no divide
+or modulo by a variable (a divider is a multi-cycle core: by constants only, which synthesize to
+shifts and multiplies), and the top function pipelined at II=1.
 Calls and stack come from GCC itself (-fcallgraph-info, -fstack-usage), not from parsing C.
 
     python tests/hls_lint.py        prints the findings, exits 1 if there are any
@@ -16,7 +17,8 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KDIR = ROOT / "hw" / "kernels"
 # synthesizable sources and the top function of each kernel (the *_dpi.c files are simulation glue)
-SOURCES = {"common/rnic_crc.c": None, "tx/tx.c": "rnic_tx_step", "rx/rx.c": "rnic_rx_step",
+SOURCES = {"common/rnic_crc.c": None, "tx/tx.c": "rnic_tx_step", "tx/tx_build.c": None,
+           "rx/rx.c": "rnic_rx_step", "rx/rx_req.c": None,
            "cq/cq.c": "rnic_cq_step"}
 ALLOWED_CALLS = {"memcpy", "memset", "__builtin_memcpy", "__builtin_memset"}
 FORBIDDEN = re.compile(r"\b(malloc|calloc|realloc|free|alloca|printf|fprintf|puts|exit|abort|setjmp|longjmp|"
@@ -24,6 +26,9 @@ FORBIDDEN = re.compile(r"\b(malloc|calloc|realloc|free|alloca|printf|fprintf|put
 FUNC_PTR = re.compile(r"\(\s*\*\s*\w+\s*\)\s*\(")
 STATIC_LOCAL = re.compile(r"^\s+static\s+(?!const\b)")
 CONST_BOUND = re.compile(r"^[A-Z0-9_\s*+\-/()]+$")  # macros, literals, arithmetic (casts removed)
+# the right operand of / or %: a macro, a literal or sizeof is constant; anything else is a variable
+DIVIDE = re.compile(r"[^/*]\s*[/%]=?\s*\(*\s*(?:\((?:u?int\d*_t|unsigned|int)\)\s*)?([A-Za-z_]\w*)")
+CONST_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$|^sizeof$")
 
 
 def strip_comments(src):
@@ -54,7 +59,7 @@ def callgraph(path, tmp, kdir):
     # -O0: the calls the source makes (no inlining, no library idioms the optimizer would add);
     # -Werror=vla: no variable-size arrays
     r = subprocess.run(["gcc", "-O0", "-std=gnu11", "-Wno-unknown-pragmas", "-Werror=vla", f"-I{kdir / 'common'}",
-                        f"-I{ROOT / 'spec' / 'gen'}", "-fcallgraph-info", "-c", str(path), "-o", str(obj)],
+                        f"-I{ROOT / 'spec' / 'gen'}", f"-I{ROOT / 'build' / 'kernels' / 'gen'}", "-fcallgraph-info", "-c", str(path), "-o", str(obj)],
                        capture_output=True, text=True, cwd=tmp)
     if r.returncode:
         return None, r.stderr
@@ -115,6 +120,10 @@ def lint(kdir=KDIR, sources=None):
                     findings.append(f"{rel}:{i}: function pointer")
                 if STATIC_LOCAL.match(ln) and "(" not in ln:
                     findings.append(f"{rel}:{i}: state in a static local (keep it in the state struct)")
+                code = re.sub(r'"(\\.|[^"\\])*"', '""', ln) if not ln.lstrip().startswith("#") else ""
+                for m in DIVIDE.finditer(code):
+                    if not CONST_NAME.match(m.group(1)):
+                        findings.append(f"{rel}:{i}: divide or modulo by a variable ({m.group(1)})")
             for line, kind, bound in loops(src):
                 if kind != "for" or bound is None or not CONST_BOUND.match(bound):
                     findings.append(f"{rel}:{line}: {kind} loop without a constant bound")

@@ -21,6 +21,8 @@ BAD = {
     "function pointer": "void (*fp)(int) = 0; (void)fp;",
     "static state": "static int count; count++;",
     "variable-size array": "int v[x]; v[0] = 0; (void)v;",
+    "variable divide": "st[0] = st[1] / x;",
+    "variable modulo": "st[0] = st[1] % (uint32_t)x;",
 }
 
 
@@ -36,5 +38,8 @@ def test_lint_catches_each_violation(tmp_path):
             f"\tint i; void *p = 0; (void)p; (void)i;\n\t{stmt}\n}}\n")
         found = hls_lint.lint(tmp_path, {"bad/bad.c": "rnic_bad_step"})
         assert found, name
+    (d / "bad.c").write_text("#define RNIC_BEAT 64\nvoid rnic_bad_step(int *st, int x)\n{\n#pragma HLS PIPELINE II = 1\n"
+                             "\tst[0] = st[1] / RNIC_BEAT + st[2] % 8 + x / sizeof(int);\n}\n")
+    assert hls_lint.lint(tmp_path, {"bad/bad.c": "rnic_bad_step"}) == [], "divides by constants are fine"
     (d / "bad.c").write_text("void rnic_bad_step(int *st, int x)\n{\n\tst[0] = x;\n}\n")
     assert any("II=1" in f for f in hls_lint.lint(tmp_path, {"bad/bad.c": "rnic_bad_step"}))

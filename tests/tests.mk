@@ -33,10 +33,10 @@ ALL_TARGETS += rdma-core-tests
 
 # Fuzzer of the RX kernel, with sanitizers (make fuzz runs it long, make test briefly)
 FUZZ_RX := $(BUILD)/fuzz/fuzz_rx
-$(FUZZ_RX): tests/fuzz/fuzz_rx.c hw/kernels/rx/rx.c hw/kernels/common/rnic_crc.c hw/kernels/rx/rx.h $(KERNEL_HDRS)
+$(FUZZ_RX): tests/fuzz/fuzz_rx.c $(RX_SRCS) hw/kernels/common/rnic_crc.c hw/kernels/rx/rx.h hw/kernels/rx/rx_int.h $(KERNEL_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-Ihw/kernels/common -Ihw/kernels/rx -I$(SPEC_INC) $< hw/kernels/rx/rx.c hw/kernels/common/rnic_crc.c -o $@
+		-Ihw/kernels/common -Ihw/kernels/rx -I$(SPEC_INC) -I$(KERNEL_GEN) $< $(RX_SRCS) hw/kernels/common/rnic_crc.c -o $@
 
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_RX)

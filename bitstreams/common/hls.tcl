@@ -1,10 +1,10 @@
 # Vitis HLS (up to 2024.2): one kernel's IP from the same C the simulator runs.
-#   vitis_hls -f hls.tcl -tclargs ROOT KERNEL PART
+#   vitis_hls -f hls.tcl -tclargs ROOT KERNEL PART   (after make: the CRC ROM is generated into build/kernels/gen)
 lassign $argv root k part
 open_project -reset rnic_$k
 set_top rnic_${k}_top
-set cflags "-I$root/hw/kernels/common -I$root/hw/kernels/$k -I$root/spec/gen -I$root/hw/kernels/tx -I$root/hw/kernels/rx -I$root/hw/kernels/cq"
-foreach f {tx/tx.c rx/rx.c cq/cq.c common/rnic_crc.c} { add_files $root/hw/kernels/$f -cflags $cflags }
+set cflags "-I$root/hw/kernels/common -I$root/hw/kernels/$k -I$root/spec/gen -I$root/build/kernels/gen -I$root/hw/kernels/tx -I$root/hw/kernels/rx -I$root/hw/kernels/cq"
+foreach f {tx/tx.c tx/tx_build.c rx/rx.c rx/rx_req.c cq/cq.c common/rnic_crc.c} { add_files $root/hw/kernels/$f -cflags $cflags }
 add_files $root/bitstreams/common/hls_top.c -cflags $cflags
 open_solution -reset sol -flow_target vivado
 set_part $part

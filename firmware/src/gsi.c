@@ -8,6 +8,24 @@
 /* where a frame's transport headers start: IPv6 moves everything after IP on */
 #define L3(v6) ((v6) ? RNIC_IP6_EXTRA : 0u)
 
+/* CRC-32 byte step, table driven: the soft core's software form of the kernels' parallel CRC
+ * (a 1 KiB table, where their 64 KiB ROM would not fit the core's memory) */
+static const uint32_t crc_table[256] = {
+#define C1(c) (((c) & 1) ? (0xedb88320u ^ ((c) >> 1)) : ((c) >> 1))
+#define C8(c) C1(C1(C1(C1(C1(C1(C1(C1((uint32_t)(c)))))))))
+#define R4(n) C8(n), C8(n + 1), C8(n + 2), C8(n + 3)
+#define R16(n) R4(n), R4(n + 4), R4(n + 8), R4(n + 12)
+#define R64(n) R16(n), R16(n + 16), R16(n + 32), R16(n + 48)
+	R64(0), R64(64), R64(128), R64(192)
+};
+
+static uint32_t crc32(uint32_t crc, const uint8_t *p, uint32_t n)
+{
+	while (n--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
 static const uint8_t *mad_of(const struct cm_peer *p, const uint8_t *f)
 {
 	return f + RNIC_BTH_OFF + L3(p->v6) + RNIC_BTH_LEN + RNIC_DETH_LEN;
@@ -54,6 +72,7 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
 	uint32_t l3 = L3(p->v6), udp = RNIC_UDP_OFF + l3, bth = RNIC_BTH_OFF + l3;
 	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + RNIC_DETH_LEN + CM_MAD_LEN + RNIC_ICRC_LEN;
 	uint32_t len = udp + ulen, crc, off, n;
+	static const uint8_t lrh[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	memset(f, 0, bth + RNIC_BTH_LEN + RNIC_DETH_LEN);
 	memcpy(f, p->mac, 6);
@@ -88,11 +107,15 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
 	rnic_put_be32(f + bth + RNIC_BTH_LEN, RNIC_GSI_QKEY);
 	rnic_put_be32(f + bth + RNIC_BTH_LEN + 4, RNIC_GSI_QPN);
 	memcpy(f + bth + RNIC_BTH_LEN + RNIC_DETH_LEN, mad, CM_MAD_LEN);
-	/* the kernels' ICRC, beat by beat */
-	crc = 0;
+	/* the ICRC over the bytes the kernels' mask leaves, after 8 bytes of 0xff for the LRH */
+	crc = crc32(0xffffffffu, lrh, sizeof(lrh));
 	for (off = 0; off < len - RNIC_ICRC_LEN; off += RNIC_BEAT) {
+		uint8_t b[RNIC_BEAT];
+		uint32_t skip = off ? 0 : RNIC_ETH_HLEN;
+
 		n = len - RNIC_ICRC_LEN - off < RNIC_BEAT ? len - RNIC_ICRC_LEN - off : RNIC_BEAT;
-		crc = rnic_icrc_beat(crc, f + off, (int)(off / RNIC_BEAT), (int)n, (int)p->v6);
+		rnic_icrc_mask(b, f + off, (int)(off / RNIC_BEAT), (int)p->v6);
+		crc = crc32(crc, b + skip, n - skip);
 	}
 	crc = ~crc;
 	for (n = 0; n < 4; n++)

@@ -1,9 +1,17 @@
 # HLS C kernels, built for the host: libkernels.a for rnic-sim (DPI-C), libkernels.so for the
 # Python cycle-by-cycle tests (same DPI-C entry points through ctypes).
+# The parallel CRC's ROM is generated (crc_tab.py) into KERNEL_GEN, which every build of the
+# kernels puts on its include path.
+KERNEL_GEN := $(BUILD)/kernels/gen
 KERNEL_CFLAGS := $(CFLAGS_COMMON) -Wno-unknown-pragmas -fPIC \
-	-I$(ROOT)/hw/kernels/common -I$(SPEC_INC) -I/usr/share/verilator/include/vltstd
+	-I$(ROOT)/hw/kernels/common -I$(SPEC_INC) -I$(KERNEL_GEN) -I/usr/share/verilator/include/vltstd
 KERNEL_SRCS := hw/kernels/common/rnic_crc.c
-KERNEL_HDRS := hw/kernels/common/rnic_kernel.h hw/kernels/common/rnic_frame.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h
+KERNEL_HDRS := hw/kernels/common/rnic_kernel.h hw/kernels/common/rnic_frame.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h \
+	$(KERNEL_GEN)/rnic_crc_tab.h
+
+$(KERNEL_GEN)/rnic_crc_tab.h: hw/kernels/common/crc_tab.py
+	@mkdir -p $(dir $@)
+	python3 $< $@
 
 include hw/kernels/tx/tx.mk
 include hw/kernels/rx/rx.mk

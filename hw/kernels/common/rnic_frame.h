@@ -90,69 +90,47 @@ static inline int32_t rnic_psn_diff(uint32_t a, uint32_t b)
 }
 
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the ICRC polynomial (IBTA 7.8.1).
- * State form: start with 0xffffffff, finish with ~state. */
-uint32_t rnic_crc32_byte(uint32_t crc, uint8_t b);
+ * State form: start with 0xffffffff, finish with ~state. The first n bytes of p (n <= RNIC_BEAT)
+ * in parallel form (rnic_crc.c). */
+uint32_t rnic_crc32_beat(uint32_t crc, const uint8_t *p, uint32_t n);
 
-static inline uint32_t rnic_crc32(uint32_t crc, const uint8_t *p, int n)
+/* The bytes of a RoCEv2 frame's beat as the ICRC covers them (RoCEv2 annex A17.3.3): the fields
+ * routers change are taken as all ones: IPv4 TOS, TTL and header checksum, or IPv6 traffic class,
+ * flow label and hop limit; the UDP checksum and BTH resv8a. The Ethernet header is not covered:
+ * its bytes become zeros, which the ICRC's seed accounts for (see rnic_icrc_beat). `beat_no` 0 is
+ * the beat holding the headers (with IPv6, BTH resv8a is in beat 1). */
+static inline void rnic_icrc_mask(uint8_t b[RNIC_BEAT], const uint8_t beat[RNIC_BEAT], int beat_no, int v6)
 {
 	int i;
 
 	for (i = 0; i < RNIC_BEAT; i++) {
 #pragma HLS UNROLL
-		if (i < n)
-			crc = rnic_crc32_byte(crc, p[i]);
+		b[i] = beat_no == 0 && i < RNIC_ETH_HLEN ? 0 : beat[i];
 	}
-	return crc;
-}
-
-/* ICRC over one beat of a RoCEv2 frame (RoCEv2 annex A17.3.3): the Ethernet header is not
- * covered; 8 bytes of 0xff stand in for the LRH; the fields routers change are taken as all ones:
- * IPv4 TOS, TTL and header checksum, or IPv6 traffic class, flow label and hop limit; the UDP
- * checksum and BTH resv8a. `beat_no` 0 is the beat holding the headers (with IPv6, BTH resv8a is
- * in beat 1); `n` bytes of the beat are covered (the ICRC itself is excluded by the caller). */
-static inline uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT], int beat_no, int n, int v6)
-{
-	uint8_t b[RNIC_BEAT];
-	int i;
-
-	for (i = 0; i < RNIC_BEAT; i++) {
-#pragma HLS UNROLL
-		b[i] = beat[i];
-	}
-	if (beat_no == 0) {
-		crc = 0xffffffffu;
-		for (i = 0; i < 8; i++) {
-#pragma HLS UNROLL
-			crc = rnic_crc32_byte(crc, 0xff);
-		}
-		if (v6) {
-			b[RNIC_IP_OFF] |= 0x0f;     /* traffic class, flow label */
-			b[RNIC_IP_OFF + 1] = 0xff;
-			b[RNIC_IP_OFF + 2] = 0xff;
-			b[RNIC_IP_OFF + 3] = 0xff;
-			b[RNIC_IP_OFF + 7] = 0xff;  /* hop limit */
-			b[RNIC_UDP_OFF + RNIC_IP6_EXTRA + 6] = 0xff;
-			b[RNIC_UDP_OFF + RNIC_IP6_EXTRA + 7] = 0xff;
-		} else {
-			b[RNIC_IP_OFF + 1] = 0xff;  /* TOS (DSCP/ECN) */
-			b[RNIC_IP_OFF + 8] = 0xff;  /* TTL */
-			b[RNIC_IP_OFF + 10] = 0xff; /* header checksum */
-			b[RNIC_IP_OFF + 11] = 0xff;
-			b[RNIC_UDP_OFF + 6] = 0xff; /* UDP checksum */
-			b[RNIC_UDP_OFF + 7] = 0xff;
-			b[RNIC_BTH_OFF + 4] = 0xff; /* resv8a (FECN/BECN) */
-		}
-		for (i = RNIC_ETH_HLEN; i < RNIC_BEAT; i++) {
-#pragma HLS UNROLL
-			if (i < n)
-				crc = rnic_crc32_byte(crc, b[i]);
-		}
-		return crc;
-	}
-	if (beat_no == 1 && v6)
+	if (beat_no == 0 && v6) {
+		b[RNIC_IP_OFF] |= 0x0f;     /* traffic class, flow label */
+		b[RNIC_IP_OFF + 1] = 0xff;
+		b[RNIC_IP_OFF + 2] = 0xff;
+		b[RNIC_IP_OFF + 3] = 0xff;
+		b[RNIC_IP_OFF + 7] = 0xff;  /* hop limit */
+		b[RNIC_UDP_OFF + RNIC_IP6_EXTRA + 6] = 0xff;
+		b[RNIC_UDP_OFF + RNIC_IP6_EXTRA + 7] = 0xff;
+	} else if (beat_no == 0) {
+		b[RNIC_IP_OFF + 1] = 0xff;  /* TOS (DSCP/ECN) */
+		b[RNIC_IP_OFF + 8] = 0xff;  /* TTL */
+		b[RNIC_IP_OFF + 10] = 0xff; /* header checksum */
+		b[RNIC_IP_OFF + 11] = 0xff;
+		b[RNIC_UDP_OFF + 6] = 0xff; /* UDP checksum */
+		b[RNIC_UDP_OFF + 7] = 0xff;
+		b[RNIC_BTH_OFF + 4] = 0xff; /* resv8a (FECN/BECN) */
+	} else if (beat_no == 1 && v6) {
 		b[RNIC_BTH_OFF + RNIC_IP6_EXTRA + 4 - RNIC_BEAT] = 0xff; /* resv8a */
-	return rnic_crc32(crc, b, n);
+	}
 }
+
+/* ICRC over the first n bytes of one beat of a RoCEv2 frame (the ICRC itself is excluded by the
+ * caller), `crc` the state after the beats before (ignored for beat 0) (rnic_crc.c). */
+uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT], int beat_no, uint32_t n, int v6);
 
 /* IPv4 header checksum (RFC 791) of the 20-byte header at p, checksum field taken as zero. */
 static inline uint32_t rnic_ipv4_csum(const uint8_t *p)

@@ -1,4 +1,6 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
+ * Here reception, the processing loop, receive WQE fetches and placement; the frames' headers and
+ * what each opcode does in rx_req.c.
  *
  * Per clock (contract: docs/ARCHITECTURE.md): the reception side stores one Ethernet beat in the
  * frame store (16 KiB ring) and folds it into the frame's ICRC; nothing of a frame is acted on
@@ -14,9 +16,7 @@
  * RNR), 9.4 (SEND, WRITE, READ, atomics and their length rules), 10.6.3 (rkey, PD, access,
  * bounds); RoCEv2 annex A17.3.3 (ICRC).
  */
-#include "rx.h"
-
-#define FRAME_BEAT(st, f, i) ((st)->buf[((f)->start + (i)) % RX_BUF_BEATS])
+#include "rx_int.h"
 
 static uint32_t keep_bytes(uint64_t keep)
 {
@@ -37,7 +37,7 @@ static uint64_t keep_mask(uint32_t n)
 }
 
 /* 64 bytes of frame f starting at byte off (a read of two adjacent beats of the store). */
-static void frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out)
+void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out)
 {
 	int i;
 
@@ -130,14 +130,6 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	st->fr_tail++;
 }
 
-
-enum {
-	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
-};
-
-#define SRQC_F(st, n, reg, f) RNIC_GET(RNIC_SRQC_##reg##_##f, (st)->srqc[n][RNIC_SRQC_##reg / 4])
-#define SRQC_W(st, n, reg) ((st)->srqc[n][RNIC_SRQC_##reg / 4])
-
 /* The QP's receive WQEs come from a shared receive queue: its number, else -1. */
 static int qp_srq(const rnic_rx_state_t *st, uint32_t qpn)
 {
@@ -147,7 +139,7 @@ static int qp_srq(const rnic_rx_state_t *st, uint32_t qpn)
 }
 
 /* A receive WQE is posted and not yet fetched for QP qpn (its own ring or its SRQ's). */
-static int rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
+int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
 {
 	int n = qp_srq(st, qpn);
 
@@ -166,22 +158,14 @@ static void raise_event(rnic_rx_state_t *st, uint32_t type, uint32_t data, uint3
 	st->send_evt = 1;
 }
 
-enum { MSG_NONE, MSG_WRITE, MSG_SEND };
-
-/* What the frame being placed is: how it ends when a region it lands in is gone (cut()). */
-enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
-
-/* the receive WQE the QP's next (or current) message uses */
-#define CUR_RWQE(q) (&(q)->rwqe[(q)->rw_head % RX_RWQE])
-
-static int need_rwqe(uint32_t op)
+int rx_need_rwqe(uint32_t op)
 {
 	return op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
 	       op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
 }
 
 /* Extension header bytes after the BTH of each RC opcode (IBTA 9.2, Table 38), -1: not served. */
-static int xth_len(uint32_t op)
+int rx_xth_len(uint32_t op)
 {
 	switch (op) {
 	case RNIC_BTH_OP_SEND_FIRST: case RNIC_BTH_OP_SEND_MIDDLE: case RNIC_BTH_OP_SEND_LAST:
@@ -214,7 +198,7 @@ static uint8_t post_state(const rnic_rx_state_t *st)
 	return st->send_cpl ? B_CPL : st->send_evt ? B_EVT : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
 }
 
-static void finish_frame(rnic_rx_state_t *st)
+void rx_finish_frame(rnic_rx_state_t *st)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
 	rx_qp_t *q = &st->qp[st->qpn];
@@ -235,7 +219,7 @@ static void finish_frame(rnic_rx_state_t *st)
 }
 
 /* A responder frame for the TX kernel, sent after this frame's payload is placed. */
-static void respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
+void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
 {
 	if (st->uc)
 		return; /* UC: nothing is acknowledged, errors drop the message silently */
@@ -248,7 +232,7 @@ static void respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t s
 	st->send_rsp = 1;
 }
 
-static void nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
+void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 {
 	if (syndrome == RNIC_AETH_NAK_REM_ACCESS)
 		st->o.stat_nak_access++;
@@ -261,11 +245,11 @@ static void nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 		st->qp[st->qpn].fatal = 1;
 		raise_event(st, RNIC_EQE_TYPE_QP_FATAL, st->qpn, QPC_F(&st->t, st->qpn, CTRL, CTX));
 	}
-	respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
+	rx_respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
 }
 
 /* A notice for the TX kernel about our own requests (ACK/NAK, or a READ/atomic response placed). */
-static void notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd)
+void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd)
 {
 	st->n_psn = psn;
 	st->n_syn = syndrome;
@@ -280,7 +264,7 @@ static void prefetch_hint(rnic_rx_state_t *st, uint32_t qpn)
 		st->pf_q[st->pf_tail++ % RX_PF_HINTS] = (uint16_t)qpn;
 }
 
-static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len)
+void rx_completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
@@ -303,7 +287,7 @@ static void completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, ui
 
 /* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
  * region is no longer what the message was admitted to (rnic_key_live), nothing is written. */
-static int start_segment(rnic_rx_state_t *st)
+int rx_start_segment(rnic_rx_state_t *st)
 {
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
@@ -333,7 +317,7 @@ static int start_segment(rnic_rx_state_t *st)
  * bad from the start (IBTA 10.6.3 checks every packet). What the frame was to produce once placed
  * becomes the error: a NAK and the QP-fatal event for a request, an error completion for a
  * datagram, an error for our own READ/atomic whose response could not be placed. */
-static void cut(rnic_rx_state_t *st)
+void rx_cut(rnic_rx_state_t *st)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
@@ -341,13 +325,13 @@ static void cut(rnic_rx_state_t *st)
 	st->pay_left = 0;
 	st->seg_left = 0;
 	if (st->kind == K_RESP) {
-		notice(st, st->psn, RNIC_AETH_LOCAL_PROT, 1);
+		rx_notice(st, st->psn, RNIC_AETH_LOCAL_PROT, 1);
 	} else if (st->kind == K_UD) {
 		st->p_cpl.status = RNIC_WC_STATUS_LOC_PROT_ERR;
 		st->p_cpl.byte_len = 0;
 	} else {
 		if (st->kind == K_SEND) {
-			completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_LOC_PROT_ERR, 0);
+			rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_LOC_PROT_ERR, 0);
 		} else if (st->send_cpl) {
 			/* a WRITE with immediate: its receive WQE is flushed with the QP instead */
 			st->send_cpl = 0;
@@ -355,31 +339,31 @@ static void cut(rnic_rx_state_t *st)
 			q->rw_n++;
 		}
 		q->in_msg = MSG_NONE;
-		nak(st, st->psn, st->kind == K_SEND ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_REM_ACCESS);
+		rx_nak(st, st->psn, st->kind == K_SEND ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_REM_ACCESS);
 	}
-	finish_frame(st);
+	rx_finish_frame(st);
 }
 
 /* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame. */
-static void place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
+void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
 {
 	st->src = 0;
 	st->pay_off = src + st->l3;
 	st->gh = 0;
 	st->pay_left = len;
 	if (!len) {
-		finish_frame(st);
+		rx_finish_frame(st);
 		return;
 	}
-	if (start_segment(st)) {
-		cut(st);
+	if (rx_start_segment(st)) {
+		rx_cut(st);
 		return;
 	}
 	st->busy = B_PAYLOAD;
 }
 
 /* Cursor at byte `off` of a scatter list. */
-static void seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off)
+void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off)
 {
 	uint32_t i;
 
@@ -397,7 +381,7 @@ static void seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32
 
 /* Write `n` bytes of v little-endian into the frame store at byte `off` of frame f (the atomic
  * operand or result then goes out through the normal payload path). */
-static void frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint64_t v, uint32_t n)
+void rx_frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint64_t v, uint32_t n)
 {
 	uint32_t i, o;
 
@@ -407,9 +391,6 @@ static void frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off,
 			FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
 	}
 }
-
-/* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_VOID };
 
 static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
 {
@@ -445,7 +426,7 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 }
 
 /* The frame (or flush) needs QP qpn's next receive WQE: wait for it, fetched ahead or now. */
-static void fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
+void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	st->qpn = qpn;
 	st->busy = B_RWQE;
@@ -494,7 +475,7 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 
 /* The receive WQE a message is about to use, checked again now: it may have been fetched ahead,
  * before its region or the QP's PD changed (10.6.3: the keys are checked when the WQE is used) */
-static void rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn)
+void rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn)
 {
 	rx_rwqe_t *r = CUR_RWQE(&st->qp[qpn]);
 	int s = qp_srq(st, qpn);
@@ -556,569 +537,12 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 		return; /* fetched ahead */
 	if (st->flush) {
 		st->flush = 0;
-		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		st->busy = post_state(st);
 	} else {
 		st->busy = B_IDLE; /* dispatch the frame again, with its receive WQE */
 		st->redo = 1;
 	}
-}
-
-/* RDMA WRITE checks (IBTA 9.4.2, 9.7.4.1.3, 10.6.3); returns a NAK syndrome or 0. */
-static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h, uint32_t op, uint32_t plen,
-			    uint32_t xoff)
-{
-	rx_qp_t *q = &st->qp[qpn];
-	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, qpn, CTRL, PMTU));
-	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
-	int last = op != RNIC_BTH_OP_WRITE_FIRST && op != RNIC_BTH_OP_WRITE_MIDDLE;
-
-	if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_WRITE))
-		return RNIC_AETH_NAK_INV_REQ; /* opcode sequence error, 9.7.5.1.4 */
-	if (first) {
-		uint64_t va = rnic_be64(h + xoff);
-		uint32_t rkey = rnic_be32(h + xoff + 8);
-		uint32_t dlen = rnic_be32(h + xoff + 12);
-
-		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
-			return RNIC_AETH_NAK_REM_ACCESS;
-		if (dlen && rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE, va, dlen))
-			return RNIC_AETH_NAK_REM_ACCESS;
-		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
-			return RNIC_AETH_NAK_INV_REQ;
-		q->sge[0].addr = va;
-		q->sge[0].len = dlen;
-		q->sge[0].key = rkey;
-		q->sge[0].access = RNIC_ACCESS_REMOTE_WRITE;
-		q->nsge = 1;
-		q->c_sge = 0;
-		q->c_off = 0;
-		q->remaining = dlen;
-		q->msg_len = dlen;
-		return 0;
-	}
-	if (last ? plen != q->remaining || plen > mtu : plen != mtu || plen >= q->remaining)
-		return RNIC_AETH_NAK_INV_REQ;
-	return 0;
-}
-
-/* Responses to our READs and atomics (IBTA 9.7.5.1.6 on the requester side: in PSN order; a gap
- * is reported to the TX kernel, which asks again from the missing PSN). */
-static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
-{
-	rx_qp_t *q = &st->qp[st->qpn];
-	rx_rdx_t *x = &q->rd[q->rd_head % RX_RDX];
-	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
-	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
-	int32_t d = rnic_psn_diff(psn, exp);
-	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
-
-	if (q->rd_head == q->rd_tail || d < 0 || (atomic != (x->kind != RNIC_WQE_OP_RDMA_READ))) {
-		st->o.stat_drop_rsp++; /* unexpected or duplicate */
-		finish_frame(st);
-		return;
-	}
-	if (d > 0) {
-		if (!q->rd_nak) {
-			q->rd_nak = 1;
-			notice(st, exp, RNIC_AETH_NAK_PSN_SEQ, 0);
-		}
-		st->o.stat_drop_rsp++;
-		finish_frame(st);
-		return;
-	}
-	off = q->rd_off * mtu;
-	last = q->rd_off + 1 == x->npkts;
-	if (atomic ? plen != 0 : last ? plen != x->len - off : plen != mtu) {
-		st->o.stat_drop_malformed++;
-		finish_frame(st);
-		return;
-	}
-	q->rd_nak = 0;
-	st->kind = K_RESP;
-	st->psn = psn;
-	if (last) {
-		q->rd_head++;
-		q->rd_off = 0;
-		q->rd_done = psn;
-		q->rd_done_ok = 1;
-		notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
-	} else {
-		/* each response placed is progress: it holds off the requester's ACK timer, and a
-		 * READ asked again resumes after the last one (IBTA 9.7.5.1.6) */
-		q->rd_off++;
-		notice(st, psn, RNIC_AETH_ACK_NO_CREDIT, 0);
-	}
-	seek(st, x->sge, x->nsge, off);
-	if (atomic) {
-		/* the original value, in host byte order, into the local buffer */
-		frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 4,
-			     rnic_be64(h + RNIC_XTH_OFF + 4), 8);
-		place(st, RNIC_XTH_OFF + 4, 8);
-		return;
-	}
-	st->o.stat_rd_rsp_bytes += plen;
-	place(st, RNIC_XTH_OFF + xth, plen);
-}
-
-/* RDMA READ request checks (IBTA 9.4.3, 10.6.3): the QP allows remote reads, the length is at
- * most 2^31, the key covers it. The same for a first request and a duplicate executed again. */
-static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
-{
-	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
-
-	return (QPC_W(&st->t, st->qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
-	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
-					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
-}
-
-static void read_response(rnic_rx_state_t *st, const uint8_t *h, uint32_t kind, uint32_t psn)
-{
-	respond(st, kind, psn, RNIC_AETH_ACK_NO_CREDIT);
-	st->p_rsp.va = rnic_be64(h + RNIC_XTH_OFF);
-	st->p_rsp.key = rnic_be32(h + RNIC_XTH_OFF + 8);
-	st->p_rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
-}
-
-/* Duplicate request (IBTA 9.7.5.1.2): READ executed again (if it passes every check a new one
- * would: else it is dropped, as the original was NAKed), atomic answered from the replay buffer,
- * SEND/WRITE acknowledged without being placed again. */
-static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
-{
-	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t i;
-
-	st->o.stat_dup++;
-	if (op == RNIC_BTH_OP_READ_REQ) {
-		if (read_ok(st, h))
-			read_response(st, h, RNIC_RSP_KIND_READ_AGAIN, psn);
-	} else if (op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD) {
-		for (i = 0; i < RX_ATOMIC_REPLAY; i++) {
-			if (q->at_valid[i] && q->at_psn[i] == psn) {
-				respond(st, RNIC_RSP_KIND_ATOMIC, psn, RNIC_AETH_ACK_NO_CREDIT);
-				st->p_rsp.atomic = q->at_val[i];
-			}
-		}
-	} else if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ) {
-		respond(st, RNIC_RSP_KIND_ACK, q->epsn - 1, RNIC_AETH_ACK_NO_CREDIT);
-	}
-	finish_frame(st);
-}
-
-/* UD SEND (IBTA 9.8, RoCEv2 A17.4.5.1): Q_Key checked, one receive WQE per datagram, which
- * starts with the 40-byte GRH area: for RoCEv2 over IPv4, 20 zero bytes and the IPv4 header. */
-static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t plen, uint32_t xth,
-		     uint64_t cycle)
-{
-	rx_qp_t *q = &st->qp[st->qpn];
-	const rx_rwqe_t *r;
-
-	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
-		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
-		finish_frame(st);
-		return;
-	}
-	if (!q->rw_n) {
-		if (rq_avail(st, st->qpn)) {
-			fetch_rwqe(st, st->qpn);
-			return;
-		}
-		st->o.stat_drop_norecv++;
-		finish_frame(st);
-		return;
-	}
-	q->ts_first = cycle;
-	rwqe_recheck(st, st->qpn);
-	if (CUR_RWQE(q)->err || plen + RNIC_GRH_LEN > CUR_RWQE(q)->len) {
-		completion(st, RNIC_WC_OP_RECV, CUR_RWQE(q)->err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
-		finish_frame(st);
-		return;
-	}
-	r = CUR_RWQE(q); /* its scatter list, read before completion() moves past it */
-	completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
-	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
-	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
-	if (op == RNIC_BTH_OP_UD_SEND_ONLY_IMM) {
-		st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + RNIC_DETH_LEN, 4);
-		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
-	}
-	st->o.stat_recv_bytes += plen;
-	seek(st, r->sge, r->nsge, 0);
-	st->src = 0;
-	st->pay_off = RNIC_XTH_OFF + st->l3 + xth;
-	st->gh = RNIC_GRH_LEN;
-	st->pay_left = plen + RNIC_GRH_LEN;
-	st->kind = K_UD;
-	if (start_segment(st)) {
-		cut(st);
-		return;
-	}
-	st->busy = B_PAYLOAD;
-}
-
-/* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
- * be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The source
- * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
-static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
-{
-	uint32_t ok = QPC_F(&st->t, qpn, CTRL, IPV6) == v6, i;
-
-	if (!v6)
-		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QPC_W(&st->t, qpn, DIP);
-	for (i = 0; i < 4; i++)
-		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == st->t.qpc[qpn][RNIC_QPC_DIP6_0 / 4 + i];
-	return ok;
-}
-
-/* The whole frame to the firmware (ARP, neighbour discovery, QP1's MADs), or dropped and counted
- * while the firmware's receive ring is full. */
-static void to_fw(rnic_rx_state_t *st, const rnic_rx_in_t *in)
-{
-	if (in->fw_ready) {
-		st->busy = B_FW;
-		st->fw_beat = 0;
-		st->o.stat_to_fw++;
-	} else {
-		st->o.stat_fw_drop++;
-		finish_frame(st);
-	}
-}
-
-/* Decide what to do with the frame at the head of the queue. */
-static void dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
-{
-	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
-	uint8_t raw[2 * RNIC_BEAT], h[2 * RNIC_BEAT];
-	uint8_t mac[6];
-	uint32_t op, qpn, psn, pad, plen, syn, ctrl, state, mtu, ackreq, v6, l3, me6 = 1;
-	int bcast, ours, i, xth, roce;
-	int32_t d;
-	rx_qp_t *q;
-
-	frame_bytes(st, f, 0, raw);
-	frame_bytes(st, f, RNIC_BEAT, raw + RNIC_BEAT);
-	rnic_port_mac(&st->t, mac);
-	bcast = 1;
-	ours = 1;
-	for (i = 0; i < 6; i++) {
-		bcast &= raw[i] == 0xff;
-		ours &= raw[i] == mac[i];
-	}
-	bcast |= raw[0] == 0x33 && raw[1] == 0x33; /* IPv6 multicast: neighbour discovery */
-	v6 = rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV6;
-	l3 = v6 ? RNIC_IP6_EXTRA : 0;
-	for (i = 0; i < 4; i++)
-		me6 &= rnic_be32(raw + 38 + 4 * i) == st->t.port[RNIC_PORTC_IPV6_0 / 4 + i];
-	roce = v6 ? raw[20] == RNIC_IPPROTO_UDP && rnic_be16(raw + 56) == RNIC_ROCE_UDP_PORT && me6 :
-		    rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV4 && raw[23] == RNIC_IPPROTO_UDP &&
-		    rnic_be16(raw + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(raw + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
-	if (!(f->len >= RNIC_XTH_OFF + l3 + RNIC_ICRC_LEN && ours && roce)) {
-		if (ours || bcast) {
-			to_fw(st, in);
-		} else {
-			st->o.stat_drop_malformed++;
-			finish_frame(st);
-		}
-		return;
-	}
-	if (!st->redo)
-		st->o.stat_roce++;
-	if (!f->icrc_ok) {
-		st->o.stat_drop_icrc++;
-		finish_frame(st);
-		return;
-	}
-	/* from here on, the headers as over IPv4: BTH at RNIC_BTH_OFF (frame offsets + l3) */
-	for (i = 0; i < 2 * RNIC_BEAT; i++)
-		h[i] = i < RNIC_IP_OFF ? raw[i] : i + l3 < 2 * RNIC_BEAT ? raw[i + l3] : 0;
-	st->l3 = l3;
-	op = h[RNIC_BTH_OFF];
-	pad = (h[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
-	qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
-	psn = rnic_be24(h + RNIC_BTH_OFF + 9);
-	ackreq = h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
-	/* UC opcodes are the RC ones with bit 5 set (SEND and WRITE only) */
-	st->uc = op >= RNIC_BTH_UC_BIT && op <= (RNIC_BTH_UC_BIT | RNIC_BTH_OP_WRITE_ONLY_IMM);
-	if (st->uc)
-		op &= ~RNIC_BTH_UC_BIT;
-	xth = xth_len(op);
-	if (xth < 0 ||
-	    (v6 ? raw[14] >> 4 != 6 || rnic_be16(raw + 18) != f->len - RNIC_UDP_OFF - l3 :
-		  raw[14] != 0x45 || rnic_ipv4_csum(raw + RNIC_IP_OFF) != rnic_be16(raw + 24) ||
-		  rnic_be16(raw + 16) != f->len - RNIC_ETH_HLEN + 0u) ||
-	    rnic_be16(h + 38) != f->len - RNIC_UDP_OFF - l3 ||
-	    (h[RNIC_BTH_OFF + 1] & 0xf) != 0 || rnic_be16(h + RNIC_BTH_OFF + 2) != 0xffff ||
-	    f->len < RNIC_XTH_OFF + l3 + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
-		st->o.stat_drop_malformed++;
-		finish_frame(st);
-		return;
-	}
-	if (qpn == RNIC_GSI_QPN && op == RNIC_BTH_OP_UD_SEND_ONLY) {
-		to_fw(st, in); /* the GSI QP is the firmware's: the CM's MADs */
-		return;
-	}
-	plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
-	ctrl = qpn < RNIC_MAX_QP ? QPC_W(&st->t, qpn, CTRL) : 0;
-	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
-	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
-						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
-		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
-		finish_frame(st);
-		return;
-	}
-	if (op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, qpn, raw, v6)) {
-		st->o.stat_drop_src++;
-		finish_frame(st);
-		return;
-	}
-	q = &st->qp[qpn];
-	st->qpn = qpn;
-	mtu = rnic_mtu_bytes(QPC_F(&st->t, qpn, CTRL, PMTU));
-	if (op == RNIC_BTH_OP_ACK) {
-		/* for the requester: the TX kernel judges PSN and syndrome */
-		notice(st, psn, h[RNIC_XTH_OFF], 0);
-		finish_frame(st);
-		return;
-	}
-	if (op >= RNIC_BTH_OP_READ_RESP_FIRST && op <= RNIC_BTH_OP_ATOMIC_ACK) {
-		response(st, h, op, psn, plen, (uint32_t)xth);
-		return;
-	}
-	if (op >= RNIC_BTH_OP_UD_SEND_ONLY) {
-		/* the GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header */
-		for (i = 0; i < (int)RNIC_GRH_LEN; i++)
-			st->grh[i] = v6 ? raw[RNIC_IP_OFF + i] :
-				     i < (int)(RNIC_GRH_LEN - RNIC_IP_HLEN) ? 0 :
-				     raw[RNIC_IP_OFF + i - (RNIC_GRH_LEN - RNIC_IP_HLEN)];
-		datagram(st, h, op, plen, (uint32_t)xth, in->cycle);
-		return;
-	}
-	if (st->uc) {
-		/* UC (IBTA 9.7.7): no duplicates, no NAKs; a PSN out of sequence drops the message in
-		 * progress, and a FIRST/ONLY starts a new one at its PSN */
-		int starts = op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
-			     op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
-
-		if (psn != q->epsn) {
-			q->in_msg = MSG_NONE;
-			if (!starts) {
-				st->o.stat_drop_malformed++;
-				finish_frame(st);
-				return;
-			}
-			q->epsn = psn;
-		}
-		if (need_rwqe(op) && !q->rw_n && !rq_avail(st, qpn)) {
-			st->o.stat_drop_norecv++;
-			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
-			finish_frame(st);
-			return;
-		}
-	}
-	/* requests */
-	if (q->fatal) {
-		st->o.stat_drop_qpn++;
-		finish_frame(st);
-		return;
-	}
-	d = rnic_psn_diff(psn, q->epsn);
-	if (d < 0) {
-		duplicate(st, h, op, psn);
-		return;
-	}
-	if (d > 0) {
-		/* sequence error (9.7.5.1.3): one NAK, later out-of-order packets dropped */
-		if (!q->nak_sent) {
-			q->nak_sent = 1;
-			st->o.stat_nak_psn++;
-			nak(st, q->epsn, RNIC_AETH_NAK_PSN_SEQ);
-		}
-		finish_frame(st);
-		return;
-	}
-	if (need_rwqe(op) && !q->rw_n) {
-		if (rq_avail(st, qpn)) {
-			fetch_rwqe(st, qpn);
-			return;
-		}
-		/* no receive WQE: RNR NAK (9.7.5.2.8), again for every retry; the message's later
-		 * packets are dropped until the requester comes back to this PSN */
-		q->nak_sent = 1;
-		st->o.stat_nak_rnr++;
-		nak(st, psn, RNIC_AETH_RNR | QPC_F(&st->t, qpn, RETRY, MIN_RNR));
-		finish_frame(st);
-		return;
-	}
-	q->nak_sent = 0;
-	if (op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
-	    op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM)
-		q->ts_first = in->cycle;
-
-	if (op <= RNIC_BTH_OP_SEND_ONLY_IMM) {
-		/* SEND (9.4.1): into the receive WQE's scatter list */
-		int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
-		int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
-
-		if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_SEND) ||
-		    (last ? plen > mtu : plen != mtu)) {
-			q->in_msg = MSG_NONE;
-			nak(st, psn, RNIC_AETH_NAK_INV_REQ);
-			finish_frame(st);
-			return;
-		}
-		if (first) {
-			rwqe_recheck(st, qpn);
-			q->msg_len = 0;
-			q->nsge = CUR_RWQE(q)->nsge;
-			for (i = 0; i < (int)RNIC_MAX_SGE; i++)
-				q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? CUR_RWQE(q)->sge[i] : (rx_sge_t){0};
-			q->c_sge = 0;
-			q->c_off = 0;
-		}
-		if (CUR_RWQE(q)->err || q->msg_len + plen > CUR_RWQE(q)->len) {
-			/* the receive buffer is bad or too small: the message fails on both sides */
-			uint32_t bad = CUR_RWQE(q)->err;
-
-			completion(st, RNIC_WC_OP_RECV, bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
-			q->in_msg = MSG_NONE;
-			nak(st, psn, bad ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
-			finish_frame(st);
-			return;
-		}
-		q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
-		q->in_msg = last ? MSG_NONE : MSG_SEND;
-		seek(st, q->sge, q->nsge, 0);
-		st->wc_sge = q->c_sge;
-		st->wc_off = q->c_off;
-		st->back = 1;
-		q->msg_len += plen;
-		st->o.stat_recv_bytes += plen;
-		if (last) {
-			q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-			completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, q->msg_len);
-			if (op == RNIC_BTH_OP_SEND_LAST_IMM || op == RNIC_BTH_OP_SEND_ONLY_IMM) {
-				st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF, 4);
-				st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
-			}
-		}
-		if (ackreq)
-			respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
-		st->kind = K_SEND;
-		st->psn = psn;
-		place(st, RNIC_XTH_OFF + (uint32_t)xth, plen);
-		return;
-	}
-	if (op <= RNIC_BTH_OP_WRITE_ONLY_IMM) {
-		/* RDMA WRITE (9.4.2), with immediate: completes a receive WQE at its end */
-		int imm = op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
-
-		syn = check_write(st, qpn, h, op, plen, RNIC_XTH_OFF);
-		if (syn) {
-			q->in_msg = MSG_NONE;
-			nak(st, psn, syn);
-			finish_frame(st);
-			return;
-		}
-		q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
-		q->in_msg = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_MIDDLE ? MSG_WRITE : MSG_NONE;
-		q->remaining -= plen;
-		if (q->in_msg == MSG_NONE) {
-			q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-			if (imm) {
-				completion(st, RNIC_WC_OP_RECV_RDMA_IMM, RNIC_WC_STATUS_SUCCESS, q->msg_len);
-				st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + (uint32_t)xth - RNIC_IMM_LEN, 4);
-				st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
-			}
-		}
-		if (ackreq)
-			respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
-		st->o.stat_write_bytes += plen;
-		seek(st, q->sge, 1, 0);
-		st->wc_sge = q->c_sge;
-		st->wc_off = q->c_off;
-		st->back = 1;
-		st->kind = K_WRITE;
-		st->psn = psn;
-		place(st, RNIC_XTH_OFF + (uint32_t)xth, plen);
-		return;
-	}
-	if (q->in_msg != MSG_NONE || plen) {
-		q->in_msg = MSG_NONE;
-		nak(st, psn, RNIC_AETH_NAK_INV_REQ);
-		finish_frame(st);
-		return;
-	}
-	if (op == RNIC_BTH_OP_READ_REQ) {
-		/* RDMA READ (9.4.3): the TX kernel sends the responses, which take len / MTU PSNs */
-		if (!read_ok(st, h)) {
-			nak(st, psn, RNIC_AETH_NAK_REM_ACCESS);
-			finish_frame(st);
-			return;
-		}
-		st->o.stat_read_reqs++;
-		q->epsn = (q->epsn + rnic_npkts(rnic_be32(h + RNIC_XTH_OFF + 12), QPC_F(&st->t, qpn, CTRL, PMTU))) &
-			  RNIC_PSN_MASK;
-		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-		read_response(st, h, RNIC_RSP_KIND_READ, psn);
-		finish_frame(st);
-		return;
-	}
-	/* atomics (9.4.5): 8 aligned bytes, read, modified and written back, original returned */
-	{
-		uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
-		uint32_t rkey = rnic_be32(h + RNIC_XTH_OFF + 8);
-
-		if ((va & 7) != 0) {
-			nak(st, psn, RNIC_AETH_NAK_INV_REQ);
-			finish_frame(st);
-			return;
-		}
-		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
-		    rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
-			nak(st, psn, RNIC_AETH_NAK_REM_ACCESS);
-			finish_frame(st);
-			return;
-		}
-		st->o.stat_atomics++;
-		st->at_psn = psn;
-		st->at_op = (uint8_t)op;
-		st->at_swap = rnic_be64(h + RNIC_XTH_OFF + 12);
-		st->at_cmp = rnic_be64(h + RNIC_XTH_OFF + 20);
-		st->wnsge = 1;
-		st->wsge[0] = (rx_sge_t){ .addr = va, .len = 8, .key = rkey, .access = RNIC_ACCESS_REMOTE_ATOMIC };
-		st->wc_sge = 0;
-		st->wc_off = 0;
-		st->kind = K_ATOMIC;
-		st->psn = psn;
-		st->at_addr = rnic_translate(&st->t, rkey, va);
-		st->busy = B_ATOMIC;
-		st->rd_issue = 1;
-	}
-}
-
-/* The atomic's operand arrived: compute, write back, answer. */
-static void atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
-{
-	rx_qp_t *q = &st->qp[st->qpn];
-	uint64_t orig = rnic_rd_le(rd, 8), v;
-	uint32_t i = q->at_next++ % RX_ATOMIC_REPLAY, write = 1;
-
-	if (st->at_op == RNIC_BTH_OP_CMP_SWAP) {
-		v = st->at_swap;
-		write = orig == st->at_cmp;
-	} else {
-		v = orig + st->at_swap;
-	}
-	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
-	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-	q->at_psn[i] = st->at_psn;
-	q->at_val[i] = orig;
-	q->at_valid[i] = 1;
-	respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
-	st->p_rsp.atomic = orig;
-	frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 12, v, 8);
-	place(st, RNIC_XTH_OFF + 12, write ? 8 : 0);
 }
 
 /* Receive WQEs of QPs in error complete with WR_FLUSH_ERR (IBTA 10.8.3.4), one QP per idle clock. */
@@ -1131,11 +555,11 @@ static void flush_scan(rnic_rx_state_t *st)
 		return;
 	st->qpn = qpn;
 	if (q->rw_n) {
-		completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		st->busy = post_state(st);
 	} else if (q->rq_pi != q->rq_ci && !QPC_F(&st->t, qpn, SRQ, USE)) {
 		st->flush = 1;
-		fetch_rwqe(st, qpn);
+		rx_fetch_rwqe(st, qpn);
 	}
 }
 
@@ -1155,7 +579,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			st->o.ack_rd = 1;
 			st->o.ack_msn = 0;
 		} else if (st->fr_head != st->fr_tail)
-			dispatch(st, in);
+			rx_dispatch(st, in);
 		else
 			flush_scan(st);
 		break;
@@ -1177,9 +601,9 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->seg_left -= n;
 		if (!st->seg_left) {
 			if (!st->pay_left)
-				finish_frame(st);
-			else if (start_segment(st))
-				cut(st);
+				rx_finish_frame(st);
+			else if (rx_start_segment(st))
+				rx_cut(st);
 		}
 		break;
 	case B_FW: /* whole frame -> firmware */
@@ -1192,7 +616,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.fw_last = st->fw_beat == f->beats;
 		st->o.fw_keep = st->o.fw_last ? keep_mask(f->len - (f->beats - 1) * RNIC_BEAT) : ~0ull;
 		if (st->o.fw_last)
-			finish_frame(st);
+			rx_finish_frame(st);
 		break;
 	/* what a frame produces once its payload is placed waits until the last payload beat has
 	 * been taken by the write port: a completion, a notice that retires a READ or atomic, or an
@@ -1204,7 +628,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.cpl_valid = 1;
 		st->send_cpl = 0;
 		if (st->send_rsp && !st->send_evt && !st->send_ntc && !st->o.rsp_valid) {
-			/* a SEND's ACK leaves in the same clock as its completion (separate ports) */
+			/* a SEND's ACK leaves in the same clock as its rx_completion (separate ports) */
 			st->o.rsp = st->p_rsp;
 			st->o.rsp_valid = 1;
 			st->send_rsp = 0;
@@ -1414,7 +838,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		if (k == RD_RWQE)
 			got_rwqe(st, qpn, in->rd_data);
 		else if (k == RD_ATOMIC)
-			atomic_done(st, in->rd_data);
+			rx_atomic_done(st, in->rd_data);
 		else if (st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	} else {

@@ -1,1 +1,2 @@
-KERNEL_SRCS += hw/kernels/rx/rx.c hw/kernels/rx/rx_dpi.c
+RX_SRCS := hw/kernels/rx/rx.c hw/kernels/rx/rx_req.c
+KERNEL_SRCS += $(RX_SRCS) hw/kernels/rx/rx_dpi.c

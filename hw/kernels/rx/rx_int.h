@@ -1,0 +1,46 @@
+/* RX kernel, shared by its sources: enums, macros, and the functions of one source the other calls. */
+#ifndef RX_INT_H
+#define RX_INT_H
+
+#include "rx.h"
+
+#define FRAME_BEAT(st, f, i) ((st)->buf[((f)->start + (i)) % RX_BUF_BEATS])
+
+enum {
+	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
+};
+
+#define SRQC_F(st, n, reg, f) RNIC_GET(RNIC_SRQC_##reg##_##f, (st)->srqc[n][RNIC_SRQC_##reg / 4])
+#define SRQC_W(st, n, reg) ((st)->srqc[n][RNIC_SRQC_##reg / 4])
+
+enum { MSG_NONE, MSG_WRITE, MSG_SEND };
+
+/* What the frame being placed is: how it ends when a region it lands in is gone (cut()). */
+enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
+
+/* the receive WQE the QP's next (or current) message uses */
+#define CUR_RWQE(q) (&(q)->rwqe[(q)->rw_head % RX_RWQE])
+
+/* What a DMA read of ours brings back (rd_kind), in request order */
+enum { RD_RWQE, RD_ATOMIC, RD_VOID };
+
+void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
+int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn);
+int rx_need_rwqe(uint32_t op);
+int rx_xth_len(uint32_t op);
+void rx_finish_frame(rnic_rx_state_t *st);
+void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
+void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome);
+void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
+void rx_completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len);
+int rx_start_segment(rnic_rx_state_t *st);
+void rx_cut(rnic_rx_state_t *st);
+void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len);
+void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
+void rx_frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint64_t v, uint32_t n);
+void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
+void rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn);
+void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
+void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
+
+#endif

@@ -1,0 +1,602 @@
+/* RX kernel: the requests of RC/UC/UD QPs (responder), and the responses to ours (requester). */
+#include "rx_int.h"
+
+/* RDMA WRITE checks (IBTA 9.4.2, 9.7.4.1.3, 10.6.3); returns a NAK syndrome or 0. */
+static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h, uint32_t op, uint32_t plen,
+			    uint32_t xoff)
+{
+	rx_qp_t *q = &st->qp[qpn];
+	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, qpn, CTRL, PMTU));
+	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+	int last = op != RNIC_BTH_OP_WRITE_FIRST && op != RNIC_BTH_OP_WRITE_MIDDLE;
+
+	if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_WRITE))
+		return RNIC_AETH_NAK_INV_REQ; /* opcode sequence error, 9.7.5.1.4 */
+	if (first) {
+		uint64_t va = rnic_be64(h + xoff);
+		uint32_t rkey = rnic_be32(h + xoff + 8);
+		uint32_t dlen = rnic_be32(h + xoff + 12);
+
+		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
+			return RNIC_AETH_NAK_REM_ACCESS;
+		if (dlen && rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE, va, dlen))
+			return RNIC_AETH_NAK_REM_ACCESS;
+		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
+			return RNIC_AETH_NAK_INV_REQ;
+		q->sge[0].addr = va;
+		q->sge[0].len = dlen;
+		q->sge[0].key = rkey;
+		q->sge[0].access = RNIC_ACCESS_REMOTE_WRITE;
+		q->nsge = 1;
+		q->c_sge = 0;
+		q->c_off = 0;
+		q->remaining = dlen;
+		q->msg_len = dlen;
+		return 0;
+	}
+	if (last ? plen != q->remaining || plen > mtu : plen != mtu || plen >= q->remaining)
+		return RNIC_AETH_NAK_INV_REQ;
+	return 0;
+}
+
+/* Responses to our READs and atomics (IBTA 9.7.5.1.6 on the requester side: in PSN order; a gap
+ * is reported to the TX kernel, which asks again from the missing PSN). */
+static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	rx_rdx_t *x = &q->rd[q->rd_head % RX_RDX];
+	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
+	int32_t d = rnic_psn_diff(psn, exp);
+	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
+
+	if (q->rd_head == q->rd_tail || d < 0 || (atomic != (x->kind != RNIC_WQE_OP_RDMA_READ))) {
+		st->o.stat_drop_rsp++; /* unexpected or duplicate */
+		rx_finish_frame(st);
+		return;
+	}
+	if (d > 0) {
+		if (!q->rd_nak) {
+			q->rd_nak = 1;
+			rx_notice(st, exp, RNIC_AETH_NAK_PSN_SEQ, 0);
+		}
+		st->o.stat_drop_rsp++;
+		rx_finish_frame(st);
+		return;
+	}
+	off = q->rd_off * mtu;
+	last = q->rd_off + 1 == x->npkts;
+	if (atomic ? plen != 0 : last ? plen != x->len - off : plen != mtu) {
+		st->o.stat_drop_malformed++;
+		rx_finish_frame(st);
+		return;
+	}
+	q->rd_nak = 0;
+	st->kind = K_RESP;
+	st->psn = psn;
+	if (last) {
+		q->rd_head++;
+		q->rd_off = 0;
+		q->rd_done = psn;
+		q->rd_done_ok = 1;
+		rx_notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
+	} else {
+		/* each response placed is progress: it holds off the requester's ACK timer, and a
+		 * READ asked again resumes after the last one (IBTA 9.7.5.1.6) */
+		q->rd_off++;
+		rx_notice(st, psn, RNIC_AETH_ACK_NO_CREDIT, 0);
+	}
+	rx_seek(st, x->sge, x->nsge, off);
+	if (atomic) {
+		/* the original value, in host byte order, into the local buffer */
+		rx_frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 4,
+			     rnic_be64(h + RNIC_XTH_OFF + 4), 8);
+		rx_place(st, RNIC_XTH_OFF + 4, 8);
+		return;
+	}
+	st->o.stat_rd_rsp_bytes += plen;
+	rx_place(st, RNIC_XTH_OFF + xth, plen);
+}
+
+/* RDMA READ request checks (IBTA 9.4.3, 10.6.3): the QP allows remote reads, the length is at
+ * most 2^31, the key covers it. The same for a first request and a duplicate executed again. */
+static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
+{
+	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
+
+	return (QPC_W(&st->t, st->qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
+	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
+					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
+}
+
+static void read_response(rnic_rx_state_t *st, const uint8_t *h, uint32_t kind, uint32_t psn)
+{
+	rx_respond(st, kind, psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->p_rsp.va = rnic_be64(h + RNIC_XTH_OFF);
+	st->p_rsp.key = rnic_be32(h + RNIC_XTH_OFF + 8);
+	st->p_rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
+}
+
+/* Duplicate request (IBTA 9.7.5.1.2): READ executed again (if it passes every check a new one
+ * would: else it is dropped, as the original was NAKed), atomic answered from the replay buffer,
+ * SEND/WRITE acknowledged without being placed again. */
+static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint32_t i;
+
+	st->o.stat_dup++;
+	if (op == RNIC_BTH_OP_READ_REQ) {
+		if (read_ok(st, h))
+			read_response(st, h, RNIC_RSP_KIND_READ_AGAIN, psn);
+	} else if (op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD) {
+		for (i = 0; i < RX_ATOMIC_REPLAY; i++) {
+			if (q->at_valid[i] && q->at_psn[i] == psn) {
+				rx_respond(st, RNIC_RSP_KIND_ATOMIC, psn, RNIC_AETH_ACK_NO_CREDIT);
+				st->p_rsp.atomic = q->at_val[i];
+			}
+		}
+	} else if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ) {
+		rx_respond(st, RNIC_RSP_KIND_ACK, q->epsn - 1, RNIC_AETH_ACK_NO_CREDIT);
+	}
+	rx_finish_frame(st);
+}
+
+/* UD SEND (IBTA 9.8, RoCEv2 A17.4.5.1): Q_Key checked, one receive WQE per datagram, which
+ * starts with the 40-byte GRH area: for RoCEv2 over IPv4, 20 zero bytes and the IPv4 header. */
+static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t plen, uint32_t xth,
+		     uint64_t cycle)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	const rx_rwqe_t *r;
+
+	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
+		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
+		rx_finish_frame(st);
+		return;
+	}
+	if (!q->rw_n) {
+		if (rx_rq_avail(st, st->qpn)) {
+			rx_fetch_rwqe(st, st->qpn);
+			return;
+		}
+		st->o.stat_drop_norecv++;
+		rx_finish_frame(st);
+		return;
+	}
+	q->ts_first = cycle;
+	rx_rwqe_recheck(st, st->qpn);
+	if (CUR_RWQE(q)->err || plen + RNIC_GRH_LEN > CUR_RWQE(q)->len) {
+		rx_completion(st, RNIC_WC_OP_RECV, CUR_RWQE(q)->err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+		rx_finish_frame(st);
+		return;
+	}
+	r = CUR_RWQE(q); /* its scatter list, read before rx_completion() moves past it */
+	rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
+	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
+	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
+	if (op == RNIC_BTH_OP_UD_SEND_ONLY_IMM) {
+		st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + RNIC_DETH_LEN, 4);
+		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
+	}
+	st->o.stat_recv_bytes += plen;
+	rx_seek(st, r->sge, r->nsge, 0);
+	st->src = 0;
+	st->pay_off = RNIC_XTH_OFF + st->l3 + xth;
+	st->gh = RNIC_GRH_LEN;
+	st->pay_left = plen + RNIC_GRH_LEN;
+	st->kind = K_UD;
+	if (rx_start_segment(st)) {
+		rx_cut(st);
+		return;
+	}
+	st->busy = B_PAYLOAD;
+}
+
+/* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
+ * be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The source
+ * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
+static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
+{
+	uint32_t ok = QPC_F(&st->t, qpn, CTRL, IPV6) == v6, i;
+
+	if (!v6)
+		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QPC_W(&st->t, qpn, DIP);
+	for (i = 0; i < 4; i++)
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == st->t.qpc[qpn][RNIC_QPC_DIP6_0 / 4 + i];
+	return ok;
+}
+
+/* The whole frame to the firmware (ARP, neighbour discovery, QP1's MADs), or dropped and counted
+ * while the firmware's receive ring is full. */
+static void to_fw(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+{
+	if (in->fw_ready) {
+		st->busy = B_FW;
+		st->fw_beat = 0;
+		st->o.stat_to_fw++;
+	} else {
+		st->o.stat_fw_drop++;
+		rx_finish_frame(st);
+	}
+}
+
+/* The headers of the frame at the head of the queue, checked */
+typedef struct {
+	uint8_t raw[2 * RNIC_BEAT]; /* its first two beats */
+	uint8_t h[2 * RNIC_BEAT];   /* the same as over IPv4: BTH at RNIC_BTH_OFF */
+	uint32_t op, qpn, psn, plen, xth, ackreq, v6;
+} rx_hdr_t;
+
+/* Parse and check the frame's headers up to its QP: 1 if it goes on to the QP, else it was
+ * handed to the firmware or dropped (counted). */
+static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
+{
+	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	const uint8_t *raw = x->raw;
+	uint8_t *h = x->h;
+	uint8_t mac[6];
+	uint32_t op, pad, ctrl, state, v6, l3, me6 = 1;
+	int bcast, ours, i, xth, roce;
+
+	rx_frame_bytes(st, f, 0, x->raw);
+	rx_frame_bytes(st, f, RNIC_BEAT, x->raw + RNIC_BEAT);
+	rnic_port_mac(&st->t, mac);
+	bcast = 1;
+	ours = 1;
+	for (i = 0; i < 6; i++) {
+		bcast &= raw[i] == 0xff;
+		ours &= raw[i] == mac[i];
+	}
+	bcast |= raw[0] == 0x33 && raw[1] == 0x33; /* IPv6 multicast: neighbour discovery */
+	v6 = rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV6;
+	l3 = v6 ? RNIC_IP6_EXTRA : 0;
+	for (i = 0; i < 4; i++)
+		me6 &= rnic_be32(raw + 38 + 4 * i) == st->t.port[RNIC_PORTC_IPV6_0 / 4 + i];
+	roce = v6 ? raw[20] == RNIC_IPPROTO_UDP && rnic_be16(raw + 56) == RNIC_ROCE_UDP_PORT && me6 :
+		    rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV4 && raw[23] == RNIC_IPPROTO_UDP &&
+		    rnic_be16(raw + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(raw + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
+	if (!(f->len >= RNIC_XTH_OFF + l3 + RNIC_ICRC_LEN && ours && roce)) {
+		if (ours || bcast) {
+			to_fw(st, in);
+		} else {
+			st->o.stat_drop_malformed++;
+			rx_finish_frame(st);
+		}
+		return 0;
+	}
+	if (!st->redo)
+		st->o.stat_roce++;
+	if (!f->icrc_ok) {
+		st->o.stat_drop_icrc++;
+		rx_finish_frame(st);
+		return 0;
+	}
+	for (i = 0; i < 2 * RNIC_BEAT; i++)
+		h[i] = i < RNIC_IP_OFF ? raw[i] : i + l3 < 2 * RNIC_BEAT ? raw[i + l3] : 0;
+	st->l3 = l3;
+	op = h[RNIC_BTH_OFF];
+	pad = (h[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
+	x->qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
+	x->psn = rnic_be24(h + RNIC_BTH_OFF + 9);
+	x->ackreq = h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
+	x->v6 = v6;
+	/* UC opcodes are the RC ones with bit 5 set (SEND and WRITE only) */
+	st->uc = op >= RNIC_BTH_UC_BIT && op <= (RNIC_BTH_UC_BIT | RNIC_BTH_OP_WRITE_ONLY_IMM);
+	if (st->uc)
+		op &= ~RNIC_BTH_UC_BIT;
+	x->op = op;
+	xth = rx_xth_len(op);
+	if (xth < 0 ||
+	    (v6 ? raw[14] >> 4 != 6 || rnic_be16(raw + 18) != f->len - RNIC_UDP_OFF - l3 :
+		  raw[14] != 0x45 || rnic_ipv4_csum(raw + RNIC_IP_OFF) != rnic_be16(raw + 24) ||
+		  rnic_be16(raw + 16) != f->len - RNIC_ETH_HLEN + 0u) ||
+	    rnic_be16(h + 38) != f->len - RNIC_UDP_OFF - l3 ||
+	    (h[RNIC_BTH_OFF + 1] & 0xf) != 0 || rnic_be16(h + RNIC_BTH_OFF + 2) != 0xffff ||
+	    f->len < RNIC_XTH_OFF + l3 + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
+		st->o.stat_drop_malformed++;
+		rx_finish_frame(st);
+		return 0;
+	}
+	if (x->qpn == RNIC_GSI_QPN && op == RNIC_BTH_OP_UD_SEND_ONLY) {
+		to_fw(st, in); /* the GSI QP is the firmware's: the CM's MADs */
+		return 0;
+	}
+	x->xth = (uint32_t)xth;
+	x->plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
+	ctrl = x->qpn < RNIC_MAX_QP ? QPC_W(&st->t, x->qpn, CTRL) : 0;
+	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
+	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
+						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
+		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
+		rx_finish_frame(st);
+		return 0;
+	}
+	if (op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, x->qpn, raw, v6)) {
+		st->o.stat_drop_src++;
+		rx_finish_frame(st);
+		return 0;
+	}
+	return 1;
+}
+
+/* SEND (9.4.1): into the receive WQE's scatter list */
+static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
+{
+	rx_qp_t *q = &st->qp[x->qpn];
+	uint32_t op = x->op, psn = x->psn, plen = x->plen;
+	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, x->qpn, CTRL, PMTU));
+	int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
+	int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
+	int i;
+
+	if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_SEND) ||
+	    (last ? plen > mtu : plen != mtu)) {
+		q->in_msg = MSG_NONE;
+		rx_nak(st, psn, RNIC_AETH_NAK_INV_REQ);
+		rx_finish_frame(st);
+		return;
+	}
+	if (first) {
+		rx_rwqe_recheck(st, x->qpn);
+		q->msg_len = 0;
+		q->nsge = CUR_RWQE(q)->nsge;
+		for (i = 0; i < (int)RNIC_MAX_SGE; i++)
+			q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? CUR_RWQE(q)->sge[i] : (rx_sge_t){0};
+		q->c_sge = 0;
+		q->c_off = 0;
+	}
+	if (CUR_RWQE(q)->err || q->msg_len + plen > CUR_RWQE(q)->len) {
+		/* the receive buffer is bad or too small: the message fails on both sides */
+		uint32_t bad = CUR_RWQE(q)->err;
+
+		rx_completion(st, RNIC_WC_OP_RECV, bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+		q->in_msg = MSG_NONE;
+		rx_nak(st, psn, bad ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
+		rx_finish_frame(st);
+		return;
+	}
+	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+	q->in_msg = last ? MSG_NONE : MSG_SEND;
+	rx_seek(st, q->sge, q->nsge, 0);
+	st->wc_sge = q->c_sge;
+	st->wc_off = q->c_off;
+	st->back = 1;
+	q->msg_len += plen;
+	st->o.stat_recv_bytes += plen;
+	if (last) {
+		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+		rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, q->msg_len);
+		if (op == RNIC_BTH_OP_SEND_LAST_IMM || op == RNIC_BTH_OP_SEND_ONLY_IMM) {
+			st->p_cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF, 4);
+			st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
+		}
+	}
+	if (x->ackreq)
+		rx_respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->kind = K_SEND;
+	st->psn = psn;
+	rx_place(st, RNIC_XTH_OFF + x->xth, plen);
+}
+
+/* RDMA WRITE (9.4.2), with immediate: completes a receive WQE at its end */
+static void req_write(rnic_rx_state_t *st, const rx_hdr_t *x)
+{
+	rx_qp_t *q = &st->qp[x->qpn];
+	uint32_t op = x->op, psn = x->psn, plen = x->plen;
+	int imm = op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+	uint32_t syn = check_write(st, x->qpn, x->h, op, plen, RNIC_XTH_OFF);
+
+	if (syn) {
+		q->in_msg = MSG_NONE;
+		rx_nak(st, psn, syn);
+		rx_finish_frame(st);
+		return;
+	}
+	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+	q->in_msg = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_MIDDLE ? MSG_WRITE : MSG_NONE;
+	q->remaining -= plen;
+	if (q->in_msg == MSG_NONE) {
+		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+		if (imm) {
+			rx_completion(st, RNIC_WC_OP_RECV_RDMA_IMM, RNIC_WC_STATUS_SUCCESS, q->msg_len);
+			st->p_cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF + x->xth - RNIC_IMM_LEN, 4);
+			st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
+		}
+	}
+	if (x->ackreq)
+		rx_respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->o.stat_write_bytes += plen;
+	rx_seek(st, q->sge, 1, 0);
+	st->wc_sge = q->c_sge;
+	st->wc_off = q->c_off;
+	st->back = 1;
+	st->kind = K_WRITE;
+	st->psn = psn;
+	rx_place(st, RNIC_XTH_OFF + x->xth, plen);
+}
+
+/* RDMA READ (9.4.3): the TX kernel sends the responses, which take len / MTU PSNs */
+static void req_read(rnic_rx_state_t *st, const rx_hdr_t *x)
+{
+	rx_qp_t *q = &st->qp[x->qpn];
+
+	if (!read_ok(st, x->h)) {
+		rx_nak(st, x->psn, RNIC_AETH_NAK_REM_ACCESS);
+		rx_finish_frame(st);
+		return;
+	}
+	st->o.stat_read_reqs++;
+	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QPC_F(&st->t, x->qpn, CTRL, PMTU))) &
+		  RNIC_PSN_MASK;
+	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+	read_response(st, x->h, RNIC_RSP_KIND_READ, x->psn);
+	rx_finish_frame(st);
+}
+
+/* Atomics (9.4.5): 8 aligned bytes, read, modified and written back, original returned. The
+ * operand is read by DMA; atomic_done finishes. */
+static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
+{
+	const uint8_t *h = x->h;
+	uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
+	uint32_t rkey = rnic_be32(h + RNIC_XTH_OFF + 8), qpn = x->qpn;
+
+	if ((va & 7) != 0) {
+		rx_nak(st, x->psn, RNIC_AETH_NAK_INV_REQ);
+		rx_finish_frame(st);
+		return;
+	}
+	if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
+	    rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
+		rx_nak(st, x->psn, RNIC_AETH_NAK_REM_ACCESS);
+		rx_finish_frame(st);
+		return;
+	}
+	st->o.stat_atomics++;
+	st->at_psn = x->psn;
+	st->at_op = (uint8_t)x->op;
+	st->at_swap = rnic_be64(h + RNIC_XTH_OFF + 12);
+	st->at_cmp = rnic_be64(h + RNIC_XTH_OFF + 20);
+	st->wnsge = 1;
+	st->wsge[0] = (rx_sge_t){ .addr = va, .len = 8, .key = rkey, .access = RNIC_ACCESS_REMOTE_ATOMIC };
+	st->wc_sge = 0;
+	st->wc_off = 0;
+	st->kind = K_ATOMIC;
+	st->psn = x->psn;
+	st->at_addr = rnic_translate(&st->t, rkey, va);
+	st->busy = B_ATOMIC;
+	st->rd_issue = 1;
+}
+
+/* A request of an RC or UC QP: its PSN against the expected one (duplicates, sequence errors),
+ * a receive WQE where it needs one, then the operation. */
+static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t *x)
+{
+	rx_qp_t *q = &st->qp[x->qpn];
+	uint32_t op = x->op, psn = x->psn, qpn = x->qpn;
+	int starts = op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
+		     op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
+	int32_t d;
+
+	if (st->uc) {
+		/* UC (IBTA 9.7.7): no duplicates, no NAKs; a PSN out of sequence drops the message in
+		 * progress, and a FIRST/ONLY starts a new one at its PSN */
+		if (psn != q->epsn) {
+			q->in_msg = MSG_NONE;
+			if (!starts) {
+				st->o.stat_drop_malformed++;
+				rx_finish_frame(st);
+				return;
+			}
+			q->epsn = psn;
+		}
+		if (rx_need_rwqe(op) && !q->rw_n && !rx_rq_avail(st, qpn)) {
+			st->o.stat_drop_norecv++;
+			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+			rx_finish_frame(st);
+			return;
+		}
+	}
+	if (q->fatal) {
+		st->o.stat_drop_qpn++;
+		rx_finish_frame(st);
+		return;
+	}
+	d = rnic_psn_diff(psn, q->epsn);
+	if (d < 0) {
+		duplicate(st, x->h, op, psn);
+		return;
+	}
+	if (d > 0) {
+		/* sequence error (9.7.5.1.3): one NAK, later out-of-order packets dropped */
+		if (!q->nak_sent) {
+			q->nak_sent = 1;
+			st->o.stat_nak_psn++;
+			rx_nak(st, q->epsn, RNIC_AETH_NAK_PSN_SEQ);
+		}
+		rx_finish_frame(st);
+		return;
+	}
+	if (rx_need_rwqe(op) && !q->rw_n) {
+		if (rx_rq_avail(st, qpn)) {
+			rx_fetch_rwqe(st, qpn);
+			return;
+		}
+		/* no receive WQE: RNR NAK (9.7.5.2.8), again for every retry; the message's later
+		 * packets are dropped until the requester comes back to this PSN */
+		q->nak_sent = 1;
+		st->o.stat_nak_rnr++;
+		rx_nak(st, psn, RNIC_AETH_RNR | QPC_F(&st->t, qpn, RETRY, MIN_RNR));
+		rx_finish_frame(st);
+		return;
+	}
+	q->nak_sent = 0;
+	if (starts)
+		q->ts_first = in->cycle;
+	if (op <= RNIC_BTH_OP_SEND_ONLY_IMM) {
+		req_send(st, x);
+	} else if (op <= RNIC_BTH_OP_WRITE_ONLY_IMM) {
+		req_write(st, x);
+	} else if (q->in_msg != MSG_NONE || x->plen) {
+		q->in_msg = MSG_NONE;
+		rx_nak(st, psn, RNIC_AETH_NAK_INV_REQ);
+		rx_finish_frame(st);
+	} else if (op == RNIC_BTH_OP_READ_REQ) {
+		req_read(st, x);
+	} else {
+		req_atomic(st, x);
+	}
+}
+
+/* Decide what to do with the frame at the head of the queue. */
+void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+{
+	rx_hdr_t x;
+	uint32_t i;
+
+	if (!parse(st, in, &x))
+		return;
+	st->qpn = x.qpn;
+	if (x.op == RNIC_BTH_OP_ACK) {
+		/* for the requester: the TX kernel judges PSN and syndrome */
+		rx_notice(st, x.psn, x.h[RNIC_XTH_OFF], 0);
+		rx_finish_frame(st);
+	} else if (x.op >= RNIC_BTH_OP_READ_RESP_FIRST && x.op <= RNIC_BTH_OP_ATOMIC_ACK) {
+		response(st, x.h, x.op, x.psn, x.plen, x.xth);
+	} else if (x.op >= RNIC_BTH_OP_UD_SEND_ONLY) {
+		/* the GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header */
+		for (i = 0; i < RNIC_GRH_LEN; i++)
+			st->grh[i] = x.v6 ? x.raw[RNIC_IP_OFF + i] :
+				     i < RNIC_GRH_LEN - RNIC_IP_HLEN ? 0 : x.raw[RNIC_IP_OFF + i - (RNIC_GRH_LEN - RNIC_IP_HLEN)];
+		datagram(st, x.h, x.op, x.plen, x.xth, in->cycle);
+	} else {
+		request(st, in, &x);
+	}
+}
+
+/* The atomic's operand arrived: compute, write back, answer. */
+void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
+{
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint64_t orig = rnic_rd_le(rd, 8), v;
+	uint32_t i = q->at_next++ % RX_ATOMIC_REPLAY, write = 1;
+
+	if (st->at_op == RNIC_BTH_OP_CMP_SWAP) {
+		v = st->at_swap;
+		write = orig == st->at_cmp;
+	} else {
+		v = orig + st->at_swap;
+	}
+	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
+	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+	q->at_psn[i] = st->at_psn;
+	q->at_val[i] = orig;
+	q->at_valid[i] = 1;
+	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->p_rsp.atomic = orig;
+	rx_frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 12, v, 8);
+	rx_place(st, RNIC_XTH_OFF + 12, write ? 8 : 0);
+}
+

@@ -1,0 +1,496 @@
+/* TX kernel: the packet builder: request messages cut into packets, responder frames, and the DMA reads of their payload. */
+#include "tx_int.h"
+
+/* Check the SGEs of the WQE (local key, PD, bounds; `access` needed on each MR). */
+static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, uint32_t access)
+{
+	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
+
+	if (RNIC_WQE_NUM_SGE_GET(w) > RNIC_MAX_SGE)
+		return RNIC_WC_STATUS_LOC_LEN_ERR;
+	for (k = 0; k < RNIC_MAX_SGE; k++) {
+		const uint8_t *s = w + RNIC_WQE_SGE_OFF + k * RNIC_SGE_SIZE;
+		tx_sge_t *g = &st->sge[st->nsge];
+
+		if (k >= RNIC_WQE_NUM_SGE_GET(w))
+			break;
+		g->addr = RNIC_SGE_ADDR_GET(s);
+		g->len = RNIC_SGE_LEN_GET(s);
+		if (!g->len)
+			continue;
+		g->key = RNIC_SGE_LKEY_GET(s);
+		if (rnic_key_check(&st->t, g->key, pdn, access, g->addr, g->len))
+			status = RNIC_WC_STATUS_LOC_PROT_ERR;
+		if (st->msg_len + (uint64_t)g->len > 0x80000000u)
+			status = RNIC_WC_STATUS_LOC_LEN_ERR;
+		st->msg_len += g->len;
+		st->nsge++;
+	}
+	return status;
+}
+
+/* Tell the RX kernel where the responses of this READ/atomic go. */
+static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
+{
+	rnic_rdx_t *x = &st->o.rdx;
+	uint32_t k;
+
+	*x = (rnic_rdx_t){0};
+	x->qpn = st->qpn;
+	x->first_psn = ob->first_psn;
+	x->npkts = ((ob->last_psn - ob->first_psn) & RNIC_PSN_MASK) + 1;
+	x->kind = st->op;
+	x->nsge = (uint8_t)st->nsge;
+	for (k = 0; k < RNIC_MAX_SGE; k++) {
+		rnic_wr_le(x->sge + k * 16, 8, st->sge[k].addr);
+		rnic_wr_le(x->sge + k * 16 + 8, 4, st->sge[k].len);
+		rnic_wr_le(x->sge + k * 16 + 12, 4, st->sge[k].key);
+	}
+	st->o.rdx_valid = 1;
+}
+
+/* WQE arrived: check it and set the message up (or complete it in error, or put it back). */
+void tx_start_message(rnic_tx_state_t *st)
+{
+	tx_qp_t *p = &st->qp[st->qpn];
+	const uint8_t *w = st->wqe;
+	uint32_t op = RNIC_WQE_OPCODE_GET(w), flags = RNIC_WQE_FLAGS_GET(w);
+	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN);
+	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
+	tx_ob_t *ob;
+
+	st->sched_hint = 1;
+	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
+		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
+	if (p->err) {
+		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
+			 st->wqe_index);
+		return;
+	}
+	limit = QPC_F(&st->t, st->qpn, RETRY, MAX_RD_ATOMIC);
+	if ((tx_is_rd(op) && p->rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && p->rd_out)) {
+		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
+		 * and fetch it and the WQEs behind it again then */
+		p->ci = st->wqe_index;
+		p->rd_wait = 1;
+		tx_unfetch(st, st->qpn);
+		return;
+	}
+	st->o.stat_wqes++;
+	st->op = (uint8_t)op;
+	st->type = (uint8_t)QPC_F(&st->t, st->qpn, CTRL, TYPE);
+	st->inline_data = (flags & RNIC_WQE_FLAG_INLINE) != 0;
+	st->msg_len = 0;
+	st->nsge = 0;
+	if (op > RNIC_WQE_OP_ATOMIC_FA || (st->type == RNIC_QPT_UC && op > RNIC_WQE_OP_SEND_IMM) ||
+	    (st->type == RNIC_QPT_UD && op != RNIC_WQE_OP_SEND && op != RNIC_WQE_OP_SEND_IMM)) {
+		/* UC: SEND and WRITE; UD: SEND (IBTA Table 38) */
+		status = RNIC_WC_STATUS_LOC_QP_OP_ERR;
+	} else if (st->inline_data) {
+		st->msg_len = RNIC_WQE_TOTAL_LEN_GET(w);
+		if (tx_is_rd(op))
+			status = RNIC_WC_STATUS_LOC_QP_OP_ERR;
+		else if (st->msg_len > RNIC_MAX_INLINE)
+			status = RNIC_WC_STATUS_LOC_LEN_ERR;
+	} else {
+		status = load_sges(st, w, pdn, tx_is_rd(op) ? RNIC_ACCESS_LOCAL_WRITE : 0);
+		if (!status && op >= RNIC_WQE_OP_ATOMIC_CS && st->msg_len != 8)
+			status = RNIC_WC_STATUS_LOC_LEN_ERR;
+	}
+	if (status != RNIC_WC_STATUS_SUCCESS) {
+		/* a local error completes the WQE (signaled or not) and moves the QP to error */
+		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, p->ts_db, st->wqe_index);
+		tx_qp_fatal(st, st->qpn);
+		return;
+	}
+	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
+		/* a datagram is one packet */
+		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, p->ts_db,
+			 st->wqe_index);
+		tx_qp_fatal(st, st->qpn);
+		return;
+	}
+	npsn = rnic_npkts(st->msg_len, QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
+	if (op >= RNIC_WQE_OP_ATOMIC_CS)
+		npsn = 1;
+	ob = &st->ob[st->qpn][p->ob_tail % TX_OB];
+	ob->wr_id = RNIC_WQE_WR_ID_GET(w);
+	ob->ts = p->ts_db;
+	ob->len = st->msg_len;
+	ob->op = (uint8_t)op;
+	ob->err = 0;
+	ob->first_psn = p->psn;
+	ob->last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
+	if (p->ob_head == p->ob_tail)
+		p->t_sent = st->now;
+	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
+	ob->index = st->wqe_index;
+	p->ob_tail++;
+	st->first_psn = p->psn;
+	p->psn = (p->psn + npsn) & RNIC_PSN_MASK;
+	st->pkt = 0;
+	st->rd_skip = 0;
+	st->iss_sge = st->iss_sge_off = 0;
+	if (p->restart && ob->index == p->restart_index) {
+		/* go-back-N into the middle of a message: skip the packets before the PSN (a WRITE or
+		 * SEND MIDDLE/LAST continues the responder's context, a READ is requested again from
+		 * there, IBTA 9.7.5.1.3, 9.7.6.1.3) */
+		int32_t k = rnic_psn_diff(p->restart_psn, ob->first_psn);
+
+		p->restart = 0;
+		if (k > 0 && (uint32_t)k < npsn && !st->inline_data) {
+			if (op == RNIC_WQE_OP_RDMA_READ) {
+				st->first_psn = (ob->first_psn + (uint32_t)k) & RNIC_PSN_MASK;
+				st->rd_skip = (uint32_t)k * st->mtu;
+			}
+			else
+				st->pkt = (uint32_t)k;
+		}
+	}
+	if (tx_is_rd(op)) {
+		p->rd_out++;
+		post_rdx(st, ob);
+	}
+	st->phase = 1;
+}
+
+/* Position the issuer's SGE cursor at byte `off` of the message. */
+static void seek_sge(rnic_tx_state_t *st, uint32_t off)
+{
+	uint32_t g;
+
+	st->iss_sge = 0;
+	for (g = 0; g < RNIC_MAX_SGE; g++) {
+		if (st->iss_sge >= st->nsge || off < st->sge[st->iss_sge].len)
+			break;
+		off -= st->sge[st->iss_sge].len;
+		st->iss_sge++;
+	}
+	st->iss_sge_off = off;
+}
+
+/* The next packet slot, cleared: nothing of the packet that used it before may leak into this one
+ * (a responder frame inheriting a UD packet's `retire` would retire a WQE of that QP). */
+static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
+{
+	tx_pkt_t *k = &st->pk[st->pk_tail % TX_PKT_FIFO];
+	uint32_t i;
+
+	for (i = 0; i < TX_HDR; i++)
+		k->hdr[i] = 0;
+	k->hdr_len = k->pay_len = 0;
+	k->pad = k->retire = k->v6 = k->poison = 0;
+	k->qpn = 0;
+	return k;
+}
+
+/* One packet of the request message. */
+static void build_request(rnic_tx_state_t *st)
+{
+	tx_pkt_t *k = pkt_slot(st);
+	const uint8_t *w = st->wqe;
+	const uint8_t *av = st->type == RNIC_QPT_UD ? w + RNIC_WQE_UD_AV_OFF : 0;
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_F(&st->t, st->qpn, CTRL, IPV6);
+	uint32_t xoff = RNIC_XTH_OFF + (v6 ? RNIC_IP6_EXTRA : 0);
+	uint8_t *x = k->hdr + xoff;
+	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
+	uint32_t pay = last ? st->msg_len - st->pkt * st->mtu : st->mtu;
+	uint32_t imm = st->op == RNIC_WQE_OP_RDMA_WRITE_IMM || st->op == RNIC_WQE_OP_SEND_IMM;
+	uint32_t xth = 0, op, i, ackreq = last; /* on LAST/ONLY, READ and atomics, as rxe does */
+	uint64_t ra = RNIC_WQE_REMOTE_ADDR_GET(w);
+
+	switch (st->op) {
+	case RNIC_WQE_OP_RDMA_WRITE:
+	case RNIC_WQE_OP_RDMA_WRITE_IMM:
+		op = st->npkts == 1 ? (imm ? RNIC_BTH_OP_WRITE_ONLY_IMM : RNIC_BTH_OP_WRITE_ONLY) :
+		     first ? RNIC_BTH_OP_WRITE_FIRST :
+		     last ? (imm ? RNIC_BTH_OP_WRITE_LAST_IMM : RNIC_BTH_OP_WRITE_LAST) : RNIC_BTH_OP_WRITE_MIDDLE;
+		if (first) {
+			rnic_put_be64(x, ra);
+			rnic_put_be32(x + 8, RNIC_WQE_RKEY_GET(w));
+			rnic_put_be32(x + 12, st->msg_len);
+			xth = RNIC_RETH_LEN;
+		}
+		break;
+	case RNIC_WQE_OP_SEND:
+	case RNIC_WQE_OP_SEND_IMM:
+		op = st->npkts == 1 ? (imm ? RNIC_BTH_OP_SEND_ONLY_IMM : RNIC_BTH_OP_SEND_ONLY) :
+		     first ? RNIC_BTH_OP_SEND_FIRST :
+		     last ? (imm ? RNIC_BTH_OP_SEND_LAST_IMM : RNIC_BTH_OP_SEND_LAST) : RNIC_BTH_OP_SEND_MIDDLE;
+		break;
+	case RNIC_WQE_OP_RDMA_READ: {
+		/* one request for the whole (remaining) message; its responses take the PSNs */
+		uint32_t skip = st->rd_skip;
+
+		op = RNIC_BTH_OP_READ_REQ;
+		rnic_put_be64(x, ra + skip);
+		rnic_put_be32(x + 8, RNIC_WQE_RKEY_GET(w));
+		rnic_put_be32(x + 12, st->msg_len - skip);
+		xth = RNIC_RETH_LEN;
+		pay = 0;
+		break;
+	}
+	default: /* atomics: AtomicETH (IBTA 9.3.3.3) */
+		op = st->op == RNIC_WQE_OP_ATOMIC_CS ? RNIC_BTH_OP_CMP_SWAP : RNIC_BTH_OP_FETCH_ADD;
+		rnic_put_be64(x, ra);
+		rnic_put_be32(x + 8, RNIC_WQE_RKEY_GET(w));
+		rnic_put_be64(x + 12, st->op == RNIC_WQE_OP_ATOMIC_CS ? RNIC_WQE_SWAP_GET(w) : RNIC_WQE_COMPARE_ADD_GET(w));
+		rnic_put_be64(x + 20, RNIC_WQE_COMPARE_ADD_GET(w));
+		xth = 28;
+		pay = 0;
+		break;
+	}
+	if (st->type == RNIC_QPT_UD) {
+		/* DETH (IBTA 9.3.2): Q_Key (the QP's own if the WR's has its high bit set), source QP */
+		uint32_t qkey = RNIC_UD_AV_QKEY_GET(w + RNIC_WQE_UD_AV_OFF);
+
+		op = imm ? RNIC_BTH_OP_UD_SEND_ONLY_IMM : RNIC_BTH_OP_UD_SEND_ONLY;
+		rnic_put_be32(x, qkey & 0x80000000u ? QPC_W(&st->t, st->qpn, QKEY) : qkey);
+		rnic_put_be32(x + 4, st->qpn);
+		xth = RNIC_DETH_LEN;
+	}
+	if (st->type != RNIC_QPT_RC) {
+		ackreq = 0; /* nothing acknowledges UC or UD */
+		if (st->type == RNIC_QPT_UC)
+			op |= RNIC_BTH_UC_BIT;
+	}
+	if (imm && last) {
+		rnic_wr_le(x + xth, 4, RNIC_WQE_IMM_GET(w)); /* kept in network order by the host */
+		xth += RNIC_IMM_LEN;
+	}
+	k->pad = (uint8_t)((4 - (pay & 3)) & 3);
+	/* UD: to the address handle's destination, from the WQE */
+	rnic_build_headers(&st->t, st->qpn, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
+			   xth + pay + k->pad + RNIC_ICRC_LEN, av);
+	k->v6 = (uint8_t)v6;
+	/* the ACK timer counts silence after the last packet sent: a long message is not late */
+	st->qp[st->qpn].t_sent = st->now;
+	k->retire = st->type != RNIC_QPT_RC && last;
+	k->qpn = (uint16_t)st->qpn;
+	k->hdr_len = (uint16_t)(xoff + xth);
+	k->pay_len = (uint16_t)pay;
+	if (st->inline_data) {
+		for (i = 0; i < RNIC_MAX_INLINE; i++)
+			if (i < pay)
+				k->hdr[k->hdr_len + i] = w[RNIC_WQE_SGE_OFF + i];
+		k->hdr_len += (uint16_t)pay;
+		k->pay_len = 0;
+	}
+	st->pk_tail++;
+	st->iss_rsp = 0;
+	st->iss_left = k->pay_len;
+	if (k->pay_len)
+		seek_sge(st, st->pkt * st->mtu);
+	if (++st->pkt == st->npkts)
+		st->phase = 0;
+}
+
+/* A responder frame from the RX kernel. A READ asked for again means the requester lost part of
+ * the responses and goes back to that PSN (IBTA 9.7.5.1.6): the READ responses of that QP still
+ * queued, and the rest of the one being sent, are dropped instead of sent (the requester would
+ * discard them as out of sequence and asks for all of them again). */
+void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
+{
+	uint32_t i;
+
+	if (r->kind == RNIC_RSP_KIND_READ_AGAIN) {
+		for (i = 0; i < TX_RSP_FIFO; i++) {
+			rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
+
+			uint32_t last = q->psn + rnic_npkts(q->len, QPC_F(&st->t, q->qpn, CTRL, PMTU)) - 1;
+
+			/* responses from the PSN asked for on: those before it were received */
+			if (i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ &&
+			    rnic_psn_diff(last, r->psn) >= 0) {
+				if (i == 0 && st->rj_active)
+					st->rj_cancel = 1;
+				else
+					q->kind = RSP_SKIP;
+			}
+		}
+	}
+	st->rsp[st->rsp_tail % TX_RSP_FIFO] = *r;
+	if (r->kind == RNIC_RSP_KIND_READ_AGAIN)
+		st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_READ;
+	if (r->kind == RNIC_RSP_KIND_READ) {
+		/* more READs than max_dest_rd_atomic still to answer: the requester broke the limit it
+		 * agreed to; Invalid Request NAK instead of the responses (IBTA 9.7.5.2.4, C9-112) */
+		uint32_t n = 0, limit = QPC_F(&st->t, r->qpn, RETRY, MAX_DEST_RD_ATOMIC);
+
+		for (i = 0; i < TX_RSP_FIFO; i++) {
+			const rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
+
+			n += i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ;
+		}
+		if (n >= (limit ? limit : 1)) {
+			st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_ACK;
+			st->rsp[st->rsp_tail % TX_RSP_FIFO].syndrome = RNIC_AETH_NAK_INV_REQ;
+		}
+	}
+	st->rsp_tail++;
+}
+
+/* One responder frame: ACK/NAK, ATOMIC ACK, or the next READ response packet (IBTA 9.4.3, 9.5). */
+static void build_response(rnic_tx_state_t *st)
+{
+	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
+	tx_pkt_t *k;
+	uint8_t *x;
+	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
+
+	st->iss_left = 0;
+	/* skipped: made useless by a later request, or its QP is gone (nothing is read for it) */
+	if (r->kind == RSP_SKIP || st->rj_cancel || !QPC_F(&st->t, r->qpn, CTRL, VALID)) {
+		st->rj_active = 0;
+		st->rj_cancel = 0;
+		st->rsp_head++;
+		return;
+	}
+	k = pkt_slot(st);
+	k->qpn = (uint16_t)r->qpn;
+	k->v6 = (uint8_t)QPC_F(&st->t, r->qpn, CTRL, IPV6);
+	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
+	if (r->kind == RNIC_RSP_KIND_READ) {
+		uint32_t first, last;
+
+		if (!st->rj_active) {
+			st->rj_active = 1;
+			st->rj_pkt = 0;
+			st->rj_mtu = rnic_mtu_bytes(QPC_F(&st->t, r->qpn, CTRL, PMTU));
+			st->rj_npkts = rnic_npkts(r->len, QPC_F(&st->t, r->qpn, CTRL, PMTU));
+		}
+		first = st->rj_pkt == 0;
+		last = st->rj_pkt == st->rj_npkts - 1;
+		pay = last ? r->len - st->rj_pkt * st->rj_mtu : st->rj_mtu;
+		op = st->rj_npkts == 1 ? RNIC_BTH_OP_READ_RESP_ONLY :
+		     first ? RNIC_BTH_OP_READ_RESP_FIRST :
+		     last ? RNIC_BTH_OP_READ_RESP_LAST : RNIC_BTH_OP_READ_RESP_MIDDLE;
+		if (op == RNIC_BTH_OP_READ_RESP_MIDDLE)
+			xth = 0;
+		k->pad = (uint8_t)((4 - (pay & 3)) & 3);
+		rnic_build_headers(&st->t, r->qpn, k->hdr, op, k->pad, 0, r->psn + st->rj_pkt,
+				   xth + pay + k->pad + RNIC_ICRC_LEN, 0);
+		st->iss_rsp = 1;
+		st->iss_left = pay;
+		st->iss_va = r->va + (uint64_t)st->rj_pkt * st->rj_mtu;
+		st->iss_key = r->key;
+		if (++st->rj_pkt == st->rj_npkts) {
+			st->rj_active = 0;
+			st->rsp_head++;
+		}
+	} else {
+		op = r->kind == RNIC_RSP_KIND_ATOMIC ? RNIC_BTH_OP_ATOMIC_ACK : RNIC_BTH_OP_ACK;
+		k->pad = 0;
+		if (r->kind == RNIC_RSP_KIND_ATOMIC) {
+			rnic_put_be64(x + RNIC_AETH_LEN, r->atomic);
+			xth += 8;
+		}
+		rnic_build_headers(&st->t, r->qpn, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN, 0);
+		st->o.stat_acks++;
+		st->rsp_head++;
+	}
+	if (xth) {
+		x[0] = (uint8_t)r->syndrome;
+		rnic_put_be24(x + 1, r->msn);
+	}
+	k->hdr_len = (uint16_t)(x - k->hdr + xth);
+	k->pay_len = (uint16_t)pay;
+	st->pk_tail++;
+}
+
+/* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
+ * dropped. */
+void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q)
+{
+	if (st->phase && st->qpn == q)
+		st->cancel = 1;
+	tx_unfetch(st, q);
+}
+
+/* The region the payload of the packet being read comes from went away after its message
+ * started (deregistered, re-registered, shrunk): nothing more is read from it. The packet still
+ * leaves, zeros in place of the payload not read, with a bad ICRC so that no receiver takes it
+ * (a frame cannot be taken back once its header is out); its message stops: a READ response
+ * stream ends (the requester asks again and gets the NAK its key now earns), a request's WQE
+ * completes with a protection error and its QP goes to error. */
+static int poison(rnic_tx_state_t *st)
+{
+	uint32_t q = st->qpn;
+
+	if (!st->iss_rsp && st->cpl_tail - st->cpl_head >= TX_CPL_FIFO)
+		return -1; /* no room for the QP-fatal event yet */
+	st->pk[(st->pk_tail - 1) % TX_PKT_FIFO].poison = 1;
+	tx_read_req(st, 0, st->iss_left, REQ_ZERO);
+	st->credit += st->iss_left;
+	st->iss_left = 0;
+	st->o.stat_poisoned++;
+	if (st->iss_rsp) {
+		st->rj_cancel = st->rj_active;
+		return 0;
+	}
+	st->ob[q][(st->qp[q].ob_tail - 1) % TX_OB].err = RNIC_WC_STATUS_LOC_PROT_ERR;
+	tx_qp_fatal(st, q);
+	tx_stop_fetch(st, q);
+	return 0;
+}
+
+/* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
+void tx_build(rnic_tx_state_t *st)
+{
+	uint64_t addr;
+	uint32_t n, room, key;
+
+	if (st->o.rdreq_valid)
+		return;
+	if (st->iss_left) {
+		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT)
+			return;
+		if (st->iss_rsp) {
+			addr = st->iss_va;
+			n = st->iss_left;
+			key = st->iss_key;
+		} else {
+			const tx_sge_t *g = &st->sge[st->iss_sge];
+
+			addr = g->addr + st->iss_sge_off;
+			n = g->len - st->iss_sge_off;
+			key = g->key;
+		}
+		room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
+		if (n > room)
+			n = room;
+		if (n > st->iss_left)
+			n = st->iss_left;
+		if (!rnic_key_live(&st->t, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, addr, n)) {
+			poison(st);
+			return;
+		}
+		tx_read_req(st, rnic_translate(&st->t, key, addr), n, REQ_PAYLOAD);
+		st->credit += n;
+		st->iss_left -= n;
+		st->iss_va += n;
+		st->iss_sge_off += n;
+		if (!st->iss_rsp && st->iss_sge_off == st->sge[st->iss_sge].len) {
+			st->iss_sge++;
+			st->iss_sge_off = 0;
+		}
+		return;
+	}
+	if (st->pk_tail - st->pk_head >= TX_PKT_FIFO)
+		return;
+	if (st->rj_active || st->rsp_head != st->rsp_tail) {
+		build_response(st);
+		return;
+	}
+	if (st->phase && st->cancel) {
+		st->phase = 0;
+		st->cancel = 0;
+		st->sched_hint = 1;
+		return;
+	}
+	if (st->phase)
+		build_request(st);
+}
+

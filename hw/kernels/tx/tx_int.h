@@ -1,0 +1,26 @@
+/* TX kernel, shared by its sources: enums, macros, and the functions of one source the other calls. */
+#ifndef TX_INT_H
+#define TX_INT_H
+
+#include "tx.h"
+
+#define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
+#define RSP_SKIP 0xff /* a queued READ response made useless by a later request for it */
+
+/* What a DMA read request brings back: payload, a WQE for the prefetch buffer, or (no read
+ * issued) zero beats in place of payload that may not be read any more. */
+enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
+
+int tx_is_rd(uint32_t op);
+void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t op, uint32_t len,
+		 uint32_t status, uint64_t ts, uint32_t index);
+void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q);
+int tx_req_full(const rnic_tx_state_t *st);
+void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind);
+void tx_unfetch(rnic_tx_state_t *st, uint32_t q);
+void tx_start_message(rnic_tx_state_t *st);
+void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r);
+void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q);
+void tx_build(rnic_tx_state_t *st);
+
+#endif
