@@ -195,7 +195,17 @@ void HostLink::drain(int ctx, bool all)
 			sched_yield();
 			continue;
 		}
-		mmio.push_back({ctx, true, RNIC_LINK_RING_ENTRY_ADDR_GET(e), RNIC_LINK_RING_ENTRY_VALUE_GET(e), 0});
+		uint32_t len = RNIC_LINK_RING_ENTRY_LEN_GET(e);
+		MmioOp op{ctx, true, RNIC_LINK_RING_ENTRY_ADDR_GET(e), RNIC_LINK_RING_ENTRY_VALUE_GET(e), 0, {}};
+		bool push = len >= RNIC_BEAT_BYTES && len <= RNIC_WQE_BYTES && len % 16 == 0;
+		if (push) {
+			op.push.assign(e + RNIC_LINK_RING_ENTRY_DATA_OFF, e + RNIC_LINK_RING_ENTRY_DATA_OFF + len);
+			op.push.resize(RNIC_WQE_BYTES); /* the rest of the WQE: zeros */
+		}
+		if (len == 0 || push)
+			mmio.push_back(std::move(op));
+		else
+			forged++; /* no write of that size */
 		c.ring_head++;
 		n++;
 		__atomic_store_n(reinterpret_cast<uint32_t *>(c.ring + RNIC_LINK_RING_HEAD_OFF), c.ring_head,

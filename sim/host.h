@@ -13,6 +13,7 @@ struct MmioOp {
 	int ctx;          // -1: the simulator itself (privileged)
 	bool write;
 	uint32_t addr, value, tag;
+	std::vector<uint8_t> push; // a WQE pushed to the CTX_SQ_PUSH window at addr (else empty)
 };
 
 class HostLink {

@@ -218,7 +218,8 @@ public:
 	}
 
 private:
-	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD };
+	/* the BAR access under way: AXI4-Lite states, or a pushed WQE's beats */
+	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD, PUSH };
 
 	/* BAR0: the next access of the queue */
 	void start_mmio()
@@ -235,7 +236,13 @@ private:
 		};
 		bool own = op_.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
 		bool global = op_.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
-		if (op_.write && own) {
+		if (!op_.push.empty()) {
+			/* a WQE for the push window of the process's own doorbell page, else nothing */
+			if (op_.ctx >= 0 && op_.addr == RNIC_BAR0_CTX_BASE + off + RNIC_CTX_SQ_PUSH) {
+				axi_ = PUSH;
+				push_beat_ = 0;
+			}
+		} else if (op_.write && own) {
 			top_.s_axil_awaddr = op_.addr;
 			top_.s_axil_wdata = op_.value;
 			top_.s_axil_awvalid = top_.s_axil_wvalid = 1;
@@ -253,6 +260,12 @@ private:
 	 * budget, the MAC's transmit credit and the beat it receives */
 	void drive(uint64_t cycle)
 	{
+		top_.s_push_valid = axi_ == PUSH;
+		if (axi_ == PUSH) {
+			put_wide(top_.s_push_data, op_.push.data() + push_beat_ * 64);
+			top_.s_push_ctx = static_cast<uint8_t>(op_.ctx);
+			top_.s_push_last = push_beat_ == 1;
+		}
 		rd_drive_ = false;
 		if (!reads_.empty() && reads_.front().due <= cycle) {
 			DmaRead &r = reads_.front();
@@ -294,6 +307,9 @@ private:
 			axi_ = AXI_B;
 		} else if (axi_ == AXI_B && top_.s_axil_bvalid) {
 			axi_ = AXI_IDLE;
+		} else if (axi_ == PUSH && top_.s_push_ready) {
+			if (++push_beat_ == 2)
+				axi_ = AXI_IDLE;
 		} else if (axi_ == AXI_R && top_.s_axil_arready) {
 			ar_done = true;
 			axi_ = AXI_RD;
@@ -414,6 +430,7 @@ private:
 	bool rx_busy_ = false;
 	int axi_ = AXI_IDLE;
 	MmioOp op_{};
+	int push_beat_ = 0;
 	std::string console_;
 	std::vector<bool> reset_issued_;
 };

@@ -52,30 +52,33 @@ def session(out, args, sim_args=()):
 def host_path(out, rounds=200):
     """Instructions the host spends per message (x86-64, counted by callgrind): ibv_post_send of
     one signaled 8-byte RDMA WRITE, inline and through an SGE, and the ibv_poll_cq that takes its
-    completion."""
+    completion; with the WQE pushed (the default) and with doorbells only (RNIC_PUSH=0)."""
     procs = run_demo.start_sims(out)
     t0 = time.time()
     counts = {}
     try:
-        env = dict(os.environ, RNIC_SIM_DIR=str(out / "sock"))
-        for mode in ("inline", "sge"):
-            for fn in ("post_one", "poll_one"):
-                cg = out / f"callgrind.{mode}.{fn}"
-                p = subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}",
-                                    f"--callgrind-out-file={cg}", str(HOSTPATH), str(rounds), "rnic0", mode],
-                                   env=env, capture_output=True, text=True, timeout=600)
-                if p.returncode or f"hostpath: {rounds} writes ok" not in p.stdout:
-                    print(p.stdout + p.stderr)
-                    return 1
-                totals = [ln for ln in cg.read_text().splitlines() if ln.startswith("totals:")]
-                counts[mode, fn] = int(totals[0].split()[1]) / rounds
+        for push in ("1", "0"):
+            env = dict(os.environ, RNIC_SIM_DIR=str(out / "sock"), RNIC_PUSH=push)
+            for mode in ("inline", "sge"):
+                for fn in ("post_one", "poll_one"):
+                    cg = out / f"callgrind.{push}.{mode}.{fn}"
+                    p = subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}",
+                                        f"--callgrind-out-file={cg}", str(HOSTPATH), str(rounds), "rnic0", mode],
+                                       env=env, capture_output=True, text=True, timeout=600)
+                    if p.returncode or f"hostpath: {rounds} writes ok" not in p.stdout:
+                        print(p.stdout + p.stderr)
+                        return 1
+                    totals = [ln for ln in cg.read_text().splitlines() if ln.startswith("totals:")]
+                    counts[push, mode, fn] = int(totals[0].split()[1]) / rounds
     finally:
         run_demo.stop_sims(procs)
-    print(f"-- host fast path, 8 B RDMA WRITE, {rounds} messages each, wall {time.time() - t0:.1f} s")
-    for mode, limit in (("inline", "   (target <= 150, as mlx5's provider)"), ("sge", "")):
-        post, poll = counts[mode, "post_one"], counts[mode, "poll_one"]
-        print(f"instructions per message, {mode:6}: ibv_post_send {post:.0f} + ibv_poll_cq {poll:.0f}"
-              f" = {post + poll:.0f}{limit}")
+    print(f"-- host fast path, 8 B RDMA WRITE, {rounds} messages each, wall {time.time() - t0:.1f} s"
+          " (target <= 150, as mlx5's provider)")
+    for push, how in (("1", "WQE pushed"), ("0", "doorbell (RNIC_PUSH=0)")):
+        for mode in ("inline", "sge"):
+            post, poll = counts[push, mode, "post_one"], counts[push, mode, "poll_one"]
+            print(f"instructions per message, {mode:6} {how:23}: ibv_post_send {post:.0f} + ibv_poll_cq {poll:.0f}"
+                  f" = {post + poll:.0f}")
     return 0
 
 
@@ -131,21 +134,26 @@ def message_rates(out):
 LINK_NS, PCIE_RD_NS = 500, 600  # rnic-sim's defaults: one-way link latency, PCIe read round trip
 
 
+# (operation, inline, what its floor holds beyond two link crossings): with the WQE pushed, no
+# PCIe read of it; a payload from an SGE costs the requester's read, a READ the responder's
+LATENCIES = [("write", "inline", 0), ("write", "sge", 1), ("send", "inline", 0), ("read", "sge", 1)]
+
+
 def latency(out):
-    """Doorbell-to-CQE time of an 8 B WRITE (NIC timestamps: the host's reaction is not in it),
-    beside its floor: two link crossings and the PCIe reads on its path (the WQE; the payload
-    unless inline)."""
+    """Doorbell-to-CQE time of 8 B WRITE, SEND and READ (NIC timestamps: the host's reaction is not
+    in it), beside its floor: two link crossings and the PCIe reads on its path. The WQE is pushed
+    with its doorbell (CTX_SQ_PUSH): no read of it."""
     rc = 0
-    print("-- latency of one 8 B RDMA WRITE, doorbell to CQE (simulated time)")
-    for mode, reads in (("inline", 1), ("sge", 2)):
-        code, text, _, wall = session(out / mode, ["lat", "50", mode])
+    print("-- latency of one 8 B message, pushed WQE to CQE (simulated time)")
+    for op, mode, reads in LATENCIES:
+        code, text, _, wall = session(out / f"{op}-{mode}", ["lat", op, "50", mode])
         line = [ln for ln in text.splitlines() if ln.startswith("lat ")]
         if code or not line:
             print(text)
             rc = 1
             continue
         floor = 2 * LINK_NS + reads * PCIE_RD_NS
-        print(f"{mode:6}: {line[0].split(': ', 1)[1]}   floor {floor} ns (2 x {LINK_NS} ns link + "
+        print(f"{op:5} {mode:6}: {line[0].split(': ', 1)[1]}   floor {floor} ns (2 x {LINK_NS} ns link + "
               f"{reads} x {PCIE_RD_NS} ns PCIe read), wall {wall:.0f} s")
     return rc
 

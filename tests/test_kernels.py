@@ -85,8 +85,7 @@ def key(index):
     return (index << S.KEY_TAG_BITS) | TAG
 
 
-@pytest.fixture
-def pair():
+def new_pair():
     ka = {n: Kernel(n) for n in ("tx", "rx", "cq")}
     kb = {n: Kernel(n) for n in ("tx", "rx")}
     for k in list(ka.values()) + list(kb.values()):
@@ -94,9 +93,15 @@ def pair():
     return ka, kb
 
 
-def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=()):
-    """Post one signaled WRITE of `size` bytes from A to B; returns (frames A->B, frames B->A,
-    memory B, CQE bytes, cycles)."""
+@pytest.fixture
+def pair():
+    return new_pair()
+
+
+def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=(), push=False, reads=None):
+    """Post one signaled WRITE of `size` bytes from A to B (a doorbell, or with `push` the WQE
+    pushed through the window); returns (frames A->B, frames B->A, memory B, CQE bytes, cycles).
+    `reads` collects A's DMA read requests (address, length)."""
     ka, kb = pair
     rxb, txb = kb["rx"], kb["tx"]
     length = 1 << 20
@@ -114,11 +119,16 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
     struct.pack_into("<QBBB", wqe, 0, 0xABCD, S.WQE_OP["RDMA_WRITE"], S.WQE_FLAG["SIGNALED"], 1)
     struct.pack_into("<QII", wqe, 16, BUF_BASE + 50, key(1) if rkey is None else rkey, size)
     struct.pack_into("<QII", wqe, 64, BUF_BASE + 100, size, key(1))
+    struct.pack_into("<HH", wqe, S.WQE[1]["PUSH_QPN"][0], QPN_A, 0)
     mem_a.write(SQ_BASE, wqe)
     tx, rxa, cq = ka["tx"], ka["rx"], ka["cq"]
-    tx.inp.set("db_valid", 1)
-    tx.inp.set("db_qpn", QPN_A)
-    tx.inp.set("db_pi", 1)
+    if push:
+        tx.inp.set("push_valid", 1)
+        tx.inp.set("push_data", bytes(wqe[:64]))
+    else:
+        tx.inp.set("db_valid", 1)
+        tx.inp.set("db_qpn", QPN_A)
+        tx.inp.set("db_pi", 1)
     for k in (tx, txb):
         k.inp.set("rdreq_ready", 1)
         k.inp.set("eth_ready", 1)
@@ -139,6 +149,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
         # A.tx -> memory A, wire -> B.rx
         if o.get("rdreq_valid"):
             mem_a.request(cycle, o.get("rdreq_addr"), o.get("rdreq_len"))
+            if reads is not None:
+                reads.append((o.get("rdreq_addr"), o.get("rdreq_len")))
         beat = mem_a.beat(cycle) if o.get("rd_ready") else None
         tx.inp.set("rd_valid", 1 if beat else 0)
         if beat:
@@ -193,8 +205,13 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
             break
         for k in (tx, rxb, txb, rxa, cq):
             k.step()
-        if cycle == 0:
+        if cycle == 0 and push:
+            tx.inp.set("push_data", bytes(wqe[64:]))
+            tx.inp.set("push_last", 1)
+        elif cycle == 0:
             tx.inp.set("db_valid", 0)
+        if cycle == 1:
+            tx.inp.set("push_valid", 0)
     return a2b, b2a, mem_b, cqe, cycle, payload
 
 
@@ -221,6 +238,19 @@ def test_write_loopback(pair, size, pmtu):
     assert cqe[S.CQE[1]["OPCODE"][0]] == S.WC_OP["RDMA_WRITE"]
     assert struct.unpack_from("<I", cqe, 8)[0] == size
     assert cqe[63] == 1
+
+
+def test_pushed_wqe_is_not_read_again(pair):
+    """A WQE pushed through the window is its doorbell and its data: the WRITE goes out with one
+    DMA read (its payload), a PCIe read round trip sooner than after a doorbell."""
+    reads = []
+    a2b, b2a, mem_b, cqe, cycles, payload = run_write(pair, 64, push=True, reads=reads)
+    assert cqe is not None and cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+    assert mem_b.read(BUF_BASE + 50, 64) == payload
+    assert reads == [(BUF_BASE + 100, 64)]
+    assert pair[0]["tx"].out.get("stat_pushed") == 1
+    _, _, _, cqe, rung, _ = run_write(new_pair(), 64)
+    assert cqe is not None and rung - cycles >= RD_LATENCY
 
 
 def test_bad_rkey_nak_error_cqe(pair):

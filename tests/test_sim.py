@@ -129,16 +129,23 @@ def test_posted_writes_through_the_shared_ring(tmp_path):
 
 def test_host_fast_path_writes(tmp_path):
     """The program make bench counts instructions with: 8-byte WRITEs inline and through an SGE,
-    each completion polled and its data checked."""
+    each completion polled and its data checked; with their WQEs pushed (the NIC takes every one
+    as pushed: one at a time, nothing is being fetched), then with doorbells only (RNIC_PUSH=0)."""
     procs = run_demo.start_sims(tmp_path)
-    env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"))
+    pushed = []
     try:
-        for mode in ("inline", "sge"):
-            p = subprocess.run([str(ROOT / "build" / "tests" / "hostpath"), "50", "rnic0", mode], env=env,
-                               capture_output=True, text=True, timeout=300)
-            assert p.returncode == 0 and "hostpath: 50 writes ok" in p.stdout, p.stdout + p.stderr
+        for push in ("1", "0"):
+            env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"), RNIC_PUSH=push)
+            for mode in ("inline", "sge"):
+                p = subprocess.run([str(ROOT / "build" / "tests" / "hostpath"), "50", "rnic0", mode], env=env,
+                                   capture_output=True, text=True, timeout=300)
+                assert p.returncode == 0 and "hostpath: 50 writes ok" in p.stdout, p.stdout + p.stderr
+            c = LinkClient(tmp_path / "sock" / "rnic0.sock")
+            pushed.append(c.stat("TX_PUSHED"))
+            c.close()
     finally:
         run_demo.stop_sims(procs)
+    assert pushed == [100, 100], pushed
 
 
 def test_one_application_dying_leaves_the_others_running(tmp_path):

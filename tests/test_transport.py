@@ -220,7 +220,9 @@ def test_read_recovers_from_lost_responses():
 @pytest.mark.parametrize("args,want", [
     (["--qps", "16", "rate", "write", "64", "2000", "sge"], "rate write 64 B sge, 16 QPs, 2000 messages"),
     (["--qps", "16", "rate", "send", "64", "2000", "sge"], "rate send 64 B sge, 16 QPs, 2000 messages"),
-    (["lat", "20", "inline"], "lat write 8 B inline, 20 messages"),
+    (["lat", "write", "20", "inline"], "lat write 8 B inline, 20 messages"),
+    (["lat", "send", "20", "inline"], "lat send 8 B inline, 20 messages"),
+    (["lat", "read", "20", "sge"], "lat read 8 B sge, 20 messages"),
 ])
 def test_bench_modes_complete_every_message(args, want):
     """make bench's message-rate and latency modes: every message on 16 QPs completes once,

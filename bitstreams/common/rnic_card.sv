@@ -89,6 +89,7 @@ module rnic_card #(
     logic [31:0] dma_errors;
     logic fw_console_valid;
     logic [7:0] fw_console_char;
+    logic push_ready; // no push window yet (below)
     /* verilator lint_on UNUSEDSIGNAL */
 
     always_ff @(posedge clk)
@@ -107,6 +108,9 @@ module rnic_card #(
         .m_dma_rd_req_addr(rd_req_addr), .m_dma_rd_req_len(rd_req_len), .m_dma_rd_req_tag(rd_req_tag),
         .s_dma_rd_valid(rd_valid), .s_dma_rd_ready(rd_ready), .s_dma_rd_data(rd_data),
         .s_dma_rd_tag(rd_tag), .s_dma_rd_last(rd_last), .s_dma_rd_err(rd_err),
+        // the WQE push window wants an AXI4 (burst) BAR bridge the card does not have yet: the
+        // host library's pci backend rings doorbells only
+        .s_push_valid(1'b0), .s_push_ready(push_ready), .s_push_ctx(8'd0), .s_push_data(512'd0), .s_push_last(1'b0),
         .m_dma_wr_valid(wr_valid), .m_dma_wr_ready(wr_ready), .m_dma_wr_addr(wr_addr),
         .m_dma_wr_len(wr_len), .m_dma_wr_data(wr_data), .m_dma_wr_last(wr_last),
         .irq_valid, .irq_ready, .irq_vector,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "abi_assert.h"
@@ -24,10 +25,14 @@ uint32_t rnic_send_ops(enum ibv_qp_type type)
 	return type == IBV_QPT_RC ? OPS_RC : type == IBV_QPT_UC ? OPS_UC : OPS_UD;
 }
 
-/* the opcodes of the type that sq_write builds itself */
-uint32_t rnic_fast_ops(enum ibv_qp_type type)
+/* The fast path (sq_put) builds the type's opcodes below this one: enum ibv_wr_opcode numbers
+ * WRITE, WRITE_WITH_IMM, SEND, SEND_WITH_IMM, READ first, so one compare tells */
+_Static_assert(OPS_UC == (1u << (IBV_WR_SEND_WITH_IMM + 1)) - 1 &&
+		       (OPS_UC | OP(RDMA_READ)) == (1u << (IBV_WR_RDMA_READ + 1)) - 1,
+	       "the fast opcodes come first");
+uint32_t rnic_fast_end(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_UD ? 0 : rnic_send_ops(type) & (OPS_UC | OP(RDMA_READ));
+	return type == IBV_QPT_RC ? IBV_WR_RDMA_READ + 1 : type == IBV_QPT_UC ? IBV_WR_SEND_WITH_IMM + 1 : 0;
 }
 
 /* n <= 16 bytes in two overlapping loads and stores: an 8-byte inline WRITE should not call memcpy */
@@ -75,24 +80,33 @@ static void write_ud_av(uint8_t *av, const struct ibv_send_wr *wr)
 	RNIC_UD_AV_QKEY_SET(av, wr->wr.ud.remote_qkey);
 }
 
-/* The slot at the producer index with its header written, what the opcode does not use zero */
-static inline __attribute__((always_inline)) uint8_t *wqe_header(struct rnic_qp *qp, const struct ibv_send_wr *wr,
-								 uint32_t flags, uint64_t total)
+/* The header of a send WQE at w (every byte below SGE), what the opcode does not use zero: WR_ID;
+ * OPCODE, FLAGS, NUM_SGE, IMM on zeroes; REMOTE_ADDR, RKEY, TOTAL_LEN whole; from COMPARE_ADD on,
+ * zeroes. Fewer stores than zeroing it all first. */
+_Static_assert(!RNIC_WQE_WR_ID_OFF && RNIC_WQE_WR_ID_OFF + 8 == RNIC_WQE_OPCODE_OFF &&
+		       RNIC_WQE_IMM_OFF + 4 == RNIC_WQE_REMOTE_ADDR_OFF &&
+		       RNIC_WQE_REMOTE_ADDR_OFF + 8 == RNIC_WQE_RKEY_OFF && RNIC_WQE_RKEY_OFF + 4 == RNIC_WQE_TOTAL_LEN_OFF &&
+		       RNIC_WQE_TOTAL_LEN_OFF + 4 == RNIC_WQE_COMPARE_ADD_OFF,
+	       "the WQE header's layout");
+static inline __attribute__((always_inline)) void wqe_head(uint8_t *w, const struct ibv_send_wr *wr, uint32_t op,
+							   uint32_t flags, uint32_t nsge, uint32_t total, int imm)
 {
-	uint8_t *w = qp->sq + (size_t)(qp->sq_pi & qp->sq_mask) * RNIC_WQE_BYTES;
-	uint32_t op = wr->opcode;
-
-	memset(w, 0, RNIC_WQE_SGE_OFF);
+	memset(w + RNIC_WQE_OPCODE_OFF, 0, RNIC_WQE_REMOTE_ADDR_OFF - RNIC_WQE_OPCODE_OFF);
+	memset(w + RNIC_WQE_COMPARE_ADD_OFF, 0, RNIC_WQE_SGE_OFF - RNIC_WQE_COMPARE_ADD_OFF);
 	RNIC_WQE_WR_ID_SET(w, wr->wr_id);
 	RNIC_WQE_OPCODE_SET(w, op); /* enum WQE_OP = enum ibv_wr_opcode */
-	RNIC_WQE_FLAGS_SET(w, flags | qp->sig_flag); /* enum WQE_FLAG = enum ibv_send_flags */
-	RNIC_WQE_NUM_SGE_SET(w, wr->num_sge);
-	if ((1u << op) & OPS_IMM)
+	RNIC_WQE_FLAGS_SET(w, flags); /* enum WQE_FLAG = enum ibv_send_flags */
+	RNIC_WQE_NUM_SGE_SET(w, nsge);
+	if (imm)
 		RNIC_WQE_IMM_SET(w, wr->imm_data); /* stays in network byte order */
 	RNIC_WQE_REMOTE_ADDR_SET(w, wr->wr.rdma.remote_addr);
 	RNIC_WQE_RKEY_SET(w, wr->wr.rdma.rkey);
-	RNIC_WQE_TOTAL_LEN_SET(w, total > UINT32_MAX ? UINT32_MAX : total);
-	return w;
+	RNIC_WQE_TOTAL_LEN_SET(w, total);
+}
+
+static inline uint8_t *sq_slot(const struct rnic_qp *qp, uint32_t pi)
+{
+	return qp->sq + (size_t)(pi & qp->sq_mask) * RNIC_WQE_BYTES;
 }
 
 static inline void write_sge(uint8_t *s, const struct ibv_sge *sg)
@@ -122,7 +136,9 @@ static __attribute__((noinline)) int sq_write_any(struct rnic_qp *qp, const stru
 		total += wr->sg_list[i].length;
 	if ((flags & IBV_SEND_INLINE) && total > qp->cap.max_inline_data)
 		return EINVAL;
-	w = wqe_header(qp, wr, flags, total);
+	w = sq_slot(qp, qp->sq_pi);
+	wqe_head(w, wr, op, flags | qp->sig_flag, nsge, total > UINT32_MAX ? UINT32_MAX : (uint32_t)total,
+		 bit & OPS_IMM);
 	if (qp->ex.qp_base.qp_type == IBV_QPT_UD) {
 		/* the address vector takes the place of REMOTE_ADDR and RKEY */
 		memset(w + RNIC_WQE_REMOTE_ADDR_OFF, 0, RNIC_WQE_TOTAL_LEN_OFF - RNIC_WQE_REMOTE_ADDR_OFF);
@@ -142,29 +158,61 @@ static __attribute__((noinline)) int sq_write_any(struct rnic_qp *qp, const stru
 	return 0;
 }
 
-/* The common WQE (RC or UC; SEND, WRITE, READ; at most one SGE; inline up to 16 bytes) in a
- * few word stores, inlined into ibv_post_send; any other goes to sq_write_any. */
+/* The common WQE (RC or UC; SEND, WRITE, READ; one SGE, its length *len; inline up to 16 bytes),
+ * which sq_put builds in a few word stores; any other goes to sq_write_any. op and flags: wr's. */
+static inline __attribute__((always_inline)) int sq_fast(const struct rnic_qp *qp, const struct ibv_send_wr *wr,
+							 uint32_t op, uint32_t flags, uint32_t *len)
+{
+	if (wr->num_sge != 1)
+		return 0;
+	*len = wr->sg_list[0].length;
+	if (flags & IBV_SEND_INLINE)
+		return op < qp->fast_end_inline && *len <= 16;
+	return op < qp->fast_end;
+}
+
+/* max_send_wr WQEs posted and not completed */
+static inline __attribute__((always_inline)) int sq_full(struct rnic_qp *qp, uint32_t pi)
+{
+	return (uint16_t)(pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_send_wr;
+}
+
+/* The common WQE at producer index pi (sq_fast said yes, the ring has room), sg its SGE, flags
+ * wr's send_flags; inl: they have IBV_SEND_INLINE (a constant where the caller tested it).
+ * Returns the next index. */
+_Static_assert(((OPS_UC | OP(RDMA_READ)) & OPS_IMM) == ((OPS_UC | OP(RDMA_READ)) & 0xaaaaaaaau),
+	       "of the fast opcodes, the odd ones carry immediate data");
+static inline __attribute__((always_inline)) uint16_t sq_put(struct rnic_qp *qp, uint8_t *w,
+							     const struct ibv_send_wr *wr, const struct ibv_sge *sg,
+							     uint32_t op, uint32_t flags, uint32_t len, uint32_t pi, int inl)
+{
+	uint16_t npi = (uint16_t)(pi + 1);
+
+	/* qp's fields first: the stores into the ring could alias them */
+	flags = (flags & SEND_FLAGS) | qp->sig_flag;
+	qp->sq_pi = npi;
+	wqe_head(w, wr, op, flags, 1, len, op & 1);
+	if (inl) {
+		copy_small(w + RNIC_WQE_SGE_OFF, (const uint8_t *)(uintptr_t)sg->addr, len);
+	} else {
+		RNIC_SGE_ADDR_SET(w + RNIC_WQE_SGE_OFF, sg->addr);
+		RNIC_SGE_LEN_SET(w + RNIC_WQE_SGE_OFF, len);
+		RNIC_SGE_LKEY_SET(w + RNIC_WQE_SGE_OFF, sg->lkey);
+	}
+	return npi;
+}
+
 static inline __attribute__((always_inline)) int sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
 {
-	uint32_t op = wr->opcode, flags = wr->send_flags & SEND_FLAGS, len;
-	uint8_t *w;
+	uint32_t op = wr->opcode, flags = wr->send_flags, len, pi = qp->sq_pi;
 
-	if (__builtin_expect(op >= 32 || !((qp->fast_ops >> op) & 1) || (uint32_t)wr->num_sge != 1, 0))
-		return sq_write_any(qp, wr);
-	len = wr->sg_list[0].length;
-	if (__builtin_expect((flags & IBV_SEND_INLINE) && (len > 16 || op == IBV_WR_RDMA_READ), 0))
+	if (__builtin_expect(!sq_fast(qp, wr, op, flags, &len), 0))
 		return sq_write_any(qp, wr);
 	if (__builtin_expect(!((SEND_STATES >> qp->ex.qp_base.state) & 1), 0))
 		return EINVAL;
-	if (__builtin_expect((uint16_t)(qp->sq_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) >=
-			     qp->cap.max_send_wr, 0))
+	if (__builtin_expect(sq_full(qp, pi), 0))
 		return ENOMEM;
-	w = wqe_header(qp, wr, flags, len);
-	if (flags & IBV_SEND_INLINE)
-		copy_small(w + RNIC_WQE_SGE_OFF, (const uint8_t *)(uintptr_t)wr->sg_list[0].addr, len);
-	else
-		write_sge(w + RNIC_WQE_SGE_OFF, wr->sg_list);
-	qp->sq_pi++;
+	sq_put(qp, sq_slot(qp, pi), wr, wr->sg_list, op, flags, len, pi, flags & IBV_SEND_INLINE);
 	return 0;
 }
 
@@ -173,21 +221,36 @@ int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
 	return sq_write(qp, wr);
 }
 
-/* the WQEs written so far are the NIC's: a 32-bit store into the context's doorbell page */
-void rnic_sq_doorbell(struct rnic_qp *qp)
+/* The WQEs below producer index pi are the NIC's: a 32-bit store into the context's doorbell
+ * page. The simulator's ring is written here, not through the bus ops' indirect call: the entry's
+ * ADDR and VALUE in one store, sq_db_link with PI (VALUE's top bits) added. */
+_Static_assert(RNIC_CTX_SQ_DB_PI_SHIFT + RNIC_CTX_SQ_DB_PI_WIDTH == 32, "PI is the top of the SQ doorbell");
+static inline __attribute__((always_inline)) uint64_t sq_db_link(const struct rnic_qp *qp, uint16_t pi)
 {
-	struct rnic_dev *d = qp->dev;
-
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	d->ops->mmio_write(d->bus, d->page + RNIC_CTX_SQ_DB, qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, qp->sq_pi));
+	return qp->sq_db_link | (uint64_t)pi << (32 + RNIC_CTX_SQ_DB_PI_SHIFT);
 }
 
-int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+void rnic_sq_doorbell(struct rnic_qp *qp)
 {
-	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+	uint16_t pi = qp->sq_pi;
+	uint32_t slot;
+
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (qp->db_ring) {
+		slot = sim_ring_claim(qp->db_ring);
+		if (sim_ring_full(qp->db_ring, slot))
+			sim_ring_wait(qp->dev->bus, slot);
+		sim_ring_fill(qp->db_ring, slot, sq_db_link(qp, pi));
+	} else if (qp->db_reg) {
+		*qp->db_reg = qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi);
+	}
+}
+
+/* ibv_post_send under the lock, which it drops: any list */
+static __attribute__((noinline)) int post_locked(struct rnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
 	int ret = 0, posted = 0;
 
-	pthread_spin_lock(&qp->lock);
 	for (; wr; wr = wr->next) {
 		ret = sq_write(qp, wr);
 		if (ret)
@@ -196,10 +259,79 @@ int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	if (posted)
 		rnic_sq_doorbell(qp);
-	pthread_spin_unlock(&qp->lock);
+	rnic_unlock(&qp->lock);
 	if (ret && bad)
 		*bad = wr;
 	return ret;
+}
+
+/* contended: wait for the lock */
+static __attribute__((noinline)) int post_wait(struct rnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	rnic_lock(&qp->lock);
+	return post_locked(qp, wr, bad);
+}
+
+/* the bytes of the common WQE a push carries: its header and one SGE (or 16 bytes inline) */
+#define PUSH_LEN (RNIC_WQE_SGE_OFF + RNIC_SGE_SIZE)
+
+/* rnic_post_send of one WR that sq_fast takes, at producer index pi (not full); inl as
+ * for sq_put */
+static inline __attribute__((always_inline)) int post_one(struct rnic_qp *qp, struct ibv_send_wr *wr,
+							  const struct ibv_sge *sg, uint32_t op, uint32_t flags,
+							  uint32_t len, uint32_t pi, int inl)
+{
+	uint8_t *w = sq_slot(qp, pi);
+	uint16_t npi = sq_put(qp, w, wr, sg, op, flags, len, pi, inl);
+	uint8_t *ring = qp->db_ring;
+	uint32_t slot;
+
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (ring) {
+		/* the WQE pushed whole (its header and one SGE or 16 bytes inline): it is the doorbell
+		 * too, and the NIC need not read it; or the doorbell alone */
+		slot = sim_ring_claim(ring);
+		if (__builtin_expect(sim_ring_full(ring, slot), 0))
+			sim_ring_wait(qp->dev->bus, slot);
+		if (qp->push_addr)
+			sim_ring_push(ring, slot, qp->push_addr, w, PUSH_LEN, qp->ex.qp_base.qp_num | pi << 16);
+		else
+			sim_ring_fill(ring, slot, sq_db_link(qp, npi));
+	} else if (qp->db_reg) {
+		*qp->db_reg = qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, npi);
+	}
+	rnic_unlock(&qp->lock);
+	return 0;
+}
+
+/* One WR of the common kind, the lock free, the QP in RTS with room (the usual case): no loop, no
+ * call. Anything else goes to post_locked, which finds the error (bad WR, state, ring full) as
+ * sq_write does. */
+int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
+	const struct ibv_sge *sg;
+	uint32_t op, flags, len;
+	uint16_t pi;
+
+	if (__builtin_expect(!rnic_trylock(&qp->lock), 0))
+		return post_wait(qp, wr, bad);
+	pi = qp->sq_pi;
+	if (__builtin_expect(ibqp->state != IBV_QPS_RTS || sq_full(qp, pi) || !wr || wr->next ||
+			     wr->num_sge != 1, 0))
+		return post_locked(qp, wr, bad);
+	op = wr->opcode;
+	flags = wr->send_flags;
+	sg = wr->sg_list;
+	len = sg->length;
+	if (!(flags & IBV_SEND_INLINE)) {
+		if (__builtin_expect(op >= qp->fast_end, 0))
+			return post_locked(qp, wr, bad);
+		return post_one(qp, wr, sg, op, flags, len, pi, 0);
+	}
+	if (__builtin_expect(op >= qp->fast_end_inline || len > 16, 0))
+		return post_locked(qp, wr, bad);
+	return post_one(qp, wr, sg, op, flags, len, pi, 1);
 }
 
 /* A receive WQE (RQ or SRQ ring entry) from a verbs receive request. */
@@ -226,7 +358,7 @@ int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 	uint32_t mask = (1u << qp->rq_log) - 1;
 	int ret = 0, posted = 0;
 
-	pthread_spin_lock(&qp->lock);
+	rnic_lock(&qp->lock);
 	for (; wr; wr = wr->next) {
 		uint8_t *w = qp->rq + (size_t)(qp->rq_pi & mask) * RNIC_RWQE_BYTES;
 
@@ -246,22 +378,30 @@ int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		rnic_ring_rq(&c->dev, ibqp->qp_num, qp->rq_pi);
 	}
-	pthread_spin_unlock(&qp->lock);
+	rnic_unlock(&qp->lock);
 	if (ret && bad)
 		*bad = wr;
 	return ret;
 }
 
-/* The CQE at the consumer index if the NIC has written it, else NULL: one test of its owner
- * bit (the pass parity, plus 1). Under cq->lock. */
+/* CQE ci, and whether the NIC has written it: one test of its owner bit (the pass parity, plus
+ * 1) */
+static inline __attribute__((always_inline)) const uint8_t *cqe_at(const struct rnic_cq *cq, uint32_t ci)
+{
+	return cq->ring + (size_t)(ci & cq->mask) * RNIC_CQE_BYTES;
+}
+
+static inline __attribute__((always_inline)) int cqe_ready(const struct rnic_cq *cq, const uint8_t *e)
+{
+	return (__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) ^ cq->pass) & 1;
+}
+
+/* The CQE at the consumer index if the NIC has written it, else NULL. Under cq->lock. */
 static inline __attribute__((always_inline)) const uint8_t *cq_peek(struct rnic_cq *cq)
 {
-	uint32_t ci = cq->ci, log = cq->log;
-	const uint8_t *e = cq->ring + (size_t)(ci & ((1u << log) - 1)) * RNIC_CQE_BYTES;
+	const uint8_t *e = cqe_at(cq, cq->ci);
 
-	if ((__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) ^ (ci >> log)) & 1)
-		return e;
-	return NULL;
+	return cqe_ready(cq, e) ? e : NULL;
 }
 
 const uint8_t *rnic_cq_peek(struct rnic_cq *cq)
@@ -279,7 +419,7 @@ void rnic_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq)
 
 	if (!cq)
 		return;
-	pthread_spin_lock(&cq->lock);
+	rnic_lock(&cq->lock);
 	mask = (1u << cq->log) - 1;
 	while (n <= mask && rnic_cqe_valid(cq->ring, cq->log, cq->ci + n))
 		n++;
@@ -296,31 +436,52 @@ void rnic_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq)
 		}
 	}
 	if (freed) {
-		cq->ci += freed;
+		rnic_cq_at(cq, cq->log, cq->ci + freed);
 		rnic_ring_cq(&to_ctx(ibcq->context)->dev, cq->cqn, (uint16_t)cq->ci, 0);
 	}
-	pthread_spin_unlock(&cq->lock);
+	rnic_unlock(&cq->lock);
 }
 
-/* Done with CQE e (from rnic_cq_peek): free its work queue entry, advance. Under cq->lock. */
-static inline __attribute__((always_inline)) void cq_consume(struct rnic_cq *cq, const uint8_t *e)
+/* Done with CQE e, at consumer index ci (from rnic_cq_peek): free its work queue entry, advance.
+ * Returns whether the CQ doorbell is due (cq_consume rings it). Under cq->lock. */
+static inline __attribute__((always_inline)) int cq_advance(struct rnic_cq *cq, const uint8_t *e, uint32_t ci)
 {
 	struct rnic_context *c = to_ctx(cq->ex.context);
-	uint32_t qpn = RNIC_CQE_QPN_GET(e), mask = (1u << cq->log) - 1;
+	uint32_t qpn = RNIC_CQE_QPN_GET(e);
 	struct rnic_qp *qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
 
+	_Static_assert(RNIC_CQE_TS_END_OFF == RNIC_CQE_TS_START_OFF + 8 &&
+			       offsetof(struct rnic_cq, ts_end) == offsetof(struct rnic_cq, ts_start) + 8,
+		       "TS_START, TS_END copied as one");
+#ifdef RNIC_LE_WORDS
+	memcpy((char *)cq + offsetof(struct rnic_cq, ts_start), e + RNIC_CQE_TS_START_OFF, 16);
+#else
 	cq->ts_start = RNIC_CQE_TS_START_GET(e);
 	cq->ts_end = RNIC_CQE_TS_END_GET(e);
+#endif
 	if (qp && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV)
 		__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
 	else if (qp && qp->srq)
 		__atomic_fetch_add(&qp->srq->ci, 1, __ATOMIC_RELEASE);
 	else if (qp)
 		__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
-	cq->ci++;
-	/* tell the NIC how far we are, well before the ring could fill */
-	if (!(cq->ci & (mask >> 1)))
-		rnic_ring_cq(&c->dev, cq->cqn, (uint16_t)cq->ci, 0);
+	cq->ci = ++ci;
+	/* tell the NIC how far we are, well before the ring could fill; a pass begins at these too */
+	if (__builtin_expect(ci & cq->db_mask, 1))
+		return 0;
+	cq->pass = (ci >> cq->log) & 1;
+	return 1;
+}
+
+static __attribute__((noinline)) void cq_doorbell(struct rnic_cq *cq)
+{
+	rnic_ring_cq(&to_ctx(cq->ex.context)->dev, cq->cqn, (uint16_t)cq->ci, 0);
+}
+
+static inline __attribute__((always_inline)) void cq_consume(struct rnic_cq *cq, const uint8_t *e)
+{
+	if (cq_advance(cq, e, cq->ci))
+		cq_doorbell(cq);
 }
 
 void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e)
@@ -328,33 +489,90 @@ void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e)
 	cq_consume(cq, e);
 }
 
+/* A CQE into a work completion, with the fields rdma-core's providers fill */
+static inline __attribute__((always_inline)) void wc_fill(struct ibv_wc *w, const uint8_t *e)
+{
+	w->wr_id = RNIC_CQE_WR_ID_GET(e);
+	w->status = RNIC_CQE_STATUS_GET(e);
+	w->opcode = RNIC_CQE_OPCODE_GET(e);
+	w->vendor_err = RNIC_CQE_VENDOR_ERR_GET(e);
+#ifdef RNIC_LE_WORDS
+	/* BYTE_LEN, IMM, QPN, SRC_QP are byte_len, imm_data, qp_num, src_qp in that order: one copy */
+	_Static_assert(RNIC_CQE_IMM_OFF == RNIC_CQE_BYTE_LEN_OFF + 4 && RNIC_CQE_QPN_OFF == RNIC_CQE_BYTE_LEN_OFF + 8 &&
+			       RNIC_CQE_SRC_QP_OFF == RNIC_CQE_BYTE_LEN_OFF + 12 &&
+			       offsetof(struct ibv_wc, imm_data) == offsetof(struct ibv_wc, byte_len) + 4 &&
+			       offsetof(struct ibv_wc, qp_num) == offsetof(struct ibv_wc, byte_len) + 8 &&
+			       offsetof(struct ibv_wc, src_qp) == offsetof(struct ibv_wc, byte_len) + 12,
+		       "CQE and ibv_wc agree from BYTE_LEN to SRC_QP");
+	memcpy((char *)w + offsetof(struct ibv_wc, byte_len), e + RNIC_CQE_BYTE_LEN_OFF, 16);
+#else
+	w->byte_len = RNIC_CQE_BYTE_LEN_GET(e);
+	w->imm_data = RNIC_CQE_IMM_GET(e);
+	w->qp_num = RNIC_CQE_QPN_GET(e);
+	w->src_qp = RNIC_CQE_SRC_QP_GET(e);
+#endif
+	w->wc_flags = RNIC_CQE_WC_FLAGS_GET(e);
+	/* pkey_index, slid, sl, dlid_path_bits (RoCE) and the padding after them: 0 in one store */
+	memset((char *)w + offsetof(struct ibv_wc, pkey_index), 0, sizeof(*w) - offsetof(struct ibv_wc, pkey_index));
+}
+
+static int poll_doorbell(struct rnic_cq *cq, int ne, struct ibv_wc *w, int n);
+
+/* ibv_poll_cq from CQE n on, into w (wc + n), under cq->lock, which it drops. No call unless
+ * the CQ doorbell is due. */
+static __attribute__((noinline)) int poll_locked(struct rnic_cq *cq, int ne, struct ibv_wc *w, int n)
+{
+	for (; n < ne; n++, w++) {
+		uint32_t ci = cq->ci;
+		const uint8_t *e = cqe_at(cq, ci);
+
+		if (!cqe_ready(cq, e))
+			break;
+		wc_fill(w, e);
+		if (__builtin_expect(cq_advance(cq, e, ci), 0))
+			return poll_doorbell(cq, ne, w + 1, n + 1);
+	}
+	rnic_unlock(&cq->lock);
+	return n;
+}
+
+/* the CQ doorbell is due before CQE n */
+static __attribute__((noinline)) int poll_doorbell(struct rnic_cq *cq, int ne, struct ibv_wc *w, int n)
+{
+	cq_doorbell(cq);
+	return poll_locked(cq, ne, w, n);
+}
+
+/* contended: wait for the lock */
+static __attribute__((noinline)) int poll_wait(struct rnic_cq *cq, int ne, struct ibv_wc *wc)
+{
+	rnic_lock(&cq->lock);
+	return poll_locked(cq, ne, wc, 0);
+}
+
+/* The first CQE here, without a loop or a call; the others in poll_locked. What it reads of cq
+ * is read before the stores into wc, which could alias it. */
 int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
 	const uint8_t *e;
-	int n;
+	uint32_t ci;
 
-	pthread_spin_lock(&cq->lock);
-	for (n = 0; n < ne && (e = cq_peek(cq)); n++) {
-		struct ibv_wc *w = &wc[n];
-
-		w->wr_id = RNIC_CQE_WR_ID_GET(e);
-		w->status = RNIC_CQE_STATUS_GET(e);
-		w->opcode = RNIC_CQE_OPCODE_GET(e);
-		w->vendor_err = RNIC_CQE_VENDOR_ERR_GET(e);
-		w->byte_len = RNIC_CQE_BYTE_LEN_GET(e);
-		w->imm_data = RNIC_CQE_IMM_GET(e);
-		w->qp_num = RNIC_CQE_QPN_GET(e);
-		w->src_qp = RNIC_CQE_SRC_QP_GET(e);
-		w->wc_flags = RNIC_CQE_WC_FLAGS_GET(e);
-		w->pkey_index = 0;
-		w->slid = 0;
-		w->sl = 0;
-		w->dlid_path_bits = 0;
-		cq_consume(cq, e);
+	if (__builtin_expect(!rnic_trylock(&cq->lock), 0))
+		return poll_wait(cq, ne, wc);
+	ci = cq->ci;
+	e = cqe_at(cq, ci);
+	if (ne <= 0 || !cqe_ready(cq, e)) {
+		rnic_unlock(&cq->lock);
+		return 0;
 	}
-	pthread_spin_unlock(&cq->lock);
-	return n;
+	wc_fill(wc, e);
+	if (__builtin_expect(cq_advance(cq, e, ci), 0))
+		return poll_doorbell(cq, ne, wc + 1, 1);
+	if (ne > 1)
+		return poll_locked(cq, ne, wc + 1, 1);
+	rnic_unlock(&cq->lock);
+	return 1;
 }
 
 int rnic_req_notify_cq(struct ibv_cq *ibcq, int solicited)
@@ -371,7 +589,7 @@ int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv
 	uint32_t mask = (1u << srq->log) - 1;
 	int ret = 0, posted = 0;
 
-	pthread_spin_lock(&srq->lock);
+	rnic_lock(&srq->lock);
 	for (; wr; wr = wr->next) {
 		uint8_t *w = srq->ring + (size_t)(srq->pi & mask) * RNIC_RWQE_BYTES;
 
@@ -391,7 +609,7 @@ int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		rnic_ring_srq(&to_ctx(ibsrq->context)->dev, srq->srqn, srq->pi);
 	}
-	pthread_spin_unlock(&srq->lock);
+	rnic_unlock(&srq->lock);
 	if (ret && bad)
 		*bad = wr;
 	return ret;

@@ -15,19 +15,17 @@
 
 static uint32_t pci_mmio_read(void *bus, uint32_t off)
 {
-	struct pci_bus *b = bus;
+	volatile uint32_t *r = pci_bus_reg(bus, off);
 
-	if (off < b->page || off - b->page >= b->db_size)
-		return ~0u; /* only the context's own page is mapped */
-	return *(volatile uint32_t *)(b->db + (off - b->page));
+	return r ? *r : ~0u; /* only the context's own page is mapped */
 }
 
 static void pci_mmio_write(void *bus, uint32_t off, uint32_t val)
 {
-	struct pci_bus *b = bus;
+	volatile uint32_t *r = pci_bus_reg(bus, off);
 
-	if (off >= b->page && off - b->page < b->db_size)
-		*(volatile uint32_t *)(b->db + (off - b->page)) = val;
+	if (r)
+		*r = val;
 }
 
 /* a ring: coherent memory of the module, mapped here; its "bus address" is the mmap offset,

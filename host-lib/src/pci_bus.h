@@ -34,4 +34,12 @@ int pci_bus_open(struct pci_bus *b, const char *path, struct rnic_dev *d);
 void pci_bus_close(struct pci_bus *b);
 int pci_bus_clock(struct pci_bus *b, uint64_t *cycles, uint32_t *khz);
 
+/* the register at BAR0 offset off in the mapped doorbell page, or NULL if outside it */
+static inline volatile uint32_t *pci_bus_reg(struct pci_bus *b, uint32_t off)
+{
+	if (!b->db || off < b->page || off - b->page >= b->db_size)
+		return NULL;
+	return (volatile uint32_t *)(b->db + (off - b->page));
+}
+
 #endif

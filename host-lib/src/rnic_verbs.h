@@ -48,16 +48,47 @@ struct rnic_context {
 	int cm_fd[2];              /* rnicdv_cm_event_fd: a byte per interrupt once the ring exists */
 };
 
+/* The QP, CQ and SRQ locks: test-and-set spinlocks, inline on the data path (an uncontended
+ * lock is one exchange, an unlock one store: no call), taken by ibv_post_send and ibv_poll_cq and
+ * by the ibv_wr_* and ibv_start_poll paths alike. */
+typedef struct {
+	int taken;
+} rnic_lock_t;
+
+static inline int rnic_trylock(rnic_lock_t *l)
+{
+	return !__atomic_exchange_n(&l->taken, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void rnic_lock(rnic_lock_t *l)
+{
+	while (!rnic_trylock(l))
+		while (__atomic_load_n(&l->taken, __ATOMIC_RELAXED))
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#else
+			;
+#endif
+}
+
+static inline void rnic_unlock(rnic_lock_t *l)
+{
+	__atomic_store_n(&l->taken, 0, __ATOMIC_RELEASE);
+}
+
 struct rnic_cq {
 	struct ibv_cq_ex ex;       /* starts with struct ibv_cq */
 	uint8_t *ring;
 	uint64_t bus;
-	uint32_t log, cqn, ci;
-	uint64_t ts_start, ts_end;
+	uint32_t log, cqn, ci;     /* log, ci: set with rnic_cq_at, with the three below */
+	uint32_t mask;             /* 2^log - 1 */
+	uint32_t db_mask;          /* mask / 2: the CQ doorbell is rung when ci & db_mask is 0 */
+	uint32_t pass;             /* (ci >> log) & 1: the parity of ci's pass through the ring */
+	uint64_t ts_start, ts_end; /* the last CQE's, in this order (copied as one) */
 	const uint8_t *cur;        /* the CQE between ibv_start_poll and ibv_next_poll */
 	uint64_t wc_flags;         /* ibv_create_cq_ex: the fields the application reads */
 	uint32_t events;           /* completion events handed to its channel */
-	pthread_spinlock_t lock;
+	rnic_lock_t lock;
 };
 
 struct rnic_srq {
@@ -66,7 +97,7 @@ struct rnic_srq {
 	uint64_t bus;
 	uint32_t log, srqn, limit;
 	uint16_t pi, ci;           /* posted / completed (the NIC fetches in ring order) */
-	pthread_spinlock_t lock;
+	rnic_lock_t lock;
 };
 
 struct rnic_ah {
@@ -90,12 +121,17 @@ struct rnic_qp {
 	int sig_all;               /* sq_sig_all: every WQE completes */
 	uint32_t sig_flag;         /* WQE_FLAG.SIGNALED if sig_all */
 	uint32_t send_ops;         /* bit i: the QP's type takes enum ibv_wr_opcode i */
-	uint32_t fast_ops;         /* those of them that ibv_post_send's fast path builds */
+	uint32_t fast_end;         /* ibv_post_send's fast path builds the opcodes below this one */
+	uint32_t fast_end_inline;  /* and those below this one with IBV_SEND_INLINE (no READ) */
 	uint32_t sq_mask;          /* 2^sq_log - 1 */
 	struct rnic_dev *dev;      /* its context's */
 	uint32_t sq_db;            /* the SQ doorbell's QPN field */
+	uint8_t *db_ring;          /* simulator: the ring its doorbells are written to (no ops call) */
+	uint64_t sq_db_link;       /* and the SQ doorbell's entry there (ADDR, VALUE with PI 0) */
+	uint32_t push_addr;        /* and the BAR0 offset of its context's WQE push window */
+	volatile uint32_t *db_reg; /* card: the SQ doorbell in the mapped doorbell page */
 	struct rnic_srq *srq;      /* receive WQEs come from it */
-	pthread_spinlock_t lock;
+	rnic_lock_t lock;
 	/* ibv_wr_* between ibv_wr_start and ibv_wr_complete: the request being built */
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[RNIC_MAX_SGE];
@@ -121,9 +157,19 @@ static inline int rnic_cqe_valid(const uint8_t *ring, uint32_t log, uint32_t i)
 	return (__atomic_load_n(&e[RNIC_CQE_OWNER_OFF], __ATOMIC_ACQUIRE) & 1) == (((i >> log) & 1) ^ 1);
 }
 
+/* A CQ of 2^log entries at consumer index ci. Under cq->lock. */
+static inline void rnic_cq_at(struct rnic_cq *cq, uint32_t log, uint32_t ci)
+{
+	cq->log = log;
+	cq->mask = (1u << log) - 1;
+	cq->db_mask = cq->mask >> 1;
+	cq->ci = ci;
+	cq->pass = (ci >> log) & 1;
+}
+
 /* datapath.c */
 uint32_t rnic_send_ops(enum ibv_qp_type type);
-uint32_t rnic_fast_ops(enum ibv_qp_type type);
+uint32_t rnic_fast_end(enum ibv_qp_type type);
 int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr);
 void rnic_sq_doorbell(struct rnic_qp *qp);
 int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

@@ -182,33 +182,16 @@ static uint32_t sim_mmio_read(void *bus, uint32_t off)
 	return v;
 }
 
-#define RING_MASK ((1u << RNIC_LINK_RING_LOG) - 1)
-
-static uint32_t *ring_word(struct sim_bus *b, uint32_t off)
-{
-	return (uint32_t *)(b->ring + off);
-}
-
 /* the ring is full: the simulator takes some every few clocks */
-static __attribute__((noinline, cold)) void ring_wait(struct sim_bus *b, uint32_t slot)
+__attribute__((noinline, cold)) void sim_ring_wait(struct sim_bus *b, uint32_t slot)
 {
-	while (slot - __atomic_load_n(ring_word(b, RNIC_LINK_RING_HEAD_OFF), __ATOMIC_ACQUIRE) > RING_MASK &&
-	       __atomic_load_n(&b->alive, __ATOMIC_RELAXED))
+	while (sim_ring_full(b->ring, slot) && __atomic_load_n(&b->alive, __ATOMIC_RELAXED))
 		sched_yield();
 }
 
-/* A posted write: a few stores into the ring the simulator drains, as a CPU's store into a BAR */
 static void sim_mmio_write(void *bus, uint32_t off, uint32_t val)
 {
-	struct sim_bus *b = bus;
-	uint32_t slot = __atomic_fetch_add(ring_word(b, RNIC_LINK_RING_TAIL_OFF), 1, __ATOMIC_RELAXED);
-	uint8_t *e = b->ring + RNIC_LINK_RING_ENTRIES_OFF + (slot & RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
-
-	if (slot - __atomic_load_n(ring_word(b, RNIC_LINK_RING_HEAD_OFF), __ATOMIC_ACQUIRE) > RING_MASK)
-		ring_wait(b, slot);
-	RNIC_LINK_RING_ENTRY_ADDR_SET(e, off);
-	RNIC_LINK_RING_ENTRY_VALUE_SET(e, val);
-	__atomic_store_n((uint32_t *)(e + RNIC_LINK_RING_ENTRY_SEQ_OFF), slot + 1, __ATOMIC_RELEASE);
+	sim_ring_write(bus, off, val);
 }
 
 /* Make the posted-write ring and hand it to the simulator (its memfd over the socket) */

@@ -36,6 +36,64 @@ struct sim_bus {
 
 extern const struct rnic_bus_ops sim_bus_ops;
 
+/* A posted write (ops->mmio_write) is a few stores into the ring the simulator drains, as a
+ * CPU's store into a BAR: claim a slot, wait while the ring is full, fill the slot. Inline for
+ * the data path's doorbells. */
+#define SIM_RING_MASK ((1u << RNIC_LINK_RING_LOG) - 1)
+
+static inline uint32_t sim_ring_claim(uint8_t *ring)
+{
+	return __atomic_fetch_add((uint32_t *)(ring + RNIC_LINK_RING_TAIL_OFF), 1, __ATOMIC_RELAXED);
+}
+
+static inline int sim_ring_full(const uint8_t *ring, uint32_t slot)
+{
+	return slot - __atomic_load_n((const uint32_t *)(ring + RNIC_LINK_RING_HEAD_OFF), __ATOMIC_ACQUIRE) >
+	       SIM_RING_MASK;
+}
+
+void sim_ring_wait(struct sim_bus *b, uint32_t slot);
+
+/* a slot's ADDR and VALUE as one 64-bit word */
+_Static_assert(RNIC_LINK_RING_ENTRY_VALUE_OFF == RNIC_LINK_RING_ENTRY_ADDR_OFF + 4, "ADDR, VALUE");
+static inline uint64_t sim_ring_link(uint32_t off, uint32_t val)
+{
+	return off | (uint64_t)val << 32;
+}
+
+static inline void sim_ring_fill(uint8_t *ring, uint32_t slot, uint64_t link)
+{
+	size_t e = RNIC_LINK_RING_ENTRIES_OFF + (size_t)(slot & SIM_RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
+
+	rnic_wr_le(ring + e + RNIC_LINK_RING_ENTRY_ADDR_OFF, 8, link);
+	RNIC_LINK_RING_ENTRY_LEN_SET(ring + e, 0);
+	__atomic_store_n((uint32_t *)(ring + e + RNIC_LINK_RING_ENTRY_SEQ_OFF), slot + 1, __ATOMIC_RELEASE);
+}
+
+/* a WQE pushed to the window at BAR0 offset addr: its first len bytes (the rest are zeros), with
+ * push = its WQE.PUSH_QPN | PUSH_INDEX << 16 */
+_Static_assert(RNIC_WQE_PUSH_QPN_OFF + 2 == RNIC_WQE_PUSH_INDEX_OFF, "PUSH_QPN, PUSH_INDEX");
+static inline void sim_ring_push(uint8_t *ring, uint32_t slot, uint32_t addr, const uint8_t *wqe, uint32_t len,
+				 uint32_t push)
+{
+	uint8_t *e = ring + RNIC_LINK_RING_ENTRIES_OFF + (size_t)(slot & SIM_RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
+
+	RNIC_LINK_RING_ENTRY_ADDR_SET(e, addr);
+	RNIC_LINK_RING_ENTRY_LEN_SET(e, len);
+	memcpy(e + RNIC_LINK_RING_ENTRY_DATA_OFF, wqe, len);
+	rnic_wr_le(e + RNIC_LINK_RING_ENTRY_DATA_OFF + RNIC_WQE_PUSH_QPN_OFF, 4, push);
+	__atomic_store_n((uint32_t *)(e + RNIC_LINK_RING_ENTRY_SEQ_OFF), slot + 1, __ATOMIC_RELEASE);
+}
+
+static inline void sim_ring_write(struct sim_bus *b, uint32_t off, uint32_t val)
+{
+	uint32_t slot = sim_ring_claim(b->ring);
+
+	if (__builtin_expect(sim_ring_full(b->ring, slot), 0))
+		sim_ring_wait(b, slot);
+	sim_ring_fill(b->ring, slot, sim_ring_link(off, val));
+}
+
 /* connect to the simulator socket; 0 or -errno */
 int sim_bus_open(struct sim_bus *b, const char *path);
 void sim_bus_close(struct sim_bus *b);

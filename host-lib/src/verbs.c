@@ -281,7 +281,7 @@ struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_con
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->log = log2_up((uint32_t)cqe + 1);
+	rnic_cq_at(cq, log2_up((uint32_t)cqe + 1), 0);
 	cq->ring = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_CQE_BYTES << cq->log, &cq->bus);
 	if (!cq->ring) {
 		free(cq);
@@ -297,7 +297,7 @@ struct ibv_cq *rnic_cq_create(struct ibv_context *context, int cqe, void *cq_con
 		errno = -ret;
 		return NULL;
 	}
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->lock = (rnic_lock_t){0};
 	cq->ex.context = context;
 	cq->ex.cq_context = cq_context;
 	cq->ex.channel = channel;
@@ -342,12 +342,12 @@ static uint32_t cq_due(struct rnic_context *c, struct rnic_cq *cq, uint32_t n)
 
 		if (!qp || qp->ex.qp_base.send_cq != (struct ibv_cq *)cq)
 			continue;
-		pthread_spin_lock(&qp->lock);
+		rnic_lock(&qp->lock);
 		for (k = qp->sq_ci; k != qp->sq_pi; k++)
 			if (RNIC_WQE_FLAGS_GET(qp->sq + (size_t)(k & ((1u << qp->sq_log) - 1)) * RNIC_WQE_BYTES) &
 			    RNIC_WQE_FLAG_SIGNALED)
 				due++;
-		pthread_spin_unlock(&qp->lock);
+		rnic_unlock(&qp->lock);
 	}
 	return due;
 }
@@ -366,20 +366,20 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (cqe < 1 || (uint32_t)cqe > RNIC_CMDO_QUERY_DEVICE_MAX_CQE_GET(c->dev.info))
 		return EINVAL;
 	log = log2_up((uint32_t)cqe + 1);
-	pthread_spin_lock(&cq->lock);
+	rnic_lock(&cq->lock);
 	while (n < (1u << old_log) && rnic_cqe_valid(old, old_log, cq->ci + n))
 		n++;
 	if (cq_due(c, cq, n) >= (1u << log)) {
-		pthread_spin_unlock(&cq->lock);
+		rnic_unlock(&cq->lock);
 		return EINVAL; /* more completions wait than the new size holds */
 	}
 	if (log == old_log) {
-		pthread_spin_unlock(&cq->lock);
+		rnic_unlock(&cq->lock);
 		return 0;
 	}
 	ring = c->dev.ops->dma_alloc(c->dev.bus, (size_t)RNIC_CQE_BYTES << log, &bus);
 	if (!ring) {
-		pthread_spin_unlock(&cq->lock);
+		rnic_unlock(&cq->lock);
 		return ENOMEM;
 	}
 	/* every slot invalid for the pass its next CQE will be on */
@@ -389,7 +389,7 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	ret = rnic_resize_cq(&c->dev, cq->cqn, bus, log);
 	pthread_mutex_unlock(&c->cmd_lock);
 	if (ret) {
-		pthread_spin_unlock(&cq->lock);
+		rnic_unlock(&cq->lock);
 		c->dev.ops->dma_free(c->dev.bus, ring, (size_t)RNIC_CQE_BYTES << log);
 		return -ret;
 	}
@@ -402,9 +402,9 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	cq->ring = ring;
 	cq->bus = bus;
-	cq->log = log;
-	cq->ex.cqe = (int)((1u << log) - 1);
-	pthread_spin_unlock(&cq->lock);
+	rnic_cq_at(cq, log, cq->ci);
+	cq->ex.cqe = (int)cq->mask;
+	rnic_unlock(&cq->lock);
 	c->dev.ops->dma_free(c->dev.bus, old, (size_t)RNIC_CQE_BYTES << old_log);
 	return 0;
 }
@@ -501,7 +501,7 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	qp->cap.max_recv_sge = RNIC_MAX_RECV_SGE;
 	qp->cap.max_inline_data = RNIC_MAX_INLINE;
 	a->cap = qp->cap;
-	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
+	qp->lock = (rnic_lock_t){0};
 	qp->ex.qp_base.context = pd->context;
 	qp->ex.qp_base.qp_context = a->qp_context;
 	qp->ex.qp_base.pd = pd;
@@ -516,10 +516,22 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	qp->sig_all = a->sq_sig_all != 0;
 	qp->sig_flag = qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0;
 	qp->send_ops = rnic_send_ops(a->qp_type);
-	qp->fast_ops = rnic_fast_ops(a->qp_type);
+	qp->fast_end = rnic_fast_end(a->qp_type);
+	qp->fast_end_inline = qp->fast_end < IBV_WR_RDMA_READ ? qp->fast_end : IBV_WR_RDMA_READ;
 	qp->sq_mask = (1u << qp->sq_log) - 1;
 	qp->dev = &c->dev;
 	qp->sq_db = RNIC_SET(RNIC_CTX_SQ_DB_QPN, qpn);
+	if (c->card) {
+		qp->db_reg = pci_bus_reg(&c->pci, c->dev.page + RNIC_CTX_SQ_DB);
+	} else {
+		qp->db_ring = c->bus.ring;
+		qp->sq_db_link = sim_ring_link(c->dev.page + RNIC_CTX_SQ_DB, qp->sq_db);
+		/* RNIC_PUSH=0: doorbells only (fewer host instructions per WQE, a PCIe read more
+		 * of latency), as MLX5_SHUT_UP_BF does for mlx5's BlueFlame */
+		const char *push = getenv("RNIC_PUSH");
+
+		qp->push_addr = push && !strcmp(push, "0") ? 0 : c->dev.page + RNIC_CTX_SQ_PUSH;
+	}
 	c->qps[qpn] = qp;
 	return &qp->ex.qp_base;
 fail:
@@ -583,7 +595,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 	srq->limit = a->attr.srq_limit;
 	a->attr.max_wr = 1u << srq->log;
 	a->attr.max_sge = RNIC_MAX_RECV_SGE;
-	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	srq->lock = (rnic_lock_t){0};
 	srq->ibv.context = pd->context;
 	srq->ibv.srq_context = a->srq_context;
 	srq->ibv.pd = pd;

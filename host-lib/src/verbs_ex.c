@@ -47,10 +47,10 @@ static int start_poll(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cq->lock);
+	rnic_lock(&cq->lock);
 	e = rnic_cq_peek(cq);
 	if (!e) {
-		pthread_spin_unlock(&cq->lock); /* ENOENT: the application does not call end_poll */
+		rnic_unlock(&cq->lock); /* ENOENT: the application does not call end_poll */
 		return ENOENT;
 	}
 	cqe_load(cq, e);
@@ -78,7 +78,7 @@ static void end_poll(struct ibv_cq_ex *x)
 	if (cq->cur)
 		rnic_cq_consume(cq, cq->cur);
 	cq->cur = NULL;
-	pthread_spin_unlock(&cq->lock);
+	rnic_unlock(&cq->lock);
 }
 
 #define CUR(x) (((struct rnic_cq *)(x))->cur)
@@ -165,7 +165,7 @@ static void wr_start(struct ibv_qp_ex *x)
 {
 	struct rnic_qp *qp = xqp(x);
 
-	pthread_spin_lock(&qp->lock);
+	rnic_lock(&qp->lock);
 	qp->wr_open = 0;
 	qp->wr_err = 0;
 	qp->wr_start_pi = qp->sq_pi;
@@ -182,7 +182,7 @@ static int wr_complete(struct ibv_qp_ex *x)
 		qp->sq_pi = qp->wr_start_pi; /* none of the batch is posted */
 	else if (qp->sq_pi != qp->wr_start_pi)
 		rnic_sq_doorbell(qp);
-	pthread_spin_unlock(&qp->lock);
+	rnic_unlock(&qp->lock);
 	return ret;
 }
 
@@ -192,7 +192,7 @@ static void wr_abort(struct ibv_qp_ex *x)
 
 	qp->sq_pi = qp->wr_start_pi;
 	qp->wr_open = 0;
-	pthread_spin_unlock(&qp->lock);
+	rnic_unlock(&qp->lock);
 }
 
 static void wr_send(struct ibv_qp_ex *x)

@@ -186,13 +186,16 @@ module rnic_soc #(
                        dbuf_rd_reg ? dbuf_line[{wsel, 5'b0} +: 32] : rdata_reg;
 
     always_ff @(posedge clk) begin
-        for (int b = 0; b < 4; b++)
-            if (lane_we[b] && is_ram)
-                ram[a[16:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
-        for (int w = 0; w < 16; w++)
+        // (the lane loops only under a write: a simulator would otherwise run them every clock)
+        if (|lane_we && is_ram)
             for (int b = 0; b < 4; b++)
-                if (lane_we[b] && is_dbuf && wsel == 4'(w))
-                    dbuf[a[13:6]][w * 32 + b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+                if (lane_we[b])
+                    ram[a[16:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+        if (|lane_we && is_dbuf)
+            for (int w = 0; w < 16; w++)
+                for (int b = 0; b < 4; b++)
+                    if (lane_we[b] && wsel == 4'(w))
+                        dbuf[a[13:6]][w * 32 + b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
         ram_rdata <= ram[a[16:2]];
         dbuf_line <= dbuf[a[13:6]];
     end

@@ -46,6 +46,13 @@ module rnic_top #(
     input  wire  [7:0]   s_dma_rd_tag,
     input  wire          s_dma_rd_last,
     input  wire          s_dma_rd_err,    // the host refused the read (unmapped, completion error)
+    // WQEs pushed through a context's CTX_SQ_PUSH window, two beats each (on a card the window
+    // sits behind an AXI4 bridge that takes the write-combined burst; ctx from the page written)
+    input  wire          s_push_valid,
+    output logic         s_push_ready,
+    input  wire  [7:0]   s_push_ctx,
+    input  wire  [511:0] s_push_data,
+    input  wire          s_push_last,
 
     output logic         m_dma_wr_valid,
     input  wire          m_dma_wr_ready,
@@ -155,6 +162,7 @@ module rnic_top #(
         .s_ready(rdq_ready),
         .m_data({m_dma_rd_req_tag, m_dma_rd_req_addr, m_dma_rd_req_len}), .m_valid(m_dma_rd_req_valid),
         .m_last(rdq_m_last), .m_ready(m_dma_rd_req_ready));
+    assign s_push_ready = tx_out.push_ready;
     assign s_dma_rd_ready = s_dma_rd_tag == 8'd0 ? tx_out.rd_ready :
                             s_dma_rd_tag == 8'd2 ? rx_out.rd_ready : fw_rd_ready;
 
@@ -214,6 +222,10 @@ module rnic_top #(
         tx_in.db_ctx = sq_db[39:32];
         tx_in.db_pi = sq_db[31:16];
         tx_in.db_qpn = sq_db[15:0];
+        tx_in.push_valid = s_push_valid;
+        tx_in.push_ctx = s_push_ctx;
+        tx_in.push_data = s_push_data;
+        tx_in.push_last = s_push_last;
         tx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'd0;
         tx_in.rd_data = s_dma_rd_data;
         tx_in.rd_last = s_dma_rd_last;
@@ -315,6 +327,7 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_DROP_SRC] = rx_out.stat_drop_src;
         stats[rnic_spec_pkg::RNIC_STAT_RX_CUT] = rx_out.stat_cut;
         stats[rnic_spec_pkg::RNIC_STAT_TX_POISONED] = tx_out.stat_poisoned;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_PUSHED] = tx_out.stat_pushed;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

@@ -135,7 +135,7 @@ static inline void rnic_rdx_unpack(const uint32_t *w, rnic_rdx_t *s)
 }
 
 /* TX_IN: Requester kernel inputs. */
-#define RNIC_TX_IN_WORDS 50u
+#define RNIC_TX_IN_WORDS 69u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -146,6 +146,10 @@ typedef struct {
 	uint8_t db_ctx;
 	uint16_t db_qpn;
 	uint16_t db_pi;
+	uint8_t push_valid;
+	uint8_t push_ctx;
+	uint8_t push_data[64];
+	uint8_t push_last;
 	uint8_t rd_valid;
 	uint8_t rd_data[64];
 	uint8_t rd_last;
@@ -175,21 +179,25 @@ static inline void rnic_tx_in_pack(const rnic_tx_in_t *s, uint32_t *w)
 	w[7] = (uint32_t)s->db_ctx & 0xffu;
 	w[8] = (uint32_t)s->db_qpn & 0xffffu;
 	w[9] = (uint32_t)s->db_pi & 0xffffu;
-	w[10] = (uint32_t)s->rd_valid & 0x1u;
-	memcpy(&w[11], s->rd_data, 64);
-	w[27] = (uint32_t)s->rd_last & 0x1u;
-	w[28] = (uint32_t)s->ack_valid & 0x1u;
-	w[29] = (uint32_t)s->ack_qpn & 0xffffffu;
-	w[30] = (uint32_t)s->ack_psn & 0xffffffu;
-	w[31] = (uint32_t)s->ack_syndrome & 0xffu;
-	w[32] = (uint32_t)s->ack_msn & 0xffffffu;
-	w[33] = (uint32_t)s->ack_rd & 0x1u;
-	w[34] = (uint32_t)s->rsp_valid & 0x1u;
-	rnic_rsp_pack(&s->rsp, &w[35]);
-	w[46] = (uint32_t)s->rdreq_ready & 0x1u;
-	w[47] = (uint32_t)s->eth_ready & 0x1u;
-	w[48] = (uint32_t)s->cpl_ready & 0x1u;
-	w[49] = (uint32_t)s->rdx_ready & 0x1u;
+	w[10] = (uint32_t)s->push_valid & 0x1u;
+	w[11] = (uint32_t)s->push_ctx & 0xffu;
+	memcpy(&w[12], s->push_data, 64);
+	w[28] = (uint32_t)s->push_last & 0x1u;
+	w[29] = (uint32_t)s->rd_valid & 0x1u;
+	memcpy(&w[30], s->rd_data, 64);
+	w[46] = (uint32_t)s->rd_last & 0x1u;
+	w[47] = (uint32_t)s->ack_valid & 0x1u;
+	w[48] = (uint32_t)s->ack_qpn & 0xffffffu;
+	w[49] = (uint32_t)s->ack_psn & 0xffffffu;
+	w[50] = (uint32_t)s->ack_syndrome & 0xffu;
+	w[51] = (uint32_t)s->ack_msn & 0xffffffu;
+	w[52] = (uint32_t)s->ack_rd & 0x1u;
+	w[53] = (uint32_t)s->rsp_valid & 0x1u;
+	rnic_rsp_pack(&s->rsp, &w[54]);
+	w[65] = (uint32_t)s->rdreq_ready & 0x1u;
+	w[66] = (uint32_t)s->eth_ready & 0x1u;
+	w[67] = (uint32_t)s->cpl_ready & 0x1u;
+	w[68] = (uint32_t)s->rdx_ready & 0x1u;
 }
 
 static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
@@ -203,27 +211,32 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 	s->db_ctx = (uint8_t)(w[7] & 0xffu);
 	s->db_qpn = (uint16_t)(w[8] & 0xffffu);
 	s->db_pi = (uint16_t)(w[9] & 0xffffu);
-	s->rd_valid = (uint8_t)(w[10] & 0x1u);
-	memcpy(s->rd_data, &w[11], 64);
-	s->rd_last = (uint8_t)(w[27] & 0x1u);
-	s->ack_valid = (uint8_t)(w[28] & 0x1u);
-	s->ack_qpn = (uint32_t)(w[29] & 0xffffffu);
-	s->ack_psn = (uint32_t)(w[30] & 0xffffffu);
-	s->ack_syndrome = (uint8_t)(w[31] & 0xffu);
-	s->ack_msn = (uint32_t)(w[32] & 0xffffffu);
-	s->ack_rd = (uint8_t)(w[33] & 0x1u);
-	s->rsp_valid = (uint8_t)(w[34] & 0x1u);
-	rnic_rsp_unpack(&w[35], &s->rsp);
-	s->rdreq_ready = (uint8_t)(w[46] & 0x1u);
-	s->eth_ready = (uint8_t)(w[47] & 0x1u);
-	s->cpl_ready = (uint8_t)(w[48] & 0x1u);
-	s->rdx_ready = (uint8_t)(w[49] & 0x1u);
+	s->push_valid = (uint8_t)(w[10] & 0x1u);
+	s->push_ctx = (uint8_t)(w[11] & 0xffu);
+	memcpy(s->push_data, &w[12], 64);
+	s->push_last = (uint8_t)(w[28] & 0x1u);
+	s->rd_valid = (uint8_t)(w[29] & 0x1u);
+	memcpy(s->rd_data, &w[30], 64);
+	s->rd_last = (uint8_t)(w[46] & 0x1u);
+	s->ack_valid = (uint8_t)(w[47] & 0x1u);
+	s->ack_qpn = (uint32_t)(w[48] & 0xffffffu);
+	s->ack_psn = (uint32_t)(w[49] & 0xffffffu);
+	s->ack_syndrome = (uint8_t)(w[50] & 0xffu);
+	s->ack_msn = (uint32_t)(w[51] & 0xffffffu);
+	s->ack_rd = (uint8_t)(w[52] & 0x1u);
+	s->rsp_valid = (uint8_t)(w[53] & 0x1u);
+	rnic_rsp_unpack(&w[54], &s->rsp);
+	s->rdreq_ready = (uint8_t)(w[65] & 0x1u);
+	s->eth_ready = (uint8_t)(w[66] & 0x1u);
+	s->cpl_ready = (uint8_t)(w[67] & 0x1u);
+	s->rdx_ready = (uint8_t)(w[68] & 0x1u);
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 76u
+#define RNIC_TX_OUT_WORDS 78u
 typedef struct {
 	uint8_t db_ready;
+	uint8_t push_ready;
 	uint8_t rd_ready;
 	uint8_t ack_ready;
 	uint8_t rsp_ready;
@@ -247,67 +260,72 @@ typedef struct {
 	uint32_t stat_acks;
 	uint32_t stat_rnr;
 	uint32_t stat_poisoned;
+	uint32_t stat_pushed;
 	uint8_t fence;
 } rnic_tx_out_t;
 
 static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 {
 	w[0] = (uint32_t)s->db_ready & 0x1u;
-	w[1] = (uint32_t)s->rd_ready & 0x1u;
-	w[2] = (uint32_t)s->ack_ready & 0x1u;
-	w[3] = (uint32_t)s->rsp_ready & 0x1u;
-	w[4] = (uint32_t)s->rdreq_valid & 0x1u;
-	w[5] = (uint32_t)(s->rdreq_addr & 0xffffffffffffffffull);
-	w[6] = (uint32_t)((s->rdreq_addr & 0xffffffffffffffffull) >> 32);
-	w[7] = (uint32_t)s->rdreq_len & 0xffffu;
-	w[8] = (uint32_t)s->eth_valid & 0x1u;
-	memcpy(&w[9], s->eth_data, 64);
-	w[25] = (uint32_t)(s->eth_keep & 0xffffffffffffffffull);
-	w[26] = (uint32_t)((s->eth_keep & 0xffffffffffffffffull) >> 32);
-	w[27] = (uint32_t)s->eth_last & 0x1u;
-	w[28] = (uint32_t)s->cpl_valid & 0x1u;
-	rnic_cpl_pack(&s->cpl, &w[29]);
-	w[44] = (uint32_t)s->rdx_valid & 0x1u;
-	rnic_rdx_pack(&s->rdx, &w[45]);
-	w[66] = (uint32_t)s->stat_frames & 0xffffffffu;
-	w[67] = (uint32_t)s->stat_wqes & 0xffffffffu;
-	w[68] = (uint32_t)s->stat_bytes & 0xffffffffu;
-	w[69] = (uint32_t)s->stat_retransmits & 0xffffffffu;
-	w[70] = (uint32_t)s->stat_naks & 0xffffffffu;
-	w[71] = (uint32_t)s->stat_drop_db & 0xffffffffu;
-	w[72] = (uint32_t)s->stat_acks & 0xffffffffu;
-	w[73] = (uint32_t)s->stat_rnr & 0xffffffffu;
-	w[74] = (uint32_t)s->stat_poisoned & 0xffffffffu;
-	w[75] = (uint32_t)s->fence & 0xffu;
+	w[1] = (uint32_t)s->push_ready & 0x1u;
+	w[2] = (uint32_t)s->rd_ready & 0x1u;
+	w[3] = (uint32_t)s->ack_ready & 0x1u;
+	w[4] = (uint32_t)s->rsp_ready & 0x1u;
+	w[5] = (uint32_t)s->rdreq_valid & 0x1u;
+	w[6] = (uint32_t)(s->rdreq_addr & 0xffffffffffffffffull);
+	w[7] = (uint32_t)((s->rdreq_addr & 0xffffffffffffffffull) >> 32);
+	w[8] = (uint32_t)s->rdreq_len & 0xffffu;
+	w[9] = (uint32_t)s->eth_valid & 0x1u;
+	memcpy(&w[10], s->eth_data, 64);
+	w[26] = (uint32_t)(s->eth_keep & 0xffffffffffffffffull);
+	w[27] = (uint32_t)((s->eth_keep & 0xffffffffffffffffull) >> 32);
+	w[28] = (uint32_t)s->eth_last & 0x1u;
+	w[29] = (uint32_t)s->cpl_valid & 0x1u;
+	rnic_cpl_pack(&s->cpl, &w[30]);
+	w[45] = (uint32_t)s->rdx_valid & 0x1u;
+	rnic_rdx_pack(&s->rdx, &w[46]);
+	w[67] = (uint32_t)s->stat_frames & 0xffffffffu;
+	w[68] = (uint32_t)s->stat_wqes & 0xffffffffu;
+	w[69] = (uint32_t)s->stat_bytes & 0xffffffffu;
+	w[70] = (uint32_t)s->stat_retransmits & 0xffffffffu;
+	w[71] = (uint32_t)s->stat_naks & 0xffffffffu;
+	w[72] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[73] = (uint32_t)s->stat_acks & 0xffffffffu;
+	w[74] = (uint32_t)s->stat_rnr & 0xffffffffu;
+	w[75] = (uint32_t)s->stat_poisoned & 0xffffffffu;
+	w[76] = (uint32_t)s->stat_pushed & 0xffffffffu;
+	w[77] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 {
 	s->db_ready = (uint8_t)(w[0] & 0x1u);
-	s->rd_ready = (uint8_t)(w[1] & 0x1u);
-	s->ack_ready = (uint8_t)(w[2] & 0x1u);
-	s->rsp_ready = (uint8_t)(w[3] & 0x1u);
-	s->rdreq_valid = (uint8_t)(w[4] & 0x1u);
-	s->rdreq_addr = (uint64_t)w[5] | ((uint64_t)(w[6] & 0xffffffffu) << 32);
-	s->rdreq_len = (uint16_t)(w[7] & 0xffffu);
-	s->eth_valid = (uint8_t)(w[8] & 0x1u);
-	memcpy(s->eth_data, &w[9], 64);
-	s->eth_keep = (uint64_t)w[25] | ((uint64_t)(w[26] & 0xffffffffu) << 32);
-	s->eth_last = (uint8_t)(w[27] & 0x1u);
-	s->cpl_valid = (uint8_t)(w[28] & 0x1u);
-	rnic_cpl_unpack(&w[29], &s->cpl);
-	s->rdx_valid = (uint8_t)(w[44] & 0x1u);
-	rnic_rdx_unpack(&w[45], &s->rdx);
-	s->stat_frames = (uint32_t)(w[66] & 0xffffffffu);
-	s->stat_wqes = (uint32_t)(w[67] & 0xffffffffu);
-	s->stat_bytes = (uint32_t)(w[68] & 0xffffffffu);
-	s->stat_retransmits = (uint32_t)(w[69] & 0xffffffffu);
-	s->stat_naks = (uint32_t)(w[70] & 0xffffffffu);
-	s->stat_drop_db = (uint32_t)(w[71] & 0xffffffffu);
-	s->stat_acks = (uint32_t)(w[72] & 0xffffffffu);
-	s->stat_rnr = (uint32_t)(w[73] & 0xffffffffu);
-	s->stat_poisoned = (uint32_t)(w[74] & 0xffffffffu);
-	s->fence = (uint8_t)(w[75] & 0xffu);
+	s->push_ready = (uint8_t)(w[1] & 0x1u);
+	s->rd_ready = (uint8_t)(w[2] & 0x1u);
+	s->ack_ready = (uint8_t)(w[3] & 0x1u);
+	s->rsp_ready = (uint8_t)(w[4] & 0x1u);
+	s->rdreq_valid = (uint8_t)(w[5] & 0x1u);
+	s->rdreq_addr = (uint64_t)w[6] | ((uint64_t)(w[7] & 0xffffffffu) << 32);
+	s->rdreq_len = (uint16_t)(w[8] & 0xffffu);
+	s->eth_valid = (uint8_t)(w[9] & 0x1u);
+	memcpy(s->eth_data, &w[10], 64);
+	s->eth_keep = (uint64_t)w[26] | ((uint64_t)(w[27] & 0xffffffffu) << 32);
+	s->eth_last = (uint8_t)(w[28] & 0x1u);
+	s->cpl_valid = (uint8_t)(w[29] & 0x1u);
+	rnic_cpl_unpack(&w[30], &s->cpl);
+	s->rdx_valid = (uint8_t)(w[45] & 0x1u);
+	rnic_rdx_unpack(&w[46], &s->rdx);
+	s->stat_frames = (uint32_t)(w[67] & 0xffffffffu);
+	s->stat_wqes = (uint32_t)(w[68] & 0xffffffffu);
+	s->stat_bytes = (uint32_t)(w[69] & 0xffffffffu);
+	s->stat_retransmits = (uint32_t)(w[70] & 0xffffffffu);
+	s->stat_naks = (uint32_t)(w[71] & 0xffffffffu);
+	s->stat_drop_db = (uint32_t)(w[72] & 0xffffffffu);
+	s->stat_acks = (uint32_t)(w[73] & 0xffffffffu);
+	s->stat_rnr = (uint32_t)(w[74] & 0xffffffffu);
+	s->stat_poisoned = (uint32_t)(w[75] & 0xffffffffu);
+	s->stat_pushed = (uint32_t)(w[76] & 0xffffffffu);
+	s->fence = (uint8_t)(w[77] & 0xffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */

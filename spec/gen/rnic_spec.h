@@ -45,6 +45,7 @@
 #define RNIC_BAR0_CTX_BASE 0x10000u /* First context page */
 #define RNIC_BAR0_CTX_STRIDE 0x1000u /* One 4 KiB page per context (mmap-able on its own) */
 #define RNIC_BAR0_CMDQ_BASE 0x20000u /* First command-queue page (same stride): never mapped to a process, as its registers point the firmware at memory */
+#define RNIC_CTX_SQ_PUSH 0x100u /* Offset in a context's doorbell page of the WQE push window (WQE_BYTES, write-combined): a whole send WQE written there is its doorbell too (struct WQE PUSH_QPN, PUSH_INDEX), and the NIC need not read it from the ring */
 #define RNIC_BLOCK_TYPE_ID 0x52490001u /* Block type: identity and build ID */
 #define RNIC_BLOCK_TYPE_CLOCK 0x52490002u /* Block type: free-running clock */
 #define RNIC_BLOCK_TYPE_STATS 0x52490003u /* Block type: datapath counters */
@@ -78,7 +79,7 @@
 #define RNIC_CFG_TBL_FENCE 0x8u /* Fence, index 0, data = a token: each kernel shows the token (FW.FENCE) once nothing it started before the write can still touch host memory */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
-#define RNIC_LINK_VERSION 0x2u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */
+#define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */
 #define RNIC_LINK_BUS_CTX_SHIFT 0x38u /* DMA bus address = (ctx + 1) << 56 | host virtual address */
 #define RNIC_LINK_MAX_PAYLOAD 0x1000u /* Largest payload in one message */
 #define RNIC_LINK_RING_LOG 0x8u /* log2 of the entries of the posted-write ring (struct LINK_RING) */
@@ -342,7 +343,8 @@
 #define RNIC_STAT_RX_DROP_SRC 0x20u
 #define RNIC_STAT_RX_CUT 0x21u
 #define RNIC_STAT_TX_POISONED 0x22u
-#define RNIC_STAT_COUNT 35u
+#define RNIC_STAT_TX_PUSHED 0x23u
+#define RNIC_STAT_COUNT 36u
 
 /* CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them. */
 #define RNIC_CM_EV_CONNECT_REQUEST 0x1u
@@ -800,6 +802,12 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_WQE_SWAP_OFF 40u
 #define RNIC_WQE_SWAP_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 40, 8))
 #define RNIC_WQE_SWAP_SET(b, v) rnic_wr_le((uint8_t *)(b) + 40, 8, (uint64_t)(v))
+#define RNIC_WQE_PUSH_QPN_OFF 48u
+#define RNIC_WQE_PUSH_QPN_GET(b) ((uint16_t)rnic_rd_le((const uint8_t *)(b) + 48, 2))
+#define RNIC_WQE_PUSH_QPN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 48, 2, (uint64_t)(v))
+#define RNIC_WQE_PUSH_INDEX_OFF 50u
+#define RNIC_WQE_PUSH_INDEX_GET(b) ((uint16_t)rnic_rd_le((const uint8_t *)(b) + 50, 2))
+#define RNIC_WQE_PUSH_INDEX_SET(b, v) rnic_wr_le((uint8_t *)(b) + 50, 2, (uint64_t)(v))
 #define RNIC_WQE_SGE_OFF 64u
 #define RNIC_WQE_SGE_LEN 64u
 
@@ -1475,8 +1483,8 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_LINK_HDR_STATUS_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 28, 4))
 #define RNIC_LINK_HDR_STATUS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 28, 4, (uint64_t)(v))
 
-/* LINK_RING: Posted MMIO writes in memory shared by a host process and rnic-sim (as stores into a BAR: no message, no system call). Producers claim slot TAIL++ and publish an entry by writing its SEQ = slot + 1 last; the simulator takes entries in slot order, ahead of any later message of the process (an MMIO read waits until every claimed slot is published), and advances HEAD, which producers wait on when 2^LINK_RING_LOG slots are claimed. */
-#define RNIC_LINK_RING_SIZE 4224u
+/* LINK_RING: Posted MMIO writes in memory shared by a host process and rnic-sim (as stores into a BAR: no message, no system call): 32-bit register writes, and WQEs pushed whole (a write-combined burst on a card). Producers claim slot TAIL++ and publish an entry by writing its SEQ = slot + 1 last; the simulator takes entries in slot order, ahead of any later message of the process (an MMIO read waits until every claimed slot is published), and advances HEAD, which producers wait on when 2^LINK_RING_LOG slots are claimed. */
+#define RNIC_LINK_RING_SIZE 49280u
 #define RNIC_LINK_RING_TAIL_OFF 0u
 #define RNIC_LINK_RING_TAIL_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
 #define RNIC_LINK_RING_TAIL_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
@@ -1484,10 +1492,10 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_LINK_RING_HEAD_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 64, 4))
 #define RNIC_LINK_RING_HEAD_SET(b, v) rnic_wr_le((uint8_t *)(b) + 64, 4, (uint64_t)(v))
 #define RNIC_LINK_RING_ENTRIES_OFF 128u
-#define RNIC_LINK_RING_ENTRIES_LEN 4096u
+#define RNIC_LINK_RING_ENTRIES_LEN 49152u
 
 /* LINK_RING_ENTRY: One posted MMIO write. */
-#define RNIC_LINK_RING_ENTRY_SIZE 16u
+#define RNIC_LINK_RING_ENTRY_SIZE 192u
 #define RNIC_LINK_RING_ENTRY_ADDR_OFF 0u
 #define RNIC_LINK_RING_ENTRY_ADDR_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
 #define RNIC_LINK_RING_ENTRY_ADDR_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
@@ -1497,5 +1505,10 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_LINK_RING_ENTRY_SEQ_OFF 8u
 #define RNIC_LINK_RING_ENTRY_SEQ_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 8, 4))
 #define RNIC_LINK_RING_ENTRY_SEQ_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 4, (uint64_t)(v))
+#define RNIC_LINK_RING_ENTRY_LEN_OFF 12u
+#define RNIC_LINK_RING_ENTRY_LEN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 12, 4))
+#define RNIC_LINK_RING_ENTRY_LEN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 12, 4, (uint64_t)(v))
+#define RNIC_LINK_RING_ENTRY_DATA_OFF 64u
+#define RNIC_LINK_RING_ENTRY_DATA_LEN 128u
 
 #endif

@@ -38,6 +38,7 @@ BAR0_SIZE = 0x100000
 BAR0_CTX_BASE = 0x10000
 BAR0_CTX_STRIDE = 0x1000
 BAR0_CMDQ_BASE = 0x20000
+CTX_SQ_PUSH = 0x100
 BLOCK_TYPE_ID = 0x52490001
 BLOCK_TYPE_CLOCK = 0x52490002
 BLOCK_TYPE_STATS = 0x52490003
@@ -65,7 +66,7 @@ CFG_TBL_PORT = 0x5
 CFG_TBL_EQC = 0x6
 CFG_TBL_SRQC = 0x7
 CFG_TBL_FENCE = 0x8
-LINK_VERSION = 0x2
+LINK_VERSION = 0x3
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
 LINK_RING_LOG = 0x8
@@ -322,6 +323,7 @@ STAT = {
     'RX_DROP_SRC': 0x20,
     'RX_CUT': 0x21,
     'TX_POISONED': 0x22,
+    'TX_PUSHED': 0x23,
 }
 CM_EV = {
     'CONNECT_REQUEST': 0x1,
@@ -505,6 +507,8 @@ WQE = (128, {
     'TOTAL_LEN': (28, 'u32', 4),
     'COMPARE_ADD': (32, 'u64', 8),
     'SWAP': (40, 'u64', 8),
+    'PUSH_QPN': (48, 'u16', 2),
+    'PUSH_INDEX': (50, 'u16', 2),
     'SGE': (64, 'bytes', 64),
 })
 UD_AV = (44, {
@@ -766,15 +770,17 @@ LINK_HDR = (32, {
     'TAG': (24, 'u32', 4),
     'STATUS': (28, 'u32', 4),
 })
-LINK_RING = (4224, {
+LINK_RING = (49280, {
     'TAIL': (0, 'u32', 4),
     'HEAD': (64, 'u32', 4),
-    'ENTRIES': (128, 'bytes', 4096),
+    'ENTRIES': (128, 'bytes', 49152),
 })
-LINK_RING_ENTRY = (16, {
+LINK_RING_ENTRY = (192, {
     'ADDR': (0, 'u32', 4),
     'VALUE': (4, 'u32', 4),
     'SEQ': (8, 'u32', 4),
+    'LEN': (12, 'u32', 4),
+    'DATA': (64, 'bytes', 128),
 })
 
 # Kernel ports: name -> (words, [(field, type, bits, first word, words)])
@@ -812,7 +818,7 @@ PORT_RDX = (21, [
     ('nsge', 'u8', 8, 4, 1),
     ('sge', 'bytes', 512, 5, 16),
 ])
-PORT_TX_IN = (50, [
+PORT_TX_IN = (69, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
@@ -822,48 +828,54 @@ PORT_TX_IN = (50, [
     ('db_ctx', 'u8', 8, 7, 1),
     ('db_qpn', 'u16', 16, 8, 1),
     ('db_pi', 'u16', 16, 9, 1),
-    ('rd_valid', 'bit', 1, 10, 1),
-    ('rd_data', 'bytes', 512, 11, 16),
-    ('rd_last', 'bit', 1, 27, 1),
-    ('ack_valid', 'bit', 1, 28, 1),
-    ('ack_qpn', 'u24', 24, 29, 1),
-    ('ack_psn', 'u24', 24, 30, 1),
-    ('ack_syndrome', 'u8', 8, 31, 1),
-    ('ack_msn', 'u24', 24, 32, 1),
-    ('ack_rd', 'bit', 1, 33, 1),
-    ('rsp_valid', 'bit', 1, 34, 1),
-    ('rsp', 'RSP', 352, 35, 11),
-    ('rdreq_ready', 'bit', 1, 46, 1),
-    ('eth_ready', 'bit', 1, 47, 1),
-    ('cpl_ready', 'bit', 1, 48, 1),
-    ('rdx_ready', 'bit', 1, 49, 1),
+    ('push_valid', 'bit', 1, 10, 1),
+    ('push_ctx', 'u8', 8, 11, 1),
+    ('push_data', 'bytes', 512, 12, 16),
+    ('push_last', 'bit', 1, 28, 1),
+    ('rd_valid', 'bit', 1, 29, 1),
+    ('rd_data', 'bytes', 512, 30, 16),
+    ('rd_last', 'bit', 1, 46, 1),
+    ('ack_valid', 'bit', 1, 47, 1),
+    ('ack_qpn', 'u24', 24, 48, 1),
+    ('ack_psn', 'u24', 24, 49, 1),
+    ('ack_syndrome', 'u8', 8, 50, 1),
+    ('ack_msn', 'u24', 24, 51, 1),
+    ('ack_rd', 'bit', 1, 52, 1),
+    ('rsp_valid', 'bit', 1, 53, 1),
+    ('rsp', 'RSP', 352, 54, 11),
+    ('rdreq_ready', 'bit', 1, 65, 1),
+    ('eth_ready', 'bit', 1, 66, 1),
+    ('cpl_ready', 'bit', 1, 67, 1),
+    ('rdx_ready', 'bit', 1, 68, 1),
 ])
-PORT_TX_OUT = (76, [
+PORT_TX_OUT = (78, [
     ('db_ready', 'bit', 1, 0, 1),
-    ('rd_ready', 'bit', 1, 1, 1),
-    ('ack_ready', 'bit', 1, 2, 1),
-    ('rsp_ready', 'bit', 1, 3, 1),
-    ('rdreq_valid', 'bit', 1, 4, 1),
-    ('rdreq_addr', 'u64', 64, 5, 2),
-    ('rdreq_len', 'u16', 16, 7, 1),
-    ('eth_valid', 'bit', 1, 8, 1),
-    ('eth_data', 'bytes', 512, 9, 16),
-    ('eth_keep', 'u64', 64, 25, 2),
-    ('eth_last', 'bit', 1, 27, 1),
-    ('cpl_valid', 'bit', 1, 28, 1),
-    ('cpl', 'CPL', 480, 29, 15),
-    ('rdx_valid', 'bit', 1, 44, 1),
-    ('rdx', 'RDX', 672, 45, 21),
-    ('stat_frames', 'u32', 32, 66, 1),
-    ('stat_wqes', 'u32', 32, 67, 1),
-    ('stat_bytes', 'u32', 32, 68, 1),
-    ('stat_retransmits', 'u32', 32, 69, 1),
-    ('stat_naks', 'u32', 32, 70, 1),
-    ('stat_drop_db', 'u32', 32, 71, 1),
-    ('stat_acks', 'u32', 32, 72, 1),
-    ('stat_rnr', 'u32', 32, 73, 1),
-    ('stat_poisoned', 'u32', 32, 74, 1),
-    ('fence', 'u8', 8, 75, 1),
+    ('push_ready', 'bit', 1, 1, 1),
+    ('rd_ready', 'bit', 1, 2, 1),
+    ('ack_ready', 'bit', 1, 3, 1),
+    ('rsp_ready', 'bit', 1, 4, 1),
+    ('rdreq_valid', 'bit', 1, 5, 1),
+    ('rdreq_addr', 'u64', 64, 6, 2),
+    ('rdreq_len', 'u16', 16, 8, 1),
+    ('eth_valid', 'bit', 1, 9, 1),
+    ('eth_data', 'bytes', 512, 10, 16),
+    ('eth_keep', 'u64', 64, 26, 2),
+    ('eth_last', 'bit', 1, 28, 1),
+    ('cpl_valid', 'bit', 1, 29, 1),
+    ('cpl', 'CPL', 480, 30, 15),
+    ('rdx_valid', 'bit', 1, 45, 1),
+    ('rdx', 'RDX', 672, 46, 21),
+    ('stat_frames', 'u32', 32, 67, 1),
+    ('stat_wqes', 'u32', 32, 68, 1),
+    ('stat_bytes', 'u32', 32, 69, 1),
+    ('stat_retransmits', 'u32', 32, 70, 1),
+    ('stat_naks', 'u32', 32, 71, 1),
+    ('stat_drop_db', 'u32', 32, 72, 1),
+    ('stat_acks', 'u32', 32, 73, 1),
+    ('stat_rnr', 'u32', 32, 74, 1),
+    ('stat_poisoned', 'u32', 32, 75, 1),
+    ('stat_pushed', 'u32', 32, 76, 1),
+    ('fence', 'u8', 8, 77, 1),
 ])
 PORT_RX_IN = (77, [
     ('rst', 'bit', 1, 0, 1),

@@ -44,6 +44,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_BAR0_CTX_BASE = 64'h10000;
   localparam longint unsigned RNIC_BAR0_CTX_STRIDE = 64'h1000;
   localparam longint unsigned RNIC_BAR0_CMDQ_BASE = 64'h20000;
+  localparam longint unsigned RNIC_CTX_SQ_PUSH = 64'h100;
   localparam longint unsigned RNIC_BLOCK_TYPE_ID = 64'h52490001;
   localparam longint unsigned RNIC_BLOCK_TYPE_CLOCK = 64'h52490002;
   localparam longint unsigned RNIC_BLOCK_TYPE_STATS = 64'h52490003;
@@ -77,7 +78,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CFG_TBL_FENCE = 64'h8;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
-  localparam longint unsigned RNIC_LINK_VERSION = 64'h2;
+  localparam longint unsigned RNIC_LINK_VERSION = 64'h3;
   localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 64'h38;
   localparam longint unsigned RNIC_LINK_MAX_PAYLOAD = 64'h1000;
   localparam longint unsigned RNIC_LINK_RING_LOG = 64'h8;
@@ -341,7 +342,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_DROP_SRC = 'h20;
   localparam int unsigned RNIC_STAT_RX_CUT = 'h21;
   localparam int unsigned RNIC_STAT_TX_POISONED = 'h22;
-  localparam int unsigned RNIC_STAT_COUNT = 35;
+  localparam int unsigned RNIC_STAT_TX_PUSHED = 'h23;
+  localparam int unsigned RNIC_STAT_COUNT = 36;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
@@ -718,7 +720,7 @@ package rnic_spec_pkg;
   } rnic_rdx_t;
 
   // TX_IN: Requester kernel inputs.
-  localparam int unsigned RNIC_TX_IN_WORDS = 50;
+  localparam int unsigned RNIC_TX_IN_WORDS = 69;
   typedef struct packed {
     logic [30:0] pad_rdx_ready;
     logic rdx_ready;
@@ -748,6 +750,13 @@ package rnic_spec_pkg;
     logic [511:0] rd_data;
     logic [30:0] pad_rd_valid;
     logic rd_valid;
+    logic [30:0] pad_push_last;
+    logic push_last;
+    logic [511:0] push_data;
+    logic [23:0] pad_push_ctx;
+    logic [7:0] push_ctx;
+    logic [30:0] pad_push_valid;
+    logic push_valid;
     logic [15:0] pad_db_pi;
     logic [15:0] db_pi;
     logic [15:0] pad_db_qpn;
@@ -766,10 +775,11 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 76;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 78;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_pushed;
     logic [31:0] stat_poisoned;
     logic [31:0] stat_rnr;
     logic [31:0] stat_acks;
@@ -802,6 +812,8 @@ package rnic_spec_pkg;
     logic ack_ready;
     logic [30:0] pad_rd_ready;
     logic rd_ready;
+    logic [30:0] pad_push_ready;
+    logic push_ready;
     logic [30:0] pad_db_ready;
     logic db_ready;
   } rnic_tx_out_t;

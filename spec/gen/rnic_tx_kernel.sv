@@ -19,8 +19,8 @@ module rnic_tx_kernel (
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
     rnic_spec_pkg::rnic_tx_in_t i;
-    wire [1183:0] hls_in;
-    wire [1975:0] hls_out;
+    wire [1719:0] hls_in;
+    wire [2015:0] hls_out;
 
     always_comb begin
         i = k_in;
@@ -51,6 +51,10 @@ module rnic_tx_kernel (
         8'(i.rd_last),
         512'(i.rd_data),
         8'(i.rd_valid),
+        8'(i.push_last),
+        512'(i.push_data),
+        8'(i.push_ctx),
+        8'(i.push_valid),
         16'(i.db_pi),
         16'(i.db_qpn),
         8'(i.db_ctx),
@@ -65,47 +69,49 @@ module rnic_tx_kernel (
     always_ff @(posedge clk) begin
         k_out <= '0;
         k_out.db_ready <= hls_out[0:0];
-        k_out.rd_ready <= hls_out[8:8];
-        k_out.ack_ready <= hls_out[16:16];
-        k_out.rsp_ready <= hls_out[24:24];
-        k_out.rdreq_valid <= hls_out[32:32];
-        k_out.rdreq_addr <= hls_out[103:40];
-        k_out.rdreq_len <= hls_out[119:104];
-        k_out.eth_valid <= hls_out[120:120];
-        k_out.eth_data <= hls_out[639:128];
-        k_out.eth_keep <= hls_out[703:640];
-        k_out.eth_last <= hls_out[704:704];
-        k_out.cpl_valid <= hls_out[712:712];
-        k_out.cpl.cqn <= hls_out[735:720];
-        k_out.cpl.qpn <= hls_out[759:736];
-        k_out.cpl.src_qp <= hls_out[791:768];
-        k_out.cpl.wr_id <= hls_out[863:800];
-        k_out.cpl.byte_len <= hls_out[895:864];
-        k_out.cpl.imm <= hls_out[927:896];
-        k_out.cpl.opcode <= hls_out[935:928];
-        k_out.cpl.status <= hls_out[943:936];
-        k_out.cpl.wc_flags <= hls_out[951:944];
-        k_out.cpl.ts_start <= hls_out[1015:952];
-        k_out.cpl.wqe_index <= hls_out[1031:1016];
-        k_out.cpl.evt <= hls_out[1039:1032];
-        k_out.cpl.ctx <= hls_out[1047:1040];
-        k_out.rdx_valid <= hls_out[1048:1048];
-        k_out.rdx.qpn <= hls_out[1079:1056];
-        k_out.rdx.first_psn <= hls_out[1111:1088];
-        k_out.rdx.npkts <= hls_out[1151:1120];
-        k_out.rdx.kind <= hls_out[1159:1152];
-        k_out.rdx.nsge <= hls_out[1167:1160];
-        k_out.rdx.sge <= hls_out[1679:1168];
-        k_out.stat_frames <= hls_out[1711:1680];
-        k_out.stat_wqes <= hls_out[1743:1712];
-        k_out.stat_bytes <= hls_out[1775:1744];
-        k_out.stat_retransmits <= hls_out[1807:1776];
-        k_out.stat_naks <= hls_out[1839:1808];
-        k_out.stat_drop_db <= hls_out[1871:1840];
-        k_out.stat_acks <= hls_out[1903:1872];
-        k_out.stat_rnr <= hls_out[1935:1904];
-        k_out.stat_poisoned <= hls_out[1967:1936];
-        k_out.fence <= hls_out[1975:1968];
+        k_out.push_ready <= hls_out[8:8];
+        k_out.rd_ready <= hls_out[16:16];
+        k_out.ack_ready <= hls_out[24:24];
+        k_out.rsp_ready <= hls_out[32:32];
+        k_out.rdreq_valid <= hls_out[40:40];
+        k_out.rdreq_addr <= hls_out[111:48];
+        k_out.rdreq_len <= hls_out[127:112];
+        k_out.eth_valid <= hls_out[128:128];
+        k_out.eth_data <= hls_out[647:136];
+        k_out.eth_keep <= hls_out[711:648];
+        k_out.eth_last <= hls_out[712:712];
+        k_out.cpl_valid <= hls_out[720:720];
+        k_out.cpl.cqn <= hls_out[743:728];
+        k_out.cpl.qpn <= hls_out[767:744];
+        k_out.cpl.src_qp <= hls_out[799:776];
+        k_out.cpl.wr_id <= hls_out[871:808];
+        k_out.cpl.byte_len <= hls_out[903:872];
+        k_out.cpl.imm <= hls_out[935:904];
+        k_out.cpl.opcode <= hls_out[943:936];
+        k_out.cpl.status <= hls_out[951:944];
+        k_out.cpl.wc_flags <= hls_out[959:952];
+        k_out.cpl.ts_start <= hls_out[1023:960];
+        k_out.cpl.wqe_index <= hls_out[1039:1024];
+        k_out.cpl.evt <= hls_out[1047:1040];
+        k_out.cpl.ctx <= hls_out[1055:1048];
+        k_out.rdx_valid <= hls_out[1056:1056];
+        k_out.rdx.qpn <= hls_out[1087:1064];
+        k_out.rdx.first_psn <= hls_out[1119:1096];
+        k_out.rdx.npkts <= hls_out[1159:1128];
+        k_out.rdx.kind <= hls_out[1167:1160];
+        k_out.rdx.nsge <= hls_out[1175:1168];
+        k_out.rdx.sge <= hls_out[1687:1176];
+        k_out.stat_frames <= hls_out[1719:1688];
+        k_out.stat_wqes <= hls_out[1751:1720];
+        k_out.stat_bytes <= hls_out[1783:1752];
+        k_out.stat_retransmits <= hls_out[1815:1784];
+        k_out.stat_naks <= hls_out[1847:1816];
+        k_out.stat_drop_db <= hls_out[1879:1848];
+        k_out.stat_acks <= hls_out[1911:1880];
+        k_out.stat_rnr <= hls_out[1943:1912];
+        k_out.stat_poisoned <= hls_out[1975:1944];
+        k_out.stat_pushed <= hls_out[2007:1976];
+        k_out.fence <= hls_out[2015:2008];
     end
 endmodule
 `else

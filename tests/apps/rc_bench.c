@@ -24,9 +24,7 @@ int bench(void)
 	double hz;
 	unsigned k;
 
-	A.qp[0] = make_qp(&A);
-	B.qp[0] = make_qp(&B);
-	connect_pair(0, 7);
+	new_pair(0);
 	hz = (double)rnicdv_clock_hz(A.ctx);
 	printf("%6s %8s %5s %12s\n", "op", "size", "mtu", "goodput_gbps");
 	for (k = 0; k < 3; k++) {
@@ -77,9 +75,7 @@ int big(uint64_t size)
 	mb = ibv_reg_mr(B.pd, b, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!ma || !mb)
 		die("ibv_reg_mr (large)", errno);
-	A.qp[0] = make_qp(&A);
-	B.qp[0] = make_qp(&B);
-	connect_pair(0, 7);
+	new_pair(0);
 	hz = (double)rnicdv_clock_hz(A.ctx);
 	s = (struct ibv_sge){(uintptr_t)a, (uint32_t)size, ma->lkey};
 	if (post(A.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)b, mb->rkey, 0) || !poll1(&A, &wc, 3600) ||
@@ -154,9 +150,7 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 	int q;
 
 	for (q = 0; q < nq; q++) {
-		A.qp[q] = make_qp(&A);
-		B.qp[q] = make_qp(&B);
-		connect_pair(q, 7);
+		new_pair(q);
 		for (i = 0; op == IBV_WR_SEND && i < 64; i++) {
 			struct ibv_sge r = sge(&B, (uint32_t)q * size, size);
 
@@ -206,31 +200,38 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 	return 0;
 }
 
-/* ---- latency: n signaled 8-byte WRITEs on one QP, one at a time; NIC timestamps from each
- * doorbell to its CQE (the host's reaction between two is not counted) */
-int lat(uint32_t n, int inl)
+#define LAT_RECV_AHEAD 8
+
+/* ---- latency: n signaled 8-byte WRITEs, SENDs or READs on one QP, one at a time; NIC timestamps
+ * from each doorbell (or pushed WQE) to its CQE: the host's reaction between two is not counted */
+int lat(enum ibv_wr_opcode op, uint32_t n, int inl)
 {
 	uint64_t sum = 0, best = UINT64_MAX, start, end;
-	struct ibv_sge s = sge(&A, 0, 8);
-	struct ibv_wc wc;
+	struct ibv_sge s = sge(&A, 0, 8), r = sge(&B, 0, 8);
+	struct ibv_wc wc, wb;
+	const char *name = op == IBV_WR_SEND ? "send" : op == IBV_WR_RDMA_READ ? "read" : "write";
 	uint32_t i;
 	double hz;
 
-	A.qp[0] = make_qp(&A);
-	B.qp[0] = make_qp(&B);
-	connect_pair(0, 7);
+	new_pair(0);
 	hz = (double)rnicdv_clock_hz(A.ctx);
+	/* receives posted ahead, as perftest does: a SEND finds its receive WQE fetched */
+	for (i = 0; op == IBV_WR_SEND && i < LAT_RECV_AHEAD; i++)
+		if (post_recv(B.qp[0], i, &r, 1))
+			return -1;
 	for (i = 0; i < n; i++) {
-		if (post(A.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1, (uintptr_t)B.buf, B.mr->rkey, inl ? IBV_SEND_INLINE : 0) ||
-		    !poll1(&A, &wc, 60) || wc.status != IBV_WC_SUCCESS) {
-			printf("FAIL lat: WRITE %u\n", i);
+		if ((op == IBV_WR_SEND && i && post_recv(B.qp[0], i + LAT_RECV_AHEAD - 1, &r, 1)) ||
+		    post(A.qp[0], op, i, &s, 1, (uintptr_t)B.buf, B.mr->rkey, inl ? IBV_SEND_INLINE : 0) ||
+		    !poll1(&A, &wc, 60) || wc.status != IBV_WC_SUCCESS ||
+		    (op == IBV_WR_SEND && (!poll1(&B, &wb, 60) || wb.status != IBV_WC_SUCCESS || wb.byte_len != 8))) {
+			printf("FAIL lat: %s %u\n", name, i);
 			return -1;
 		}
 		rnicdv_cq_last_ts(A.cq, &start, &end);
 		sum += end - start;
 		best = end - start < best ? end - start : best;
 	}
-	printf("lat write 8 B %s, %u messages: doorbell to CQE %.0f ns mean, %.0f ns best\n", inl ? "inline" : "sge", n,
-	       sum / (double)n / hz * 1e9, best / hz * 1e9);
+	printf("lat %s 8 B %s, %u messages: doorbell to CQE %.0f ns mean, %.0f ns best\n", name, inl ? "inline" : "sge",
+	       n, sum / (double)n / hz * 1e9, best / hz * 1e9);
 	return 0;
 }

@@ -127,6 +127,14 @@ void connect_pair(int i, int rnr_retry)
 	connect_qp(B.qp[i], &A, A.qp[i], 7, ALL_ACCESS);
 }
 
+/* QP i of A and of B, made and connected to each other */
+void new_pair(int i)
+{
+	A.qp[i] = make_qp(&A);
+	B.qp[i] = make_qp(&B);
+	connect_pair(i, 7);
+}
+
 /* One completion from s's CQ (the simulators share the CPU: yield, then nap). */
 int poll1(struct side *s, struct ibv_wc *wc, int secs)
 {

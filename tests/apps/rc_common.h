@@ -37,6 +37,7 @@ void open_side(struct side *s, const char *name);
 struct ibv_qp *make_qp(struct side *s);
 void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct ibv_qp *pq, int rnr_retry, int access);
 void connect_pair(int i, int rnr_retry);
+void new_pair(int i);
 int poll1(struct side *s, struct ibv_wc *wc, int secs);
 void fill(uint8_t *p, uint32_t n, uint32_t seed);
 struct ibv_sge sge(struct side *s, uint32_t off, uint32_t len);
@@ -50,6 +51,6 @@ int mix(uint64_t n, int nq);
 int bench(void);
 int big(uint64_t size);
 int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl);
-int lat(uint32_t n, int inl);
+int lat(enum ibv_wr_opcode op, uint32_t n, int inl);
 
 #endif

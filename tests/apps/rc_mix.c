@@ -227,9 +227,7 @@ int mix(uint64_t n, int nq)
 	int q, i, k;
 
 	for (q = 0; q < nq; q++) {
-		A.qp[q] = make_qp(&A);
-		B.qp[q] = make_qp(&B);
-		connect_pair(q, 7);
+		new_pair(q);
 		lanes[q].shadow = calloc(1, 512 * 1024);
 		fill(B.buf + (uint32_t)q * LANE + RD_AREA, RD_LEN, 1234 + (uint32_t)q);
 		for (i = 0; i < 8; i++)

@@ -13,8 +13,8 @@
  *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
  *   rc_ops [--qps Q] rate write|send SIZE N inline|sge DEV_A DEV_B
  *       messages per second of N messages of SIZE bytes over Q (up to 16) QPs (simulated time)
- *   rc_ops lat N inline|sge DEV_A DEV_B
- *       doorbell-to-CQE time of N 8-byte WRITEs, one at a time (simulated time)
+ *   rc_ops lat write|send|read N inline|sge DEV_A DEV_B
+ *       doorbell-to-CQE time of N 8-byte WRITEs, SENDs or READs, one at a time (simulated time)
  * Exit status 0 only if everything matched. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -517,9 +517,7 @@ static void checks(void)
 	char name[64];
 	unsigned i;
 
-	A.qp[0] = make_qp(&A);
-	B.qp[0] = make_qp(&B);
-	connect_pair(0, 7);
+	new_pair(0);
 	snap = malloc(REGION + 2 * GUARD);
 	for (i = 0; i < 4; i++) {
 		snprintf(name, sizeof(name), "send_%u", sizes[i]);
@@ -619,10 +617,13 @@ int main(int argc, char **argv)
 		return rate(strcmp(argv[i + 1], "send") ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, size, nq,
 			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline")) != 0;
 	}
-	if (argc - i == 5 && !strcmp(argv[i], "lat")) {
-		open_side(&A, argv[i + 3]);
-		open_side(&B, argv[i + 4]);
-		return lat((uint32_t)strtoul(argv[i + 1], NULL, 0), !strcmp(argv[i + 2], "inline")) != 0;
+	if (argc - i == 6 && !strcmp(argv[i], "lat")) {
+		enum ibv_wr_opcode op = !strcmp(argv[i + 1], "send") ? IBV_WR_SEND :
+					!strcmp(argv[i + 1], "read") ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+
+		open_side(&A, argv[i + 4]);
+		open_side(&B, argv[i + 5]);
+		return lat(op, (uint32_t)strtoul(argv[i + 2], NULL, 0), !strcmp(argv[i + 3], "inline")) != 0;
 	}
 	if (argc - i == 3 && !strcmp(argv[i], "checks")) {
 		open_side(&A, argv[i + 1]);
@@ -631,6 +632,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat N inline|sge DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
 }

@@ -487,20 +487,20 @@ void rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn)
 			r->err = 1;
 }
 
-/* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. */
+/* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. Its keys are
+ * checked when a message uses it (rx_rwqe_recheck), not here. */
 static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 {
 	rx_qp_t *q = &st->qp[qpn];
-	uint32_t pdn = QPC_W(&st->t, qpn, PDN), k, n = RNIC_RWQE_NUM_SGE_GET(w);
+	uint32_t k, n = RNIC_RWQE_NUM_SGE_GET(w);
 	int s = qp_srq(st, qpn);
 	rx_rwqe_t *e;
 
 	if (s >= 0) {
-		/* from the shared queue: its PD; below its limit, the armed event fires once (11.2.3) */
+		/* from the shared queue: below its limit, the armed event fires once (11.2.3) */
 		rx_srq_t *r = &st->srq[s];
 		uint32_t limit = SRQC_W(st, s, LIMIT);
 
-		pdn = SRQC_W(st, s, PDN);
 		r->ci++;
 		if (limit && (uint16_t)(r->pi - r->ci) < limit) {
 			SRQC_W(st, s, LIMIT) = 0;
@@ -528,8 +528,6 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 			continue;
 		g->key = RNIC_SGE_LKEY_GET(s);
 		g->access = RNIC_ACCESS_LOCAL_WRITE;
-		if (rnic_key_check(&st->t, g->key, pdn, g->access, g->addr, g->len))
-			e->err = 1;
 		e->len += g->len;
 		e->nsge++;
 	}

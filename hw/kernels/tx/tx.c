@@ -479,21 +479,71 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	st->sched_hint = 1;
 }
 
-static void doorbell(rnic_tx_state_t *st, const rnic_tx_in_t *in)
+/* The doorbell of QP q from context ctx: its SQ holds WQEs up to pi. A doorbell behind the one
+ * the QP has (a pushed WQE may overtake a doorbell written before it) changes nothing. */
+static void ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
 {
-	uint32_t q = in->db_qpn, ctrl, state;
+	uint32_t ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
+	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl), size = 1u << QPC_F(&st->t, q, RING_LOG, SQ);
+	tx_qp_t *p = &st->qp[q % RNIC_MAX_QP];
 
-	ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
-	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != in->db_ctx ||
-	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) ||
-	    (uint16_t)(in->db_pi - st->qp[q].ci) > (1u << QPC_F(&st->t, q, RING_LOG, SQ))) {
+	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != ctx ||
+	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - p->ci) > size) {
 		st->o.stat_drop_db++;
 		return;
 	}
-	st->qp[q].pi = in->db_pi;
+	if ((uint16_t)(pi - p->pi) <= size)
+		p->pi = (uint16_t)pi;
 	st->sched_hint = 1;
-	st->qp[q].ts_db = in->cycle;
+	p->ts_db = cycle;
+}
+
+/* A WQE pushed through the CTX_SQ_PUSH window, in two beats. It is its QP's doorbell too; when the
+ * QP has nothing before it still to fetch and no WQE read is in flight, it goes into the prefetch
+ * ring ready, and the NIC does not read it from host memory (else it is fetched as any other:
+ * it is in the ring too, where a retransmission reads it again). */
+static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
+{
+	const uint8_t *w = st->push_beat;
+	uint32_t q, idx, i;
+	tx_qp_t *p;
+
+	if (!in->push_last) {
+		for (i = 0; i < RNIC_BEAT; i++)
+			st->push_beat[i] = in->push_data[i];
+		st->push_half = 1;
+		return;
+	}
+	if (!st->push_half) {
+		st->o.stat_drop_db++; /* a second half without its first */
+		return;
+	}
+	st->push_half = 0;
+	q = RNIC_WQE_PUSH_QPN_GET(w) % RNIC_MAX_QP;
+	idx = RNIC_WQE_PUSH_INDEX_GET(w);
+	p = &st->qp[q];
+	if (p->pi == p->ci && p->ci == idx && st->pf_fill == st->pf_tail && st->pf_tail - st->pf_head < TX_PF &&
+	    p->state == RNIC_QPS_RTS && !p->err && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB &&
+	    !p->rd_wait && !p->hold_until && RNIC_WQE_PUSH_QPN_GET(w) < RNIC_MAX_QP &&
+	    QPC_F(&st->t, q, CTRL, VALID) && QPC_F(&st->t, q, CTRL, CTX) == in->push_ctx) {
+		tx_pf_t *f = &st->pf[st->pf_tail % TX_PF];
+
+		for (i = 0; i < RNIC_BEAT; i++) {
+			f->wqe[i] = w[i];
+			f->wqe[RNIC_BEAT + i] = in->push_data[i];
+		}
+		f->qpn = (uint16_t)q;
+		f->index = (uint16_t)idx;
+		f->ready = 1;
+		f->discard = 0;
+		st->pf_tail++;
+		st->pf_fill++;
+		p->ci = (uint16_t)(p->ci + 1);
+		p->pf_n++;
+		p->pi = p->ci;
+		st->o.stat_pushed++;
+	}
+	ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle);
 }
 
 /* A fence is passed once the packet being read has all its reads out and every read issued up to
@@ -540,6 +590,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->cpl_head = st->cpl_tail = 0;
 		st->ack_busy = 0;
 		st->fence_state = 0;
+		st->push_half = 0;
 		st->o = (rnic_tx_out_t){0};
 		*out = st->o;
 		return;
@@ -560,7 +611,9 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		 st->acc_n + RNIC_BEAT <= TX_ACC)
 		rd = zero_beat;
 	if (in->db_valid && st->o.db_ready)
-		doorbell(st, in);
+		ring(st, in->db_qpn, in->db_ctx, in->db_pi, in->cycle);
+	if (in->push_valid && st->o.push_ready)
+		pushed(st, in);
 	if (in->ack_valid && st->o.ack_ready) {
 		st->ack_busy = 1;
 		st->ack_qpn = in->ack_qpn % RNIC_MAX_QP;
@@ -630,6 +683,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->o.db_ready = 1;
+	st->o.push_ready = 1;
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&

@@ -88,6 +88,9 @@ typedef struct {
 
 	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
 
+	uint8_t push_beat[RNIC_BEAT];/* the first half of a WQE being pushed */
+	uint8_t push_half;
+
 	/* fence (CFG_TBL_FENCE): 1 until the packet whose reads are being issued has them all
 	 * out, 2 until every read issued before (fence_mark) has returned its data */
 	uint8_t fence_state, fence_token;
