@@ -101,6 +101,9 @@ def gen_c(spec):
             out.append(f"#define RNIC_{b}_TYPE RNIC_{blk['type']}")
             out.append(f"#define RNIC_{b}_VERSION {blk['version']}u")
             out.append(f"#define RNIC_{b}_SIZE 0x{blk['size']:x}u")
+        elif "(table CFG_TBL_" in blk["doc"]:
+            out.append(f"#define RNIC_{b}_WORDS {max(r['off'] for r in blk['regs']) // 4 + 1}u"
+                       " /* 32-bit words of an entry */")
         for r in blk["regs"]:
             out.append(f"#define RNIC_{b}_{r['name']} 0x{base + r['off']:x}u" +
                        (f" /* {r['doc']} */" if r.get("doc") else ""))

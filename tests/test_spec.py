@@ -64,6 +64,12 @@ def test_register_fields_fit_in_32_bits():
                 bits |= mask
 
 
+def test_rq_and_srq_doorbells_share_a_layout():
+    """rnic_top takes both receive doorbells' fields with RQ_DB's (one FIFO carries them)."""
+    rq, srq = S.CTX["RQ_DB"][1], S.CTX["SRQ_DB"][1]
+    assert rq["PI"] == srq["PI"] and rq["QPN"] == srq["SRQN"]
+
+
 def test_bar0_blocks_do_not_overlap_context_pages():
     blocks = [getattr(S, b)["_BASE"][0] for b in ("ID", "CLOCK", "STATS", "PORT", "ADMIN", "CTXBLK")]
     assert blocks == sorted(blocks) and blocks[-1] + 0x100 <= S.BAR0_CTX_BASE

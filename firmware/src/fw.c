@@ -88,7 +88,7 @@ void fw_init(void)
 static void qpc_write(uint32_t qpn)
 {
 	const struct fw_qp *q = &fw.qp[qpn];
-	uint32_t w[RNIC_QPC_DIP6_3 / 4 + 1], i;
+	uint32_t w[RNIC_QPC_WORDS], i;
 
 	memset(w, 0, sizeof(w));
 	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, q->used && q->state != RNIC_QPS_RESET) |
@@ -123,7 +123,7 @@ static void qpc_write(uint32_t qpn)
 	w[RNIC_QPC_SRQ / 4] = RNIC_SET(RNIC_QPC_SRQ_SRQN, q->srqn) | RNIC_SET(RNIC_QPC_SRQ_USE, q->use_srq);
 	for (i = 0; i < 4; i++)
 		w[RNIC_QPC_DIP6_0 / 4 + i] = rnic_be32(q->dip6 + 4 * i);
-	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_DIP6_3 / 4 + 1);
+	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_WORDS);
 }
 
 /* ---- IBTA Vol. 1 10.3.1 / 11.2.5 (as Linux ib_modify_qp_is_ok for RC): required and optional
@@ -286,7 +286,7 @@ static int bus_ok(uint32_t ctx, uint64_t addr, uint64_t len)
 static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
 	uint64_t base = CMD_IN(in, CREATE_CQ, BASE);
-	uint32_t log = CMD_IN(in, CREATE_CQ, LOG_SIZE), st, cqn, w[4];
+	uint32_t log = CMD_IN(in, CREATE_CQ, LOG_SIZE), st, cqn, w[RNIC_CQC_WORDS];
 
 	if (!log || log > RNIC_MAX_CQE_LOG || (base & (RNIC_CQE_BYTES - 1)) ||
 	    !bus_ok(ctx, base, (uint64_t)RNIC_CQE_BYTES << log))
@@ -300,7 +300,7 @@ static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	w[RNIC_CQC_BASE_LO / 4] = (uint32_t)base;
 	w[RNIC_CQC_BASE_HI / 4] = (uint32_t)(base >> 32);
 	w[RNIC_CQC_VECTOR / 4] = ctx;
-	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
+	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, RNIC_CQC_WORDS);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -310,7 +310,7 @@ static uint32_t create_cq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 static uint32_t resize_cq(uint32_t ctx, const uint8_t *in)
 {
 	uint64_t base = CMD_IN(in, RESIZE_CQ, BASE);
-	uint32_t cqn = CMD_IN(in, RESIZE_CQ, CQN), log = CMD_IN(in, RESIZE_CQ, LOG_SIZE), w[4];
+	uint32_t cqn = CMD_IN(in, RESIZE_CQ, CQN), log = CMD_IN(in, RESIZE_CQ, LOG_SIZE), w[RNIC_CQC_WORDS];
 
 	if (!owned(fw.cq, cqn, RNIC_MAX_CQ, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
@@ -322,15 +322,15 @@ static uint32_t resize_cq(uint32_t ctx, const uint8_t *in)
 	w[RNIC_CQC_BASE_LO / 4] = (uint32_t)base;
 	w[RNIC_CQC_BASE_HI / 4] = (uint32_t)(base >> 32);
 	w[RNIC_CQC_VECTOR / 4] = ctx;
-	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
+	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, RNIC_CQC_WORDS);
 	return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 }
 
 static void destroy_cq(uint32_t cqn)
 {
-	uint32_t w[4] = {0};
+	uint32_t w[RNIC_CQC_WORDS] = {0};
 
-	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, 4);
+	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, RNIC_CQC_WORDS);
 	fw.cq[cqn].used = 0;
 	fw.owned[fw.cq[cqn].ctx][FW_OWN_CQ]--;
 }
@@ -338,23 +338,23 @@ static void destroy_cq(uint32_t cqn)
 static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
 {
 	uint64_t base = CMD_IN(in, CREATE_EQ, BASE);
-	uint32_t log = CMD_IN(in, CREATE_EQ, LOG_SIZE), w[3];
+	uint32_t log = CMD_IN(in, CREATE_EQ, LOG_SIZE), w[RNIC_EQC_WORDS];
 
 	if (!log || log > 12 || (base & (RNIC_EQE_BYTES - 1)) || !bus_ok(ctx, base, (uint64_t)RNIC_EQE_BYTES << log))
 		return RNIC_CMD_ST_BAD_PARAM;
 	w[RNIC_EQC_CTRL / 4] = RNIC_SET(RNIC_EQC_CTRL_VALID, 1) | RNIC_SET(RNIC_EQC_CTRL_LOG_SIZE, log);
 	w[RNIC_EQC_BASE_LO / 4] = (uint32_t)base;
 	w[RNIC_EQC_BASE_HI / 4] = (uint32_t)(base >> 32);
-	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, 3);
+	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, RNIC_EQC_WORDS);
 	return RNIC_CMD_ST_OK;
 }
 
 /* no event of the context is written any more: its queue is in memory of the owner that left */
 static void destroy_eq(uint32_t ctx)
 {
-	uint32_t w[3] = {0};
+	uint32_t w[RNIC_EQC_WORDS] = {0};
 
-	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, 3);
+	cfg_entry(RNIC_CFG_TBL_EQC, ctx, w, RNIC_EQC_WORDS);
 }
 
 /* The context's ring of CM events (CM_EVENT); zero LOG_SIZE: none. */
@@ -396,7 +396,7 @@ static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	w[RNIC_SRQC_BASE_HI / 4] = (uint32_t)(base >> 32);
 	w[RNIC_SRQC_PDN / 4] = pdn;
 	w[RNIC_SRQC_LIMIT / 4] = CMD_IN(in, CREATE_SRQ, LIMIT);
-	cfg_entry(RNIC_CFG_TBL_SRQC, n, w, 5);
+	cfg_entry(RNIC_CFG_TBL_SRQC, n, w, RNIC_SRQC_WORDS);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -404,7 +404,7 @@ static void destroy_srq(uint32_t n)
 {
 	fw.pd[fw.srqc[n][RNIC_SRQC_PDN / 4]].refs--;
 	memset(fw.srqc[n], 0, sizeof(fw.srqc[n]));
-	cfg_entry(RNIC_CFG_TBL_SRQC, n, fw.srqc[n], 5);
+	cfg_entry(RNIC_CFG_TBL_SRQC, n, fw.srqc[n], RNIC_SRQC_WORDS);
 	fw.srq[n].used = 0;
 	fw.owned[fw.srq[n].ctx][FW_OWN_SRQ]--;
 }
@@ -626,7 +626,7 @@ static void query_qp(uint32_t qpn, uint8_t *out)
 static void mpt_write(uint32_t i)
 {
 	const struct fw_mr *m = &fw.mr[i];
-	uint32_t w[8];
+	uint32_t w[RNIC_MPT_WORDS];
 
 	w[RNIC_MPT_CTRL / 4] = RNIC_SET(RNIC_MPT_CTRL_VALID, m->used) | RNIC_SET(RNIC_MPT_CTRL_ACCESS, m->access) |
 			       RNIC_SET(RNIC_MPT_CTRL_TAG, m->tag);
@@ -637,7 +637,7 @@ static void mpt_write(uint32_t i)
 	w[RNIC_MPT_LEN_HI / 4] = (uint32_t)(m->len >> 32);
 	w[RNIC_MPT_MTT_BASE / 4] = m->mtt_base;
 	w[RNIC_MPT_PAGE / 4] = RNIC_SET(RNIC_MPT_PAGE_SHIFT, m->page_shift);
-	cfg_entry(RNIC_CFG_TBL_MPT, i, w, 8);
+	cfg_entry(RNIC_CFG_TBL_MPT, i, w, RNIC_MPT_WORDS);
 }
 
 static int mr_owned(uint32_t key, uint32_t ctx)

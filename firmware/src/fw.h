@@ -62,7 +62,7 @@ struct fw {
 	struct fw_owner pd[RNIC_MAX_PD];
 	struct fw_owner cq[RNIC_MAX_CQ];
 	struct fw_owner srq[RNIC_MAX_SRQ];
-	uint32_t srqc[RNIC_MAX_SRQ][5]; /* what the RX kernel was given, for MODIFY_SRQ */
+	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS]; /* what the RX kernel was given, for MODIFY_SRQ */
 	struct fw_qp qp[RNIC_MAX_QP];
 	struct fw_mr mr[RNIC_MAX_MPT];
 	uint32_t mtt_used[RNIC_MAX_MTT / 32];

@@ -52,13 +52,13 @@ module rnic_bar0 #(
     input  wire  [15:0] fw_ci,
 
     // doorbells
-    output logic [39:0] sq_db_data,          // {ctx[7:0], pi[15:0], qpn[15:0]}
+    output logic [39:0] sq_db_data,          // {ctx[7:0], the SQ_DB register as written}
     output logic        sq_db_valid,
     input  wire         sq_db_ready,
-    output logic [47:0] cq_db_data,          // {ctx[7:0], arm[7:0], ci[15:0], cqn[15:0]}
+    output logic [39:0] cq_db_data,          // {ctx[7:0], the CQ_DB register}
     output logic        cq_db_valid,
     input  wire         cq_db_ready,
-    output logic [40:0] rq_db_data,          // {srq, ctx[7:0], pi[15:0], qpn or srqn[15:0]}
+    output logic [40:0] rq_db_data,          // {srq, ctx[7:0], the RQ_DB or SRQ_DB register}
     output logic        rq_db_valid,
     input  wire         rq_db_ready
 );
@@ -94,8 +94,7 @@ module rnic_bar0 #(
     assign wr_off = wr_addr[11:0];
 
     logic sq_push, cq_push, rq_push;
-    logic [39:0] sq_in;
-    logic [47:0] cq_in;
+    logic [39:0] db_in;   // a doorbell: {ctx, the register}; rnic_top takes its fields from the spec
     assign is_sq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_SQ_DB);
     assign is_cq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_CQ_DB);
     assign is_rq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_RQ_DB);
@@ -103,17 +102,16 @@ module rnic_bar0 #(
     assign is_srq_db = in_ctx && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_SRQ_DB);
     assign rq_push = wr_go && (is_rq_db || is_srq_db);
     assign cq_push = wr_go && is_cq_db;
-    assign sq_in = {4'b0, wr_ctx, s_axil_wdata[31:16], s_axil_wdata[15:0]};
-    assign cq_in = {4'b0, wr_ctx, 6'b0, s_axil_wdata[13:12], s_axil_wdata[31:16], 4'b0, s_axil_wdata[11:0]};
+    assign db_in = {4'b0, wr_ctx, s_axil_wdata};
 
     rnic_fifo #(.WIDTH(40), .DEPTH(64)) sq_fifo (
-        .clk, .rst, .s_data(sq_in), .s_valid(sq_push), .s_ready(sq_room),
+        .clk, .rst, .s_data(db_in), .s_valid(sq_push), .s_ready(sq_room),
         .m_data(sq_db_data), .m_valid(sq_db_valid), .m_ready(sq_db_ready));
     rnic_fifo #(.WIDTH(41), .DEPTH(64)) rq_fifo (
-        .clk, .rst, .s_data({is_srq_db, sq_in}), .s_valid(rq_push), .s_ready(rq_room),
+        .clk, .rst, .s_data({is_srq_db, db_in}), .s_valid(rq_push), .s_ready(rq_room),
         .m_data(rq_db_data), .m_valid(rq_db_valid), .m_ready(rq_db_ready));
-    rnic_fifo #(.WIDTH(48), .DEPTH(64)) cq_fifo (
-        .clk, .rst, .s_data(cq_in), .s_valid(cq_push), .s_ready(cq_room),
+    rnic_fifo #(.WIDTH(40), .DEPTH(64)) cq_fifo (
+        .clk, .rst, .s_data(db_in), .s_valid(cq_push), .s_ready(cq_room),
         .m_data(cq_db_data), .m_valid(cq_db_valid), .m_ready(cq_db_ready));
 
     always_ff @(posedge clk) begin

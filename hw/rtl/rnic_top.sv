@@ -103,7 +103,9 @@ module rnic_top #(
     logic [15:0] ci_val;
     logic [39:0] sq_db;
     logic [40:0] rq_db;
-    logic [47:0] cq_db;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [39:0] cq_db;   // the bits CQ_DB leaves reserved are not read
+    /* verilator lint_on UNUSEDSIGNAL */
     logic        sq_db_valid, cq_db_valid, rq_db_valid;
     logic        cfg_valid;
     logic [31:0] cfg_addr, cfg_data;
@@ -138,7 +140,7 @@ module rnic_top #(
         .ctx_reset_pending, .fence({cq_out.fence, rx_out.fence, tx_out.fence}), .cfg_valid, .cfg_addr, .cfg_data,
         .irq_valid(fw_irq_valid), .irq_vector(fw_irq_vector), .irq_ready(fw_irq_ready),
         .rdreq_valid(fw_rdreq_valid), .rdreq_ready(fw_rdreq_ready), .rdreq_addr(fw_rdreq_addr),
-        .rdreq_len(fw_rdreq_len), .rd_valid(s_dma_rd_valid && s_dma_rd_tag == 8'd1),
+        .rdreq_len(fw_rdreq_len), .rd_valid(s_dma_rd_valid && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_FW)),
         .rd_ready(fw_rd_ready), .rd_data(s_dma_rd_data), .rd_last(s_dma_rd_last),
         .rd_err(s_dma_rd_err),
         .wr_valid(fw_wr_valid), .wr_ready(fw_wr_ready), .wr_addr(fw_wr_addr), .wr_len(fw_wr_len),
@@ -150,21 +152,21 @@ module rnic_top #(
 
     // The arbiters' inputs are listed from the highest index down (input 0 is the rightmost).
 
-    // ---- DMA reads: TX kernel (tag 0), firmware (tag 1), RX kernel (tag 2); data routed back by tag
+    // ---- DMA reads: TX kernel, firmware, RX kernel (enum DMA_TAG); data routed back by tag
     logic [2:0] rdq_ready;
     logic       rdq_m_last;
     assign fw_rdreq_ready = rdq_ready[1];
     rnic_pkt_arb #(.N(3), .WIDTH(88)) rd_arb (
         .clk, .rst,
-        .s_data({8'd2, rx_out.rdreq_addr, rx_out.rdreq_len, 8'd1, fw_rdreq_addr, fw_rdreq_len,
-                 8'd0, tx_out.rdreq_addr, tx_out.rdreq_len}),
+        .s_data({8'(rnic_spec_pkg::RNIC_DMA_TAG_RX), rx_out.rdreq_addr, rx_out.rdreq_len, 8'(rnic_spec_pkg::RNIC_DMA_TAG_FW), fw_rdreq_addr, fw_rdreq_len,
+                 8'(rnic_spec_pkg::RNIC_DMA_TAG_TX), tx_out.rdreq_addr, tx_out.rdreq_len}),
         .s_valid({rx_out.rdreq_valid, fw_rdreq_valid, tx_out.rdreq_valid}), .s_last(3'b111),
         .s_ready(rdq_ready),
         .m_data({m_dma_rd_req_tag, m_dma_rd_req_addr, m_dma_rd_req_len}), .m_valid(m_dma_rd_req_valid),
         .m_last(rdq_m_last), .m_ready(m_dma_rd_req_ready));
     assign s_push_ready = tx_out.push_ready;
-    assign s_dma_rd_ready = s_dma_rd_tag == 8'd0 ? tx_out.rd_ready :
-                            s_dma_rd_tag == 8'd2 ? rx_out.rd_ready : fw_rd_ready;
+    assign s_dma_rd_ready = s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_TX) ? tx_out.rd_ready :
+                            s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_RX) ? rx_out.rd_ready : fw_rd_ready;
 
     // ---- DMA writes: RX payload, CQ kernel, firmware
     logic [2:0] wrq_ready;
@@ -219,14 +221,15 @@ module rnic_top #(
         tx_in.cfg_addr = cfg_addr;
         tx_in.cfg_data = cfg_data;
         tx_in.db_valid = sq_db_valid;
+        // doorbells: {ctx, the register as written}, its fields from the spec
         tx_in.db_ctx = sq_db[39:32];
-        tx_in.db_pi = sq_db[31:16];
-        tx_in.db_qpn = sq_db[15:0];
+        tx_in.db_pi = sq_db[rnic_spec_pkg::RNIC_CTX_SQ_DB_PI_SHIFT +: rnic_spec_pkg::RNIC_CTX_SQ_DB_PI_WIDTH];
+        tx_in.db_qpn = sq_db[rnic_spec_pkg::RNIC_CTX_SQ_DB_QPN_SHIFT +: rnic_spec_pkg::RNIC_CTX_SQ_DB_QPN_WIDTH];
         tx_in.push_valid = s_push_valid;
         tx_in.push_ctx = s_push_ctx;
         tx_in.push_data = s_push_data;
         tx_in.push_last = s_push_last;
-        tx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'd0;
+        tx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_TX);
         tx_in.rd_data = s_dma_rd_data;
         tx_in.rd_last = s_dma_rd_last;
         tx_in.ack_valid = rx_out.ack_valid;
@@ -251,11 +254,11 @@ module rnic_top #(
         rx_in.eth_keep = eth_rx_keep;
         rx_in.eth_last = eth_rx_last;
         rx_in.db_valid = rq_db_valid;
-        rx_in.db_ctx = rq_db[39:32];
-        rx_in.db_pi = rq_db[31:16];
-        rx_in.db_qpn = rq_db[15:0];
+        rx_in.db_ctx = rq_db[39:32];  // RQ_DB and SRQ_DB share a layout (test_spec.py)
+        rx_in.db_pi = rq_db[rnic_spec_pkg::RNIC_CTX_RQ_DB_PI_SHIFT +: rnic_spec_pkg::RNIC_CTX_RQ_DB_PI_WIDTH];
+        rx_in.db_qpn = rq_db[rnic_spec_pkg::RNIC_CTX_RQ_DB_QPN_SHIFT +: rnic_spec_pkg::RNIC_CTX_RQ_DB_QPN_WIDTH];
         rx_in.db_srq = rq_db[40];
-        rx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'd2;
+        rx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_RX);
         rx_in.rd_data = s_dma_rd_data;
         rx_in.rd_last = s_dma_rd_last;
         rx_in.rdx_valid = tx_out.rdx_valid;
@@ -276,10 +279,10 @@ module rnic_top #(
         cq_in.rxc_valid = rx_out.cpl_valid;
         cq_in.rxc = rx_out.cpl;
         cq_in.db_valid = cq_db_valid;
-        cq_in.db_ctx = cq_db[47:40];
-        cq_in.db_arm = cq_db[39:32];
-        cq_in.db_ci = cq_db[31:16];
-        cq_in.db_cqn = cq_db[15:0];
+        cq_in.db_ctx = cq_db[39:32];
+        cq_in.db_arm = 8'(cq_db[rnic_spec_pkg::RNIC_CTX_CQ_DB_ARM_SHIFT +: rnic_spec_pkg::RNIC_CTX_CQ_DB_ARM_WIDTH]);
+        cq_in.db_ci = cq_db[rnic_spec_pkg::RNIC_CTX_CQ_DB_CI_SHIFT +: rnic_spec_pkg::RNIC_CTX_CQ_DB_CI_WIDTH];
+        cq_in.db_cqn = 16'(cq_db[rnic_spec_pkg::RNIC_CTX_CQ_DB_CQN_SHIFT +: rnic_spec_pkg::RNIC_CTX_CQ_DB_CQN_WIDTH]);
         cq_in.wr_ready = wrq_ready[1];
         cq_in.irq_ready = irqq_ready[0];
     end

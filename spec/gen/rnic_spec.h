@@ -292,6 +292,12 @@
 #define RNIC_QP_ATTR_CAP 0x80000u
 #define RNIC_QP_ATTR_DEST_QPN 0x100000u
 
+/* DMA_TAG: Tag of a DMA read at rnic_top's DMA port (returned with its data, which it routes back): who asked. */
+#define RNIC_DMA_TAG_TX 0x0u
+#define RNIC_DMA_TAG_FW 0x1u
+#define RNIC_DMA_TAG_RX 0x2u
+#define RNIC_DMA_TAG_COUNT 3u
+
 /* LINK_MSG: Host <-> rnic-sim message types. */
 #define RNIC_LINK_MSG_HELLO 0x1u
 #define RNIC_LINK_MSG_HELLO_ACK 0x2u
@@ -550,6 +556,7 @@
 
 /* QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last. */
 #define RNIC_QPC_BASE 0x0u
+#define RNIC_QPC_WORDS 23u /* 32-bit words of an entry */
 #define RNIC_QPC_CTRL 0x0u
 #define RNIC_QPC_CTRL_VALID_SHIFT 0u
 #define RNIC_QPC_CTRL_VALID_WIDTH 1u
@@ -648,6 +655,7 @@
 
 /* SRQC: Shared receive queue context (table CFG_TBL_SRQC, index = SRQN). Word 0 last; writing it with VALID newly set starts the ring over; writing LIMIT arms the limit event (0 disarms). */
 #define RNIC_SRQC_BASE 0x0u
+#define RNIC_SRQC_WORDS 5u /* 32-bit words of an entry */
 #define RNIC_SRQC_CTRL 0x0u
 #define RNIC_SRQC_CTRL_VALID_SHIFT 0u
 #define RNIC_SRQC_CTRL_VALID_WIDTH 1u
@@ -665,6 +673,7 @@
 
 /* MPT: Memory key entry (table CFG_TBL_MPT, index = key >> KEY_TAG_BITS). Word 0 last. */
 #define RNIC_MPT_BASE 0x0u
+#define RNIC_MPT_WORDS 8u /* 32-bit words of an entry */
 #define RNIC_MPT_CTRL 0x0u
 #define RNIC_MPT_CTRL_VALID_SHIFT 0u
 #define RNIC_MPT_CTRL_VALID_WIDTH 1u
@@ -688,11 +697,13 @@
 
 /* MTT: Translation entry (table CFG_TBL_MTT): bus address of one page. */
 #define RNIC_MTT_BASE 0x0u
+#define RNIC_MTT_WORDS 2u /* 32-bit words of an entry */
 #define RNIC_MTT_ADDR_LO 0x0u
 #define RNIC_MTT_ADDR_HI 0x4u
 
 /* CQC: CQ context (table CFG_TBL_CQC, index = CQN). Word 0 last; it starts the ring over unless KEEP (a resize: producer and consumer index and the arm carry on, the ring index taken modulo the new size). */
 #define RNIC_CQC_BASE 0x0u
+#define RNIC_CQC_WORDS 4u /* 32-bit words of an entry */
 #define RNIC_CQC_CTRL 0x0u
 #define RNIC_CQC_CTRL_VALID_SHIFT 0u
 #define RNIC_CQC_CTRL_VALID_WIDTH 1u
@@ -712,6 +723,7 @@
 
 /* EQC: Event queue context (table CFG_TBL_EQC, index = context). Word 0 last. */
 #define RNIC_EQC_BASE 0x0u
+#define RNIC_EQC_WORDS 3u /* 32-bit words of an entry */
 #define RNIC_EQC_CTRL 0x0u
 #define RNIC_EQC_CTRL_VALID_SHIFT 0u
 #define RNIC_EQC_CTRL_VALID_WIDTH 1u
@@ -724,6 +736,7 @@
 
 /* PORTC: Port addresses (table CFG_TBL_PORT, index 0). */
 #define RNIC_PORTC_BASE 0x0u
+#define RNIC_PORTC_WORDS 7u /* 32-bit words of an entry */
 #define RNIC_PORTC_MAC_LO 0x0u
 #define RNIC_PORTC_MAC_HI 0x4u
 #define RNIC_PORTC_IPV4 0x8u

@@ -272,6 +272,11 @@ QP_ATTR = {
     'CAP': 0x80000,
     'DEST_QPN': 0x100000,
 }
+DMA_TAG = {
+    'TX': 0x0,
+    'FW': 0x1,
+    'RX': 0x2,
+}
 LINK_MSG = {
     'HELLO': 0x1,
     'HELLO_ACK': 0x2,
@@ -334,7 +339,7 @@ CM_EV = {
     'CONNECT_RESPONSE': 0x6,
 }
 # every enum by name: a structure of the same name (CMD) takes the bare name
-ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'LINK_MSG': LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
+ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'DMA_TAG': DMA_TAG, 'LINK_MSG': LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
 
 # Registers: name -> (offset, {field: (lsb, width)})
 BLK = {

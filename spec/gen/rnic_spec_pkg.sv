@@ -291,6 +291,12 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_QP_ATTR_CAP = 'h80000;
   localparam int unsigned RNIC_QP_ATTR_DEST_QPN = 'h100000;
 
+  // DMA_TAG: Tag of a DMA read at rnic_top's DMA port (returned with its data, which it routes back): who asked.
+  localparam int unsigned RNIC_DMA_TAG_TX = 'h0;
+  localparam int unsigned RNIC_DMA_TAG_FW = 'h1;
+  localparam int unsigned RNIC_DMA_TAG_RX = 'h2;
+  localparam int unsigned RNIC_DMA_TAG_COUNT = 3;
+
   // LINK_MSG: Host <-> rnic-sim message types.
   localparam int unsigned RNIC_LINK_MSG_HELLO = 'h1;
   localparam int unsigned RNIC_LINK_MSG_HELLO_ACK = 'h2;

@@ -15,9 +15,6 @@
 
 /* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
  * copy, written by the same configuration writes: a BRAM per reader instead of a shared port). */
-#define RNIC_QPC_WORDS 23
-#define RNIC_MPT_WORDS 8
-
 typedef struct {
 	uint32_t qpc[RNIC_MAX_QP][RNIC_QPC_WORDS];
 	uint32_t mpt[RNIC_MAX_MPT][RNIC_MPT_WORDS];

@@ -23,11 +23,11 @@ static void cfg(rnic_cq_state_t *st, uint32_t addr, uint32_t data)
 	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
 	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f, i;
 
-	if (tbl == RNIC_CFG_TBL_CQC && idx < RNIC_MAX_CQ && word < CQC_WORDS) {
+	if (tbl == RNIC_CFG_TBL_CQC && idx < RNIC_MAX_CQ && word < RNIC_CQC_WORDS) {
 		st->stage[word] = data;
 		if (word)
 			return;
-		for (i = 0; i < CQC_WORDS; i++)
+		for (i = 0; i < RNIC_CQC_WORDS; i++)
 			st->cqc[idx][i] = st->stage[i];
 		if (!RNIC_GET(RNIC_CQC_CTRL_KEEP, data))
 			st->cq[idx] = (cq_run_t){0};
@@ -35,7 +35,7 @@ static void cfg(rnic_cq_state_t *st, uint32_t addr, uint32_t data)
 		st->fence_token = (uint8_t)data;
 		st->fence_pending = 1;
 		st->fence_hold = st->o.wr_valid;
-	} else if (tbl == RNIC_CFG_TBL_EQC && idx < RNIC_NUM_CTX && word < EQC_WORDS) {
+	} else if (tbl == RNIC_CFG_TBL_EQC && idx < RNIC_NUM_CTX && word < RNIC_EQC_WORDS) {
 		st->eqc[idx][word] = data;
 		if (!word)
 			st->eq_pi[idx] = 0;

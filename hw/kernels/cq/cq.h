@@ -4,9 +4,6 @@
 
 #include "rnic_kernel.h"
 
-#define CQC_WORDS 4
-#define EQC_WORDS 3
-
 typedef struct {
 	uint32_t pi;     /* next CQE slot (free running) */
 	uint32_t ci;     /* consumer index from the doorbell */
@@ -14,9 +11,9 @@ typedef struct {
 } cq_run_t;
 
 typedef struct {
-	uint32_t cqc[RNIC_MAX_CQ][CQC_WORDS];
-	uint32_t stage[CQC_WORDS];  /* words 1.. of the CQC entry being written, applied with word 0 */
-	uint32_t eqc[RNIC_NUM_CTX][EQC_WORDS];
+	uint32_t cqc[RNIC_MAX_CQ][RNIC_CQC_WORDS];
+	uint32_t stage[RNIC_CQC_WORDS];  /* words 1.. of the CQC entry being written, applied with word 0 */
+	uint32_t eqc[RNIC_NUM_CTX][RNIC_EQC_WORDS];
 	cq_run_t cq[RNIC_MAX_CQ];
 	uint32_t eq_pi[RNIC_NUM_CTX];
 	uint8_t rr;          /* round-robin between the TX and RX completion inputs */

@@ -742,7 +742,7 @@ static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 {
 	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff, word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
 
-	if (addr >> RNIC_CFG_TABLE_SHIFT != RNIC_CFG_TBL_SRQC || idx >= RNIC_MAX_SRQ || word >= SRQC_WORDS)
+	if (addr >> RNIC_CFG_TABLE_SHIFT != RNIC_CFG_TBL_SRQC || idx >= RNIC_MAX_SRQ || word >= RNIC_SRQC_WORDS)
 		return;
 	if (!word && RNIC_GET(RNIC_SRQC_CTRL_VALID, data) && !SRQC_F(st, idx, CTRL, VALID))
 		st->srq[idx] = (rx_srq_t){0};

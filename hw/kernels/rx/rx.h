@@ -78,8 +78,6 @@ typedef struct {
 	uint32_t rd_done;
 } rx_qp_t;
 
-#define SRQC_WORDS 5
-
 typedef struct {
 	uint16_t pi, ci;    /* posted (doorbell) and fetched receive WQEs */
 } rx_srq_t;
@@ -87,7 +85,7 @@ typedef struct {
 typedef struct {
 	rnic_tables_t t;
 	rx_qp_t qp[RNIC_MAX_QP];
-	uint32_t srqc[RNIC_MAX_SRQ][SRQC_WORDS];
+	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
 	rx_srq_t srq[RNIC_MAX_SRQ];
 
 	/* reception side */
