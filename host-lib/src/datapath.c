@@ -230,20 +230,36 @@ static inline __attribute__((always_inline)) uint64_t sq_db_link(const struct rn
 	return qp->sq_db_link | (uint64_t)pi << (32 + RNIC_CTX_SQ_DB_PI_SHIFT);
 }
 
-void rnic_sq_doorbell(struct rnic_qp *qp)
+/* the bytes of the common WQE a push carries: its header and one SGE (or 16 bytes inline) */
+#define PUSH_LEN (RNIC_WQE_SGE_OFF + RNIC_SGE_SIZE)
+
+/* The doorbell for producer index pi; or, where the caller may push (a constant) and
+ * RNIC_PUSH=0 did not turn it off, the WQE w of SQ index pi - 1 pushed whole (its header and
+ * one SGE or 16 bytes inline): it is the doorbell too, and the NIC need not read it. */
+static inline __attribute__((always_inline)) void sq_ring(struct rnic_qp *qp, uint16_t pi, const uint8_t *w,
+							  int may_push)
 {
-	uint16_t pi = qp->sq_pi;
+	uint8_t *ring = qp->db_ring;
 	uint32_t slot;
 
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (qp->db_ring) {
-		slot = sim_ring_claim(qp->db_ring);
-		if (sim_ring_full(qp->db_ring, slot))
+	if (ring) {
+		slot = sim_ring_claim(ring);
+		if (__builtin_expect(sim_ring_full(ring, slot), 0))
 			sim_ring_wait(qp->dev->bus, slot);
-		sim_ring_fill(qp->db_ring, slot, sq_db_link(qp, pi));
+		if (may_push && qp->push_addr)
+			sim_ring_push(ring, slot, qp->push_addr, w, PUSH_LEN,
+				      qp->ex.qp_base.qp_num | (uint16_t)(pi - 1) << 16);
+		else
+			sim_ring_fill(ring, slot, sq_db_link(qp, pi));
 	} else if (qp->db_reg) {
 		*qp->db_reg = qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi);
 	}
+}
+
+void rnic_sq_doorbell(struct rnic_qp *qp)
+{
+	sq_ring(qp, qp->sq_pi, NULL, 0);
 }
 
 /* ibv_post_send under the lock, which it drops: any list */
@@ -272,34 +288,16 @@ static __attribute__((noinline)) int post_wait(struct rnic_qp *qp, struct ibv_se
 	return post_locked(qp, wr, bad);
 }
 
-/* the bytes of the common WQE a push carries: its header and one SGE (or 16 bytes inline) */
-#define PUSH_LEN (RNIC_WQE_SGE_OFF + RNIC_SGE_SIZE)
-
 /* rnic_post_send of one WR that sq_fast takes, at producer index pi (not full); inl as
- * for sq_put */
+ * for sq_put. */
 static inline __attribute__((always_inline)) int post_one(struct rnic_qp *qp, struct ibv_send_wr *wr,
 							  const struct ibv_sge *sg, uint32_t op, uint32_t flags,
 							  uint32_t len, uint32_t pi, int inl)
 {
 	uint8_t *w = sq_slot(qp, pi);
 	uint16_t npi = sq_put(qp, w, wr, sg, op, flags, len, pi, inl);
-	uint8_t *ring = qp->db_ring;
-	uint32_t slot;
 
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (ring) {
-		/* the WQE pushed whole (its header and one SGE or 16 bytes inline): it is the doorbell
-		 * too, and the NIC need not read it; or the doorbell alone */
-		slot = sim_ring_claim(ring);
-		if (__builtin_expect(sim_ring_full(ring, slot), 0))
-			sim_ring_wait(qp->dev->bus, slot);
-		if (qp->push_addr)
-			sim_ring_push(ring, slot, qp->push_addr, w, PUSH_LEN, qp->ex.qp_base.qp_num | pi << 16);
-		else
-			sim_ring_fill(ring, slot, sq_db_link(qp, npi));
-	} else if (qp->db_reg) {
-		*qp->db_reg = qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, npi);
-	}
+	sq_ring(qp, npi, w, 1);
 	rnic_unlock(&qp->lock);
 	return 0;
 }

@@ -480,8 +480,9 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 }
 
 /* The doorbell of QP q from context ctx: its SQ holds WQEs up to pi. A doorbell behind the one
- * the QP has (a pushed WQE may overtake a doorbell written before it) changes nothing. */
-static void ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
+ * the QP has (a pushed WQE may overtake a doorbell written before it) changes nothing. 0: not
+ * the context's QP, or not in a state to send (dropped, counted). */
+static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
 {
 	uint32_t ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl), size = 1u << QPC_F(&st->t, q, RING_LOG, SQ);
@@ -490,12 +491,13 @@ static void ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uin
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != ctx ||
 	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - p->ci) > size) {
 		st->o.stat_drop_db++;
-		return;
+		return 0;
 	}
 	if ((uint16_t)(pi - p->pi) <= size)
 		p->pi = (uint16_t)pi;
 	st->sched_hint = 1;
 	p->ts_db = cycle;
+	return 1;
 }
 
 /* A WQE pushed through the CTX_SQ_PUSH window, in two beats. It is its QP's doorbell too; when the
@@ -505,7 +507,8 @@ static void ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uin
 static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
 	const uint8_t *w = st->push_beat;
-	uint32_t q, idx, i;
+	uint32_t q, idx, i, take;
+	tx_pf_t *f;
 	tx_qp_t *p;
 
 	if (!in->push_last) {
@@ -522,28 +525,25 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	q = RNIC_WQE_PUSH_QPN_GET(w) % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	p = &st->qp[q];
-	if (p->pi == p->ci && p->ci == idx && st->pf_fill == st->pf_tail && st->pf_tail - st->pf_head < TX_PF &&
-	    p->state == RNIC_QPS_RTS && !p->err && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB &&
-	    !p->rd_wait && !p->hold_until && RNIC_WQE_PUSH_QPN_GET(w) < RNIC_MAX_QP &&
-	    QPC_F(&st->t, q, CTRL, VALID) && QPC_F(&st->t, q, CTRL, CTX) == in->push_ctx) {
-		tx_pf_t *f = &st->pf[st->pf_tail % TX_PF];
-
-		for (i = 0; i < RNIC_BEAT; i++) {
-			f->wqe[i] = w[i];
-			f->wqe[RNIC_BEAT + i] = in->push_data[i];
-		}
-		f->qpn = (uint16_t)q;
-		f->index = (uint16_t)idx;
-		f->ready = 1;
-		f->discard = 0;
-		st->pf_tail++;
-		st->pf_fill++;
-		p->ci = (uint16_t)(p->ci + 1);
-		p->pf_n++;
-		p->pi = p->ci;
-		st->o.stat_pushed++;
+	take = p->pi == p->ci && p->ci == idx && st->pf_fill == st->pf_tail && st->pf_tail - st->pf_head < TX_PF &&
+	       p->state == RNIC_QPS_RTS && !p->err && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB &&
+	       !p->rd_wait && !p->hold_until;
+	if (!ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle) || !take)
+		return;
+	f = &st->pf[st->pf_tail % TX_PF];
+	for (i = 0; i < RNIC_BEAT; i++) {
+		f->wqe[i] = w[i];
+		f->wqe[RNIC_BEAT + i] = in->push_data[i];
 	}
-	ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle);
+	f->qpn = (uint16_t)q;
+	f->index = (uint16_t)idx;
+	f->ready = 1;
+	f->discard = 0;
+	st->pf_tail++;
+	st->pf_fill++;
+	p->ci = (uint16_t)(p->ci + 1);
+	p->pf_n++;
+	st->o.stat_pushed++;
 }
 
 /* A fence is passed once the packet being read has all its reads out and every read issued up to
