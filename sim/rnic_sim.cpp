@@ -1,5 +1,5 @@
-// rnic-sim: one simulated RNIC. Runs the Verilated rnic_top (RTL, HLS C kernels through DPI-C,
-// firmware on PicoRV32) and models what surrounds it on a card: the PCIe link to host processes
+// rnic-sim: one simulated RNIC. Runs the Verilated rnic_top (RTL, firmware on PicoRV32) with its
+// HLS C kernels stepped at each clock edge, and models what surrounds it on a card: the PCIe link to host processes
 // (host.cpp), the 100G Ethernet port and link (eth.cpp). One loop iteration = one 250 MHz cycle.
 #include <algorithm>
 #include <chrono>
@@ -23,6 +23,11 @@
 #include "host.h"
 #include "rnic_spec.h"
 #include "verilated.h"
+extern "C" {
+#include "cq.h"
+#include "rx.h"
+#include "tx.h"
+}
 
 namespace {
 constexpr double NS_PER_CYCLE = 1000.0 / RNIC_CLOCK_MHZ;
@@ -192,7 +197,18 @@ public:
 		top.s_axil_wstrb = 0xf;
 		top.m_dma_rd_req_ready = 1;
 		top.irq_ready = 1;
+		if (!tx_ || !rx_ || !cq_)
+			throw std::bad_alloc();
 	}
+
+	~Card()
+	{
+		std::free(tx_);
+		std::free(rx_);
+		std::free(cq_);
+	}
+	Card(const Card &) = delete;
+	Card &operator=(const Card &) = delete;
 
 	void step(uint64_t cycle)
 	{
@@ -201,6 +217,7 @@ public:
 		drive(cycle);
 		top_.clk = 0;
 		top_.eval();
+		kernels();
 		// transfers at this edge (valid signals drop after the edge that transfers them)
 		bool aw_done = false, ar_done = false;
 		axi(aw_done, ar_done);
@@ -220,6 +237,29 @@ public:
 private:
 	/* the BAR access under way: AXI4-Lite states, or a pushed WQE's beats */
 	enum { AXI_IDLE, AXI_W, AXI_B, AXI_R, AXI_RD, PUSH };
+
+	/* the kernels' step for the coming rising edge, from their inputs as rnic_top settled them;
+	 * rnic_top registers the outputs at the edge (the contract of the kernels' SystemVerilog
+	 * wrappers, without packing DPI-C vectors every clock) */
+	void kernels()
+	{
+		rnic_tx_in_t ti;
+		rnic_rx_in_t ri;
+		rnic_cq_in_t ci;
+		rnic_tx_out_t to;
+		rnic_rx_out_t ro;
+		rnic_cq_out_t co;
+
+		rnic_tx_in_unpack(top_.tx_in.data(), &ti);
+		rnic_rx_in_unpack(top_.rx_in.data(), &ri);
+		rnic_cq_in_unpack(top_.cq_in.data(), &ci);
+		rnic_tx_step(tx_, &ti, &to);
+		rnic_rx_step(rx_, &ri, &ro);
+		rnic_cq_step(cq_, &ci, &co);
+		rnic_tx_out_pack(&to, top_.tx_out_d.data());
+		rnic_rx_out_pack(&ro, top_.rx_out_d.data());
+		rnic_cq_out_pack(&co, top_.cq_out_d.data());
+	}
 
 	/* BAR0: the next access of the queue */
 	void start_mmio()
@@ -366,9 +406,13 @@ private:
 		if (top_.m_axis_eth_tx_tvalid && top_.m_axis_eth_tx_tready) {
 			const uint8_t *d = reinterpret_cast<const uint8_t *>(top_.m_axis_eth_tx_tdata.data());
 			uint64_t keep = top_.m_axis_eth_tx_tkeep;
-			for (int i = 0; i < 64; i++)
-				if ((keep >> i) & 1)
-					tx_frame_.push_back(d[i]);
+			if ((keep & (keep + 1)) == 0) { /* the bytes from 0 up, as the port sends them */
+				tx_frame_.insert(tx_frame_.end(), d, d + __builtin_popcountll(keep));
+			} else {
+				for (int i = 0; i < 64; i++)
+					if ((keep >> i) & 1)
+						tx_frame_.push_back(d[i]);
+			}
 			mac_credit_ -= 64;
 			if (top_.m_axis_eth_tx_tlast) {
 				/* preamble, FCS, inter-frame gap and padding to the minimum frame */
@@ -415,6 +459,9 @@ private:
 
 	const Opts &o_;
 	Vrnic_top &top_;
+	rnic_tx_state_t *tx_ = static_cast<rnic_tx_state_t *>(std::calloc(1, sizeof(rnic_tx_state_t)));
+	rnic_rx_state_t *rx_ = static_cast<rnic_rx_state_t *>(std::calloc(1, sizeof(rnic_rx_state_t)));
+	rnic_cq_state_t *cq_ = static_cast<rnic_cq_state_t *>(std::calloc(1, sizeof(rnic_cq_state_t)));
 	EthPort &eth_;
 	HostLink &host_;
 	const double pcie_bytes_per_cycle_, line_bytes_per_cycle_;

@@ -1,16 +1,17 @@
-# rnic-sim: the Verilated rnic_top with its C++ models of the PCIe and Ethernet surroundings.
+# rnic-sim: the Verilated rnic_top with its C++ models of the PCIe and Ethernet surroundings. It
+# steps the kernels itself (RNIC_KERNELS_OUTSIDE): rnic_top's kernel ports become its own.
 SIM_DIR := $(BUILD)/sim
 SIM_BIN := $(SIM_DIR)/rnic-sim
 SIM_SRCS := $(addprefix $(ROOT)/sim/,rnic_sim.cpp host.cpp eth.cpp)
 
-$(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(FW_HEX)
+$(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(KERNEL_HDRS) $(FW_HEX)
 	@mkdir -p $(SIM_DIR)
 	@# Verilator's own make does not relink when only the kernels library changed
 	rm -f $(SIM_BIN)
-	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) --top-module $(RTL_TOP) \
+	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) +define+RNIC_KERNELS_OUTSIDE --top-module $(RTL_TOP) \
 		-Mdir $(SIM_DIR)/obj -o $(SIM_BIN) \
 		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \
-		-CFLAGS "-std=c++17 -I$(SPEC_INC)" -MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" \
+		-CFLAGS "-std=c++17 -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq)" -MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" \
 		$(RTL_SRCS) $(SIM_SRCS) $(KERNEL_LIB)
 
 .PHONY: sim

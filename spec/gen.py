@@ -368,19 +368,12 @@ KERNEL_WRAPPER = """// {banner}
 module rnic_{k}_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
     input  var  rnic_spec_pkg::rnic_{k}_in_t k_in,
     output rnic_spec_pkg::rnic_{k}_out_t     k_out
 );
-    rnic_spec_pkg::rnic_{k}_in_t i;
     wire [{in_bits}:0] hls_in;
     wire [{out_bits}:0] hls_out;
 
-    always_comb begin
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-    end
     assign hls_in = {{
 {in_concat}
     }};
@@ -397,8 +390,7 @@ endmodule
 module rnic_{k}_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
-    input  var  rnic_spec_pkg::rnic_{k}_in_t k_in,   // rst and cycle fields are filled here
+    input  var  rnic_spec_pkg::rnic_{k}_in_t k_in,
     output rnic_spec_pkg::rnic_{k}_out_t     k_out
 );
 `ifndef SYNTHESIS
@@ -409,14 +401,12 @@ module rnic_{k}_kernel (
 
     chandle h;
     initial h = rnic_{k}_dpi_new();
+    logic unused;
+    assign unused = rst;   // the kernel takes its reset from k_in.rst
 
     always_ff @(posedge clk) begin : step
-        rnic_spec_pkg::rnic_{k}_in_t i;
         bit [rnic_spec_pkg::RNIC_{K}_OUT_WORDS*32-1:0] o;
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-        rnic_{k}_dpi_step(h, i, o);
+        rnic_{k}_dpi_step(h, k_in, o);
         k_out <= o;
     end
 `endif
@@ -446,7 +436,7 @@ def hls_fields(ports, name, prefix):
 def gen_wrapper(k):
     def gen(spec):
         ports = {p["name"]: p for p in spec["port"]}
-        ins = hls_fields(ports, f"{k.upper()}_IN", "i")
+        ins = hls_fields(ports, f"{k.upper()}_IN", "k_in")
         outs = hls_fields(ports, f"{k.upper()}_OUT", "k_out")
         in_concat = ",\n".join(f"        {cb}'({path})" for path, _, cb in reversed(ins))
         lines, off = [], 0

@@ -751,6 +751,28 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 	}
 }
 
+/* an id waiting for an answer, with a retransmission due at its deadline */
+static int cm_timed(const struct fw_cm *c)
+{
+	return c->used && (1u << c->state & (1u << CM_ST_REP_SENT | 1u << CM_ST_REQ_SENT |
+					     1u << CM_ST_DREQ_SENT | 1u << CM_ST_SIDR_SENT));
+}
+
+/* Cycles until the first retransmission is due, at most `max`: how long the main loop may park. */
+uint32_t fw_cm_idle(uint32_t max)
+{
+	uint64_t now = hal_cycles();
+	uint32_t i, t = max;
+
+	for (i = 0; i < FW_CM_IDS; i++) {
+		int64_t left = (int64_t)(fw.cm[i].deadline - now);
+
+		if (cm_timed(&fw.cm[i]) && left < (int64_t)t)
+			t = left > 0 ? (uint32_t)left : 0;
+	}
+	return t;
+}
+
 /* Timers: a REP not answered by an RTU goes again, up to the REQ's Max CM Retries; then the
  * connection is given up (the QP to error, UNREACHABLE, as rdma_cm reports a REP timeout). */
 void fw_cm_poll(void)
@@ -761,10 +783,7 @@ void fw_cm_poll(void)
 	for (i = 0; i < FW_CM_IDS; i++) {
 		struct fw_cm *c = &fw.cm[i];
 
-		if (!c->used ||
-		    !(1u << c->state & (1u << CM_ST_REP_SENT | 1u << CM_ST_REQ_SENT | 1u << CM_ST_DREQ_SENT |
-					1u << CM_ST_SIDR_SENT)) ||
-		    (int64_t)(now - c->deadline) < 0)
+		if (!cm_timed(c) || (int64_t)(now - c->deadline) < 0)
 			continue;
 		if (c->tries < c->max_tries) {
 			c->tries++;

@@ -173,6 +173,7 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad);
 void fw_cm_input(const struct cm_peer *p, const uint8_t *mad);
 uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out);
 void fw_cm_poll(void);
+uint32_t fw_cm_idle(uint32_t max);
 uint32_t fw_cm_ctx_reset(uint32_t ctx); /* the CM IDs it had */
 void fw_cm_qp_gone(uint32_t qpn);
 

@@ -11,6 +11,8 @@ uint32_t hal_ipv4(void);
 uint64_t hal_seed(void);
 uint32_t hal_dma_window(void);
 uint64_t hal_cycles(void);
+/* park until a frame, a context reset or a command-queue doorbell is pending, or `cycles` passed */
+void hal_wait(uint32_t cycles);
 void hal_putc(char c);
 void hal_set_version(uint32_t v);
 void hal_set_status(uint32_t v);

@@ -31,6 +31,11 @@ uint64_t hal_cycles(void)
 	return ((uint64_t)REG(RNIC_FW_CYCLES_HI) << 32) | lo;
 }
 
+void hal_wait(uint32_t cycles)
+{
+	REG(RNIC_FW_WAIT) = cycles; /* the store completes when there is work */
+}
+
 void hal_cfg(uint32_t addr, uint32_t data)
 {
 	REG(RNIC_FW_CFG_ADDR) = addr;

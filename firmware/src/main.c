@@ -31,5 +31,9 @@ int main(void)
 		for (ctx = 0; pending && ctx < RNIC_NUM_CTX; ctx++)
 			if ((pending & (1u << ctx)) && fw_poll_cmdq(ctx))
 				more |= 1u << ctx;
+		/* nothing left over: park (held frames, resets still to finish and new doorbells
+		 * wake the core at once) until there is work or a CM timer falls due */
+		if (!more)
+			hal_wait(fw_cm_idle(UINT32_MAX));
 	}
 }

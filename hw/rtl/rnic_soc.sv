@@ -82,6 +82,19 @@ module rnic_soc #(
     logic [3:0]  mem_wstrb;
     logic        trap;
 
+    // The core's clock stops while it is parked on FW.WAIT: a simulator then skips PicoRV32. On
+    // the card the core runs on clk: parked, it changes nothing, and a gate would spend a global
+    // clock buffer.
+    logic cpu_clk, wait_reg;
+`ifdef SYNTHESIS
+    assign cpu_clk = clk;
+`else
+    logic cpu_en;   // taken while clk is low, as a clock-gating cell does: no glitch
+    always_ff @(negedge clk)
+        cpu_en <= !wait_reg;
+    assign cpu_clk = clk & cpu_en;
+`endif
+
     picorv32 #(
         .ENABLE_COUNTERS(1),
         .ENABLE_MUL(1),
@@ -91,7 +104,7 @@ module rnic_soc #(
         .PROGADDR_RESET(32'h0),
         .STACKADDR(32'(rnic_spec_pkg::RNIC_FW_RAM_SIZE))
     ) cpu (
-        .clk, .resetn(!rst), .trap,
+        .clk(cpu_clk), .resetn(!rst), .trap,
         .mem_valid, .mem_instr, .mem_ready, .mem_addr, .mem_wdata, .mem_wstrb, .mem_rdata,
         .pcpi_wr(1'b0), .pcpi_rd(32'b0), .pcpi_wait(1'b0), .pcpi_ready(1'b0), .irq(32'b0)
     );
@@ -200,9 +213,13 @@ module rnic_soc #(
         dbuf_line <= dbuf[a[13:6]];
     end
 
-    // an IRQ write waits while the previous one is pending
-    logic stall;
-    assign stall = wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_IRQ) && irq_valid;
+    // an IRQ write waits while the previous one is pending; a WAIT write until there is work
+    logic [63:0] wait_until_reg;
+    logic        wake, stall;
+    assign wake = prx_cnt != 3'd0 || ctx_reset_reg != 32'b0 || cmdq_pending_reg != 32'b0 ||
+                  (wait_reg && $signed(cycle - wait_until_reg) >= 0);
+    assign stall = wr && is_reg && ((reg_off == 8'(rnic_spec_pkg::RNIC_FW_IRQ) && irq_valid) ||
+                                    (reg_off == 8'(rnic_spec_pkg::RNIC_FW_WAIT) && !wake));
 
     // the bits the firmware clears in a write-1-to-clear register at `off` this cycle
     function automatic logic [31:0] w1c(input logic [7:0] off);
@@ -214,6 +231,9 @@ module rnic_soc #(
     assign db_set = cmdq_db_valid ? 32'(1) << cmdq_db_ctx : 32'b0;
 
     always_ff @(posedge clk) begin
+        wait_reg <= !rst && mem_valid && !mem_ready && stall && reg_off == 8'(rnic_spec_pkg::RNIC_FW_WAIT);
+        if (!wait_reg)
+            wait_until_reg <= cycle + 64'(mem_wdata);
         mem_ready <= 1'b0;
         console_valid <= 1'b0;
         cfg_valid <= 1'b0;

@@ -77,6 +77,18 @@ module rnic_top #(
 
     output logic         fw_console_valid,
     output logic [7:0]   fw_console_char
+`ifdef RNIC_KERNELS_OUTSIDE
+    // rnic-sim steps the kernels' C functions itself, with the contract of their wrappers
+    // (spec/gen/rnic_*_kernel.sv): from the inputs before a rising edge, the outputs (*_out_d)
+    // registered at it. It spares the simulator packing the ports into DPI-C vectors every clock.
+    ,
+    output rnic_spec_pkg::rnic_tx_in_t tx_in,
+    output rnic_spec_pkg::rnic_rx_in_t rx_in,
+    output rnic_spec_pkg::rnic_cq_in_t cq_in,
+    input  rnic_spec_pkg::rnic_tx_out_t tx_out_d,
+    input  rnic_spec_pkg::rnic_rx_out_t rx_out_d,
+    input  rnic_spec_pkg::rnic_cq_out_t cq_out_d
+`endif
 );
     logic [63:0] cycle_reg;
     always_ff @(posedge clk)
@@ -84,9 +96,11 @@ module rnic_top #(
 
     // kernel ports: the DPI vectors keep every field in whole 32-bit words, so the padding bits
     // of the output structs are never read
+`ifndef RNIC_KERNELS_OUTSIDE
     rnic_spec_pkg::rnic_tx_in_t tx_in;
     rnic_spec_pkg::rnic_rx_in_t rx_in;
     rnic_spec_pkg::rnic_cq_in_t cq_in;
+`endif
     /* verilator lint_off UNUSEDSIGNAL */
     rnic_spec_pkg::rnic_tx_out_t tx_out;
     rnic_spec_pkg::rnic_rx_out_t rx_out;
@@ -217,6 +231,8 @@ module rnic_top #(
     // ---- kernels
     always_comb begin
         tx_in = '0;
+        tx_in.rst = rst;
+        tx_in.cycle = cycle_reg;
         tx_in.cfg_valid = cfg_valid;
         tx_in.cfg_addr = cfg_addr;
         tx_in.cfg_data = cfg_data;
@@ -246,6 +262,8 @@ module rnic_top #(
         tx_in.cpl_ready = cq_out.txc_ready;
 
         rx_in = '0;
+        rx_in.rst = rst;
+        rx_in.cycle = cycle_reg;
         rx_in.cfg_valid = cfg_valid;
         rx_in.cfg_addr = cfg_addr;
         rx_in.cfg_data = cfg_data;
@@ -271,6 +289,8 @@ module rnic_top #(
         rx_in.cpl_ready = cq_out.rxc_ready;
 
         cq_in = '0;
+        cq_in.rst = rst;
+        cq_in.cycle = cycle_reg;
         cq_in.cfg_valid = cfg_valid;
         cq_in.cfg_addr = cfg_addr;
         cq_in.cfg_data = cfg_data;
@@ -287,9 +307,17 @@ module rnic_top #(
         cq_in.irq_ready = irqq_ready[0];
     end
 
-    rnic_tx_kernel tx_k (.clk, .rst, .cycle(cycle_reg), .k_in(tx_in), .k_out(tx_out));
-    rnic_rx_kernel rx_k (.clk, .rst, .cycle(cycle_reg), .k_in(rx_in), .k_out(rx_out));
-    rnic_cq_kernel cq_k (.clk, .rst, .cycle(cycle_reg), .k_in(cq_in), .k_out(cq_out));
+`ifdef RNIC_KERNELS_OUTSIDE
+    always_ff @(posedge clk) begin
+        tx_out <= tx_out_d;
+        rx_out <= rx_out_d;
+        cq_out <= cq_out_d;
+    end
+`else
+    rnic_tx_kernel tx_k (.clk, .rst, .k_in(tx_in), .k_out(tx_out));
+    rnic_rx_kernel rx_k (.clk, .rst, .k_in(rx_in), .k_out(rx_out));
+    rnic_cq_kernel cq_k (.clk, .rst, .k_in(cq_in), .k_out(cq_out));
+`endif
 
     // ---- counters (enum STAT order)
     always_comb begin

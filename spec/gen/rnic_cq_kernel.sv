@@ -14,60 +14,53 @@
 module rnic_cq_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
     input  var  rnic_spec_pkg::rnic_cq_in_t k_in,
     output rnic_spec_pkg::rnic_cq_out_t     k_out
 );
-    rnic_spec_pkg::rnic_cq_in_t i;
     wire [887:0] hls_in;
     wire [719:0] hls_out;
 
-    always_comb begin
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-    end
     assign hls_in = {
-        8'(i.irq_ready),
-        8'(i.wr_ready),
-        16'(i.db_ci),
-        8'(i.db_arm),
-        16'(i.db_cqn),
-        8'(i.db_ctx),
-        8'(i.db_valid),
-        8'(i.rxc.ctx),
-        8'(i.rxc.evt),
-        16'(i.rxc.wqe_index),
-        64'(i.rxc.ts_start),
-        8'(i.rxc.wc_flags),
-        8'(i.rxc.status),
-        8'(i.rxc.opcode),
-        32'(i.rxc.imm),
-        32'(i.rxc.byte_len),
-        64'(i.rxc.wr_id),
-        32'(i.rxc.src_qp),
-        32'(i.rxc.qpn),
-        16'(i.rxc.cqn),
-        8'(i.rxc_valid),
-        8'(i.txc.ctx),
-        8'(i.txc.evt),
-        16'(i.txc.wqe_index),
-        64'(i.txc.ts_start),
-        8'(i.txc.wc_flags),
-        8'(i.txc.status),
-        8'(i.txc.opcode),
-        32'(i.txc.imm),
-        32'(i.txc.byte_len),
-        64'(i.txc.wr_id),
-        32'(i.txc.src_qp),
-        32'(i.txc.qpn),
-        16'(i.txc.cqn),
-        8'(i.txc_valid),
-        32'(i.cfg_data),
-        32'(i.cfg_addr),
-        8'(i.cfg_valid),
-        64'(i.cycle),
-        8'(i.rst)
+        8'(k_in.irq_ready),
+        8'(k_in.wr_ready),
+        16'(k_in.db_ci),
+        8'(k_in.db_arm),
+        16'(k_in.db_cqn),
+        8'(k_in.db_ctx),
+        8'(k_in.db_valid),
+        8'(k_in.rxc.ctx),
+        8'(k_in.rxc.evt),
+        16'(k_in.rxc.wqe_index),
+        64'(k_in.rxc.ts_start),
+        8'(k_in.rxc.wc_flags),
+        8'(k_in.rxc.status),
+        8'(k_in.rxc.opcode),
+        32'(k_in.rxc.imm),
+        32'(k_in.rxc.byte_len),
+        64'(k_in.rxc.wr_id),
+        32'(k_in.rxc.src_qp),
+        32'(k_in.rxc.qpn),
+        16'(k_in.rxc.cqn),
+        8'(k_in.rxc_valid),
+        8'(k_in.txc.ctx),
+        8'(k_in.txc.evt),
+        16'(k_in.txc.wqe_index),
+        64'(k_in.txc.ts_start),
+        8'(k_in.txc.wc_flags),
+        8'(k_in.txc.status),
+        8'(k_in.txc.opcode),
+        32'(k_in.txc.imm),
+        32'(k_in.txc.byte_len),
+        64'(k_in.txc.wr_id),
+        32'(k_in.txc.src_qp),
+        32'(k_in.txc.qpn),
+        16'(k_in.txc.cqn),
+        8'(k_in.txc_valid),
+        32'(k_in.cfg_data),
+        32'(k_in.cfg_addr),
+        8'(k_in.cfg_valid),
+        64'(k_in.cycle),
+        8'(k_in.rst)
     };
     rnic_cq_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
     always_ff @(posedge clk) begin
@@ -94,8 +87,7 @@ endmodule
 module rnic_cq_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
-    input  var  rnic_spec_pkg::rnic_cq_in_t k_in,   // rst and cycle fields are filled here
+    input  var  rnic_spec_pkg::rnic_cq_in_t k_in,
     output rnic_spec_pkg::rnic_cq_out_t     k_out
 );
 `ifndef SYNTHESIS
@@ -106,14 +98,12 @@ module rnic_cq_kernel (
 
     chandle h;
     initial h = rnic_cq_dpi_new();
+    logic unused;
+    assign unused = rst;   // the kernel takes its reset from k_in.rst
 
     always_ff @(posedge clk) begin : step
-        rnic_spec_pkg::rnic_cq_in_t i;
         bit [rnic_spec_pkg::RNIC_CQ_OUT_WORDS*32-1:0] o;
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-        rnic_cq_dpi_step(h, i, o);
+        rnic_cq_dpi_step(h, k_in, o);
         k_out <= o;
     end
 `endif

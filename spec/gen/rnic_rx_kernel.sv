@@ -14,50 +14,43 @@
 module rnic_rx_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
     input  var  rnic_spec_pkg::rnic_rx_in_t k_in,
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
-    rnic_spec_pkg::rnic_rx_in_t i;
     wire [1999:0] hls_in;
     wire [2823:0] hls_out;
 
-    always_comb begin
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-    end
     assign hls_in = {
-        8'(i.rdreq_ready),
-        8'(i.cpl_ready),
-        8'(i.fw_ready),
-        8'(i.rsp_ready),
-        8'(i.ack_ready),
-        8'(i.wr_ready),
-        512'(i.rdx.sge),
-        8'(i.rdx.nsge),
-        8'(i.rdx.kind),
-        32'(i.rdx.npkts),
-        32'(i.rdx.first_psn),
-        32'(i.rdx.qpn),
-        8'(i.rdx_valid),
-        8'(i.rd_last),
-        512'(i.rd_data),
-        8'(i.rd_valid),
-        8'(i.db_srq),
-        16'(i.db_pi),
-        16'(i.db_qpn),
-        8'(i.db_ctx),
-        8'(i.db_valid),
-        8'(i.eth_last),
-        64'(i.eth_keep),
-        512'(i.eth_data),
-        8'(i.eth_valid),
-        32'(i.cfg_data),
-        32'(i.cfg_addr),
-        8'(i.cfg_valid),
-        64'(i.cycle),
-        8'(i.rst)
+        8'(k_in.rdreq_ready),
+        8'(k_in.cpl_ready),
+        8'(k_in.fw_ready),
+        8'(k_in.rsp_ready),
+        8'(k_in.ack_ready),
+        8'(k_in.wr_ready),
+        512'(k_in.rdx.sge),
+        8'(k_in.rdx.nsge),
+        8'(k_in.rdx.kind),
+        32'(k_in.rdx.npkts),
+        32'(k_in.rdx.first_psn),
+        32'(k_in.rdx.qpn),
+        8'(k_in.rdx_valid),
+        8'(k_in.rd_last),
+        512'(k_in.rd_data),
+        8'(k_in.rd_valid),
+        8'(k_in.db_srq),
+        16'(k_in.db_pi),
+        16'(k_in.db_qpn),
+        8'(k_in.db_ctx),
+        8'(k_in.db_valid),
+        8'(k_in.eth_last),
+        64'(k_in.eth_keep),
+        512'(k_in.eth_data),
+        8'(k_in.eth_valid),
+        32'(k_in.cfg_data),
+        32'(k_in.cfg_addr),
+        8'(k_in.cfg_valid),
+        64'(k_in.cycle),
+        8'(k_in.rst)
     };
     rnic_rx_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
     always_ff @(posedge clk) begin
@@ -140,8 +133,7 @@ endmodule
 module rnic_rx_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
-    input  var  rnic_spec_pkg::rnic_rx_in_t k_in,   // rst and cycle fields are filled here
+    input  var  rnic_spec_pkg::rnic_rx_in_t k_in,
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
 `ifndef SYNTHESIS
@@ -152,14 +144,12 @@ module rnic_rx_kernel (
 
     chandle h;
     initial h = rnic_rx_dpi_new();
+    logic unused;
+    assign unused = rst;   // the kernel takes its reset from k_in.rst
 
     always_ff @(posedge clk) begin : step
-        rnic_spec_pkg::rnic_rx_in_t i;
         bit [rnic_spec_pkg::RNIC_RX_OUT_WORDS*32-1:0] o;
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-        rnic_rx_dpi_step(h, i, o);
+        rnic_rx_dpi_step(h, k_in, o);
         k_out <= o;
     end
 `endif

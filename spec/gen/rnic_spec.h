@@ -524,6 +524,7 @@
 #define RNIC_FW_DMA_CTRL_WRITE_SHIFT 1u
 #define RNIC_FW_DMA_CTRL_WRITE_WIDTH 1u
 #define RNIC_FW_DMA_CTRL_WRITE_MASK 0x00000002u
+#define RNIC_FW_WAIT 0x58u /* Park the firmware: the write completes (and the core's clock runs again) once a frame is held (PKT_RX_STATUS), a context reset or a command-queue doorbell is pending (CTX_RESET, CMDQ_PENDING), or the number of cycles written has passed */
 #define RNIC_FW_DMA_STATUS 0x54u /* FW DMA state; ERR: the host refused the last read (unmapped address, completion error), its data are not memory */
 #define RNIC_FW_DMA_STATUS_BUSY_SHIFT 0u
 #define RNIC_FW_DMA_STATUS_BUSY_WIDTH 1u

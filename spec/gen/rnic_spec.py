@@ -424,6 +424,7 @@ FW = {
     'DMA_LOCAL': (0x48, {}),
     'DMA_LEN': (0x4c, {}),
     'DMA_CTRL': (0x50, {'GO': (0, 1), 'WRITE': (1, 1)}),
+    'WAIT': (0x58, {}),
     'DMA_STATUS': (0x54, {'BUSY': (0, 1), 'ERR': (1, 1)}),
     'PKT_TX_LEN': (0x60, {}),
     'PKT_TX_STATUS': (0x64, {'BUSY': (0, 1)}),

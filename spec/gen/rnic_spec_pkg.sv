@@ -494,6 +494,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_DMA_CTRL_GO_WIDTH = 1;
   localparam int unsigned RNIC_FW_DMA_CTRL_WRITE_SHIFT = 1;
   localparam int unsigned RNIC_FW_DMA_CTRL_WRITE_WIDTH = 1;
+  localparam int unsigned RNIC_FW_WAIT = 'h58;
   localparam int unsigned RNIC_FW_DMA_STATUS = 'h54;
   localparam int unsigned RNIC_FW_DMA_STATUS_BUSY_SHIFT = 0;
   localparam int unsigned RNIC_FW_DMA_STATUS_BUSY_WIDTH = 1;

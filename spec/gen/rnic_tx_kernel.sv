@@ -14,56 +14,49 @@
 module rnic_tx_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
     input  var  rnic_spec_pkg::rnic_tx_in_t k_in,
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
-    rnic_spec_pkg::rnic_tx_in_t i;
     wire [1719:0] hls_in;
     wire [2015:0] hls_out;
 
-    always_comb begin
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-    end
     assign hls_in = {
-        8'(i.rdx_ready),
-        8'(i.cpl_ready),
-        8'(i.eth_ready),
-        8'(i.rdreq_ready),
-        64'(i.rsp.atomic),
-        32'(i.rsp.len),
-        32'(i.rsp.key),
-        64'(i.rsp.va),
-        32'(i.rsp.msn),
-        8'(i.rsp.syndrome),
-        32'(i.rsp.psn),
-        32'(i.rsp.qpn),
-        8'(i.rsp.kind),
-        8'(i.rsp_valid),
-        8'(i.ack_rd),
-        32'(i.ack_msn),
-        8'(i.ack_syndrome),
-        32'(i.ack_psn),
-        32'(i.ack_qpn),
-        8'(i.ack_valid),
-        8'(i.rd_last),
-        512'(i.rd_data),
-        8'(i.rd_valid),
-        8'(i.push_last),
-        512'(i.push_data),
-        8'(i.push_ctx),
-        8'(i.push_valid),
-        16'(i.db_pi),
-        16'(i.db_qpn),
-        8'(i.db_ctx),
-        8'(i.db_valid),
-        32'(i.cfg_data),
-        32'(i.cfg_addr),
-        8'(i.cfg_valid),
-        64'(i.cycle),
-        8'(i.rst)
+        8'(k_in.rdx_ready),
+        8'(k_in.cpl_ready),
+        8'(k_in.eth_ready),
+        8'(k_in.rdreq_ready),
+        64'(k_in.rsp.atomic),
+        32'(k_in.rsp.len),
+        32'(k_in.rsp.key),
+        64'(k_in.rsp.va),
+        32'(k_in.rsp.msn),
+        8'(k_in.rsp.syndrome),
+        32'(k_in.rsp.psn),
+        32'(k_in.rsp.qpn),
+        8'(k_in.rsp.kind),
+        8'(k_in.rsp_valid),
+        8'(k_in.ack_rd),
+        32'(k_in.ack_msn),
+        8'(k_in.ack_syndrome),
+        32'(k_in.ack_psn),
+        32'(k_in.ack_qpn),
+        8'(k_in.ack_valid),
+        8'(k_in.rd_last),
+        512'(k_in.rd_data),
+        8'(k_in.rd_valid),
+        8'(k_in.push_last),
+        512'(k_in.push_data),
+        8'(k_in.push_ctx),
+        8'(k_in.push_valid),
+        16'(k_in.db_pi),
+        16'(k_in.db_qpn),
+        8'(k_in.db_ctx),
+        8'(k_in.db_valid),
+        32'(k_in.cfg_data),
+        32'(k_in.cfg_addr),
+        8'(k_in.cfg_valid),
+        64'(k_in.cycle),
+        8'(k_in.rst)
     };
     rnic_tx_top hls (.ap_clk(clk), .ap_rst(rst), .k_in(hls_in), .k_out(hls_out));
     always_ff @(posedge clk) begin
@@ -121,8 +114,7 @@ endmodule
 module rnic_tx_kernel (
     input  wire                             clk,
     input  wire                             rst,
-    input  wire [63:0]                      cycle,
-    input  var  rnic_spec_pkg::rnic_tx_in_t k_in,   // rst and cycle fields are filled here
+    input  var  rnic_spec_pkg::rnic_tx_in_t k_in,
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
 `ifndef SYNTHESIS
@@ -133,14 +125,12 @@ module rnic_tx_kernel (
 
     chandle h;
     initial h = rnic_tx_dpi_new();
+    logic unused;
+    assign unused = rst;   // the kernel takes its reset from k_in.rst
 
     always_ff @(posedge clk) begin : step
-        rnic_spec_pkg::rnic_tx_in_t i;
         bit [rnic_spec_pkg::RNIC_TX_OUT_WORDS*32-1:0] o;
-        i = k_in;
-        i.rst = rst;
-        i.cycle = cycle;
-        rnic_tx_dpi_step(h, i, o);
+        rnic_tx_dpi_step(h, k_in, o);
         k_out <= o;
     end
 `endif
