@@ -9,9 +9,11 @@
  *     WQE in progress (IBTA 9.2-9.4: SEND, RDMA WRITE (with immediate), READ request, atomics);
  *     it then issues the packet's payload DMA reads, cut at 4 KiB pages and SGEs, up to
  *     TX_CREDIT bytes ahead of the emitter so that the PCIe read latency is covered;
- *   - the scheduler fetches the next WQE (round-robin over ready QPs) as soon as the message
- *     in progress has all its packets built, checks its SGEs (lkey, PD, bounds, IBTA 10.6.3.1)
- *     and reserves an outstanding-WQE slot;
+ *   - the scheduler fetches the next WQEs of the QP at the head of its active list (fed by
+ *     doorbells and the other events that may let a QP fetch; round-robin, no scan over QPs),
+ *     up to TX_PF_BATCH in one DMA read; a fetched WQE starts as soon as the message in
+ *     progress has all its packets built: its SGEs are checked (lkey, PD, bounds, IBTA
+ *     10.6.3.1) and an outstanding-WQE slot reserved;
  *   - the emitter sends each built packet: header, payload realigned behind it in a three-beat
  *     byte packer, pad and ICRC (RoCEv2 A17.3.3).
  * The packet builder is tx_build.c; the scheduler, emitter and acknowledgements are here.
@@ -119,7 +121,7 @@ static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 		p->rd_wait = 0;
 	}
 	p->ob_head++;
-	st->sched_hint = 1;
+	tx_wake(st, q);
 }
 
 static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
@@ -198,23 +200,44 @@ void tx_unfetch(rnic_tx_state_t *st, uint32_t q)
 	st->qp[q].pf_n = 0;
 }
 
-/* Scheduler: fetch the next WQEs of the next ready QP (round-robin), up to a batch in one DMA
- * read, while the message in progress is still being built. */
+/* QP q may be able to fetch: it joins the active list (through `wake`; the caller keeps to
+ * TX_WAKE_CLK wakes per clock, and waits while wake_ok is 0 if it can). */
+void tx_wake(rnic_tx_state_t *st, uint32_t q)
+{
+	st->wake[st->wake_tail++ % TX_WAKE] = (uint16_t)q;
+	st->wake_clk++;
+}
+
+/* One wake per clock joins the active list, unless its QP is there already. */
+static void join(rnic_tx_state_t *st)
+{
+	uint32_t q;
+
+	if (st->wake_head == st->wake_tail)
+		return;
+	q = st->wake[st->wake_head++ % TX_WAKE];
+	if (st->act_in[q])
+		return;
+	st->act_in[q] = 1;
+	st->act[st->act_tail++ % RNIC_MAX_QP] = (uint16_t)q;
+}
+
+/* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one
+ * DMA read, while the message in progress is still being built; with more to fetch it goes to
+ * the back of the list, else it leaves it (until an event wakes it again). */
 static void schedule(rnic_tx_state_t *st)
 {
-	uint32_t i, q, mask, n, room, k;
+	uint32_t q, mask, n, room, k;
 	uint64_t base, addr;
 	tx_qp_t *p;
 
 	if (st->pf_tail - st->pf_head >= TX_PF || st->o.rdreq_valid || tx_req_full(st) || cpl_full(st) ||
-	    !st->sched_hint)
+	    st->act_head == st->act_tail || !st->wake_ok)
 		return;
-	for (i = 1; i <= RNIC_MAX_QP; i++) {
-		q = (st->rr + i) % RNIC_MAX_QP;
-		if (!qp_ready(st, q))
-			continue;
+	q = st->act[st->act_head++ % RNIC_MAX_QP];
+	st->act_in[q] = 0;
+	if (qp_ready(st, q)) {
 		p = &st->qp[q];
-		st->rr = q;
 		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
 		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
 		addr = base + (uint64_t)(p->ci & mask) * RNIC_WQE_BYTES;
@@ -246,9 +269,9 @@ static void schedule(rnic_tx_state_t *st)
 		st->pf_tail += n;
 		p->ci = (uint16_t)(p->ci + n);
 		p->pf_n = (uint8_t)(p->pf_n + n);
-		return;
+		if (qp_ready(st, q))
+			tx_wake(st, q);
 	}
-	st->sched_hint = 0; /* nothing ready: rescan after the next event */
 }
 
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
@@ -299,7 +322,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 	p->rd_wait = 0;
 	p->t_sent = st->now;
 	tx_stop_fetch(st, q);
-	st->sched_hint = 1;
+	tx_wake(st, q);
 }
 
 /* ACK timers, one QP per clock: 4.096 us * 2^timeout without progress (0: no timer). */
@@ -310,8 +333,8 @@ static void check_timer(rnic_tx_state_t *st)
 	uint32_t t = QPC_F(&st->t, q, RETRY, TIMEOUT);
 
 	if (p->hold_until && (int64_t)(st->now - p->hold_until) >= 0) {
-		p->hold_until = 0; /* the RNR wait is over: the scheduler looks again */
-		st->sched_hint = 1;
+		p->hold_until = 0; /* the RNR wait is over */
+		tx_wake(st, q);
 	}
 	if (p->err && p->ob_head != p->ob_tail && !st->ack_busy) {
 		/* in error with WQEs outstanding that no ACK will retire any more: flush them */
@@ -377,7 +400,7 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 			st->e_state = 2;
 		return;
 	case 2: /* pad and ICRC */
-		if (st->acc_n + 8 > TX_ACC || st->frame_end || (k->retire && cpl_full(st)))
+		if (st->acc_n + 8 > TX_ACC || st->frame_end || (k->retire && (cpl_full(st) || !st->wake_ok)))
 			return; /* one frame end in the packer at a time */
 		if (k->retire)
 			ob_retire(st, k->qpn, k->poison ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
@@ -476,7 +499,7 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 		p->err = 1;
 	}
 	p->state = (uint8_t)state;
-	st->sched_hint = 1;
+	tx_wake(st, q);
 }
 
 /* The doorbell of QP q from context ctx: its SQ holds WQEs up to pi. A doorbell behind the one
@@ -495,7 +518,7 @@ static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint
 	}
 	if ((uint16_t)(pi - p->pi) <= size)
 		p->pi = (uint16_t)pi;
-	st->sched_hint = 1;
+	tx_wake(st, q);
 	p->ts_db = cycle;
 	return 1;
 }
@@ -591,11 +614,16 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->ack_busy = 0;
 		st->fence_state = 0;
 		st->push_half = 0;
+		for (i = 0; i < RNIC_MAX_QP; i++)
+			st->act_in[i] = 0;
+		st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
+		st->wake_ok = 1;
 		st->o = (rnic_tx_out_t){0};
 		*out = st->o;
 		return;
 	}
 	st->now = in->cycle;
+	st->wake_clk = 0;
 	/* transfers at this edge */
 	if (st->o.eth_valid && in->eth_ready)
 		st->o.eth_valid = 0;
@@ -656,7 +684,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	if (st->pf_head != st->pf_tail && st->pf[st->pf_head % TX_PF].ready && st->pf[st->pf_head % TX_PF].discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
 	} else if (!st->phase && st->pf_head != st->pf_tail && st->pf[st->pf_head % TX_PF].ready &&
-		   !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp)) {
+		   !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp) && st->wake_ok) {
 		const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
@@ -669,21 +697,22 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	tx_build(st);
 	schedule(st);
-	if (st->ack_busy) {
+	if (st->ack_busy && st->wake_ok)
 		acknowledge(st);
-		st->sched_hint = 1;
-	} else {
+	else if (!st->ack_busy && st->wake_ok)
 		check_timer(st);
-	}
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
 	}
 	fence(st);
+	join(st);
+	assert(st->wake_clk <= TX_WAKE_CLK);
 
 	/* readies for the next clock: only what can surely be taken then */
-	st->o.db_ready = 1;
-	st->o.push_ready = 1;
+	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
+	st->o.db_ready = st->wake_ok;
+	st->o.push_ready = st->wake_ok;
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&

@@ -16,6 +16,10 @@
 #define TX_HDR 160        /* header bytes of one packet, inline payload included */
 #define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
+#define TX_WAKE 32        /* QPs woken (registers), waiting to join the active list */
+#define TX_WAKE_CLK 9     /* wakes one clock can make: two doorbells (rung, pushed), an ACK or a
+			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
+			   * cancelled, the scheduler's own */
 
 typedef struct {
 	uint8_t wqe[RNIC_WQE_BYTES];
@@ -77,8 +81,15 @@ typedef struct {
 	rnic_tables_t t;
 	tx_qp_t qp[RNIC_MAX_QP];
 	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
-	uint32_t rr;                 /* round-robin scheduler position */
-	uint8_t sched_hint;          /* something may have become ready since the last scan */
+	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
+	 * event that may let a QP fetch (doorbell, retirement, go-back, RNR wait over, commit)
+	 * wakes it into `wake`; one wake per clock joins `act` unless act_in says it is there. */
+	uint16_t wake[TX_WAKE];
+	uint32_t wake_head, wake_tail, wake_clk;
+	uint8_t wake_ok;             /* room for a clock's wakes: producers that can wait do */
+	uint16_t act[RNIC_MAX_QP];
+	uint32_t act_head, act_tail;
+	uint8_t act_in[RNIC_MAX_QP];
 
 	/* WQEs fetched ahead in batches, in the order requested: slots [pf_head, pf_tail) are
 	 * taken, data fills them from pf_fill on (DMA reads return in request order) */

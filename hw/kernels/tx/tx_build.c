@@ -59,7 +59,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
 	tx_ob_t *ob;
 
-	st->sched_hint = 1;
+	tx_wake(st, st->qpn); /* a slot of its window is taken; the QP may fetch further */
 	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (p->err) {
@@ -484,10 +484,10 @@ void tx_build(rnic_tx_state_t *st)
 		build_response(st);
 		return;
 	}
-	if (st->phase && st->cancel) {
+	if (st->phase && st->cancel && st->wake_ok) {
 		st->phase = 0;
 		st->cancel = 0;
-		st->sched_hint = 1;
+		tx_wake(st, st->qpn);
 		return;
 	}
 	if (st->phase)

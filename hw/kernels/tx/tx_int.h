@@ -2,6 +2,7 @@
 #ifndef TX_INT_H
 #define TX_INT_H
 
+#include <assert.h>
 #include "tx.h"
 
 #define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
@@ -22,5 +23,6 @@ void tx_start_message(rnic_tx_state_t *st);
 void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r);
 void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q);
 void tx_build(rnic_tx_state_t *st);
+void tx_wake(rnic_tx_state_t *st, uint32_t q);
 
 #endif
