@@ -1,8 +1,9 @@
 // Ethernet backends of rnic-sim.
 //
-// Direct link: the two simulators exchange, over a Unix stream socket, the frames each
-// transmitted with their arrival cycle, and a SYNC message at the end of every quantum (= the
-// link latency). A simulator enters quantum k+1 only after the peer's SYNC for quantum k, so a
+// Direct link: the two simulators exchange, over a Unix stream socket (messages: struct
+// ETH_LINK_HDR of spec/rnic.toml, after a HELLO each way that carries the link's version), the
+// frames each transmitted with their arrival cycle, and a SYNC message at the end of every
+// quantum (= the link latency). A simulator enters quantum k+1 only after the peer's SYNC for quantum k, so a
 // frame always arrives in the receiver's future: both run in simulated-time lock-step.
 // UDP: one Ethernet frame (without FCS) per datagram, as QEMU's -netdev dgram; no time sync.
 #include "eth.h"
@@ -18,13 +19,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-namespace {
-enum : uint32_t { MSG_FRAME = 1, MSG_SYNC = 2 };
+#include "rnic_spec.h"
 
-struct MsgHdr {
-	uint32_t type, len;
-	uint64_t cycle;
-};
+namespace {
+constexpr size_t HDR = RNIC_ETH_LINK_HDR_SIZE;
 
 void write_all(int fd, const void *p, size_t n)
 {
@@ -88,6 +86,9 @@ EthPort::EthPort(Mode mode, const std::string &arg, uint32_t latency_cycles, dou
 		if (fd_ < 0)
 			throw std::runtime_error("no rnic-sim listening on " + arg);
 		peer_alive_ = true;
+	}
+	if (mode == LISTEN || mode == CONNECT) {
+		hello();
 	} else if (mode == UDP) {
 		// LPORT:RHOST:RPORT
 		size_t c1 = arg.find(':'), c2 = arg.rfind(':');
@@ -150,13 +151,38 @@ void EthPort::capture(uint64_t cycle, const std::vector<uint8_t> &f)
 	std::fwrite(f.data(), cap, 1, pcap_);
 }
 
+/* Both ends say which version of the link they speak; a peer that speaks another is refused. */
+void EthPort::hello()
+{
+	uint8_t h[HDR];
+	size_t got = 0;
+
+	send_msg(RNIC_ETH_LINK_MSG_HELLO, RNIC_ETH_LINK_VERSION, nullptr, 0);
+	while (got < HDR) {
+		pollfd p{fd_, POLLIN, 0};
+		ssize_t n = ::poll(&p, 1, 30000) == 1 ? ::read(fd_, h + got, HDR - got) : 0;
+		if (n <= 0)
+			throw std::runtime_error("the peer on " + path_ + " sent no HELLO");
+		got += static_cast<size_t>(n);
+	}
+	if (RNIC_ETH_LINK_HDR_TYPE_GET(h) != RNIC_ETH_LINK_MSG_HELLO || RNIC_ETH_LINK_HDR_LEN_GET(h) ||
+	    RNIC_ETH_LINK_HDR_CYCLE_GET(h) != RNIC_ETH_LINK_VERSION)
+		throw std::runtime_error("the peer on " + path_ + " speaks another link (version " +
+					 std::to_string(RNIC_ETH_LINK_HDR_CYCLE_GET(h)) + ", this simulator " +
+					 std::to_string(RNIC_ETH_LINK_VERSION) + ")");
+}
+
 void EthPort::send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len)
 {
+	uint8_t h[HDR];
+
 	if (!peer_alive_)
 		return;
-	MsgHdr h{type, len, cycle};
+	RNIC_ETH_LINK_HDR_TYPE_SET(h, type);
+	RNIC_ETH_LINK_HDR_LEN_SET(h, len);
+	RNIC_ETH_LINK_HDR_CYCLE_SET(h, cycle);
 	try {
-		write_all(fd_, &h, sizeof(h));
+		write_all(fd_, h, HDR);
 		if (len)
 			write_all(fd_, p, len);
 	} catch (const std::exception &) {
@@ -172,7 +198,7 @@ void EthPort::wire_out(uint64_t arrival, std::vector<uint8_t> frame)
 		if (::send(fd_, frame.data(), frame.size(), 0) < 0 && errno != ECONNREFUSED)
 			std::perror("rnic-sim: udp send");
 	} else if (mode_ == LISTEN || mode_ == CONNECT) {
-		send_msg(MSG_FRAME, arrival, frame.data(), static_cast<uint32_t>(frame.size()));
+		send_msg(RNIC_ETH_LINK_MSG_FRAME, arrival, frame.data(), static_cast<uint32_t>(frame.size()));
 	}
 }
 
@@ -232,18 +258,16 @@ bool EthPort::read_msgs(bool block)
 	}
 	inbuf_.insert(inbuf_.end(), buf, buf + n);
 	size_t off = 0;
-	while (inbuf_.size() - off >= sizeof(MsgHdr)) {
-		MsgHdr h;
-		std::memcpy(&h, inbuf_.data() + off, sizeof(h));
-		if (inbuf_.size() - off < sizeof(h) + h.len)
+	while (inbuf_.size() - off >= HDR) {
+		const uint8_t *h = inbuf_.data() + off;
+		uint32_t len = RNIC_ETH_LINK_HDR_LEN_GET(h);
+		if (inbuf_.size() - off < HDR + len)
 			break;
-		if (h.type == MSG_FRAME) {
-			const uint8_t *d = inbuf_.data() + off + sizeof(h);
-			rxq_.push_back({h.cycle, std::vector<uint8_t>(d, d + h.len)});
-		} else if (h.type == MSG_SYNC) {
-			peer_time_ = h.cycle;
-		}
-		off += sizeof(h) + h.len;
+		if (RNIC_ETH_LINK_HDR_TYPE_GET(h) == RNIC_ETH_LINK_MSG_FRAME)
+			rxq_.push_back({RNIC_ETH_LINK_HDR_CYCLE_GET(h), std::vector<uint8_t>(h + HDR, h + HDR + len)});
+		else if (RNIC_ETH_LINK_HDR_TYPE_GET(h) == RNIC_ETH_LINK_MSG_SYNC)
+			peer_time_ = RNIC_ETH_LINK_HDR_CYCLE_GET(h);
+		off += HDR + len;
 	}
 	inbuf_.erase(inbuf_.begin(), inbuf_.begin() + static_cast<long>(off));
 	return true;
@@ -274,7 +298,7 @@ void EthPort::tick(uint64_t now)
 		wire_out(held_.cycle, held_.data);
 		held_valid_ = false;
 	}
-	send_msg(MSG_SYNC, next_sync_, nullptr, 0);
+	send_msg(RNIC_ETH_LINK_MSG_SYNC, next_sync_, nullptr, 0);
 	while (peer_alive_ && peer_time_ < next_sync_)
 		read_msgs(true);
 	next_sync_ += latency_;

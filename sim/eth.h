@@ -42,6 +42,7 @@ public:
 	uint64_t tx_frames = 0, rx_frames = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0, delayed = 0;
 
 private:
+	void hello();
 	void send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len);
 	bool read_msgs(bool block);
 	void capture(uint64_t cycle, const std::vector<uint8_t> &f);

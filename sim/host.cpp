@@ -262,7 +262,27 @@ bool HostLink::read_client(int ctx, bool block)
 
 void HostLink::poll()
 {
-	for (;;) {
+	/* one system call tells which sockets have something: new processes, messages */
+	pollfd p[1 + RNIC_NUM_CTX];
+	int ctx_of[1 + RNIC_NUM_CTX];
+	nfds_t n = 1;
+
+	p[0] = {listen_fd_, POLLIN, 0};
+	for (size_t ctx = 0; ctx < clients_.size() && n < 1 + RNIC_NUM_CTX; ctx++) {
+		if (clients_[ctx].fd >= 0) {
+			p[n] = {clients_[ctx].fd, POLLIN, 0};
+			ctx_of[n++] = static_cast<int>(ctx);
+		}
+	}
+	if (::poll(p, n, 0) < 0)
+		n = 1, p[0].revents = 0;
+	for (size_t ctx = 0; ctx < clients_.size(); ctx++)
+		drain(static_cast<int>(ctx), false);
+	for (nfds_t i = 1; i < n; i++)
+		if (p[i].revents)
+			while (clients_[ctx_of[i]].fd >= 0 && read_client(ctx_of[i], false))
+				;
+	for (; p[0].revents;) {
 		int fd = ::accept(listen_fd_, nullptr, nullptr);
 		if (fd < 0)
 			break;
@@ -274,11 +294,6 @@ void HostLink::poll()
 			continue;
 		}
 		clients_[ctx].fd = fd;
-	}
-	for (size_t ctx = 0; ctx < clients_.size(); ctx++) {
-		drain(static_cast<int>(ctx), false);
-		while (clients_[ctx].fd >= 0 && read_client(static_cast<int>(ctx), false))
-			;
 	}
 }
 

@@ -106,6 +106,34 @@ def test_host_link_version_is_checked(tmp_path):
         stop(sim)
 
 
+def test_ethernet_link_version_is_checked(tmp_path):
+    """Two simulators on one link exchange HELLOs first (struct ETH_LINK_HDR): one that meets a
+    peer of another link version stops, saying so."""
+    hdr = struct.Struct("<IIQ")
+    assert hdr.size == S.ETH_LINK_HDR[0]
+    path = tmp_path / "link"
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ls.bind(str(path))
+    ls.listen(1)
+    ls.settimeout(60)
+    log = open(tmp_path / "sim.log", "w")
+    p = subprocess.Popen([str(SIM), "--name", "rnic0", "--mac", "02:00:00:00:00:05", "--ip", "10.0.0.5",
+                          "--sock-dir", str(tmp_path), "--eth-connect", str(path)], stdout=log,
+                         stderr=subprocess.STDOUT)
+    try:
+        c, _ = ls.accept()
+        c.settimeout(30)
+        t, n, version = hdr.unpack(c.recv(hdr.size, socket.MSG_WAITALL))
+        assert (t, n, version) == (S.ETH_LINK_MSG["HELLO"], 0, S.ETH_LINK_VERSION)
+        c.sendall(hdr.pack(S.ETH_LINK_MSG["HELLO"], 0, S.ETH_LINK_VERSION + 1))
+        assert p.wait(timeout=60) != 0
+        assert "speaks another link" in (tmp_path / "sim.log").read_text()
+    finally:
+        if p.poll() is None:
+            p.kill()
+        ls.close()
+
+
 def test_posted_writes_through_the_shared_ring(tmp_path):
     """MMIO writes posted through the shared-memory ring land in order, several passes round the
     ring, and neither a read nor a write sent as a message passes them (PCIe ordering)."""

@@ -83,6 +83,7 @@
 #define RNIC_LINK_BUS_CTX_SHIFT 0x38u /* DMA bus address = (ctx + 1) << 56 | host virtual address */
 #define RNIC_LINK_MAX_PAYLOAD 0x1000u /* Largest payload in one message */
 #define RNIC_LINK_RING_LOG 0x8u /* log2 of the entries of the posted-write ring (struct LINK_RING) */
+#define RNIC_ETH_LINK_VERSION 0x1u /* Version of the link between two simulators (struct ETH_LINK_HDR), in the HELLO each sends first; a simulator stops on a peer of another */
 
 /* transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38). */
 #define RNIC_BTH_UC_BIT 0x20u /* UC opcode = RC opcode | 0x20 */
@@ -312,6 +313,11 @@
 #define RNIC_LINK_MSG_FENCE 0xbu
 #define RNIC_LINK_MSG_FENCE_ACK 0xcu
 #define RNIC_LINK_MSG_MMIO_RING 0xdu
+
+/* ETH_LINK_MSG: Messages between two rnic-sim processes that share a simulated Ethernet link (a Unix stream socket). */
+#define RNIC_ETH_LINK_MSG_HELLO 0x1u
+#define RNIC_ETH_LINK_MSG_FRAME 0x2u
+#define RNIC_ETH_LINK_MSG_SYNC 0x3u
 
 /* STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i). */
 #define RNIC_STAT_RX_FRAMES 0x0u
@@ -1475,6 +1481,18 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 #define RNIC_CMDO_CREATE_AH_SIZE 112u
 #define RNIC_CMDO_CREATE_AH_MAC_OFF 0u
 #define RNIC_CMDO_CREATE_AH_MAC_LEN 6u
+
+/* ETH_LINK_HDR: Header of every message between two simulators on one Ethernet link; LEN bytes follow. */
+#define RNIC_ETH_LINK_HDR_SIZE 16u
+#define RNIC_ETH_LINK_HDR_TYPE_OFF 0u
+#define RNIC_ETH_LINK_HDR_TYPE_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
+#define RNIC_ETH_LINK_HDR_TYPE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 0, 4, (uint64_t)(v))
+#define RNIC_ETH_LINK_HDR_LEN_OFF 4u
+#define RNIC_ETH_LINK_HDR_LEN_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 4, 4))
+#define RNIC_ETH_LINK_HDR_LEN_SET(b, v) rnic_wr_le((uint8_t *)(b) + 4, 4, (uint64_t)(v))
+#define RNIC_ETH_LINK_HDR_CYCLE_OFF 8u
+#define RNIC_ETH_LINK_HDR_CYCLE_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 8, 8))
+#define RNIC_ETH_LINK_HDR_CYCLE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 8, (uint64_t)(v))
 
 /* LINK_HDR: Header of every message on the host <-> rnic-sim link (a Unix stream socket); LEN payload bytes follow. */
 #define RNIC_LINK_HDR_SIZE 32u

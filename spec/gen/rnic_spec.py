@@ -70,6 +70,7 @@ LINK_VERSION = 0x3
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
 LINK_RING_LOG = 0x8
+ETH_LINK_VERSION = 0x1
 BTH_UC_BIT = 0x20
 DETH_LEN = 0x8
 GSI_QPN = 0x1
@@ -292,6 +293,11 @@ LINK_MSG = {
     'FENCE_ACK': 0xc,
     'MMIO_RING': 0xd,
 }
+ETH_LINK_MSG = {
+    'HELLO': 0x1,
+    'FRAME': 0x2,
+    'SYNC': 0x3,
+}
 STAT = {
     'RX_FRAMES': 0x0,
     'RX_ROCE': 0x1,
@@ -339,7 +345,7 @@ CM_EV = {
     'CONNECT_RESPONSE': 0x6,
 }
 # every enum by name: a structure of the same name (CMD) takes the bare name
-ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'DMA_TAG': DMA_TAG, 'LINK_MSG': LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
+ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'DMA_TAG': DMA_TAG, 'LINK_MSG': LINK_MSG, 'ETH_LINK_MSG': ETH_LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
 
 # Registers: name -> (offset, {field: (lsb, width)})
 BLK = {
@@ -767,6 +773,11 @@ CMDI_CREATE_AH = (120, {
 })
 CMDO_CREATE_AH = (112, {
     'MAC': (0, 'bytes', 6),
+})
+ETH_LINK_HDR = (16, {
+    'TYPE': (0, 'u32', 4),
+    'LEN': (4, 'u32', 4),
+    'CYCLE': (8, 'u64', 8),
 })
 LINK_HDR = (32, {
     'TYPE': (0, 'u32', 4),

@@ -82,6 +82,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 64'h38;
   localparam longint unsigned RNIC_LINK_MAX_PAYLOAD = 64'h1000;
   localparam longint unsigned RNIC_LINK_RING_LOG = 64'h8;
+  localparam longint unsigned RNIC_ETH_LINK_VERSION = 64'h1;
 
   // transport: BTH opcode bits 7:5 select the transport (IBTA Vol. 1 Table 38).
   localparam longint unsigned RNIC_BTH_UC_BIT = 64'h20;
@@ -311,6 +312,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_LINK_MSG_FENCE = 'hb;
   localparam int unsigned RNIC_LINK_MSG_FENCE_ACK = 'hc;
   localparam int unsigned RNIC_LINK_MSG_MMIO_RING = 'hd;
+
+  // ETH_LINK_MSG: Messages between two rnic-sim processes that share a simulated Ethernet link (a Unix stream socket).
+  localparam int unsigned RNIC_ETH_LINK_MSG_HELLO = 'h1;
+  localparam int unsigned RNIC_ETH_LINK_MSG_FRAME = 'h2;
+  localparam int unsigned RNIC_ETH_LINK_MSG_SYNC = 'h3;
 
   // STAT: Index of each datapath counter in the STATS block (counter i at STATS.COUNTER0 + 4*i).
   localparam int unsigned RNIC_STAT_RX_FRAMES = 'h0;
