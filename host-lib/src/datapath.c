@@ -35,26 +35,21 @@ uint32_t rnic_fast_end(enum ibv_qp_type type)
 	return type == IBV_QPT_RC ? IBV_WR_RDMA_READ + 1 : type == IBV_QPT_UC ? IBV_WR_SEND_WITH_IMM + 1 : 0;
 }
 
-/* n <= 16 bytes in two overlapping loads and stores: an 8-byte inline WRITE should not call memcpy */
-static inline void copy_small(uint8_t *d, const uint8_t *s, uint32_t n)
-{
-	uint64_t a, b;
-	uint32_t x, y;
+/* The common WQE's OPCODE, FLAGS, NUM_SGE as one 32-bit word (its IMM above) */
+#define CTL_SHIFT(f) (8 * (RNIC_WQE_##f##_OFF - RNIC_WQE_OPCODE_OFF))
+_Static_assert(((OPS_UC | OP(RDMA_READ)) & OPS_IMM) == ((OPS_UC | OP(RDMA_READ)) & 0xaaaaaaaau),
+	       "of the fast opcodes, the odd ones carry immediate data");
+_Static_assert(RNIC_WQE_OPCODE_OFF == 8 && RNIC_WQE_IMM_OFF == 12 && RNIC_WQE_REMOTE_ADDR_OFF == 16 &&
+		       RNIC_WQE_RKEY_OFF == 24 && RNIC_WQE_TOTAL_LEN_OFF == 28 && RNIC_WQE_COMPARE_ADD_OFF == 32 &&
+		       RNIC_WQE_PUSH_QPN_OFF == 48 && RNIC_WQE_SGE_OFF == 64 && RNIC_SGE_LEN_OFF == 8 &&
+		       RNIC_SGE_LKEY_OFF == 12,
+	       "the common WQE in 64-bit words");
 
-	if (n >= 8) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-	} else if (n >= 4) {
-		memcpy(&x, s, 4);
-		memcpy(&y, s + n - 4, 4);
-		memcpy(d, &x, 4);
-		memcpy(d + n - 4, &y, 4);
-	} else {
-		while (n--)
-			*d++ = *s++;
-	}
+/* its constant part for a QP: FLAGS.SIGNALED if every WQE completes, NUM_SGE 1. A WR's opcode and
+ * send_flags are ORed in (enum WQE_OP and WQE_FLAG are enum ibv_wr_opcode and ibv_send_flags). */
+uint32_t rnic_wqe_ctl(int sig_all)
+{
+	return (sig_all ? RNIC_WQE_FLAG_SIGNALED : 0) << CTL_SHIFT(FLAGS) | 1u << CTL_SHIFT(NUM_SGE);
 }
 
 /* the data of an inline WQE, in its SGE area */
@@ -116,6 +111,12 @@ static inline void write_sge(uint8_t *s, const struct ibv_sge *sg)
 	RNIC_SGE_LKEY_SET(s, sg->lkey);
 }
 
+/* max_send_wr WQEs posted and not completed (pi never passes sq_end) */
+static inline __attribute__((always_inline)) int sq_full(struct rnic_qp *qp, uint32_t pi)
+{
+	return (uint16_t)pi == __atomic_load_n(&qp->sq_end, __ATOMIC_ACQUIRE);
+}
+
 /* Any send WQE: UD, atomics, several SGEs. As rdma-core's providers: EINVAL for what the QP
  * cannot take, ENOMEM when the ring is full. */
 static __attribute__((noinline)) int sq_write_any(struct rnic_qp *qp, const struct ibv_send_wr *wr)
@@ -130,15 +131,15 @@ static __attribute__((noinline)) int sq_write_any(struct rnic_qp *qp, const stru
 	    ((bit & OPS_ATOMIC) && (nsge != 1 || wr->sg_list[0].length != 8)) ||
 	    (qp->ex.qp_base.qp_type == IBV_QPT_UD && !wr->wr.ud.ah))
 		return EINVAL;
-	if ((uint16_t)(qp->sq_pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_send_wr)
+	if (sq_full(qp, qp->sq_pi))
 		return ENOMEM;
 	for (i = 0; i < nsge; i++)
 		total += wr->sg_list[i].length;
 	if ((flags & IBV_SEND_INLINE) && total > qp->cap.max_inline_data)
 		return EINVAL;
 	w = sq_slot(qp, qp->sq_pi);
-	wqe_head(w, wr, op, flags | qp->sig_flag, nsge, total > UINT32_MAX ? UINT32_MAX : (uint32_t)total,
-		 bit & OPS_IMM);
+	flags |= (uint8_t)(qp->wqe_ctl >> CTL_SHIFT(FLAGS)); /* SIGNALED if sq_sig_all */
+	wqe_head(w, wr, op, flags, nsge, total > UINT32_MAX ? UINT32_MAX : (uint32_t)total, bit & OPS_IMM);
 	if (qp->ex.qp_base.qp_type == IBV_QPT_UD) {
 		/* the address vector takes the place of REMOTE_ADDR and RKEY */
 		memset(w + RNIC_WQE_REMOTE_ADDR_OFF, 0, RNIC_WQE_TOTAL_LEN_OFF - RNIC_WQE_REMOTE_ADDR_OFF);
@@ -171,48 +172,122 @@ static inline __attribute__((always_inline)) int sq_fast(const struct rnic_qp *q
 	return op < qp->fast_end;
 }
 
-/* max_send_wr WQEs posted and not completed */
-static inline __attribute__((always_inline)) int sq_full(struct rnic_qp *qp, uint32_t pi)
+/* v as the 8 bytes the NIC reads (little-endian), for a plain 64-bit store */
+static inline uint64_t le64(uint64_t v)
 {
-	return (uint16_t)(pi - __atomic_load_n(&qp->sq_ci, __ATOMIC_ACQUIRE)) >= qp->cap.max_send_wr;
+	uint64_t r;
+
+	rnic_wr_le((uint8_t *)&r, 8, v);
+	return r;
 }
 
-/* The common WQE at producer index pi (sq_fast said yes, the ring has room), sg its SGE, flags
- * wr's send_flags; inl: they have IBV_SEND_INLINE (a constant where the caller tested it).
- * Returns the next index. */
-_Static_assert(((OPS_UC | OP(RDMA_READ)) & OPS_IMM) == ((OPS_UC | OP(RDMA_READ)) & 0xaaaaaaaau),
-	       "of the fast opcodes, the odd ones carry immediate data");
-static inline __attribute__((always_inline)) uint16_t sq_put(struct rnic_qp *qp, uint8_t *w,
-							     const struct ibv_send_wr *wr, const struct ibv_sge *sg,
-							     uint32_t op, uint32_t flags, uint32_t len, uint32_t pi, int inl)
+/* n bytes v at offset off of the WQE w and, unless e is NULL, of its pushed copy e: read once
+ * (by the caller), stored into each */
+static inline __attribute__((always_inline)) void put(uint8_t *w, uint8_t *e, size_t off, const void *v, size_t n)
 {
-	uint16_t npi = (uint16_t)(pi + 1);
+	memcpy(w + off, v, n);
+	if (e)
+		memcpy(e + off, v, n);
+}
 
-	/* qp's fields first: the stores into the ring could alias them */
-	flags = (flags & SEND_FLAGS) | qp->sig_flag;
-	qp->sq_pi = npi;
-	wqe_head(w, wr, op, flags, 1, len, op & 1);
-	if (inl) {
-		copy_small(w + RNIC_WQE_SGE_OFF, (const uint8_t *)(uintptr_t)sg->addr, len);
-	} else {
-		RNIC_SGE_ADDR_SET(w + RNIC_WQE_SGE_OFF, sg->addr);
-		RNIC_SGE_LEN_SET(w + RNIC_WQE_SGE_OFF, len);
-		RNIC_SGE_LKEY_SET(w + RNIC_WQE_SGE_OFF, sg->lkey);
+static inline __attribute__((always_inline)) void put8(uint8_t *w, uint8_t *e, size_t off, uint64_t v)
+{
+	put(w, e, off, &v, 8);
+}
+
+/* a push's PUSH_QPN and PUSH_INDEX (the WQE at SQ index pi) as the 8 bytes from PUSH_QPN on */
+static inline __attribute__((always_inline)) uint64_t push_word(const struct rnic_qp *qp, uint32_t pi)
+{
+	return le64(qp->ex.qp_base.qp_num | (uint64_t)pi << (8 * (RNIC_WQE_PUSH_INDEX_OFF - RNIC_WQE_PUSH_QPN_OFF)));
+}
+
+/* The common WQE (sq_fast said yes, len its first SGE's length) at SQ index pi into the ring at w
+ * and, unless e is NULL, into the push e too: each word read from wr once, where it is stored,
+ * and stored to both. Up to the end of the first SGE: WR_ID; OPCODE, FLAGS, NUM_SGE, IMM;
+ * REMOTE_ADDR; RKEY, TOTAL_LEN; zeros from COMPARE_ADD on (PUSH_QPN, PUSH_INDEX in e); the SGE,
+ * or the inline bytes: from 8 to 16 in two loads (overlapping below 16: no memcpy call), fewer one
+ * by one. */
+#ifdef RNIC_LE_WORDS
+/* REMOTE_ADDR, RKEY are wr.rdma as it lies in memory, and the SGE is struct ibv_sge: 16-byte copies */
+_Static_assert(sizeof(((struct ibv_send_wr *)0)->wr.rdma) == 16 &&
+		       offsetof(struct ibv_send_wr, wr.rdma.rkey) == offsetof(struct ibv_send_wr, wr.rdma.remote_addr) + 8 &&
+		       sizeof(struct ibv_sge) == RNIC_SGE_SIZE && offsetof(struct ibv_sge, length) == RNIC_SGE_LEN_OFF &&
+		       offsetof(struct ibv_sge, lkey) == RNIC_SGE_LKEY_OFF,
+	       "wr.rdma and ibv_sge as the WQE has them");
+#endif
+static inline __attribute__((always_inline)) void wqe_put(const struct rnic_qp *qp, uint8_t *w, uint8_t *e,
+							  const struct ibv_send_wr *wr, uint32_t len, uint32_t pi,
+							  int inl)
+{
+	const uint8_t *s;
+	uint64_t ctl, a, b;
+	uint32_t i;
+#ifdef RNIC_LE_WORDS
+	uint8_t x[16];
+#endif
+
+	/* In e, COMPARE_ADD, SWAP and the bytes after PUSH_INDEX are the link ring's zeros: nothing
+	 * writes them there (and these opcodes do not read them). */
+	if (e)
+		put8(e, NULL, RNIC_WQE_PUSH_QPN_OFF, push_word(qp, pi));
+	memset(w + RNIC_WQE_COMPARE_ADD_OFF, 0, RNIC_WQE_SGE_OFF - RNIC_WQE_COMPARE_ADD_OFF);
+	put8(w, e, RNIC_WQE_WR_ID_OFF, le64(wr->wr_id));
+	/* in 32 bits: ALU operations on wr's and qp's fields in place */
+	ctl = (wr->send_flags & SEND_FLAGS) << CTL_SHIFT(FLAGS) | qp->wqe_ctl | wr->opcode;
+	if (wr->opcode & 1) /* the fast opcodes that carry IMM are odd */
+		ctl |= (uint64_t)wr->imm_data << CTL_SHIFT(IMM); /* stays in network byte order */
+	put8(w, e, RNIC_WQE_OPCODE_OFF, le64(ctl));
+#ifdef RNIC_LE_WORDS
+	memcpy(x, &wr->wr.rdma, 16);
+	put(w, e, RNIC_WQE_REMOTE_ADDR_OFF, x, 16);
+	put(w, e, RNIC_WQE_TOTAL_LEN_OFF, &len, 4); /* over wr.rdma's padding */
+#else
+	put8(w, e, RNIC_WQE_REMOTE_ADDR_OFF, le64(wr->wr.rdma.remote_addr));
+	put8(w, e, RNIC_WQE_RKEY_OFF, le64(wr->wr.rdma.rkey | (uint64_t)len << 32));
+#endif
+	if (!inl) {
+#ifdef RNIC_LE_WORDS
+		memcpy(x, wr->sg_list, 16);
+		put(w, e, RNIC_WQE_SGE_OFF, x, 16);
+#else
+		put8(w, e, RNIC_WQE_SGE_OFF, le64(wr->sg_list->addr));
+		put8(w, e, RNIC_WQE_SGE_OFF + 8, le64(len | (uint64_t)wr->sg_list->lkey << 32));
+#endif
+		return;
 	}
-	return npi;
+	s = (const uint8_t *)(uintptr_t)wr->sg_list->addr;
+	if (len >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + (size_t)len - 8, 8);
+		put8(w, e, RNIC_WQE_SGE_OFF, a);
+		put8(w, e, RNIC_WQE_SGE_OFF - 8 + (size_t)len, b);
+	} else {
+		for (a = 0, i = 0; i < len; i++)
+			a |= (uint64_t)s[i] << 8 * i;
+		put8(w, e, RNIC_WQE_SGE_OFF, le64(a));
+	}
+}
+
+/* the common WQE wr at the producer index (sq_fast said yes, the ring has room) */
+static void sq_put(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
+{
+	uint16_t pi = qp->sq_pi;
+
+	qp->sq_pi = (uint16_t)(pi + 1);
+	wqe_put(qp, sq_slot(qp, pi), NULL, wr, len, pi, wr->send_flags & IBV_SEND_INLINE);
 }
 
 static inline __attribute__((always_inline)) int sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr)
 {
-	uint32_t op = wr->opcode, flags = wr->send_flags, len, pi = qp->sq_pi;
+	uint32_t len;
 
-	if (__builtin_expect(!sq_fast(qp, wr, op, flags, &len), 0))
+	if (__builtin_expect(!sq_fast(qp, wr, wr->opcode, wr->send_flags, &len), 0))
 		return sq_write_any(qp, wr);
 	if (__builtin_expect(!((SEND_STATES >> qp->ex.qp_base.state) & 1), 0))
 		return EINVAL;
-	if (__builtin_expect(sq_full(qp, pi), 0))
+	if (__builtin_expect(sq_full(qp, qp->sq_pi), 0))
 		return ENOMEM;
-	sq_put(qp, sq_slot(qp, pi), wr, wr->sg_list, op, flags, len, pi, flags & IBV_SEND_INLINE);
+	sq_put(qp, wr, len);
 	return 0;
 }
 
@@ -230,36 +305,26 @@ static inline __attribute__((always_inline)) uint64_t sq_db_link(const struct rn
 	return qp->sq_db_link | (uint64_t)pi << (32 + RNIC_CTX_SQ_DB_PI_SHIFT);
 }
 
-/* the bytes of the common WQE a push carries: its header and one SGE (or 16 bytes inline) */
-#define PUSH_LEN (RNIC_WQE_SGE_OFF + RNIC_SGE_SIZE)
+static inline __attribute__((always_inline)) void card_doorbell(const struct rnic_qp *qp, uint16_t pi)
+{
+	if (qp->db_reg)
+		*qp->db_reg = qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi);
+}
 
-/* The doorbell for producer index pi; or, where the caller may push (a constant) and
- * RNIC_PUSH=0 did not turn it off, the WQE w of SQ index pi - 1 pushed whole (its header and
- * one SGE or 16 bytes inline): it is the doorbell too, and the NIC need not read it. */
-static inline __attribute__((always_inline)) void sq_ring(struct rnic_qp *qp, uint16_t pi, const uint8_t *w,
-							  int may_push)
+void rnic_sq_doorbell(struct rnic_qp *qp)
 {
 	uint8_t *ring = qp->db_ring;
 	uint32_t slot;
 
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (ring) {
-		slot = sim_ring_claim(ring);
-		if (__builtin_expect(sim_ring_full(ring, slot), 0))
-			sim_ring_wait(qp->dev->bus, slot);
-		if (may_push && qp->push_addr)
-			sim_ring_push(ring, slot, qp->push_addr, w, PUSH_LEN,
-				      qp->ex.qp_base.qp_num | (uint16_t)(pi - 1) << 16);
-		else
-			sim_ring_fill(ring, slot, sq_db_link(qp, pi));
-	} else if (qp->db_reg) {
-		*qp->db_reg = qp->sq_db | RNIC_SET(RNIC_CTX_SQ_DB_PI, pi);
+	if (!ring) {
+		card_doorbell(qp, qp->sq_pi);
+		return;
 	}
-}
-
-void rnic_sq_doorbell(struct rnic_qp *qp)
-{
-	sq_ring(qp, qp->sq_pi, NULL, 0);
+	slot = sim_ring_claim(ring);
+	if (__builtin_expect(sim_ring_full(ring, slot), 0))
+		sim_ring_wait(qp->dev->bus, slot);
+	sim_ring_fill(ring, slot, sq_db_link(qp, qp->sq_pi));
 }
 
 /* ibv_post_send under the lock, which it drops: any list */
@@ -288,18 +353,69 @@ static __attribute__((noinline)) int post_wait(struct rnic_qp *qp, struct ibv_se
 	return post_locked(qp, wr, bad);
 }
 
-/* rnic_post_send of one WR that sq_fast takes, at producer index pi (not full); inl as
- * for sq_put. */
-static inline __attribute__((always_inline)) int post_one(struct rnic_qp *qp, struct ibv_send_wr *wr,
-							  const struct ibv_sge *sg, uint32_t op, uint32_t flags,
-							  uint32_t len, uint32_t pi, int inl)
+/* post_one found the simulator's ring full after claiming slot: the WQE into the SQ, then its
+ * doorbell (not a push) once the slot is free. Out of line, so that the fast path makes no call. */
+static __attribute__((noinline, cold)) int post_ring_full(struct rnic_qp *qp, const struct ibv_send_wr *wr,
+							  uint32_t len, uint32_t slot)
 {
-	uint8_t *w = sq_slot(qp, pi);
-	uint16_t npi = sq_put(qp, w, wr, sg, op, flags, len, pi, inl);
-
-	sq_ring(qp, npi, w, 1);
+	sq_put(qp, wr, len);
+	sim_ring_wait(qp->dev->bus, slot);
+	sim_ring_fill(qp->db_ring, slot, sq_db_link(qp, qp->sq_pi));
 	rnic_unlock(&qp->lock);
 	return 0;
+}
+
+/* rnic_post_send of one WR that sq_fast takes, its first SGE's length len, the SQ not full; inl:
+ * it has IBV_SEND_INLINE (a constant). In the simulator (a push window is only its) the ring slot
+ * is claimed first, so that each word of the WQE goes into the SQ and into the push at once: the
+ * push is its doorbell, and the NIC need not read it. Else the WQE, then its doorbell (RNIC_PUSH=0,
+ * or the card). sq_pi and what the WQE needs are read after the claim: fewer values live across
+ * it, no register to save. */
+static inline __attribute__((always_inline)) int post_one(struct rnic_qp *qp, const struct ibv_send_wr *wr,
+							  uint32_t len, int inl)
+{
+	uint32_t push = qp->push_addr, slot, pi;
+	uint8_t *ring, *e;
+
+	if (push) { /* then the simulator's ring is there */
+		ring = qp->db_ring;
+		slot = sim_ring_claim(ring);
+		if (__builtin_expect(sim_ring_full(ring, slot), 0))
+			return post_ring_full(qp, wr, len, slot);
+		e = sim_ring_entry(ring, slot);
+		pi = qp->sq_pi;
+		qp->sq_pi = (uint16_t)(pi + 1);
+		RNIC_LINK_RING_ENTRY_ADDR_SET(e, push);
+		RNIC_LINK_RING_ENTRY_LEN_SET(e, RNIC_WQE_SGE_OFF + RNIC_SGE_SIZE); /* what wqe_put writes */
+		wqe_put(qp, sq_slot(qp, pi), e + RNIC_LINK_RING_ENTRY_DATA_OFF, wr, len, pi, inl);
+	} else if ((ring = qp->db_ring)) {
+		slot = sim_ring_claim(ring);
+		if (__builtin_expect(sim_ring_full(ring, slot), 0))
+			return post_ring_full(qp, wr, len, slot);
+		e = sim_ring_entry(ring, slot);
+		pi = qp->sq_pi;
+		qp->sq_pi = (uint16_t)(pi + 1);
+		rnic_wr_le(e + RNIC_LINK_RING_ENTRY_ADDR_OFF, 8, sq_db_link(qp, (uint16_t)(pi + 1)));
+		RNIC_LINK_RING_ENTRY_LEN_SET(e, 0);
+		wqe_put(qp, sq_slot(qp, pi), NULL, wr, len, pi, inl);
+	} else {
+		pi = qp->sq_pi;
+		qp->sq_pi = (uint16_t)(pi + 1);
+		wqe_put(qp, sq_slot(qp, pi), NULL, wr, len, pi, inl);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		card_doorbell(qp, (uint16_t)(pi + 1));
+		rnic_unlock(&qp->lock);
+		return 0;
+	}
+	sim_ring_publish(e, slot); /* a release: after the WQE */
+	rnic_unlock(&qp->lock);
+	return 0;
+}
+
+/* post_one of fewer than 8 inline bytes: they are copied one by one, out of line */
+static __attribute__((noinline)) int post_short(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
+{
+	return post_one(qp, wr, len, 1);
 }
 
 /* One WR of the common kind, the lock free, the QP in RTS with room (the usual case): no loop, no
@@ -308,28 +424,26 @@ static inline __attribute__((always_inline)) int post_one(struct rnic_qp *qp, st
 int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct rnic_qp *qp = (struct rnic_qp *)ibqp;
-	const struct ibv_sge *sg;
 	uint32_t op, flags, len;
-	uint16_t pi;
 
-	if (__builtin_expect(!rnic_trylock(&qp->lock), 0))
+	if (__builtin_expect(rnic_lock_busy(&qp->lock), 0))
 		return post_wait(qp, wr, bad);
-	pi = qp->sq_pi;
-	if (__builtin_expect(ibqp->state != IBV_QPS_RTS || sq_full(qp, pi) || !wr || wr->next ||
+	if (__builtin_expect(ibqp->state != IBV_QPS_RTS || sq_full(qp, qp->sq_pi) || !wr || wr->next ||
 			     wr->num_sge != 1, 0))
 		return post_locked(qp, wr, bad);
 	op = wr->opcode;
 	flags = wr->send_flags;
-	sg = wr->sg_list;
-	len = sg->length;
+	len = wr->sg_list->length;
 	if (!(flags & IBV_SEND_INLINE)) {
 		if (__builtin_expect(op >= qp->fast_end, 0))
 			return post_locked(qp, wr, bad);
-		return post_one(qp, wr, sg, op, flags, len, pi, 0);
+		return post_one(qp, wr, len, 0);
 	}
-	if (__builtin_expect(op >= qp->fast_end_inline || len > 16, 0))
+	if (__builtin_expect(op >= qp->fast_end_inline, 0))
 		return post_locked(qp, wr, bad);
-	return post_one(qp, wr, sg, op, flags, len, pi, 1);
+	if (__builtin_expect(len - 8 > 8, 0)) /* not 8 to 16 bytes */
+		return len < 8 ? post_short(qp, wr, len) : post_locked(qp, wr, bad);
+	return post_one(qp, wr, len, 1);
 }
 
 /* A receive WQE (RQ or SRQ ring entry) from a verbs receive request. */
@@ -446,7 +560,7 @@ static inline __attribute__((always_inline)) int cq_advance(struct rnic_cq *cq, 
 {
 	struct rnic_context *c = to_ctx(cq->ex.context);
 	uint32_t qpn = RNIC_CQE_QPN_GET(e);
-	struct rnic_qp *qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
+	struct rnic_qp *qp = __builtin_expect(qpn < RNIC_MAX_QP, 1) ? c->qps[qpn] : NULL;
 
 	_Static_assert(RNIC_CQE_TS_END_OFF == RNIC_CQE_TS_START_OFF + 8 &&
 			       offsetof(struct rnic_cq, ts_end) == offsetof(struct rnic_cq, ts_start) + 8,
@@ -457,16 +571,19 @@ static inline __attribute__((always_inline)) int cq_advance(struct rnic_cq *cq, 
 	cq->ts_start = RNIC_CQE_TS_START_GET(e);
 	cq->ts_end = RNIC_CQE_TS_END_GET(e);
 #endif
-	if (qp && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV)
-		__atomic_store_n(&qp->sq_ci, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + 1), __ATOMIC_RELEASE);
+	/* the send completions first (no jump): a requester's hot path */
+	if (__builtin_expect(qp && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV, 1))
+		__atomic_store_n(&qp->sq_end, (uint16_t)(RNIC_CQE_WQE_INDEX_GET(e) + qp->sq_ahead), __ATOMIC_RELEASE);
 	else if (qp && qp->srq)
 		__atomic_fetch_add(&qp->srq->ci, 1, __ATOMIC_RELEASE);
 	else if (qp)
 		__atomic_store_n(&qp->rq_ci, (uint16_t)(qp->rq_ci + 1), __ATOMIC_RELEASE);
 	cq->ci = ++ci;
-	/* tell the NIC how far we are, well before the ring could fill; a pass begins at these too */
-	if (__builtin_expect(ci & cq->db_mask, 1))
+	/* tell the NIC how far we are when ci & db_mask is 0, well before the ring could fill; a pass
+	 * begins at these too */
+	if (__builtin_expect(--cq->db_left, 1))
 		return 0;
+	cq->db_left = cq->db_mask + 1;
 	cq->pass = (ci >> cq->log) & 1;
 	return 1;
 }
@@ -548,27 +665,28 @@ static __attribute__((noinline)) int poll_wait(struct rnic_cq *cq, int ne, struc
 	return poll_locked(cq, ne, wc, 0);
 }
 
-/* The first CQE here, without a loop or a call; the others in poll_locked. What it reads of cq
- * is read before the stores into wc, which could alias it. */
+/* One CQE asked for and there (the usual case) here, without a loop or a call; any other number
+ * in poll_locked (ne <= 0: none). What it reads of cq is read before the stores into wc, which
+ * could alias it. */
 int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct rnic_cq *cq = (struct rnic_cq *)ibcq;
 	const uint8_t *e;
 	uint32_t ci;
 
-	if (__builtin_expect(!rnic_trylock(&cq->lock), 0))
+	if (__builtin_expect(rnic_lock_busy(&cq->lock), 0))
 		return poll_wait(cq, ne, wc);
 	ci = cq->ci;
 	e = cqe_at(cq, ci);
-	if (ne <= 0 || !cqe_ready(cq, e)) {
+	if (!cqe_ready(cq, e)) {
 		rnic_unlock(&cq->lock);
 		return 0;
 	}
+	if (__builtin_expect(ne != 1, 0))
+		return poll_locked(cq, ne, wc, 0);
 	wc_fill(wc, e);
 	if (__builtin_expect(cq_advance(cq, e, ci), 0))
-		return poll_doorbell(cq, ne, wc + 1, 1);
-	if (ne > 1)
-		return poll_locked(cq, ne, wc + 1, 1);
+		return poll_doorbell(cq, 1, wc + 1, 1);
 	rnic_unlock(&cq->lock);
 	return 1;
 }

@@ -49,20 +49,23 @@ struct rnic_context {
 };
 
 /* The QP, CQ and SRQ locks: test-and-set spinlocks, inline on the data path (an uncontended
- * lock is one exchange, an unlock one store: no call), taken by ibv_post_send and ibv_poll_cq and
- * by the ibv_wr_* and ibv_start_poll paths alike. */
+ * lock is one atomic bit test-and-set, an unlock one store: no call), taken by ibv_post_send and
+ * ibv_poll_cq and by the ibv_wr_* and ibv_start_poll paths alike. */
 typedef struct {
-	int taken;
+	unsigned int taken;
 } rnic_lock_t;
 
-static inline int rnic_trylock(rnic_lock_t *l)
+/* Take the lock if it is free; whether it was busy. Bit 0 fetched-and-set and tested alone:
+ * x86's lock bts, nothing to load or test (a negated result would make it a compare-exchange
+ * loop). */
+static inline int rnic_lock_busy(rnic_lock_t *l)
 {
-	return !__atomic_exchange_n(&l->taken, 1, __ATOMIC_ACQUIRE);
+	return __atomic_fetch_or(&l->taken, 1u, __ATOMIC_ACQUIRE) & 1u;
 }
 
 static inline void rnic_lock(rnic_lock_t *l)
 {
-	while (!rnic_trylock(l))
+	while (rnic_lock_busy(l))
 		while (__atomic_load_n(&l->taken, __ATOMIC_RELAXED))
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
@@ -80,9 +83,10 @@ struct rnic_cq {
 	struct ibv_cq_ex ex;       /* starts with struct ibv_cq */
 	uint8_t *ring;
 	uint64_t bus;
-	uint32_t log, cqn, ci;     /* log, ci: set with rnic_cq_at, with the three below */
+	uint32_t log, cqn, ci;     /* log, ci: set with rnic_cq_at, with the four below */
 	uint32_t mask;             /* 2^log - 1 */
 	uint32_t db_mask;          /* mask / 2: the CQ doorbell is rung when ci & db_mask is 0 */
+	uint32_t db_left;          /* CQEs to consume until then (a count down: one decrement) */
 	uint32_t pass;             /* (ci >> log) & 1: the parity of ci's pass through the ring */
 	uint64_t ts_start, ts_end; /* the last CQE's, in this order (copied as one) */
 	const uint8_t *cur;        /* the CQE between ibv_start_poll and ibv_next_poll */
@@ -114,12 +118,14 @@ struct rnic_qp {
 	uint64_t sq_bus, rq_bus;
 	uint32_t sq_log, rq_log;
 	uint16_t sq_pi;
-	uint16_t sq_ci;            /* free up to here (from CQE WQE_INDEX) */
+	uint16_t sq_end;           /* the SQ is full at this sq_pi: max_send_wr past the first WQE not
+				    * completed (CQE WQE_INDEX + 1), one compare for ibv_post_send */
+	uint16_t sq_ahead;         /* max_send_wr + 1: sq_end is this past a completed WQE_INDEX */
 	uint16_t rq_pi, rq_ci;     /* receive WQEs posted / completed (they complete in order) */
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;   /* what was last set, for ibv_query_qp */
 	int sig_all;               /* sq_sig_all: every WQE completes */
-	uint32_t sig_flag;         /* WQE_FLAG.SIGNALED if sig_all */
+	uint32_t wqe_ctl;          /* rnic_wqe_ctl: its WQEs' constant OPCODE, FLAGS, NUM_SGE word */
 	uint32_t send_ops;         /* bit i: the QP's type takes enum ibv_wr_opcode i */
 	uint32_t fast_end;         /* ibv_post_send's fast path builds the opcodes below this one */
 	uint32_t fast_end_inline;  /* and those below this one with IBV_SEND_INLINE (no READ) */
@@ -163,6 +169,7 @@ static inline void rnic_cq_at(struct rnic_cq *cq, uint32_t log, uint32_t ci)
 	cq->log = log;
 	cq->mask = (1u << log) - 1;
 	cq->db_mask = cq->mask >> 1;
+	cq->db_left = cq->db_mask + 1 - (ci & cq->db_mask);
 	cq->ci = ci;
 	cq->pass = (ci >> log) & 1;
 }
@@ -170,6 +177,7 @@ static inline void rnic_cq_at(struct rnic_cq *cq, uint32_t log, uint32_t ci)
 /* datapath.c */
 uint32_t rnic_send_ops(enum ibv_qp_type type);
 uint32_t rnic_fast_end(enum ibv_qp_type type);
+uint32_t rnic_wqe_ctl(int sig_all);
 int rnic_sq_write(struct rnic_qp *qp, const struct ibv_send_wr *wr);
 void rnic_sq_doorbell(struct rnic_qp *qp);
 int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

@@ -61,28 +61,24 @@ static inline uint64_t sim_ring_link(uint32_t off, uint32_t val)
 	return off | (uint64_t)val << 32;
 }
 
-static inline void sim_ring_fill(uint8_t *ring, uint32_t slot, uint64_t link)
+static inline uint8_t *sim_ring_entry(uint8_t *ring, uint32_t slot)
 {
-	size_t e = RNIC_LINK_RING_ENTRIES_OFF + (size_t)(slot & SIM_RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
-
-	rnic_wr_le(ring + e + RNIC_LINK_RING_ENTRY_ADDR_OFF, 8, link);
-	RNIC_LINK_RING_ENTRY_LEN_SET(ring + e, 0);
-	__atomic_store_n((uint32_t *)(ring + e + RNIC_LINK_RING_ENTRY_SEQ_OFF), slot + 1, __ATOMIC_RELEASE);
+	return ring + RNIC_LINK_RING_ENTRIES_OFF + (size_t)(slot & SIM_RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
 }
 
-/* a WQE pushed to the window at BAR0 offset addr: its first len bytes (the rest are zeros), with
- * push = its WQE.PUSH_QPN | PUSH_INDEX << 16 */
-_Static_assert(RNIC_WQE_PUSH_QPN_OFF + 2 == RNIC_WQE_PUSH_INDEX_OFF, "PUSH_QPN, PUSH_INDEX");
-static inline void sim_ring_push(uint8_t *ring, uint32_t slot, uint32_t addr, const uint8_t *wqe, uint32_t len,
-				 uint32_t push)
+/* the entry e of slot, filled: the simulator's from now on */
+static inline void sim_ring_publish(uint8_t *e, uint32_t slot)
 {
-	uint8_t *e = ring + RNIC_LINK_RING_ENTRIES_OFF + (size_t)(slot & SIM_RING_MASK) * RNIC_LINK_RING_ENTRY_SIZE;
-
-	RNIC_LINK_RING_ENTRY_ADDR_SET(e, addr);
-	RNIC_LINK_RING_ENTRY_LEN_SET(e, len);
-	memcpy(e + RNIC_LINK_RING_ENTRY_DATA_OFF, wqe, len);
-	rnic_wr_le(e + RNIC_LINK_RING_ENTRY_DATA_OFF + RNIC_WQE_PUSH_QPN_OFF, 4, push);
 	__atomic_store_n((uint32_t *)(e + RNIC_LINK_RING_ENTRY_SEQ_OFF), slot + 1, __ATOMIC_RELEASE);
+}
+
+static inline void sim_ring_fill(uint8_t *ring, uint32_t slot, uint64_t link)
+{
+	uint8_t *e = sim_ring_entry(ring, slot);
+
+	rnic_wr_le(e + RNIC_LINK_RING_ENTRY_ADDR_OFF, 8, link);
+	RNIC_LINK_RING_ENTRY_LEN_SET(e, 0);
+	sim_ring_publish(e, slot);
 }
 
 static inline void sim_ring_write(struct sim_bus *b, uint32_t off, uint32_t val)

@@ -343,7 +343,7 @@ static uint32_t cq_due(struct rnic_context *c, struct rnic_cq *cq, uint32_t n)
 		if (!qp || qp->ex.qp_base.send_cq != (struct ibv_cq *)cq)
 			continue;
 		rnic_lock(&qp->lock);
-		for (k = qp->sq_ci; k != qp->sq_pi; k++)
+		for (k = (uint16_t)(qp->sq_end - qp->cap.max_send_wr); k != qp->sq_pi; k++)
 			if (RNIC_WQE_FLAGS_GET(qp->sq + (size_t)(k & ((1u << qp->sq_log) - 1)) * RNIC_WQE_BYTES) &
 			    RNIC_WQE_FLAG_SIGNALED)
 				due++;
@@ -496,6 +496,8 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 		goto fail;
 	}
 	qp->cap.max_send_wr = 1u << qp->sq_log;
+	qp->sq_end = (uint16_t)qp->cap.max_send_wr;
+	qp->sq_ahead = (uint16_t)(qp->cap.max_send_wr + 1);
 	qp->cap.max_recv_wr = 1u << qp->rq_log;
 	qp->cap.max_send_sge = RNIC_MAX_SGE;
 	qp->cap.max_recv_sge = RNIC_MAX_RECV_SGE;
@@ -514,7 +516,7 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	pthread_mutex_init(&qp->ex.qp_base.mutex, NULL);
 	pthread_cond_init(&qp->ex.qp_base.cond, NULL);
 	qp->sig_all = a->sq_sig_all != 0;
-	qp->sig_flag = qp->sig_all ? RNIC_WQE_FLAG_SIGNALED : 0;
+	qp->wqe_ctl = rnic_wqe_ctl(qp->sig_all);
 	qp->send_ops = rnic_send_ops(a->qp_type);
 	qp->fast_end = rnic_fast_end(a->qp_type);
 	qp->fast_end_inline = qp->fast_end < IBV_WR_RDMA_READ ? qp->fast_end : IBV_WR_RDMA_READ;
@@ -720,7 +722,8 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 			rnic_cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
 			if (ibqp->send_cq != ibqp->recv_cq)
 				rnic_cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
-			qp->sq_pi = qp->sq_ci = qp->rq_pi = qp->rq_ci = 0;
+			qp->sq_pi = qp->rq_pi = qp->rq_ci = 0;
+			qp->sq_end = (uint16_t)qp->cap.max_send_wr;
 		}
 	}
 	qp->attr.qp_state = ibqp->state;
