@@ -16,6 +16,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sim"))
+import run_demo  # noqa: E402
 from run_demo import NICS, SIM  # noqa: E402
 
 
@@ -30,6 +31,7 @@ def up(d, extra):
         cmd = [str(SIM), "--name", name, "--mac", mac, "--ip", ip, "--sock-dir", str(d), *link, *extra]
         with open(d / f"{name}.log", "w") as log:
             p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        run_demo.pin(p.pid, i)
         pids.append(p.pid)
     (d / "pids").write_text(" ".join(map(str, pids)))
     deadline = time.time() + 60

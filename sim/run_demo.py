@@ -25,6 +25,15 @@ NICS = [("rnic0", "02:00:00:00:00:01", "10.0.0.1"), ("rnic1", "02:00:00:00:00:02
 FINAL = re.compile(r"rnic-sim (\S+): (\d+) cycles, ([\d.]+) s wall, ([\d.]+) Mcycles/s")
 
 
+def pin(pid, i):
+    """Simulator i on a core of its own (of those this process may use), when there are two: the
+    scheduler would otherwise often put two simulators that wake each other every quantum on
+    one core, taking turns instead of running side by side."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        os.sched_setaffinity(pid, {cpus[i % len(cpus)]})
+
+
 def start_sims(out, extra=(), snaplen=None, per_nic=None):
     """Start both NICs; returns the Popen objects (their logs are in `out`). With snaplen, the
     captures keep only that many bytes of each frame; per_nic: {name: more options for it}."""
@@ -41,6 +50,7 @@ def start_sims(out, extra=(), snaplen=None, per_nic=None):
             cmd += ["--pcap-snaplen", str(snaplen)]
         log = open(out / f"{name}.log", "w")
         procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
+        pin(procs[-1].pid, i)
     deadline = time.time() + 60
     while not all((sock_dir / f"{n}.sock").exists() for n, _, _ in NICS):
         if time.time() > deadline or any(p.poll() is not None for p in procs):

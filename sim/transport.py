@@ -6,7 +6,8 @@ verbs API (tests/apps/rc_ops.c).
                                          goodput of small and large WRITEs and SENDs on 1 and 16
                                          QPs beside the link's limit; goodput of 1 MiB WRITE /
                                          READ / SEND at MTU 4096, clean and at 1% frame loss
-                                         (simulated time at 250 MHz)
+                                         (simulated time at 250 MHz); how many cycles a second
+                                         two simulated NICs run with their link busy
     python sim/transport.py soak [N]     N (default 100000) mixed operations on 4 QPs over a link
                                          dropping, duplicating, reordering and corrupting 2% of
                                          frames each; prints operations, retransmissions, NAKs by
@@ -15,6 +16,7 @@ verbs API (tests/apps/rc_ops.c).
 """
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -108,6 +110,23 @@ RATES = [
 ]
 
 
+RATE_LINE = re.compile(r": (\d+) cycles, ([\d.]+) M messages/s, ([\d.]+) s wall")
+
+
+def sim_speed(out):
+    """How fast two simulated NICs run while their link is busy: 64 KiB WRITEs on 16 QPs, the
+    simulated cycles of the transfer over the wall time it took (rc_ops measures both)."""
+    code, text, _, wall = session(out, ["--mtu", "4096", "--qps", "16", "rate", "write", "65536", "2000", "sge"])
+    m = RATE_LINE.search(text)
+    if code or not m:
+        print(text)
+        return 1
+    print(f"-- simulation speed, two NICs, 64 KiB WRITEs on 16 QPs at line rate: {int(m.group(1))} cycles in "
+          f"{float(m.group(3)):.2f} s wall = {int(m.group(1)) / float(m.group(3)) / 1e6:.2f} M cycles/s "
+          f"(target (issue 15) >= 1 M; {os.cpu_count()} cores), session wall {wall:.0f} s")
+    return 0
+
+
 def message_rates(out):
     """Messages per second (or goodput) in simulated time at 250 MHz, each beside the 100 GbE limit."""
     rc = 0
@@ -120,7 +139,7 @@ def message_rates(out):
             print(text)
             rc = 1
             continue
-        mps = float(line[0].split()[-3])
+        mps = float(RATE_LINE.search(line[0]).group(2))
         op, size = args[args.index("rate") + 1], int(args[args.index("rate") + 2])
         limit = 1e3 / wire_ns(op, size, 4096 if size > 64 else 1024)
         if unit == "M/s":
@@ -163,6 +182,7 @@ def bench():
     rc = host_path(out / "host-path")
     rc |= message_rates(out / "rate")
     rc |= latency(out / "lat")
+    rc |= sim_speed(out / "speed")
     for label, sim_args, args in [("clean link", [], []),
                                   ("1% frame loss", ["--drop", "0.01", "--seed", "11"], ["--ack-timeout", "6"])]:
         code, text, _, wall = session(out / label.split()[0], [*args, "--mtu", "4096", "bench"], sim_args)

@@ -23,6 +23,9 @@ struct rnic_bus_ops {
 	void (*dma_unmap)(void *bus, void *va, size_t len);
 	uint64_t (*now_us)(void *bus);
 	void (*relax)(void *bus);
+	/* Optional: a poller keeps finding its CQ empty; may sleep a little (the simulator's NIC
+	 * runs a thousand times slower than a card: a spinning poller would take its core). */
+	void (*idle)(void *bus);
 	/* Set when a kernel driver owns the command queue (the host library on a card): commands go
 	 * to it whole, ring addresses are its ring handles, and it pins and maps REG_MR's memory.
 	 * 0 or -errno; out is filled when the firmware answered OK. */

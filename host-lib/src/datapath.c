@@ -665,6 +665,24 @@ static __attribute__((noinline)) int poll_wait(struct rnic_cq *cq, int ne, struc
 	return poll_locked(cq, ne, wc, 0);
 }
 
+/* Polls in a row that find a CQ empty before the bus may make the poller sleep a little (in the
+ * simulator: until the NIC writes host memory, see sim_bus.c) */
+#define POLL_IDLE 16
+
+/* the CQ is empty */
+static __attribute__((noinline)) int poll_empty(struct rnic_cq *cq)
+{
+	const struct rnic_dev *dev = &to_ctx(cq->ex.context)->dev;
+	int idle = dev->ops->idle && ++cq->empty >= POLL_IDLE;
+
+	if (idle)
+		cq->empty = 0;
+	rnic_unlock(&cq->lock);
+	if (idle)
+		dev->ops->idle(dev->bus);
+	return 0;
+}
+
 /* One CQE asked for and there (the usual case) here, without a loop or a call; any other number
  * in poll_locked (ne <= 0: none). What it reads of cq is read before the stores into wc, which
  * could alias it. */
@@ -678,10 +696,8 @@ int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		return poll_wait(cq, ne, wc);
 	ci = cq->ci;
 	e = cqe_at(cq, ci);
-	if (!cqe_ready(cq, e)) {
-		rnic_unlock(&cq->lock);
-		return 0;
-	}
+	if (!cqe_ready(cq, e))
+		return poll_empty(cq);
 	if (__builtin_expect(ne != 1, 0))
 		return poll_locked(cq, ne, wc, 0);
 	wc_fill(wc, e);

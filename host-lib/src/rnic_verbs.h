@@ -90,6 +90,7 @@ struct rnic_cq {
 	uint32_t pass;             /* (ci >> log) & 1: the parity of ci's pass through the ring */
 	uint64_t ts_start, ts_end; /* the last CQE's, in this order (copied as one) */
 	const uint8_t *cur;        /* the CQE between ibv_start_poll and ibv_next_poll */
+	uint32_t empty;            /* polls in a row that found nothing (bus idle op after POLL_IDLE) */
 	uint64_t wc_flags;         /* ibv_create_cq_ex: the fields the application reads */
 	uint32_t events;           /* completion events handed to its channel */
 	rnic_lock_t lock;

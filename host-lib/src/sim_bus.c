@@ -3,6 +3,8 @@
  * process mapped (rings and registered MRs), like an IOMMU: nothing else is ever touched. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +136,9 @@ static void *service(void *arg)
 				memcpy(p, buf, len - 8);
 			__atomic_thread_fence(__ATOMIC_RELEASE);
 			memcpy(p + (len > 8 ? len - 8 : 0), buf + (len > 8 ? len - 8 : 0), len > 8 ? 8 : len);
+			__atomic_add_fetch(&b->dma_seq, 1, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&b->idlers, __ATOMIC_SEQ_CST))
+				syscall(SYS_futex, &b->dma_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 			break;
 		case RNIC_LINK_MSG_MMIO_RD_RESP:
 			pthread_mutex_lock(&b->lock);
@@ -342,6 +348,19 @@ static void sim_relax(void *bus)
 	usleep(20);
 }
 
+/* An empty CQ polled again and again: sleep until the NIC writes host memory next (a CQE, or
+ * anything else), at most 100 us. The simulators get the core the poller would spin on. */
+static void sim_idle(void *bus)
+{
+	struct sim_bus *b = bus;
+	uint32_t seq = __atomic_load_n(&b->dma_seq, __ATOMIC_SEQ_CST);
+	struct timespec t = {0, 100000};
+
+	__atomic_add_fetch(&b->idlers, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &b->dma_seq, FUTEX_WAIT_PRIVATE, seq, &t, NULL, 0);
+	__atomic_sub_fetch(&b->idlers, 1, __ATOMIC_SEQ_CST);
+}
+
 const struct rnic_bus_ops sim_bus_ops = {
 	.mmio_read = sim_mmio_read,
 	.mmio_write = sim_mmio_write,
@@ -351,6 +370,7 @@ const struct rnic_bus_ops sim_bus_ops = {
 	.dma_unmap = sim_dma_unmap,
 	.now_us = sim_now_us,
 	.relax = sim_relax,
+	.idle = sim_idle,
 };
 
 int sim_bus_open(struct sim_bus *b, const char *path)

@@ -30,6 +30,8 @@ struct sim_bus {
 	uint64_t refused;           /* DMA outside mapped memory, refused */
 	uint64_t irqs;
 	uint8_t *ring;              /* struct LINK_RING, shared with the simulator: posted MMIO writes */
+	uint32_t dma_seq;           /* DMA writes into memory so far (a futex: pollers sleep on it) */
+	uint32_t idlers;            /* ... and how many sleep */
 	uint32_t clk_khz;           /* the NIC clock, for timeouts in simulated time */
 	uint64_t clk_us, clk_wall;  /* last reading: simulated us, at this wall-clock us */
 };
