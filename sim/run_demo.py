@@ -28,10 +28,12 @@ FINAL = re.compile(r"rnic-sim (\S+): (\d+) cycles, ([\d.]+) s wall, ([\d.]+) Mcy
 def pin(pid, i):
     """Simulator i on a core of its own (of those this process may use), when there are two: the
     scheduler would otherwise often put two simulators that wake each other every quantum on
-    one core, taking turns instead of running side by side."""
+    one core, taking turns instead of running side by side. And below the host processes: the
+    thread that answers a simulator's DMA reads runs as soon as it is woken."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) >= 2:
         os.sched_setaffinity(pid, {cpus[i % len(cpus)]})
+    os.setpriority(os.PRIO_PROCESS, pid, 10)
 
 
 def start_sims(out, extra=(), snaplen=None, per_nic=None):

@@ -200,26 +200,23 @@ void tx_unfetch(rnic_tx_state_t *st, uint32_t q)
 	st->qp[q].pf_n = 0;
 }
 
-/* QP q may be able to fetch: it joins the active list (through `wake`; the caller keeps to
- * TX_WAKE_CLK wakes per clock, and waits while wake_ok is 0 if it can). */
+/* QP q may be able to fetch: it joins the active list (through `wake`) unless it is on its way
+ * there or in it already: the scheduler looks at it then anyway. (The caller keeps to
+ * TX_WAKE_CLK wakes per clock, and waits while wake_ok is 0 if it can.) */
 void tx_wake(rnic_tx_state_t *st, uint32_t q)
 {
-	st->wake[st->wake_tail++ % TX_WAKE] = (uint16_t)q;
 	st->wake_clk++;
-}
-
-/* One wake per clock joins the active list, unless its QP is there already. */
-static void join(rnic_tx_state_t *st)
-{
-	uint32_t q;
-
-	if (st->wake_head == st->wake_tail)
-		return;
-	q = st->wake[st->wake_head++ % TX_WAKE];
 	if (st->act_in[q])
 		return;
 	st->act_in[q] = 1;
-	st->act[st->act_tail++ % RNIC_MAX_QP] = (uint16_t)q;
+	st->wake[st->wake_tail++ % TX_WAKE] = (uint16_t)q;
+}
+
+/* One wake per clock joins the active list. */
+static void join(rnic_tx_state_t *st)
+{
+	if (st->wake_head != st->wake_tail)
+		st->act[st->act_tail++ % RNIC_MAX_QP] = st->wake[st->wake_head++ % TX_WAKE];
 }
 
 /* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one

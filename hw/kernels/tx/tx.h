@@ -83,7 +83,8 @@ typedef struct {
 	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
 	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
 	 * event that may let a QP fetch (doorbell, retirement, go-back, RNR wait over, commit)
-	 * wakes it into `wake`; one wake per clock joins `act` unless act_in says it is there. */
+	 * wakes it into `wake` unless act_in says it is there or in `act`; one wake per clock
+	 * joins `act`. */
 	uint16_t wake[TX_WAKE];
 	uint32_t wake_head, wake_tail, wake_clk;
 	uint8_t wake_ok;             /* room for a clock's wakes: producers that can wait do */
