@@ -16,7 +16,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
-SIM = BUILD / "sim" / "rnic-sim"
+SIM = pathlib.Path(os.environ.get("RNIC_SIM", BUILD / "sim" / "rnic-sim"))  # RNIC_SIM: another build
 DEMO = BUILD / "demo" / "rnic-demo"
 sys.path.insert(0, str(ROOT / "tests"))
 import roce_check  # noqa: E402

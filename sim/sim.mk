@@ -4,15 +4,20 @@ SIM_DIR := $(BUILD)/sim
 SIM_BIN := $(SIM_DIR)/rnic-sim
 SIM_SRCS := $(addprefix $(ROOT)/sim/,rnic_sim.cpp host.cpp eth.cpp)
 
-$(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(KERNEL_HDRS) $(FW_HEX)
-	@mkdir -p $(SIM_DIR)
+# $(call verilate_sim,BINARY,KERNELS_LIBRARY): rnic-sim with that build of the kernels
+define verilate_sim
+	@mkdir -p $(dir $(1))
 	@# Verilator's own make does not relink when only the kernels library changed
-	rm -f $(SIM_BIN)
+	rm -f $(1)
 	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) +define+RNIC_KERNELS_OUTSIDE --top-module $(RTL_TOP) \
-		-Mdir $(SIM_DIR)/obj -o $(SIM_BIN) \
+		-Mdir $(dir $(1))obj -o $(1) \
 		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \
 		-CFLAGS "-std=c++17 -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq)" -MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" \
-		$(RTL_SRCS) $(SIM_SRCS) $(KERNEL_LIB)
+		$(RTL_SRCS) $(SIM_SRCS) $(2)
+endef
+
+$(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(KERNEL_HDRS) $(FW_HEX)
+	$(call verilate_sim,$(SIM_BIN),$(KERNEL_LIB))
 
 .PHONY: sim
 sim: $(SIM_BIN)

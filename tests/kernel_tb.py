@@ -4,6 +4,7 @@ The same `rnic_<k>_dpi_new` / `rnic_<k>_dpi_step` functions that the SystemVeril
 once per clock are called here once per simulated clock, with the port vectors laid out by the
 generated spec (spec/gen/rnic_spec.py, PORT_*)."""
 import ctypes
+import os
 import pathlib
 import subprocess
 import sys
@@ -12,7 +13,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "spec" / "gen"))
 import rnic_spec as S  # noqa: E402
 
-LIB_PATH = ROOT / "build" / "kernels" / "libkernels.so"
+# RNIC_KERNELS_LIB: another build of them (make tblchk's, which counts accesses to their memories)
+LIB_PATH = pathlib.Path(os.environ.get("RNIC_KERNELS_LIB", ROOT / "build" / "kernels" / "libkernels.so"))
 _lib = None
 
 

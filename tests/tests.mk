@@ -41,3 +41,36 @@ $(FUZZ_RX): tests/fuzz/fuzz_rx.c $(RX_SRCS) hw/kernels/common/rnic_crc.c hw/kern
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_RX)
 ALL_TARGETS += fuzz-build
+
+# The table check's build of the kernels (tests/tblchk/tblchk.c): every access of the kernels'
+# code reported to it (gcc -fsanitize=kernel-address, a call per access), their memories mapped by
+# scripts/mem_budget.py, their step functions renamed so that the check marks each clock; the DPI
+# glue as it is. kernel_tb.py takes it with RNIC_KERNELS_LIB (make tblchk).
+TBLCHK := $(BUILD)/tblchk
+TBLCHK_LIB := $(TBLCHK)/libkernels.so
+TBLCHK_FLAGS := -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 \
+	--param asan-stack=0 --param asan-globals=0 $(foreach k,tx rx cq,-Drnic_$(k)_step=rnic_$(k)_step_k)
+$(TBLCHK)/tblchk_map.h: scripts/mem_budget.py $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
+	@mkdir -p $(dir $@)
+	$(PY) scripts/mem_budget.py --c-map > $@.tmp && mv $@.tmp $@
+$(TBLCHK)/libkernels.a: tests/tblchk/tblchk.c $(TBLCHK)/tblchk_map.h $(KERNEL_SRCS) $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
+	@mkdir -p $(TBLCHK)/obj
+	set -e; for f in $(TX_SRCS) $(RX_SRCS) hw/kernels/cq/cq.c hw/kernels/common/rnic_crc.c; do \
+		$(CC) $(KERNEL_CFLAGS) $(addprefix -Ihw/kernels/,tx rx cq) $(TBLCHK_FLAGS) -c $$f \
+			-o $(TBLCHK)/obj/$$(basename $$f .c).o; done
+	$(CC) $(KERNEL_CFLAGS) -I$(TBLCHK) $(addprefix -Ihw/kernels/,tx rx cq) -c tests/tblchk/tblchk.c \
+		-o $(TBLCHK)/obj/tblchk.o
+	rm -f $@ && ar rcs $@ $(TBLCHK)/obj/*.o
+$(TBLCHK_LIB): $(TBLCHK)/libkernels.a
+	$(CC) $(KERNEL_CFLAGS) -shared -o $@ $(filter %_dpi.c,$(KERNEL_SRCS)) -Wl,--whole-archive $< -Wl,--no-whole-archive
+$(TBLCHK)/sim/rnic-sim: $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(TBLCHK)/libkernels.a $(FW_HEX)
+	$(call verilate_sim,$@,$(TBLCHK)/libkernels.a)
+
+# the kernels' cycle tests (tests/test_tblchk.py: make test), then two simulators under traffic
+.PHONY: tblchk-kernels tblchk
+tblchk-kernels: $(TBLCHK_LIB) $(KERNEL_LIB)
+	RNIC_KERNELS_LIB=$(TBLCHK_LIB) RNIC_TBLCHK_REPORT=$(TBLCHK)/report.txt $(PY) -m pytest -q -p no:cacheprovider \
+		tests/test_kernels.py -k "not crc"
+	cat $(TBLCHK)/report.txt
+tblchk: tblchk-kernels $(TBLCHK)/sim/rnic-sim
+	RNIC_SIM=$(TBLCHK)/sim/rnic-sim $(PY) sim/transport.py tblchk
