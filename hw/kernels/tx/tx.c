@@ -552,8 +552,8 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
 	for (i = 0; i < RNIC_BEAT; i++) {
-		f->wqe[i] = w[i];
-		f->wqe[RNIC_BEAT + i] = in->push_data[i];
+		st->pf_wqe[st->pf_tail % TX_PF][i] = w[i];
+		st->pf_wqe[st->pf_tail % TX_PF][RNIC_BEAT + i] = in->push_data[i];
 	}
 	f->qpn = (uint16_t)q;
 	f->index = (uint16_t)idx;
@@ -577,6 +577,28 @@ static void fence(rnic_tx_state_t *st)
 	if (st->fence_state == 2 && (int32_t)(st->req_head - (st->req_left ? 1u : 0u) - st->fence_mark) >= 0) {
 		st->o.fence = st->fence_token;
 		st->fence_state = 0;
+	}
+}
+
+/* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
+ * a clock after it is written), is dropped or becomes the message in progress. */
+static void start_next(rnic_tx_state_t *st)
+{
+	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
+	uint32_t i;
+
+	if (st->pf_head == st->pf_tail || !f->ready)
+		return;
+	if (f->discard) {
+		st->pf_head++; /* dropped: its QP fetches it again */
+	} else if (!st->phase && !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp) && st->wake_ok) {
+		for (i = 0; i < RNIC_WQE_BYTES; i++)
+			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
+		st->qpn = f->qpn;
+		st->wqe_index = f->index;
+		st->qp[f->qpn].pf_n--;
+		st->pf_head++;
+		tx_start_message(st);
 	}
 }
 
@@ -630,6 +652,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->o.cpl_valid = 0;
 	if (st->o.rdx_valid && in->rdx_ready)
 		st->o.rdx_valid = 0;
+	start_next(st);
 	if (in->rd_valid && st->o.rd_ready)
 		rd = in->rd_data;
 	else if ((st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO && st->e_state == 1 &&
@@ -667,7 +690,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
 
 			for (i = 0; i < RNIC_BEAT; i++)
-				f->wqe[st->pf_beats * RNIC_BEAT + i] = rd[i];
+				st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = rd[i];
 			if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
 				f->ready = 1;
 				st->pf_fill++;
@@ -678,20 +701,6 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		}
 	}
 	emit(st, rd);
-	if (st->pf_head != st->pf_tail && st->pf[st->pf_head % TX_PF].ready && st->pf[st->pf_head % TX_PF].discard) {
-		st->pf_head++; /* dropped: its QP fetches it again */
-	} else if (!st->phase && st->pf_head != st->pf_tail && st->pf[st->pf_head % TX_PF].ready &&
-		   !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp) && st->wake_ok) {
-		const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
-
-		for (i = 0; i < RNIC_WQE_BYTES; i++)
-			st->wqe[i] = f->wqe[i];
-		st->qpn = f->qpn;
-		st->wqe_index = f->index;
-		st->qp[f->qpn].pf_n--;
-		st->pf_head++;
-		tx_start_message(st);
-	}
 	tx_build(st);
 	schedule(st);
 	if (st->ack_busy && st->wake_ok)

@@ -21,8 +21,9 @@
 			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
 			   * cancelled, the scheduler's own */
 
+/* a slot of the prefetch ring: its tags (registers: tx_unfetch looks at every slot at once);
+ * the WQE itself is in pf_wqe, a block RAM */
 typedef struct {
-	uint8_t wqe[RNIC_WQE_BYTES];
 	uint16_t qpn;
 	uint16_t index;      /* SQ index of the WQE */
 	uint8_t ready;       /* its data has arrived */
@@ -95,6 +96,7 @@ typedef struct {
 	/* WQEs fetched ahead in batches, in the order requested: slots [pf_head, pf_tail) are
 	 * taken, data fills them from pf_fill on (DMA reads return in request order) */
 	tx_pf_t pf[TX_PF];
+	uint8_t pf_wqe[TX_PF][RNIC_WQE_BYTES];
 	uint32_t pf_head, pf_fill, pf_tail;
 	uint32_t pf_beats;           /* beats of slot pf_fill received */
 
@@ -142,8 +144,9 @@ typedef struct {
 	uint32_t req_left;           /* bytes of the request being taken not yet taken */
 	uint8_t cur_kind;            /* ... and its kind */
 
-	/* packets built and not yet emitted */
+	/* packets built and not yet emitted; the one being built */
 	tx_pkt_t pk[TX_PKT_FIFO];
+	tx_pkt_t pb;
 	uint32_t pk_head, pk_tail;
 
 	/* packet emitter */

@@ -171,11 +171,12 @@ static void seek_sge(rnic_tx_state_t *st, uint32_t off)
 	st->iss_sge_off = off;
 }
 
-/* The next packet slot, cleared: nothing of the packet that used it before may leak into this one
- * (a responder frame inheriting a UD packet's `retire` would retire a WQE of that QP). */
+/* The packet to build, cleared: nothing of the packet built before may leak into this one (a
+ * responder frame inheriting a UD packet's `retire` would retire a WQE of that QP). It is built in
+ * registers and goes into the packet FIFO's block RAM whole (pkt_push). */
 static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 {
-	tx_pkt_t *k = &st->pk[st->pk_tail % TX_PKT_FIFO];
+	tx_pkt_t *k = &st->pb;
 	uint32_t i;
 
 	for (i = 0; i < TX_HDR; i++)
@@ -184,6 +185,11 @@ static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 	k->pad = k->retire = k->v6 = k->poison = 0;
 	k->qpn = 0;
 	return k;
+}
+
+static void pkt_push(rnic_tx_state_t *st)
+{
+	st->pk[st->pk_tail++ % TX_PKT_FIFO] = st->pb;
 }
 
 /* One packet of the request message. */
@@ -278,7 +284,7 @@ static void build_request(rnic_tx_state_t *st)
 		k->hdr_len += (uint16_t)pay;
 		k->pay_len = 0;
 	}
-	st->pk_tail++;
+	pkt_push(st);
 	st->iss_rsp = 0;
 	st->iss_left = k->pay_len;
 	if (k->pay_len)
@@ -397,7 +403,7 @@ static void build_response(rnic_tx_state_t *st)
 	}
 	k->hdr_len = (uint16_t)(x - k->hdr + xth);
 	k->pay_len = (uint16_t)pay;
-	st->pk_tail++;
+	pkt_push(st);
 }
 
 /* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
