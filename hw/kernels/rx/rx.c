@@ -792,6 +792,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
+		st->commit_valid = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
@@ -810,8 +811,12 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;
 
-	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
-		commit_qp(st, idx);
+	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
+	if (st->commit_valid)
+		commit_qp(st, st->commit_qpn);
+	st->commit_valid = in->cfg_valid &&
+			   rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
+	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
 	if (in->cfg_valid)
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
 	if (in->cfg_valid && in->cfg_addr >> RNIC_CFG_TABLE_SHIFT == RNIC_CFG_TBL_FENCE) {

@@ -84,6 +84,8 @@ typedef struct {
 
 typedef struct {
 	rnic_tables_t t;
+	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
+	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
 	rx_srq_t srq[RNIC_MAX_SRQ];

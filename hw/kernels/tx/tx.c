@@ -633,6 +633,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->ack_busy = 0;
 		st->fence_state = 0;
 		st->push_half = 0;
+		st->commit_valid = 0;
 		for (i = 0; i < RNIC_MAX_QP; i++)
 			st->act_in[i] = 0;
 		st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
@@ -671,8 +672,12 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	if (in->rsp_valid && st->o.rsp_ready)
 		tx_take_response(st, &in->rsp);
-	if (in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC)
-		commit_qp(st, idx);
+	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
+	if (st->commit_valid)
+		commit_qp(st, st->commit_qpn);
+	st->commit_valid = in->cfg_valid &&
+			   rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
+	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
 	if (in->cfg_valid && in->cfg_addr >> RNIC_CFG_TABLE_SHIFT == RNIC_CFG_TBL_FENCE) {
 		st->fence_token = (uint8_t)in->cfg_data;
 		st->fence_state = 1;

@@ -80,6 +80,8 @@ typedef struct {
 
 typedef struct {
 	rnic_tables_t t;
+	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
+	uint16_t commit_qpn;
 	tx_qp_t qp[RNIC_MAX_QP];
 	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
 	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
