@@ -144,6 +144,7 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
     cq.inp.set("irq_ready", 1)
     a2b, b2a, cur_ab, cur_ba = [], [], b"", b""
     cqe = None
+    pending = "push1" if push else "db"
     for cycle in range(max_cycles):
         o = tx.out
         # A.tx -> memory A, wire -> B.rx
@@ -203,15 +204,20 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
         if cq.out.get("wr_valid"):
             cqe = cq.out.get("wr_data")
             break
+        # the doorbell, or the pushed WQE's two beats, are taken at a clock whose ready was up
+        db_taken, push_taken = o.get("db_ready"), o.get("push_ready")
         for k in (tx, rxb, txb, rxa, cq):
             k.step()
-        if cycle == 0 and push:
+        if pending == "db" and db_taken:
+            tx.inp.set("db_valid", 0)
+            pending = None
+        elif pending == "push1" and push_taken:
             tx.inp.set("push_data", bytes(wqe[64:]))
             tx.inp.set("push_last", 1)
-        elif cycle == 0:
-            tx.inp.set("db_valid", 0)
-        if cycle == 1:
+            pending = "push2"
+        elif pending == "push2" and push_taken:
             tx.inp.set("push_valid", 0)
+            pending = None
     return a2b, b2a, mem_b, cqe, cycle, payload
 
 

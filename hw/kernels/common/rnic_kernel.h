@@ -47,6 +47,9 @@ static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data
 
 #define QPC_W(t, qpn, reg) ((t)->qpc[qpn][RNIC_QPC_##reg / 4])
 #define QPC_F(t, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_W(t, qpn, reg))
+/* the same on one QPC entry (a row read once, or a copy of the table) */
+#define QPC_RW(row, reg) ((row)[RNIC_QPC_##reg / 4])
+#define QPC_RF(row, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_RW(row, reg))
 #define MPT_W(t, i, reg) ((t)->mpt[i][RNIC_MPT_##reg / 4])
 
 /* The MPT entry of `key` (index << KEY_TAG_BITS | generation tag): valid, of this generation,
@@ -107,21 +110,22 @@ static inline uint32_t rnic_npkts(uint32_t len, uint32_t pmtu)
 }
 
 /* Our MAC (bytes 0..5 at p) and IPv4 address from the PORT table. */
-static inline void rnic_port_mac(const rnic_tables_t *t, uint8_t *p)
+static inline void rnic_port_mac(const uint32_t *port, uint8_t *p)
 {
-	rnic_put_be16(p, t->port[RNIC_PORTC_MAC_HI / 4]);
-	rnic_put_be32(p + 2, t->port[RNIC_PORTC_MAC_LO / 4]);
+	rnic_put_be16(p, port[RNIC_PORTC_MAC_HI / 4]);
+	rnic_put_be32(p + 2, port[RNIC_PORTC_MAC_LO / 4]);
 }
 
 /* Build Ethernet + IPv4 or IPv6 + UDP + BTH for a RoCEv2 packet of `payload_len` bytes after the
- * BTH (extension headers + payload + pad + ICRC) toward the peer of QP `qpn`, or, for a UD send,
- * toward the address vector `av` (struct UD_AV). Returns the offset of the first extension header. */
-static inline uint32_t rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, uint8_t *h, uint32_t opcode,
+ * BTH (extension headers + payload + pad + ICRC) toward the peer of the QP whose QPC entry is `q`,
+ * or, for a UD send, toward the address vector `av` (struct UD_AV); `port`: the PORT table.
+ * Returns the offset of the first extension header. */
+static inline uint32_t rnic_build_headers(const uint32_t *q, const uint32_t *port, uint8_t *h, uint32_t opcode,
 					  uint32_t pad, uint32_t ackreq, uint32_t psn, uint32_t payload_len,
 					  const uint8_t *av)
 {
-	uint32_t net = QPC_W(t, qpn, NET);
-	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_F(t, qpn, CTRL, IPV6);
+	uint32_t net = QPC_RW(q, NET);
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_RF(q, CTRL, IPV6);
 	uint32_t udp = RNIC_UDP_OFF + (v6 ? RNIC_IP6_EXTRA : 0), bth = udp + RNIC_UDP_HLEN;
 	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + payload_len;
 	uint32_t i;
@@ -130,10 +134,10 @@ static inline uint32_t rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, 
 		for (i = 0; i < 6; i++)
 			h[i] = av[RNIC_UD_AV_DMAC_OFF + i];
 	} else {
-		rnic_put_be16(h, QPC_W(t, qpn, DMAC_HI));
-		rnic_put_be32(h + 2, QPC_W(t, qpn, DMAC_LO));
+		rnic_put_be16(h, QPC_RW(q, DMAC_HI));
+		rnic_put_be32(h + 2, QPC_RW(q, DMAC_LO));
 	}
-	rnic_port_mac(t, h + 6);
+	rnic_port_mac(port, h + 6);
 	if (v6) {
 		/* IPv6 (RoCEv2 A17.4.5.2): traffic class from the QP, flow label 0 */
 		uint32_t tc = RNIC_GET(RNIC_QPC_NET_TOS, net);
@@ -147,11 +151,11 @@ static inline uint32_t rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, 
 		h[20] = RNIC_IPPROTO_UDP;
 		h[21] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
 		for (i = 0; i < 4; i++) {
-			rnic_put_be32(h + 22 + 4 * i, t->port[RNIC_PORTC_IPV6_0 / 4 + i]);
+			rnic_put_be32(h + 22 + 4 * i, port[RNIC_PORTC_IPV6_0 / 4 + i]);
 			if (av)
 				rnic_put_be32(h + 38 + 4 * i, rnic_be32(av + RNIC_UD_AV_DIP6_OFF + 4 * i));
 			else
-				rnic_put_be32(h + 38 + 4 * i, t->qpc[qpn][RNIC_QPC_DIP6_0 / 4 + i]);
+				rnic_put_be32(h + 38 + 4 * i, q[RNIC_QPC_DIP6_0 / 4 + i]);
 		}
 	} else {
 		rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV4);
@@ -162,8 +166,8 @@ static inline uint32_t rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, 
 		rnic_put_be16(h + 20, 0x4000); /* DF */
 		h[22] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
 		h[23] = RNIC_IPPROTO_UDP;
-		rnic_put_be32(h + 26, t->port[RNIC_PORTC_IPV4 / 4]);
-		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : QPC_W(t, qpn, DIP));
+		rnic_put_be32(h + 26, port[RNIC_PORTC_IPV4 / 4]);
+		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : QPC_RW(q, DIP));
 		rnic_put_be16(h + 24, 0);
 		rnic_put_be16(h + 24, rnic_ipv4_csum(h + 14));
 	}
@@ -175,7 +179,7 @@ static inline uint32_t rnic_build_headers(const rnic_tables_t *t, uint32_t qpn, 
 	h[bth + 1] = (uint8_t)(pad << RNIC_BTH_PAD_SHIFT);
 	rnic_put_be16(h + bth + 2, 0xffff);
 	h[bth + 4] = 0;
-	rnic_put_be24(h + bth + 5, av ? RNIC_UD_AV_QPN_GET(av) : QPC_F(t, qpn, DEST_QPN, QPN));
+	rnic_put_be24(h + bth + 5, av ? RNIC_UD_AV_QPN_GET(av) : QPC_RF(q, DEST_QPN, QPN));
 	h[bth + 8] = ackreq ? RNIC_BTH_ACKREQ : 0;
 	rnic_put_be24(h + bth + 9, psn & RNIC_PSN_MASK);
 	return bth + RNIC_BTH_LEN;

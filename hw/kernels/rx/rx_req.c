@@ -241,7 +241,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 
 	rx_frame_bytes(st, f, 0, x->raw);
 	rx_frame_bytes(st, f, RNIC_BEAT, x->raw + RNIC_BEAT);
-	rnic_port_mac(&st->t, mac);
+	rnic_port_mac(st->t.port, mac);
 	bcast = 1;
 	ours = 1;
 	for (i = 0; i < 6; i++) {

@@ -164,7 +164,7 @@ static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 {
 	const tx_qp_t *p = &st->qp[q];
 
-	if (p->pi == p->ci)
+	if (st->sq_pi[q] == st->sq_ci[q])
 		return 0;
 	if (p->err)
 		return 1;
@@ -188,7 +188,7 @@ void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind
 }
 
 /* WQEs of QP q fetched ahead and not started are dropped (when they reach the head of the
- * prefetch ring) and fetched again from p->ci: the QP went back (go-back-N, a READ limit or
+ * prefetch ring) and fetched again from sq_ci[q]: the QP went back (go-back-N, a READ limit or
  * fence), went to error, or away. A bounded pass over TX_PF slots (flags in registers). */
 void tx_unfetch(rnic_tx_state_t *st, uint32_t q)
 {
@@ -231,23 +231,24 @@ static void schedule(rnic_tx_state_t *st)
 	if (st->pf_tail - st->pf_head >= TX_PF || st->o.rdreq_valid || tx_req_full(st) || cpl_full(st) ||
 	    st->act_head == st->act_tail || !st->wake_ok)
 		return;
+	st->qp_port = 1;
 	q = st->act[st->act_head++ % RNIC_MAX_QP];
 	st->act_in[q] = 0;
 	if (qp_ready(st, q)) {
 		p = &st->qp[q];
 		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
 		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
-		addr = base + (uint64_t)(p->ci & mask) * RNIC_WQE_BYTES;
+		addr = base + (uint64_t)(st->sq_ci[q] & mask) * RNIC_WQE_BYTES;
 		/* as many as are posted, fit the ring ahead, the outstanding-WQE window, the ring's
 		 * end and the 4 KiB page (a DMA read never crosses one) */
-		n = (uint16_t)(p->pi - p->ci);
+		n = (uint16_t)(st->sq_pi[q] - st->sq_ci[q]);
 		room = TX_PF - (st->pf_tail - st->pf_head);
 		n = n < room ? n : room;
 		if (!p->err) { /* qp_ready: at least one */
 			room = TX_OB - (uint16_t)(p->ob_tail - p->ob_head) - p->pf_n;
 			n = n < room ? n : room;
 		}
-		room = mask + 1 - (p->ci & mask);
+		room = mask + 1 - (st->sq_ci[q] & mask);
 		n = n < room ? n : room;
 		room = (4096 - (uint32_t)(addr & 4095)) / RNIC_WQE_BYTES;
 		n = n < room ? n : room;
@@ -258,13 +259,13 @@ static void schedule(rnic_tx_state_t *st)
 
 			if (k < n) {
 				f->qpn = (uint16_t)q;
-				f->index = (uint16_t)(p->ci + k);
+				f->index = (uint16_t)(st->sq_ci[q] + k);
 				f->ready = 0;
 				f->discard = 0;
 			}
 		}
 		st->pf_tail += n;
-		p->ci = (uint16_t)(p->ci + n);
+		st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + n);
 		p->pf_n = (uint8_t)(p->pf_n + n);
 		if (qp_ready(st, q))
 			tx_wake(st, q);
@@ -309,7 +310,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 		p->retries++;
 		st->o.stat_retransmits++;
 	}
-	p->ci = ob->index;
+	st->sq_ci[q] = ob->index;
 	p->psn = ob->first_psn;
 	p->restart = 1;
 	p->restart_index = ob->index;
@@ -317,7 +318,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 	p->ob_tail = p->ob_head;
 	p->rd_out = 0;
 	p->rd_wait = 0;
-	p->t_sent = st->now;
+	st->t_sent[q] = st->now;
 	tx_stop_fetch(st, q);
 	tx_wake(st, q);
 }
@@ -325,9 +326,11 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 /* ACK timers, one QP per clock: 4.096 us * 2^timeout without progress (0: no timer). */
 static void check_timer(rnic_tx_state_t *st)
 {
-	uint32_t q = st->timer_q++ % RNIC_MAX_QP;
+	uint32_t q = st->timer_q % RNIC_MAX_QP;
 	tx_qp_t *p = &st->qp[q];
 	uint32_t t = QPC_F(&st->t, q, RETRY, TIMEOUT);
+
+	st->timer_q++;
 
 	if (p->hold_until && (int64_t)(st->now - p->hold_until) >= 0) {
 		p->hold_until = 0; /* the RNR wait is over */
@@ -342,7 +345,7 @@ static void check_timer(rnic_tx_state_t *st)
 	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until ||
 	    QPC_F(&st->t, q, CTRL, TYPE) != RNIC_QPT_RC)
 		return;
-	if (st->now - p->t_sent > (1024ull << t)) {
+	if (st->now - st->t_sent[q] > (1024ull << t)) {
 		/* a READ partly answered is asked again from its first response missing, with the
 		 * address and length moved on (IBTA 9.7.5.1.6; a responder may ignore it otherwise) */
 		const tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
@@ -399,8 +402,10 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 	case 2: /* pad and ICRC */
 		if (st->acc_n + 8 > TX_ACC || st->frame_end || (k->retire && (cpl_full(st) || !st->wake_ok)))
 			return; /* one frame end in the packer at a time */
-		if (k->retire)
+		if (k->retire) {
+			st->qp_port = 1;
 			ob_retire(st, k->qpn, k->poison ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
+		}
 		st->crc = rnic_crc32_beat(st->crc, zero, k->pad);
 		push(st, zero, k->pad);
 		rnic_wr_le(icrc, 4, k->poison ? st->crc : ~st->crc);
@@ -437,14 +442,14 @@ static void acknowledge(rnic_tx_state_t *st)
 	if (type == RNIC_AETH_TYPE_ACK && d >= 0 && (!rd || st->ack_rd)) {
 		/* acknowledged (a READ/atomic: its response is placed) */
 		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
-		p->t_sent = st->now;
+		st->t_sent[q] = st->now;
 		p->retries = 0;
 		p->rnr_retries = 0;
 		return;
 	}
 	if (type == RNIC_AETH_TYPE_ACK && rd && rnic_psn_diff(st->ack_psn, ob->first_psn) >= 0) {
 		/* responses of the READ at the head are arriving: progress, and where to ask again */
-		p->t_sent = st->now;
+		st->t_sent[q] = st->now;
 		p->retries = 0;
 		p->rd_next = (st->ack_psn + 1) & RNIC_PSN_MASK;
 		st->ack_busy = 0;
@@ -458,7 +463,7 @@ static void acknowledge(rnic_tx_state_t *st)
 			return;
 		}
 		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
-		p->t_sent = st->now;
+		st->t_sent[q] = st->now;
 		return;
 	}
 	st->ack_busy = 0;
@@ -489,6 +494,7 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state <= RNIC_QPS_RTR) {
 		tx_unfetch(st, q);
 		*p = (tx_qp_t){0};
+		st->sq_pi[q] = st->sq_ci[q] = 0;
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
 	} else if (state == RNIC_QPS_RTS && p->state != RNIC_QPS_RTS) {
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
@@ -504,19 +510,19 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
  * the context's QP, or not in a state to send (dropped, counted). */
 static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
 {
-	uint32_t ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
-	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl), size = 1u << QPC_F(&st->t, q, RING_LOG, SQ);
-	tx_qp_t *p = &st->qp[q % RNIC_MAX_QP];
+	uint32_t ctrl = q < RNIC_MAX_QP ? st->db_ctrl[q] : 0;
+	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl), size = 1u << st->sq_log[q % RNIC_MAX_QP];
 
+	q %= RNIC_MAX_QP;
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != ctx ||
-	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - p->ci) > size) {
+	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - st->sq_ci[q]) > size) {
 		st->o.stat_drop_db++;
 		return 0;
 	}
-	if ((uint16_t)(pi - p->pi) <= size)
-		p->pi = (uint16_t)pi;
+	if ((uint16_t)(pi - st->sq_pi[q]) <= size)
+		st->sq_pi[q] = (uint16_t)pi;
 	tx_wake(st, q);
-	p->ts_db = cycle;
+	st->ts_db[q] = cycle;
 	return 1;
 }
 
@@ -545,7 +551,7 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	q = RNIC_WQE_PUSH_QPN_GET(w) % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	p = &st->qp[q];
-	take = p->pi == p->ci && p->ci == idx && st->pf_fill == st->pf_tail && st->pf_tail - st->pf_head < TX_PF &&
+	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail && st->pf_tail - st->pf_head < TX_PF &&
 	       p->state == RNIC_QPS_RTS && !p->err && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB &&
 	       !p->rd_wait && !p->hold_until;
 	if (!ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle) || !take)
@@ -561,7 +567,7 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	f->discard = 0;
 	st->pf_tail++;
 	st->pf_fill++;
-	p->ci = (uint16_t)(p->ci + 1);
+	st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + 1);
 	p->pf_n++;
 	st->o.stat_pushed++;
 }
@@ -582,6 +588,14 @@ static void fence(rnic_tx_state_t *st)
 
 /* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
  * a clock after it is written), is dropped or becomes the message in progress. */
+static int start_ready(const rnic_tx_state_t *st)
+{
+	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
+
+	return st->pf_head != st->pf_tail && f->ready && !f->discard && !st->phase && !st->o.rdx_valid &&
+	       !(st->iss_left && !st->iss_rsp) && st->wake_ok;
+}
+
 static void start_next(rnic_tx_state_t *st)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
@@ -591,7 +605,8 @@ static void start_next(rnic_tx_state_t *st)
 		return;
 	if (f->discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
-	} else if (!st->phase && !st->o.rdx_valid && !(st->iss_left && !st->iss_rsp) && st->wake_ok) {
+	} else if (start_ready(st)) {
+		st->qp_port = 1;
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
 		st->qpn = f->qpn;
@@ -599,6 +614,33 @@ static void start_next(rnic_tx_state_t *st)
 		st->qp[f->qpn].pf_n--;
 		st->pf_head++;
 		tx_start_message(st);
+	}
+}
+
+/* A configuration write from the firmware: the tables (the events' and the packet builder's copies
+ * of a QPC entry), a commit to act on next clock, a fence. */
+static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
+{
+	uint32_t tbl = in->cfg_addr >> RNIC_CFG_TABLE_SHIFT, idx = 0, word = (in->cfg_addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+
+	st->commit_valid = in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
+	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
+	if (!in->cfg_valid)
+		return;
+	if (tbl == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS) {
+		st->hq[idx][word] = in->cfg_data;
+		if (word == RNIC_QPC_CTRL / 4) {
+			st->rsp_pmtu[idx] = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, in->cfg_data);
+			st->db_ctrl[idx] = (uint16_t)in->cfg_data;
+		}
+		if (word == RNIC_QPC_RING_LOG / 4)
+			st->sq_log[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RING_LOG_SQ, in->cfg_data);
+		if (word == RNIC_QPC_RETRY / 4)
+			st->rsp_limit[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, in->cfg_data);
+	}
+	if (tbl == RNIC_CFG_TBL_FENCE) {
+		st->fence_token = (uint8_t)in->cfg_data;
+		st->fence_state = 1;
 	}
 }
 
@@ -613,11 +655,13 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
-	uint32_t idx, i;
+	uint32_t i, ack_go;
 
 	if (in->rst) {
-		for (i = 0; i < RNIC_MAX_QP; i++)
+		for (i = 0; i < RNIC_MAX_QP; i++) {
 			st->qp[i] = (tx_qp_t){0};
+			st->sq_pi[i] = st->sq_ci[i] = 0;
+		}
 		st->phase = 0;
 		st->cancel = 0;
 		st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
@@ -634,6 +678,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->fence_state = 0;
 		st->push_half = 0;
 		st->commit_valid = 0;
+		st->ts_pending = 0;
 		for (i = 0; i < RNIC_MAX_QP; i++)
 			st->act_in[i] = 0;
 		st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
@@ -644,6 +689,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	st->now = in->cycle;
 	st->wake_clk = 0;
+	/* the QP events of this clock (the ACK timer takes a clock none of them takes) */
+	st->qp_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
+	ack_go = (st->ack_busy || (in->ack_valid && st->o.ack_ready)) && st->wake_ok;
+	st->qp_port |= ack_go;
 	/* transfers at this edge */
 	if (st->o.eth_valid && in->eth_ready)
 		st->o.eth_valid = 0;
@@ -675,13 +724,6 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);
-	st->commit_valid = in->cfg_valid &&
-			   rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
-	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
-	if (in->cfg_valid && in->cfg_addr >> RNIC_CFG_TABLE_SHIFT == RNIC_CFG_TBL_FENCE) {
-		st->fence_token = (uint8_t)in->cfg_data;
-		st->fence_state = 1;
-	}
 
 	emit_beat(st);
 	if (rd) {
@@ -707,11 +749,13 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	emit(st, rd);
 	tx_build(st);
-	schedule(st);
-	if (st->ack_busy && st->wake_ok)
+	if (ack_go)
 		acknowledge(st);
-	else if (!st->ack_busy && st->wake_ok)
+	schedule(st);
+	if (!st->ack_busy && st->wake_ok && !st->qp_port) {
+		st->qp_port = 1;
 		check_timer(st);
+	}
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
@@ -719,11 +763,16 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	fence(st);
 	join(st);
 	assert(st->wake_clk <= TX_WAKE_CLK);
+	/* writes that land at the clock's edge, after this clock's reads */
+	if (st->ts_pending)
+		st->t_sent[st->ts_qpn] = st->now;
+	st->ts_pending = 0;
+	configure(st, in);
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
-	st->o.db_ready = st->wake_ok;
-	st->o.push_ready = st->wake_ok;
+	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
+	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half);
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&

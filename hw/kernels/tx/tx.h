@@ -42,8 +42,6 @@ typedef struct {
 } tx_ob_t;
 
 typedef struct {
-	uint64_t ts_db;     /* cycle of the last doorbell */
-	uint64_t t_sent;    /* last progress: the ACK timer runs from here */
 	uint64_t hold_until;/* RNR NAK: nothing is sent before this cycle */
 	uint8_t retries;    /* go-back-N rounds since the last progress */
 	uint8_t rnr_retries;
@@ -52,7 +50,6 @@ typedef struct {
 	uint32_t restart_psn;
 	uint32_t psn;       /* next PSN to send */
 	uint32_t rd_next;   /* the first READ response PSN not placed yet (RX's notices) */
-	uint16_t pi, ci;    /* SQ producer (doorbell) and next WQE to fetch */
 	uint8_t pf_n;       /* WQEs fetched ahead (in the prefetch ring), not started yet */
 	uint16_t ob_head, ob_tail;
 	uint8_t rd_out;     /* READ/atomic WQEs outstanding */
@@ -79,10 +76,34 @@ typedef struct {
 } tx_pkt_t;
 
 typedef struct {
+	/* The QP events' memories: qp (each QP's entry) and the QPC table t. An event reads and
+	 * writes one QP's entry and reads its QPC entry: a commit, a pushed WQE, an ACK notice, a
+	 * WQE started, a UC/UD WQE retired as its last packet leaves, a message poisoned, the
+	 * scheduler's fetch; the ACK timer takes a clock none of them takes (qp_port). */
 	rnic_tables_t t;
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	tx_qp_t qp[RNIC_MAX_QP];
+	uint8_t qp_port;
+	/* last progress of each QP: the ACK timer runs from here. Its own memory: the packet builder
+	 * writes it at each packet (landing at the clock's end: ts_pending), the events read it */
+	uint64_t t_sent[RNIC_MAX_QP];
+	uint8_t ts_pending;
+	uint16_t ts_qpn;
+	/* the packet builder's copy of the QPC table (a block RAM of its own, written by the same
+	 * configuration writes), and the two fields responder requests are checked with on arrival
+	 * (LUT RAM) */
+	uint32_t hq[RNIC_MAX_QP][RNIC_QPC_WORDS];
+	uint8_t rsp_pmtu[RNIC_MAX_QP], rsp_limit[RNIC_MAX_QP];
+	/* the doorbell's side, which takes no QP port: each QP's SQ producer index (doorbell) and
+	 * next WQE to fetch, and what a doorbell is checked against (QPC CTRL's low half, the SQ's
+	 * log size, kept from the configuration writes): LUT RAM, one writer a clock (a doorbell,
+	 * or the QP event; the readies keep them apart where both would write). The cycle of each
+	 * QP's last doorbell: a block RAM, written by the doorbell, read by the WQE started. */
+	uint16_t sq_pi[RNIC_MAX_QP], sq_ci[RNIC_MAX_QP];
+	uint16_t db_ctrl[RNIC_MAX_QP];
+	uint8_t sq_log[RNIC_MAX_QP];
+	uint64_t ts_db[RNIC_MAX_QP];
 	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
 	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
 	 * event that may let a QP fetch (doorbell, retirement, go-back, RNR wait over, commit)

@@ -63,7 +63,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (p->err) {
-		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, p->ts_db,
+		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
 		return;
 	}
@@ -71,7 +71,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	if ((tx_is_rd(op) && p->rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && p->rd_out)) {
 		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
 		 * and fetch it and the WQEs behind it again then */
-		p->ci = st->wqe_index;
+		st->sq_ci[st->qpn] = st->wqe_index;
 		p->rd_wait = 1;
 		tx_unfetch(st, st->qpn);
 		return;
@@ -99,14 +99,14 @@ void tx_start_message(rnic_tx_state_t *st)
 	}
 	if (status != RNIC_WC_STATUS_SUCCESS) {
 		/* a local error completes the WQE (signaled or not) and moves the QP to error */
-		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, p->ts_db, st->wqe_index);
+		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, st->ts_db[st->qpn], st->wqe_index);
 		tx_qp_fatal(st, st->qpn);
 		return;
 	}
 	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
 	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
 		/* a datagram is one packet */
-		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, p->ts_db,
+		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
 		tx_qp_fatal(st, st->qpn);
 		return;
@@ -117,14 +117,14 @@ void tx_start_message(rnic_tx_state_t *st)
 		npsn = 1;
 	ob = &st->ob[st->qpn][p->ob_tail % TX_OB];
 	ob->wr_id = RNIC_WQE_WR_ID_GET(w);
-	ob->ts = p->ts_db;
+	ob->ts = st->ts_db[st->qpn];
 	ob->len = st->msg_len;
 	ob->op = (uint8_t)op;
 	ob->err = 0;
 	ob->first_psn = p->psn;
 	ob->last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
 	if (p->ob_head == p->ob_tail)
-		p->t_sent = st->now;
+		st->t_sent[st->qpn] = st->now;
 	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
 	ob->index = st->wqe_index;
 	p->ob_tail++;
@@ -198,7 +198,8 @@ static void build_request(rnic_tx_state_t *st)
 	tx_pkt_t *k = pkt_slot(st);
 	const uint8_t *w = st->wqe;
 	const uint8_t *av = st->type == RNIC_QPT_UD ? w + RNIC_WQE_UD_AV_OFF : 0;
-	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_F(&st->t, st->qpn, CTRL, IPV6);
+	const uint32_t *q = st->hq[st->qpn];
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_RF(q, CTRL, IPV6);
 	uint32_t xoff = RNIC_XTH_OFF + (v6 ? RNIC_IP6_EXTRA : 0);
 	uint8_t *x = k->hdr + xoff;
 	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
@@ -253,7 +254,7 @@ static void build_request(rnic_tx_state_t *st)
 		uint32_t qkey = RNIC_UD_AV_QKEY_GET(w + RNIC_WQE_UD_AV_OFF);
 
 		op = imm ? RNIC_BTH_OP_UD_SEND_ONLY_IMM : RNIC_BTH_OP_UD_SEND_ONLY;
-		rnic_put_be32(x, qkey & 0x80000000u ? QPC_W(&st->t, st->qpn, QKEY) : qkey);
+		rnic_put_be32(x, qkey & 0x80000000u ? QPC_RW(q, QKEY) : qkey);
 		rnic_put_be32(x + 4, st->qpn);
 		xth = RNIC_DETH_LEN;
 	}
@@ -268,11 +269,12 @@ static void build_request(rnic_tx_state_t *st)
 	}
 	k->pad = (uint8_t)((4 - (pay & 3)) & 3);
 	/* UD: to the address handle's destination, from the WQE */
-	rnic_build_headers(&st->t, st->qpn, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
+	rnic_build_headers(q, st->t.port, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
 			   xth + pay + k->pad + RNIC_ICRC_LEN, av);
 	k->v6 = (uint8_t)v6;
 	/* the ACK timer counts silence after the last packet sent: a long message is not late */
-	st->qp[st->qpn].t_sent = st->now;
+	st->ts_pending = 1;
+	st->ts_qpn = (uint16_t)st->qpn;
 	k->retire = st->type != RNIC_QPT_RC && last;
 	k->qpn = (uint16_t)st->qpn;
 	k->hdr_len = (uint16_t)(xoff + xth);
@@ -299,13 +301,13 @@ static void build_request(rnic_tx_state_t *st)
  * discard them as out of sequence and asks for all of them again). */
 void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
 {
-	uint32_t i;
+	uint32_t i, pmtu = st->rsp_pmtu[r->qpn % RNIC_MAX_QP];
 
 	if (r->kind == RNIC_RSP_KIND_READ_AGAIN) {
 		for (i = 0; i < TX_RSP_FIFO; i++) {
 			rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
 
-			uint32_t last = q->psn + rnic_npkts(q->len, QPC_F(&st->t, q->qpn, CTRL, PMTU)) - 1;
+			uint32_t last = q->psn + rnic_npkts(q->len, pmtu) - 1; /* of r's QP: used if q is too */
 
 			/* responses from the PSN asked for on: those before it were received */
 			if (i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ &&
@@ -323,7 +325,7 @@ void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
 	if (r->kind == RNIC_RSP_KIND_READ) {
 		/* more READs than max_dest_rd_atomic still to answer: the requester broke the limit it
 		 * agreed to; Invalid Request NAK instead of the responses (IBTA 9.7.5.2.4, C9-112) */
-		uint32_t n = 0, limit = QPC_F(&st->t, r->qpn, RETRY, MAX_DEST_RD_ATOMIC);
+		uint32_t n = 0, limit = st->rsp_limit[r->qpn % RNIC_MAX_QP];
 
 		for (i = 0; i < TX_RSP_FIFO; i++) {
 			const rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
@@ -342,13 +344,14 @@ void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
 static void build_response(rnic_tx_state_t *st)
 {
 	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
+	const uint32_t *q = st->hq[r->qpn % RNIC_MAX_QP];
 	tx_pkt_t *k;
 	uint8_t *x;
 	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
 
 	st->iss_left = 0;
 	/* skipped: made useless by a later request, or its QP is gone (nothing is read for it) */
-	if (r->kind == RSP_SKIP || st->rj_cancel || !QPC_F(&st->t, r->qpn, CTRL, VALID)) {
+	if (r->kind == RSP_SKIP || st->rj_cancel || !QPC_RF(q, CTRL, VALID)) {
 		st->rj_active = 0;
 		st->rj_cancel = 0;
 		st->rsp_head++;
@@ -356,7 +359,7 @@ static void build_response(rnic_tx_state_t *st)
 	}
 	k = pkt_slot(st);
 	k->qpn = (uint16_t)r->qpn;
-	k->v6 = (uint8_t)QPC_F(&st->t, r->qpn, CTRL, IPV6);
+	k->v6 = (uint8_t)QPC_RF(q, CTRL, IPV6);
 	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
 	if (r->kind == RNIC_RSP_KIND_READ) {
 		uint32_t first, last;
@@ -364,8 +367,8 @@ static void build_response(rnic_tx_state_t *st)
 		if (!st->rj_active) {
 			st->rj_active = 1;
 			st->rj_pkt = 0;
-			st->rj_mtu = rnic_mtu_bytes(QPC_F(&st->t, r->qpn, CTRL, PMTU));
-			st->rj_npkts = rnic_npkts(r->len, QPC_F(&st->t, r->qpn, CTRL, PMTU));
+			st->rj_mtu = rnic_mtu_bytes(QPC_RF(q, CTRL, PMTU));
+			st->rj_npkts = rnic_npkts(r->len, QPC_RF(q, CTRL, PMTU));
 		}
 		first = st->rj_pkt == 0;
 		last = st->rj_pkt == st->rj_npkts - 1;
@@ -376,7 +379,7 @@ static void build_response(rnic_tx_state_t *st)
 		if (op == RNIC_BTH_OP_READ_RESP_MIDDLE)
 			xth = 0;
 		k->pad = (uint8_t)((4 - (pay & 3)) & 3);
-		rnic_build_headers(&st->t, r->qpn, k->hdr, op, k->pad, 0, r->psn + st->rj_pkt,
+		rnic_build_headers(q, st->t.port, k->hdr, op, k->pad, 0, r->psn + st->rj_pkt,
 				   xth + pay + k->pad + RNIC_ICRC_LEN, 0);
 		st->iss_rsp = 1;
 		st->iss_left = pay;
@@ -393,7 +396,7 @@ static void build_response(rnic_tx_state_t *st)
 			rnic_put_be64(x + RNIC_AETH_LEN, r->atomic);
 			xth += 8;
 		}
-		rnic_build_headers(&st->t, r->qpn, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN, 0);
+		rnic_build_headers(q, st->t.port, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN, 0);
 		st->o.stat_acks++;
 		st->rsp_head++;
 	}
@@ -425,8 +428,8 @@ static int poison(rnic_tx_state_t *st)
 {
 	uint32_t q = st->qpn;
 
-	if (!st->iss_rsp && st->cpl_tail - st->cpl_head >= TX_CPL_FIFO)
-		return -1; /* no room for the QP-fatal event yet */
+	if (!st->iss_rsp && (st->cpl_tail - st->cpl_head >= TX_CPL_FIFO || st->qp_port))
+		return -1; /* no room for the QP-fatal event yet, or the QP port is taken */
 	st->pk[(st->pk_tail - 1) % TX_PKT_FIFO].poison = 1;
 	tx_read_req(st, 0, st->iss_left, REQ_ZERO);
 	st->credit += st->iss_left;
@@ -436,6 +439,7 @@ static int poison(rnic_tx_state_t *st)
 		st->rj_cancel = st->rj_active;
 		return 0;
 	}
+	st->qp_port = 1;
 	st->ob[q][(st->qp[q].ob_tail - 1) % TX_OB].err = RNIC_WC_STATUS_LOC_PROT_ERR;
 	tx_qp_fatal(st, q);
 	tx_stop_fetch(st, q);
