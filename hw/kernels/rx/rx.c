@@ -87,7 +87,7 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			st->cur_drop = 1;
 		} else {
 			for (i = 0; i < RNIC_BEAT; i++)
-				st->buf[st->wr_beat % RX_BUF_BEATS][i] = in->eth_data[i];
+				STORE_BEAT(st, st->wr_beat)[i] = in->eth_data[i];
 			st->wr_beat++;
 		}
 	}
@@ -204,6 +204,7 @@ void rx_finish_frame(rnic_rx_state_t *st)
 	rx_qp_t *q = &st->qp[st->qpn];
 	uint32_t i;
 
+	st->ovr_n = 0;
 	if (st->back) {
 		/* the message's cursor moves on */
 		q->c_sge = st->wc_sge;
@@ -379,17 +380,14 @@ void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t o
 	st->wc_off = off;
 }
 
-/* Write `n` bytes of v little-endian into the frame store at byte `off` of frame f (the atomic
- * operand or result then goes out through the normal payload path). */
-void rx_frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint64_t v, uint32_t n)
+/* `n` bytes of v, little-endian, stand for bytes [off, off + n) of the frame being placed (an
+ * atomic's original value or result goes out through the normal payload path): a register the
+ * payload path takes them from, not a write into the frame store. */
+void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n)
 {
-	uint32_t i, o;
-
-	for (i = 0; i < 8; i++) { /* n <= 8: an atomic operand */
-		o = off + st->l3 + i;
-		if (i < n)
-			FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT] = (uint8_t)(v >> (8 * i));
-	}
+	st->ovr_off = off + st->l3;
+	st->ovr_val = v;
+	st->ovr_n = (uint8_t)n; /* n <= 8 */
 }
 
 static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
@@ -464,7 +462,7 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 	uint32_t qpn = st->pf_q[st->pf_head % RX_PF_HINTS];
 	rx_qp_t *q = &st->qp[qpn];
 
-	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending)
+	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending || st->qp_port == 2)
 		return;
 	if ((q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS) && q->rw_n + q->rwqe_pend < RX_RWQE &&
 	    (uint16_t)(q->rq_pi - q->rq_ci) > q->rwqe_pend && !QPC_F(&st->t, qpn, SRQ, USE))
@@ -546,8 +544,13 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 /* Receive WQEs of QPs in error complete with WR_FLUSH_ERR (IBTA 10.8.3.4), one QP per idle clock. */
 static void flush_scan(rnic_rx_state_t *st)
 {
-	uint32_t qpn = st->flush_q++ % RNIC_MAX_QP;
+	uint32_t qpn = st->flush_q % RNIC_MAX_QP;
 	rx_qp_t *q = &st->qp[qpn];
+
+	if (st->qp_port)
+		return; /* a clock no other event takes a QP's entry */
+	st->flush_q++;
+	st->qp_port = 2;
 
 	if (q->state != RNIC_QPS_ERR)
 		return;
@@ -589,6 +592,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			uint32_t v = st->src + i, o = st->pay_off + v - st->gh;
 
 			st->o.wr_data[i] = v < st->gh ? st->grh[v % RNIC_GRH_LEN] :
+					   o - st->ovr_off < st->ovr_n ? (uint8_t)(st->ovr_val >> 8 * ((o - st->ovr_off) & 7)) :
 					   FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT];
 		}
 		st->o.wr_valid = 1;
@@ -793,6 +797,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
 		st->commit_valid = 0;
+		st->ovr_n = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
@@ -811,6 +816,9 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;
 
+	/* the QP entries' events this clock (the flush scan takes a clock none of them takes) */
+	st->qp_port = st->commit_valid || (in->db_valid && st->o.db_ready) || (in->rdx_valid && st->o.rdx_ready) ||
+		      (in->rd_valid && st->o.rd_ready);
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);

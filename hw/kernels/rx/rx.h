@@ -4,7 +4,7 @@
 
 #include "rnic_kernel.h"
 
-#define RX_BUF_BEATS 2048 /* frame store: 128 KiB (UltraRAM on the card): absorbs a burst of 4 KiB
+#define RX_BUF_BEATS 2048 /* frame store: 128 KiB (two banks of block RAM): absorbs a burst of 4 KiB
                           * messages from many QPs while receive WQEs are fetched */
 #define RX_MAX_FRAMES 128
 #define RX_RD_FIFO 64     /* DMA reads in flight (receive WQEs fetched ahead, an atomic operand):
@@ -91,7 +91,8 @@ typedef struct {
 	rx_srq_t srq[RNIC_MAX_SRQ];
 
 	/* reception side */
-	uint8_t buf[RX_BUF_BEATS][RNIC_BEAT];
+	uint8_t buf_even[RX_BUF_BEATS / 2][RNIC_BEAT]; /* the frame store, in two banks (rx_int.h) */
+	uint8_t buf_odd[RX_BUF_BEATS / 2][RNIC_BEAT];
 	rx_frame_t frames[RX_MAX_FRAMES];
 	uint32_t fr_head, fr_tail;  /* frame queue (free running) */
 	uint32_t wr_beat;           /* next free beat (free running) */
@@ -132,7 +133,11 @@ typedef struct {
 	uint32_t at_psn;            /* the atomic being executed */
 	uint64_t at_cmp, at_swap, at_addr;
 	uint8_t at_op;
+	uint32_t ovr_off;           /* bytes [ovr_off, + ovr_n) of the frame being placed are ovr_val's */
+	uint64_t ovr_val;           /* (little-endian): an atomic's value, in place of the frame's */
+	uint8_t ovr_n;
 	uint32_t flush_q;
+	uint8_t qp_port;            /* 1: an event took a QP's entry this clock; 2: the flush scan */
 
 	/* what the frame produces once its payload is placed, in this order */
 	uint8_t send_cpl, send_evt, send_ntc, send_rsp;

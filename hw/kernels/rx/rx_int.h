@@ -4,7 +4,11 @@
 
 #include "rx.h"
 
-#define FRAME_BEAT(st, f, i) ((st)->buf[((f)->start + (i)) % RX_BUF_BEATS])
+/* beat i of the frame store: even beats in one block RAM, odd in the other, so that two adjacent
+ * beats (a payload beat realigned, a header) are read in one clock beside the beat received */
+#define STORE_BEAT(st, i) \
+	(((i) & 1) ? (st)->buf_odd[((i) % RX_BUF_BEATS) >> 1] : (st)->buf_even[((i) % RX_BUF_BEATS) >> 1])
+#define FRAME_BEAT(st, f, i) STORE_BEAT(st, (uint32_t)(f)->start + (i))
 
 enum {
 	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
@@ -37,7 +41,7 @@ int rx_start_segment(rnic_rx_state_t *st);
 void rx_cut(rnic_rx_state_t *st);
 void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len);
 void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
-void rx_frame_put_le(rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint64_t v, uint32_t n);
+void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n);
 void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
 void rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);

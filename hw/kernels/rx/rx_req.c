@@ -89,8 +89,7 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	rx_seek(st, x->sge, x->nsge, off);
 	if (atomic) {
 		/* the original value, in host byte order, into the local buffer */
-		rx_frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 4,
-			     rnic_be64(h + RNIC_XTH_OFF + 4), 8);
+		rx_frame_value(st, RNIC_XTH_OFF + 4, rnic_be64(h + RNIC_XTH_OFF + 4), 8);
 		rx_place(st, RNIC_XTH_OFF + 4, 8);
 		return;
 	}
@@ -596,7 +595,7 @@ void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
 	q->at_valid[i] = 1;
 	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
 	st->p_rsp.atomic = orig;
-	rx_frame_put_le(st, &st->frames[st->fr_head % RX_MAX_FRAMES], RNIC_XTH_OFF + 12, v, 8);
+	rx_frame_value(st, RNIC_XTH_OFF + 12, v, 8);
 	rx_place(st, RNIC_XTH_OFF + 12, write ? 8 : 0);
 }
 

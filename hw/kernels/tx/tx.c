@@ -17,6 +17,10 @@
  *   - the emitter sends each built packet: header, payload realigned behind it in a three-beat
  *     byte packer, pad and ICRC (RoCEv2 A17.3.3).
  * The packet builder is tx_build.c; the scheduler, emitter and acknowledgements are here.
+ * Each QP's state is split between a send side (WQE start, go-back-N, pushed WQEs) and a
+ * completion side (ACK notices, the ACK timer), a block RAM each with one event a clock, and
+ * LUT RAM for what one side writes and the other reads (tx.h); the doorbell and the scheduler
+ * take neither port.
  * DMA read data returns in request order; each read is tagged as WQE or payload so the beat
  * goes to the right stage.
  * ACK notices from the RX kernel retire outstanding WQEs whose last PSN they cover (coalesced
@@ -38,12 +42,6 @@ static const uint32_t rnr_units[32] = {
 static uint64_t keep_mask(uint32_t n)
 {
 	return n >= 64 ? ~0ull : (1ull << n) - 1;
-}
-
-/* one slot stays free for the QP-fatal event that may follow an error completion */
-static int cpl_full(const rnic_tx_state_t *st)
-{
-	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 1;
 }
 
 int tx_is_rd(uint32_t op)
@@ -68,13 +66,13 @@ static uint32_t wc_opcode(uint32_t op)
 	}
 }
 
-void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t op, uint32_t len,
+void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint64_t ts, uint32_t index)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
 	*c = (rnic_cpl_t){0};
-	c->cqn = (uint16_t)QPC_F(&st->t, qpn, CQN, SEND);
+	c->cqn = (uint16_t)cqn;
 	c->qpn = qpn;
 	c->wr_id = wr_id;
 	c->byte_len = len;
@@ -86,18 +84,21 @@ void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t op,
 }
 
 /* An error the host did not ask for moves the QP to error: its WQEs are flushed and the host
- * gets the QP-fatal event (IBTA 11.6.3.1). */
-void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q)
+ * gets the QP-fatal event (IBTA 11.6.3.1). Found by the send side or the completion side. */
+void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
-	if (st->qp[q].err)
+	if (tx_err(st, q))
 		return;
-	st->qp[q].err = 1;
+	if (send_side)
+		st->err_s[q] = 1;
+	else
+		st->err_c[q] = 1;
 	*c = (rnic_cpl_t){0};
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = q;
-	c->ctx = (uint8_t)QPC_F(&st->t, q, CTRL, CTX);
+	c->ctx = (uint8_t)(send_side ? QPC_F(&st->t, q, CTRL, CTX) : st->qcf[q].ctx);
 	st->cpl_tail++;
 }
 
@@ -106,21 +107,18 @@ static void ob_cpl(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob, uint32_t 
 	uint32_t len = status ? 0 : ob->op == RNIC_WQE_OP_ATOMIC_CS || ob->op == RNIC_WQE_OP_ATOMIC_FA ? 8 : ob->len;
 
 	if (ob->signaled || status)
-		tx_cpl_push(st, q, ob->wr_id, ob->op, len, status, ob->ts, ob->index);
+		tx_cpl_push(st, q, st->qcf[q].cqn, ob->wr_id, ob->op, len, status, ob->ts, ob->index);
 }
 
-/* Retire the oldest outstanding WQE of QP q. */
+/* Retire the oldest outstanding WQE of QP q (completion side). */
 static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 {
-	tx_qp_t *p = &st->qp[q];
-	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+	const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
 
 	ob_cpl(st, q, ob, status);
-	if (tx_is_rd(ob->op) && p->rd_out) {
-		p->rd_out--;
-		p->rd_wait = 0;
-	}
-	p->ob_head++;
+	if (tx_is_rd(ob->op) && tx_rd_out(st, q))
+		st->rd_retired[q]++; /* a WQE waiting for it (rd_wait) may go */
+	st->ob_head[q]++;
 	tx_wake(st, q);
 }
 
@@ -160,16 +158,22 @@ static void emit_beat(rnic_tx_state_t *st)
 	}
 }
 
+/* QP q may send a further WQE: ready to send, room in its window, no READ/atomic or RNR wait */
+static uint32_t pf_n(const rnic_tx_state_t *st, uint32_t q)
+{
+	return (uint8_t)(st->pf_fetched[q] - st->pf_started[q]);
+}
+
+static int may_send(const rnic_tx_state_t *st, uint32_t q)
+{
+	return st->qstate[q] == RNIC_QPS_RTS && (uint16_t)(st->ob_tail[q] - st->ob_head[q]) + pf_n(st, q) < TX_OB &&
+	       !(st->rd_wait[q] && st->rd_retired[q] == st->rd_mark[q]) && !st->held[q];
+}
+
+/* QP q has WQEs to fetch (to send, or to flush) */
 static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 {
-	const tx_qp_t *p = &st->qp[q];
-
-	if (st->sq_pi[q] == st->sq_ci[q])
-		return 0;
-	if (p->err)
-		return 1;
-	return p->state == RNIC_QPS_RTS && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB && !p->rd_wait &&
-	       !p->hold_until;
+	return st->sq_pi[q] != st->sq_ci[q] && (tx_err(st, q) || may_send(st, q));
 }
 
 int tx_req_full(const rnic_tx_state_t *st)
@@ -190,14 +194,18 @@ void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind
 /* WQEs of QP q fetched ahead and not started are dropped (when they reach the head of the
  * prefetch ring) and fetched again from sq_ci[q]: the QP went back (go-back-N, a READ limit or
  * fence), went to error, or away. A bounded pass over TX_PF slots (flags in registers). */
-void tx_unfetch(rnic_tx_state_t *st, uint32_t q)
+void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start)
 {
 	uint32_t i;
 
 	for (i = 0; i < TX_PF; i++)
 		if (st->pf[i].qpn == q && (uint32_t)(i - st->pf_head) % TX_PF < st->pf_tail - st->pf_head)
 			st->pf[i].discard = 1;
-	st->qp[q].pf_n = 0;
+	if (at_start)
+		st->pf_started[q] = st->pf_fetched[q];
+	else
+		st->pf_fetched[q] = st->pf_started[q];
+	st->fetch_w |= !at_start;
 }
 
 /* QP q may be able to fetch: it joins the active list (through `wake`) unless it is on its way
@@ -219,6 +227,12 @@ static void join(rnic_tx_state_t *st)
 		st->act[st->act_tail++ % RNIC_MAX_QP] = st->wake[st->wake_head++ % TX_WAKE];
 }
 
+static int sched_want(const rnic_tx_state_t *st)
+{
+	return st->pf_tail - st->pf_head < TX_PF && !st->o.rdreq_valid && !tx_req_full(st) && !tx_cpl_full(st) &&
+	       st->act_head != st->act_tail && st->wake_ok;
+}
+
 /* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one
  * DMA read, while the message in progress is still being built; with more to fetch it goes to
  * the back of the list, else it leaves it (until an event wakes it again). */
@@ -226,26 +240,22 @@ static void schedule(rnic_tx_state_t *st)
 {
 	uint32_t q, mask, n, room, k;
 	uint64_t base, addr;
-	tx_qp_t *p;
 
-	if (st->pf_tail - st->pf_head >= TX_PF || st->o.rdreq_valid || tx_req_full(st) || cpl_full(st) ||
-	    st->act_head == st->act_tail || !st->wake_ok)
+	if (!sched_want(st) || st->fetch_w)
 		return;
-	st->qp_port = 1;
 	q = st->act[st->act_head++ % RNIC_MAX_QP];
 	st->act_in[q] = 0;
 	if (qp_ready(st, q)) {
-		p = &st->qp[q];
-		mask = (1u << QPC_F(&st->t, q, RING_LOG, SQ)) - 1;
-		base = ((uint64_t)QPC_W(&st->t, q, SQ_BASE_HI) << 32) | QPC_W(&st->t, q, SQ_BASE_LO);
+		mask = (1u << st->sq_log[q]) - 1;
+		base = st->sq_base[q];
 		addr = base + (uint64_t)(st->sq_ci[q] & mask) * RNIC_WQE_BYTES;
 		/* as many as are posted, fit the ring ahead, the outstanding-WQE window, the ring's
 		 * end and the 4 KiB page (a DMA read never crosses one) */
 		n = (uint16_t)(st->sq_pi[q] - st->sq_ci[q]);
 		room = TX_PF - (st->pf_tail - st->pf_head);
 		n = n < room ? n : room;
-		if (!p->err) { /* qp_ready: at least one */
-			room = TX_OB - (uint16_t)(p->ob_tail - p->ob_head) - p->pf_n;
+		if (!tx_err(st, q)) { /* qp_ready: at least one */
+			room = TX_OB - (uint16_t)(st->ob_tail[q] - st->ob_head[q]) - pf_n(st, q);
 			n = n < room ? n : room;
 		}
 		room = mask + 1 - (st->sq_ci[q] & mask);
@@ -266,7 +276,7 @@ static void schedule(rnic_tx_state_t *st)
 		}
 		st->pf_tail += n;
 		st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + n);
-		p->pf_n = (uint8_t)(p->pf_n + n);
+		st->pf_fetched[q] = (uint8_t)(st->pf_fetched[q] + n);
 		if (qp_ready(st, q))
 			tx_wake(st, q);
 	}
@@ -274,35 +284,37 @@ static void schedule(rnic_tx_state_t *st)
 
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
  * their original PSNs, resuming at `psn` (IBTA 9.7.5.1.3, 9.7.6.1.3). `rnr` != 0: after an RNR
- * NAK carrying that timer code + 1. */
+ * NAK carrying that timer code + 1. Decided here, on the completion side (retries, the RNR
+ * wait), done on the send side the next clock (go_back). */
 static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 {
-	tx_qp_t *p = &st->qp[q];
-	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+	tx_qc_t *p = &st->qc[q];
+	const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
 	uint32_t limit;
 
-	if (p->ob_head == p->ob_tail)
+	if (st->ob_head[q] == st->ob_tail[q])
 		return;
 	if (rnr) {
-		limit = QPC_F(&st->t, q, RETRY, RNR_RETRY);
+		limit = RNIC_GET(RNIC_QPC_RETRY_RNR_RETRY, st->qcf[q].retry);
 		if (limit != 7 && p->rnr_retries >= limit) {
 			ob_retire(st, q, RNIC_WC_STATUS_RNR_RETRY_EXC_ERR);
-			tx_qp_fatal(st, q);
+			tx_qp_fatal(st, q, 0);
 			st->ack_busy = 1;
 			st->ack_qpn = q;
 			return;
 		}
 		p->rnr_retries++;
 		p->hold_until = st->now + (uint64_t)rnr_units[(rnr - 1) & 31] * CYCLES_10US; /* never 0 */
+		st->held[q] = 1;
 		st->o.stat_rnr++;
 	} else {
 		/* a go-back point later than the previous one is progress too */
-		if (p->retries && rnic_psn_diff(psn, p->restart_psn) > 0)
+		if (p->retries && rnic_psn_diff(psn, p->back_psn) > 0)
 			p->retries = 0;
-		if (p->retries >= QPC_F(&st->t, q, RETRY, RETRY_CNT)) {
+		if (p->retries >= RNIC_GET(RNIC_QPC_RETRY_RETRY_CNT, st->qcf[q].retry)) {
 			/* retries exhausted: the oldest WQE fails, the QP goes to error, the rest is flushed */
 			ob_retire(st, q, RNIC_WC_STATUS_RETRY_EXC_ERR);
-			tx_qp_fatal(st, q);
+			tx_qp_fatal(st, q, 0);
 			st->ack_busy = 1;
 			st->ack_qpn = q;
 			return;
@@ -310,45 +322,63 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 		p->retries++;
 		st->o.stat_retransmits++;
 	}
-	st->sq_ci[q] = ob->index;
-	p->psn = ob->first_psn;
+	p->back_psn = psn;
+	p->t_prog = st->now;
+	st->rw_valid = 1;
+	st->rw_qpn = (uint16_t)q;
+	st->rw_index = ob->index;
+	st->rw_psn = ob->first_psn;
+	st->rw_restart = psn;
+}
+
+/* The send side of a go-back-N decided last clock: fetch again from the oldest outstanding WQE,
+ * send from its first PSN, resume inside it at rw_restart. */
+static void go_back(rnic_tx_state_t *st)
+{
+	uint32_t q = st->rw_qpn;
+	tx_qs_t *p = &st->qs[q];
+
+	st->qs_port = 1;
+	st->rw_valid = 0;
+	st->sq_ci[q] = st->rw_index;
+	st->fetch_w = 1;
+	p->psn = st->rw_psn;
 	p->restart = 1;
-	p->restart_index = ob->index;
-	p->restart_psn = psn;
-	p->ob_tail = p->ob_head;
-	p->rd_out = 0;
-	p->rd_wait = 0;
-	st->t_sent[q] = st->now;
+	p->restart_index = st->rw_index;
+	p->restart_psn = st->rw_restart;
+	st->rd_wait[q] = 0;
+	st->ob_tail[q] = st->ob_head[q];
+	st->rd_started[q] = st->rd_retired[q];
 	tx_stop_fetch(st, q);
 	tx_wake(st, q);
 }
 
-/* ACK timers, one QP per clock: 4.096 us * 2^timeout without progress (0: no timer). */
+/* ACK timers, one QP per clock: 4.096 us * 2^timeout without progress (0: no timer). The QP whose
+ * message is being built is not late (its packets are going out). */
 static void check_timer(rnic_tx_state_t *st)
 {
 	uint32_t q = st->timer_q % RNIC_MAX_QP;
-	tx_qp_t *p = &st->qp[q];
-	uint32_t t = QPC_F(&st->t, q, RETRY, TIMEOUT);
+	tx_qc_t *p = &st->qc[q];
+	uint32_t t = RNIC_GET(RNIC_QPC_RETRY_TIMEOUT, st->qcf[q].retry);
 
 	st->timer_q++;
-
-	if (p->hold_until && (int64_t)(st->now - p->hold_until) >= 0) {
-		p->hold_until = 0; /* the RNR wait is over */
+	if (st->held[q] && (int64_t)(st->now - p->hold_until) >= 0) {
+		st->held[q] = 0; /* the RNR wait is over */
 		tx_wake(st, q);
 	}
-	if (p->err && p->ob_head != p->ob_tail && !st->ack_busy) {
+	if (tx_err(st, q) && st->ob_head[q] != st->ob_tail[q] && !st->ack_busy) {
 		/* in error with WQEs outstanding that no ACK will retire any more: flush them */
 		st->ack_busy = 1;
 		st->ack_qpn = q;
 		return;
 	}
-	if (p->ob_head == p->ob_tail || p->err || !t || st->ack_busy || cpl_full(st) || p->hold_until ||
-	    QPC_F(&st->t, q, CTRL, TYPE) != RNIC_QPT_RC)
+	if (st->ob_head[q] == st->ob_tail[q] || tx_err(st, q) || !t || st->ack_busy || tx_cpl_full(st) ||
+	    st->held[q] || st->qcf[q].type != RNIC_QPT_RC || (st->phase && st->qpn == q))
 		return;
-	if (st->now - st->t_sent[q] > (1024ull << t)) {
+	if (st->now - (st->t_sent[q] > p->t_prog ? st->t_sent[q] : p->t_prog) > (1024ull << t)) {
 		/* a READ partly answered is asked again from its first response missing, with the
 		 * address and length moved on (IBTA 9.7.5.1.6; a responder may ignore it otherwise) */
-		const tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+		const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
 		int resume = ob->op == RNIC_WQE_OP_RDMA_READ && rnic_psn_diff(p->rd_next, ob->first_psn) > 0 &&
 			     rnic_psn_diff(p->rd_next, ob->last_psn) <= 0;
 
@@ -400,10 +430,11 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 			st->e_state = 2;
 		return;
 	case 2: /* pad and ICRC */
-		if (st->acc_n + 8 > TX_ACC || st->frame_end || (k->retire && (cpl_full(st) || !st->wake_ok)))
+		if (st->acc_n + 8 > TX_ACC || st->frame_end ||
+		    (k->retire && (tx_cpl_full(st) || !st->wake_ok || st->qc_port)))
 			return; /* one frame end in the packer at a time */
 		if (k->retire) {
-			st->qp_port = 1;
+			st->qc_port = 1;
 			ob_retire(st, k->qpn, k->poison ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
 		}
 		st->crc = rnic_crc32_beat(st->crc, zero, k->pad);
@@ -422,19 +453,19 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 static void acknowledge(rnic_tx_state_t *st)
 {
 	uint32_t q = st->ack_qpn;
-	tx_qp_t *p = &st->qp[q];
-	tx_ob_t *ob = &st->ob[q][p->ob_head % TX_OB];
+	tx_qc_t *p = &st->qc[q];
+	const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
 	uint32_t type = st->ack_syn & RNIC_AETH_TYPE_MASK;
 	int32_t d = rnic_psn_diff(st->ack_psn, ob->last_psn);
 	uint32_t rd;
 
-	if (cpl_full(st))
+	if (tx_cpl_full(st))
 		return;
-	if (p->ob_head == p->ob_tail) {
+	if (st->ob_head[q] == st->ob_tail[q]) {
 		st->ack_busy = 0;
 		return;
 	}
-	if (p->err) {
+	if (tx_err(st, q)) {
 		ob_retire(st, q, ob->err ? ob->err : RNIC_WC_STATUS_WR_FLUSH_ERR);
 		return;
 	}
@@ -442,14 +473,14 @@ static void acknowledge(rnic_tx_state_t *st)
 	if (type == RNIC_AETH_TYPE_ACK && d >= 0 && (!rd || st->ack_rd)) {
 		/* acknowledged (a READ/atomic: its response is placed) */
 		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
-		st->t_sent[q] = st->now;
+		p->t_prog = st->now;
 		p->retries = 0;
 		p->rnr_retries = 0;
 		return;
 	}
 	if (type == RNIC_AETH_TYPE_ACK && rd && rnic_psn_diff(st->ack_psn, ob->first_psn) >= 0) {
 		/* responses of the READ at the head are arriving: progress, and where to ask again */
-		st->t_sent[q] = st->now;
+		p->t_prog = st->now;
 		p->retries = 0;
 		p->rd_next = (st->ack_psn + 1) & RNIC_PSN_MASK;
 		st->ack_busy = 0;
@@ -463,7 +494,7 @@ static void acknowledge(rnic_tx_state_t *st)
 			return;
 		}
 		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
-		st->t_sent[q] = st->now;
+		p->t_prog = st->now;
 		return;
 	}
 	st->ack_busy = 0;
@@ -478,13 +509,14 @@ static void acknowledge(rnic_tx_state_t *st)
 			 st->ack_syn == RNIC_AETH_NAK_REM_OP ? RNIC_WC_STATUS_REM_OP_ERR :
 			 st->ack_syn == RNIC_AETH_LOCAL_PROT ? RNIC_WC_STATUS_LOC_PROT_ERR :
 			 RNIC_WC_STATUS_REM_INV_REQ_ERR);
-	tx_qp_fatal(st, q);
+	tx_qp_fatal(st, q, 0);
 	st->ack_busy = 1;
 }
 
+/* A QPC committed: both sides' entries of QP q (a commit takes both ports). */
 static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 {
-	tx_qp_t *p = &st->qp[q];
+	tx_qs_t *p = &st->qs[q];
 	uint32_t ctrl = QPC_W(&st->t, q, CTRL);
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
@@ -492,16 +524,23 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl))
 		tx_stop_fetch(st, q);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state <= RNIC_QPS_RTR) {
-		tx_unfetch(st, q);
-		*p = (tx_qp_t){0};
+		tx_unfetch(st, q, 0);
+		*p = (tx_qs_t){0};
+		st->qc[q] = (tx_qc_t){0};
 		st->sq_pi[q] = st->sq_ci[q] = 0;
+		st->ob_head[q] = st->ob_tail[q] = 0;
+		st->rd_started[q] = st->rd_retired[q] = 0;
+		st->err_s[q] = st->err_c[q] = 0;
+		st->held[q] = st->rd_wait[q] = 0;
+		if (st->rw_valid && st->rw_qpn == q)
+			st->rw_valid = 0;
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
-	} else if (state == RNIC_QPS_RTS && p->state != RNIC_QPS_RTS) {
+	} else if (state == RNIC_QPS_RTS && st->qstate[q] != RNIC_QPS_RTS) {
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
 	} else if (state == RNIC_QPS_ERR) {
-		p->err = 1;
+		st->err_s[q] = 1;
 	}
-	p->state = (uint8_t)state;
+	st->qstate[q] = (uint8_t)state;
 	tx_wake(st, q);
 }
 
@@ -535,7 +574,6 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	const uint8_t *w = st->push_beat;
 	uint32_t q, idx, i, take;
 	tx_pf_t *f;
-	tx_qp_t *p;
 
 	if (!in->push_last) {
 		for (i = 0; i < RNIC_BEAT; i++)
@@ -550,10 +588,8 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	st->push_half = 0;
 	q = RNIC_WQE_PUSH_QPN_GET(w) % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
-	p = &st->qp[q];
-	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail && st->pf_tail - st->pf_head < TX_PF &&
-	       p->state == RNIC_QPS_RTS && !p->err && (uint16_t)(p->ob_tail - p->ob_head) + p->pf_n < TX_OB &&
-	       !p->rd_wait && !p->hold_until;
+	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
+	       st->pf_tail - st->pf_head < TX_PF && !tx_err(st, q) && may_send(st, q);
 	if (!ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
@@ -568,7 +604,8 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	st->pf_tail++;
 	st->pf_fill++;
 	st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + 1);
-	p->pf_n++;
+	st->pf_fetched[q]++;
+	st->fetch_w = 1;
 	st->o.stat_pushed++;
 }
 
@@ -586,16 +623,17 @@ static void fence(rnic_tx_state_t *st)
 	}
 }
 
-/* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
- * a clock after it is written), is dropped or becomes the message in progress. */
+/* The WQE at the head of the prefetch ring can start this clock: the send side's port is free */
 static int start_ready(const rnic_tx_state_t *st)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 
 	return st->pf_head != st->pf_tail && f->ready && !f->discard && !st->phase && !st->o.rdx_valid &&
-	       !(st->iss_left && !st->iss_rsp) && st->wake_ok;
+	       !(st->iss_left && !st->iss_rsp) && st->wake_ok && !st->qs_port && !st->rw_valid;
 }
 
+/* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
+ * a clock after it is written), is dropped or becomes the message in progress. */
 static void start_next(rnic_tx_state_t *st)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
@@ -606,19 +644,20 @@ static void start_next(rnic_tx_state_t *st)
 	if (f->discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
 	} else if (start_ready(st)) {
-		st->qp_port = 1;
+		st->qs_port = 1;
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
 		st->qpn = f->qpn;
 		st->wqe_index = f->index;
-		st->qp[f->qpn].pf_n--;
+		st->pf_started[f->qpn]++;
 		st->pf_head++;
 		tx_start_message(st);
 	}
 }
 
-/* A configuration write from the firmware: the tables (the events' and the packet builder's copies
- * of a QPC entry), a commit to act on next clock, a fence. */
+/* A configuration write from the firmware: the tables (the QPC table and the copies of its fields
+ * the packet builder, the completion side and the doorbell read), a commit to act on next clock,
+ * a fence. */
 static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
 	uint32_t tbl = in->cfg_addr >> RNIC_CFG_TABLE_SHIFT, idx = 0, word = (in->cfg_addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
@@ -632,11 +671,21 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 		if (word == RNIC_QPC_CTRL / 4) {
 			st->rsp_pmtu[idx] = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, in->cfg_data);
 			st->db_ctrl[idx] = (uint16_t)in->cfg_data;
+			st->qcf[idx].ctx = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_CTX, in->cfg_data);
+			st->qcf[idx].type = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_TYPE, in->cfg_data);
 		}
+		if (word == RNIC_QPC_CQN / 4)
+			st->qcf[idx].cqn = (uint16_t)RNIC_GET(RNIC_QPC_CQN_SEND, in->cfg_data);
+		if (word == RNIC_QPC_SQ_BASE_LO / 4)
+			st->sq_base[idx] = (st->sq_base[idx] & ~0xffffffffull) | in->cfg_data;
+		if (word == RNIC_QPC_SQ_BASE_HI / 4)
+			st->sq_base[idx] = (st->sq_base[idx] & 0xffffffffull) | (uint64_t)in->cfg_data << 32;
 		if (word == RNIC_QPC_RING_LOG / 4)
 			st->sq_log[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RING_LOG_SQ, in->cfg_data);
-		if (word == RNIC_QPC_RETRY / 4)
+		if (word == RNIC_QPC_RETRY / 4) {
 			st->rsp_limit[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, in->cfg_data);
+			st->qcf[idx].retry = in->cfg_data;
+		}
 	}
 	if (tbl == RNIC_CFG_TBL_FENCE) {
 		st->fence_token = (uint8_t)in->cfg_data;
@@ -655,13 +704,18 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
-	uint32_t i, ack_go;
+	uint32_t i;
 
 	if (in->rst) {
 		for (i = 0; i < RNIC_MAX_QP; i++) {
-			st->qp[i] = (tx_qp_t){0};
-			st->sq_pi[i] = st->sq_ci[i] = 0;
+			st->qs[i] = (tx_qs_t){0};
+			st->qc[i] = (tx_qc_t){0};
+			st->sq_pi[i] = st->sq_ci[i] = st->ob_head[i] = st->ob_tail[i] = 0;
+			st->rd_started[i] = st->rd_retired[i] = st->err_s[i] = st->err_c[i] = 0;
+			st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
+			st->pf_fetched[i] = st->pf_started[i] = 0;
 		}
+		st->rw_valid = 0;
 		st->phase = 0;
 		st->cancel = 0;
 		st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
@@ -689,10 +743,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	st->now = in->cycle;
 	st->wake_clk = 0;
-	/* the QP events of this clock (the ACK timer takes a clock none of them takes) */
-	st->qp_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
-	ack_go = (st->ack_busy || (in->ack_valid && st->o.ack_ready)) && st->wake_ok;
-	st->qp_port |= ack_go;
+	/* a commit takes both sides' ports this clock, a pushed WQE the send side's */
+	st->qs_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
+	st->qc_port = st->commit_valid;
+	st->fetch_w = 0;
 	/* transfers at this edge */
 	if (st->o.eth_valid && in->eth_ready)
 		st->o.eth_valid = 0;
@@ -702,6 +756,22 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		st->o.cpl_valid = 0;
 	if (st->o.rdx_valid && in->rdx_ready)
 		st->o.rdx_valid = 0;
+	if (in->ack_valid && st->o.ack_ready) {
+		st->ack_busy = 1;
+		st->ack_qpn = in->ack_qpn % RNIC_MAX_QP;
+		st->ack_psn = in->ack_psn;
+		st->ack_syn = in->ack_syndrome;
+		st->ack_rd = in->ack_rd;
+	}
+	/* the completion side first (it sees the outstanding WQEs as they were at the clock's
+	 * start): an ACK notice (the RX kernel holds the next one until this one is taken), else,
+	 * at the clock's end, the ACK timer; neither while a go-back-N waits for the send side */
+	if (st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
+		st->qc_port = 1;
+		acknowledge(st);
+	}
+	if (st->rw_valid && !st->qs_port)
+		go_back(st);
 	start_next(st);
 	if (in->rd_valid && st->o.rd_ready)
 		rd = in->rd_data;
@@ -712,13 +782,6 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		ring(st, in->db_qpn, in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
 		pushed(st, in);
-	if (in->ack_valid && st->o.ack_ready) {
-		st->ack_busy = 1;
-		st->ack_qpn = in->ack_qpn % RNIC_MAX_QP;
-		st->ack_psn = in->ack_psn;
-		st->ack_syn = in->ack_syndrome;
-		st->ack_rd = in->ack_rd;
-	}
 	if (in->rsp_valid && st->o.rsp_ready)
 		tx_take_response(st, &in->rsp);
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
@@ -749,11 +812,9 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	emit(st, rd);
 	tx_build(st);
-	if (ack_go)
-		acknowledge(st);
 	schedule(st);
-	if (!st->ack_busy && st->wake_ok && !st->qp_port) {
-		st->qp_port = 1;
+	if (!st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
+		st->qc_port = 1;
 		check_timer(st);
 	}
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {

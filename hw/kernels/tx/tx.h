@@ -41,22 +41,30 @@ typedef struct {
 	uint8_t err;         /* its completion status if the QP fails with it outstanding (else flush) */
 } tx_ob_t;
 
+/* A QP's send side (its block RAM entry): what the doorbell, the scheduler and the WQE start need */
+typedef struct {
+	uint32_t psn;       /* next PSN to send */
+	uint8_t restart;    /* the WQE at restart_index resumes at restart_psn */
+	uint16_t restart_index;
+	uint32_t restart_psn;
+} tx_qs_t;
+
+/* A QP's completion side (its block RAM entry): what ACK notices and the ACK timer need */
 typedef struct {
 	uint64_t hold_until;/* RNR NAK: nothing is sent before this cycle */
 	uint8_t retries;    /* go-back-N rounds since the last progress */
 	uint8_t rnr_retries;
-	uint8_t restart;    /* the WQE at restart_index resumes at restart_psn */
-	uint16_t restart_index;
-	uint32_t restart_psn;
-	uint32_t psn;       /* next PSN to send */
 	uint32_t rd_next;   /* the first READ response PSN not placed yet (RX's notices) */
-	uint8_t pf_n;       /* WQEs fetched ahead (in the prefetch ring), not started yet */
-	uint16_t ob_head, ob_tail;
-	uint8_t rd_out;     /* READ/atomic WQEs outstanding */
-	uint8_t rd_wait;    /* the next WQE waits for a READ/atomic to complete (limit or fence) */
-	uint8_t state;      /* state of the last committed QPC */
-	uint8_t err;        /* error: WQEs complete with WR_FLUSH_ERR */
-} tx_qp_t;
+	uint32_t back_psn;  /* the PSN the last go-back-N resumed at */
+	uint64_t t_prog;    /* last progress (an ACK, a go-back-N): with t_sent, the ACK timer's start */
+} tx_qc_t;
+
+/* The QPC fields the completion side reads (a block RAM kept from the configuration writes) */
+typedef struct {
+	uint32_t retry;     /* QPC RETRY */
+	uint16_t cqn;       /* send CQ */
+	uint8_t ctx, type;
+} tx_qcf_t;
 
 typedef struct {
 	uint64_t addr;
@@ -76,17 +84,40 @@ typedef struct {
 } tx_pkt_t;
 
 typedef struct {
-	/* The QP events' memories: qp (each QP's entry) and the QPC table t. An event reads and
-	 * writes one QP's entry and reads its QPC entry: a commit, a pushed WQE, an ACK notice, a
-	 * WQE started, a UC/UD WQE retired as its last packet leaves, a message poisoned, the
-	 * scheduler's fetch; the ACK timer takes a clock none of them takes (qp_port). */
+	/* Each QP's state is in two block RAMs, each a port of events: one event a clock reads and
+	 * writes one QP's entry (read on one port, written back on the other, a forwarding register
+	 * between back-to-back events of one QP).
+	 * - send side, qs (and the QPC table t, read with it): a commit or a pushed WQE (the
+	 *   readies let in one of them a clock), a go-back-N of a QP (rw_*), a WQE started, a
+	 *   message poisoned, in this priority (qs_port);
+	 * - completion side, qc (and the QPC fields qcf): a commit, an ACK notice, a UC/UD WQE
+	 *   retired as its last packet leaves, the ACK timer (qc_port). A go-back-N is decided here
+	 *   (retry counts, RNR wait) and done on the send side next (ACK notices wait for it).
+	 * What one side writes and the other reads is in LUT RAM, one writer each (outstanding
+	 * window ends, READ/atomic counts, error flags, RNR hold, state). */
 	rnic_tables_t t;
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
-	tx_qp_t qp[RNIC_MAX_QP];
-	uint8_t qp_port;
-	/* last progress of each QP: the ACK timer runs from here. Its own memory: the packet builder
-	 * writes it at each packet (landing at the clock's end: ts_pending), the events read it */
+	tx_qs_t qs[RNIC_MAX_QP];
+	tx_qc_t qc[RNIC_MAX_QP];
+	tx_qcf_t qcf[RNIC_MAX_QP];
+	uint16_t ob_head[RNIC_MAX_QP];   /* outstanding WQEs [ob_head, ob_tail): completion side */
+	uint16_t ob_tail[RNIC_MAX_QP];   /* ... send side */
+	uint8_t rd_started[RNIC_MAX_QP]; /* READ/atomic WQEs started (send side) and retired */
+	uint8_t rd_retired[RNIC_MAX_QP]; /* (completion side): outstanding, the difference */
+	uint8_t err_s[RNIC_MAX_QP];      /* in error (WQEs complete with WR_FLUSH_ERR), found by */
+	uint8_t err_c[RNIC_MAX_QP];      /* the send or the completion side */
+	uint8_t held[RNIC_MAX_QP];       /* waiting out an RNR NAK (completion side) */
+	uint8_t rd_wait[RNIC_MAX_QP];    /* the next WQE waits for a READ/atomic to complete (limit */
+	uint8_t rd_mark[RNIC_MAX_QP];    /* or fence): for rd_retired to move from rd_mark */
+	uint8_t qstate[RNIC_MAX_QP];     /* state of the last committed QPC (commits) */
+	uint8_t qs_port, qc_port;
+	uint8_t rw_valid;                /* a go-back-N for the send side: QP, the WQE and PSN to */
+	uint16_t rw_qpn, rw_index;       /* go back to, the PSN to resume at */
+	uint32_t rw_psn, rw_restart;
+	/* the cycle each QP last sent a packet: with qc's t_prog, where the ACK timer runs from (a
+	 * memory of its own: the packet builder writes it, landing at the clock's end, ts_pending;
+	 * the ACK timer reads it) */
 	uint64_t t_sent[RNIC_MAX_QP];
 	uint8_t ts_pending;
 	uint16_t ts_qpn;
@@ -104,6 +135,14 @@ typedef struct {
 	uint16_t db_ctrl[RNIC_MAX_QP];
 	uint8_t sq_log[RNIC_MAX_QP];
 	uint64_t ts_db[RNIC_MAX_QP];
+	/* the scheduler's side, which takes no QP port either: each QP's WQEs fetched ahead and
+	 * started (LUT RAM: the prefetch ring holds the difference; the scheduler and a pushed WQE
+	 * write the one, a WQE started the other; a clock where an event moves sq_ci or
+	 * pf_fetched otherwise, fetch_w, the scheduler waits), the SQ's base (a block RAM kept from
+	 * the configuration writes). */
+	uint8_t pf_fetched[RNIC_MAX_QP], pf_started[RNIC_MAX_QP];
+	uint64_t sq_base[RNIC_MAX_QP];
+	uint8_t fetch_w;
 	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
 	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
 	 * event that may let a QP fetch (doorbell, retirement, go-back, RNR wait over, commit)

@@ -52,28 +52,31 @@ static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
 /* WQE arrived: check it and set the message up (or complete it in error, or put it back). */
 void tx_start_message(rnic_tx_state_t *st)
 {
-	tx_qp_t *p = &st->qp[st->qpn];
+	tx_qs_t *p = &st->qs[st->qpn];
+	uint32_t cqn = QPC_F(&st->t, st->qpn, CQN, SEND), rd_out = tx_rd_out(st, st->qpn);
 	const uint8_t *w = st->wqe;
 	uint32_t op = RNIC_WQE_OPCODE_GET(w), flags = RNIC_WQE_FLAGS_GET(w);
 	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN);
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
-	tx_ob_t *ob;
+	tx_ob_t ob;
 
 	tx_wake(st, st->qpn); /* a slot of its window is taken; the QP may fetch further */
 	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
-	if (p->err) {
-		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
+	if (tx_err(st, st->qpn)) {
+		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
 		return;
 	}
 	limit = QPC_F(&st->t, st->qpn, RETRY, MAX_RD_ATOMIC);
-	if ((tx_is_rd(op) && p->rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && p->rd_out)) {
+	if ((tx_is_rd(op) && rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && rd_out)) {
 		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
 		 * and fetch it and the WQEs behind it again then */
 		st->sq_ci[st->qpn] = st->wqe_index;
-		p->rd_wait = 1;
-		tx_unfetch(st, st->qpn);
+		st->fetch_w = 1;
+		st->rd_wait[st->qpn] = 1;
+		st->rd_mark[st->qpn] = st->rd_retired[st->qpn];
+		tx_unfetch(st, st->qpn, 1);
 		return;
 	}
 	st->o.stat_wqes++;
@@ -99,50 +102,49 @@ void tx_start_message(rnic_tx_state_t *st)
 	}
 	if (status != RNIC_WC_STATUS_SUCCESS) {
 		/* a local error completes the WQE (signaled or not) and moves the QP to error */
-		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, status, st->ts_db[st->qpn], st->wqe_index);
-		tx_qp_fatal(st, st->qpn);
+		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, status, st->ts_db[st->qpn], st->wqe_index);
+		tx_qp_fatal(st, st->qpn, 1);
 		return;
 	}
 	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
 	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
 		/* a datagram is one packet */
-		tx_cpl_push(st, st->qpn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, st->ts_db[st->qpn],
+		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
-		tx_qp_fatal(st, st->qpn);
+		tx_qp_fatal(st, st->qpn, 1);
 		return;
 	}
 	npsn = rnic_npkts(st->msg_len, QPC_F(&st->t, st->qpn, CTRL, PMTU));
 	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
 	if (op >= RNIC_WQE_OP_ATOMIC_CS)
 		npsn = 1;
-	ob = &st->ob[st->qpn][p->ob_tail % TX_OB];
-	ob->wr_id = RNIC_WQE_WR_ID_GET(w);
-	ob->ts = st->ts_db[st->qpn];
-	ob->len = st->msg_len;
-	ob->op = (uint8_t)op;
-	ob->err = 0;
-	ob->first_psn = p->psn;
-	ob->last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
-	if (p->ob_head == p->ob_tail)
-		st->t_sent[st->qpn] = st->now;
-	ob->signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
-	ob->index = st->wqe_index;
-	p->ob_tail++;
+	/* the outstanding WQE's entry, built in registers and written whole */
+	ob = (tx_ob_t){0};
+	ob.wr_id = RNIC_WQE_WR_ID_GET(w);
+	ob.ts = st->ts_db[st->qpn];
+	ob.len = st->msg_len;
+	ob.op = (uint8_t)op;
+	ob.first_psn = p->psn;
+	ob.last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
+	ob.signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
+	ob.index = st->wqe_index;
+	st->ob[st->qpn][st->ob_tail[st->qpn] % TX_OB] = ob;
+	st->ob_tail[st->qpn]++;
 	st->first_psn = p->psn;
 	p->psn = (p->psn + npsn) & RNIC_PSN_MASK;
 	st->pkt = 0;
 	st->rd_skip = 0;
 	st->iss_sge = st->iss_sge_off = 0;
-	if (p->restart && ob->index == p->restart_index) {
+	if (p->restart && ob.index == p->restart_index) {
 		/* go-back-N into the middle of a message: skip the packets before the PSN (a WRITE or
 		 * SEND MIDDLE/LAST continues the responder's context, a READ is requested again from
 		 * there, IBTA 9.7.5.1.3, 9.7.6.1.3) */
-		int32_t k = rnic_psn_diff(p->restart_psn, ob->first_psn);
+		int32_t k = rnic_psn_diff(p->restart_psn, ob.first_psn);
 
 		p->restart = 0;
 		if (k > 0 && (uint32_t)k < npsn && !st->inline_data) {
 			if (op == RNIC_WQE_OP_RDMA_READ) {
-				st->first_psn = (ob->first_psn + (uint32_t)k) & RNIC_PSN_MASK;
+				st->first_psn = (ob.first_psn + (uint32_t)k) & RNIC_PSN_MASK;
 				st->rd_skip = (uint32_t)k * st->mtu;
 			}
 			else
@@ -150,8 +152,8 @@ void tx_start_message(rnic_tx_state_t *st)
 		}
 	}
 	if (tx_is_rd(op)) {
-		p->rd_out++;
-		post_rdx(st, ob);
+		st->rd_started[st->qpn]++;
+		post_rdx(st, &ob);
 	}
 	st->phase = 1;
 }
@@ -415,7 +417,7 @@ void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q)
 {
 	if (st->phase && st->qpn == q)
 		st->cancel = 1;
-	tx_unfetch(st, q);
+	tx_unfetch(st, q, 0);
 }
 
 /* The region the payload of the packet being read comes from went away after its message
@@ -428,8 +430,8 @@ static int poison(rnic_tx_state_t *st)
 {
 	uint32_t q = st->qpn;
 
-	if (!st->iss_rsp && (st->cpl_tail - st->cpl_head >= TX_CPL_FIFO || st->qp_port))
-		return -1; /* no room for the QP-fatal event yet, or the QP port is taken */
+	if (!st->iss_rsp && (tx_cpl_full(st) || st->qs_port))
+		return -1; /* no room for the QP-fatal event yet, or the send side's port is taken */
 	st->pk[(st->pk_tail - 1) % TX_PKT_FIFO].poison = 1;
 	tx_read_req(st, 0, st->iss_left, REQ_ZERO);
 	st->credit += st->iss_left;
@@ -439,9 +441,9 @@ static int poison(rnic_tx_state_t *st)
 		st->rj_cancel = st->rj_active;
 		return 0;
 	}
-	st->qp_port = 1;
-	st->ob[q][(st->qp[q].ob_tail - 1) % TX_OB].err = RNIC_WC_STATUS_LOC_PROT_ERR;
-	tx_qp_fatal(st, q);
+	st->qs_port = 1;
+	st->ob[q][(st->ob_tail[q] - 1) % TX_OB].err = RNIC_WC_STATUS_LOC_PROT_ERR;
+	tx_qp_fatal(st, q, 1);
 	tx_stop_fetch(st, q);
 	return 0;
 }

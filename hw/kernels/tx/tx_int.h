@@ -12,13 +12,32 @@
  * issued) zero beats in place of payload that may not be read any more. */
 enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
 
+/* QP q is in error (found by either side) */
+static inline int tx_err(const rnic_tx_state_t *st, uint32_t q)
+{
+	return st->err_s[q] | st->err_c[q];
+}
+
+/* READ/atomic WQEs of QP q outstanding */
+static inline uint32_t tx_rd_out(const rnic_tx_state_t *st, uint32_t q)
+{
+	return (uint8_t)(st->rd_started[q] - st->rd_retired[q]);
+}
+
+/* Room in the completion FIFO for what a send-side and a completion-side event may push in one
+ * clock (an error completion and the QP-fatal event each). */
+static inline int tx_cpl_full(const rnic_tx_state_t *st)
+{
+	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 4;
+}
+
 int tx_is_rd(uint32_t op);
-void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint64_t wr_id, uint32_t op, uint32_t len,
+void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint64_t ts, uint32_t index);
-void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q);
+void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side);
 int tx_req_full(const rnic_tx_state_t *st);
 void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind);
-void tx_unfetch(rnic_tx_state_t *st, uint32_t q);
+void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start);
 void tx_start_message(rnic_tx_state_t *st);
 void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r);
 void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q);
