@@ -22,13 +22,16 @@ typedef struct {
 	uint32_t port[8];
 } rnic_tables_t;
 
+/* A configuration write's address: table, entry index, 32-bit word of the entry */
+#define RNIC_CFG_TBL(addr) ((addr) >> RNIC_CFG_TABLE_SHIFT)
+#define RNIC_CFG_IDX(addr) (((addr) >> RNIC_CFG_INDEX_SHIFT) & 0xffff)
+#define RNIC_CFG_WORD(addr) (((addr) >> RNIC_CFG_WORD_SHIFT) & 0x3f)
+
 /* Apply one configuration write; returns the table number if it committed an entry of a table
  * with running state (word 0 of QPC/CQC/EQC), else 0. *index gets the entry index. */
 static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data, uint32_t *index)
 {
-	uint32_t tbl = addr >> RNIC_CFG_TABLE_SHIFT;
-	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
-	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+	uint32_t tbl = RNIC_CFG_TBL(addr), idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
 
 	*index = idx;
 	if (tbl == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS) {

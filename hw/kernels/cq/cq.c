@@ -19,9 +19,7 @@
  * A fence waits for the CQE or EQE beat presented when it came. */
 static void cfg(rnic_cq_state_t *st, uint32_t addr, uint32_t data)
 {
-	uint32_t tbl = addr >> RNIC_CFG_TABLE_SHIFT;
-	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
-	uint32_t word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f, i;
+	uint32_t tbl = RNIC_CFG_TBL(addr), idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr), i;
 
 	if (tbl == RNIC_CFG_TBL_CQC && idx < RNIC_MAX_CQ && word < RNIC_CQC_WORDS) {
 		st->stage[word] = data;

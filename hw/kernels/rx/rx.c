@@ -744,9 +744,9 @@ static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 /* SRQ context writes: word 0 with VALID newly set starts the ring over. */
 static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 {
-	uint32_t idx = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff, word = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
 
-	if (addr >> RNIC_CFG_TABLE_SHIFT != RNIC_CFG_TBL_SRQC || idx >= RNIC_MAX_SRQ || word >= RNIC_SRQC_WORDS)
+	if (RNIC_CFG_TBL(addr) != RNIC_CFG_TBL_SRQC || idx >= RNIC_MAX_SRQ || word >= RNIC_SRQC_WORDS)
 		return;
 	if (!word && RNIC_GET(RNIC_SRQC_CTRL_VALID, data) && !SRQC_F(st, idx, CTRL, VALID))
 		st->srq[idx] = (rx_srq_t){0};
@@ -827,7 +827,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
 	if (in->cfg_valid)
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
-	if (in->cfg_valid && in->cfg_addr >> RNIC_CFG_TABLE_SHIFT == RNIC_CFG_TBL_FENCE) {
+	if (in->cfg_valid && RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
 		st->fence_token = (uint8_t)in->cfg_data;
 		st->fence_pending = 1;
 	}

@@ -660,7 +660,7 @@ static void start_next(rnic_tx_state_t *st)
  * a fence. */
 static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
-	uint32_t tbl = in->cfg_addr >> RNIC_CFG_TABLE_SHIFT, idx = 0, word = (in->cfg_addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
+	uint32_t tbl = RNIC_CFG_TBL(in->cfg_addr), idx = RNIC_CFG_IDX(in->cfg_addr), word = RNIC_CFG_WORD(in->cfg_addr);
 
 	st->commit_valid = in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
 	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
