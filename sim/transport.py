@@ -215,15 +215,16 @@ def soak(n):
     return code | big
 
 
-def tblchk():
-    """make tblchk: two simulators built with the table check (RNIC_SIM) under mixed operations on
-    4 QPs over a link that drops, duplicates and reorders 1% of its frames, then 64 B WRITEs on 16
-    QPs; each prints how its kernels used their memories (tests/tblchk/tblchk.c)."""
+def tblchk(n=2000):
+    """make tblchk: two simulators built with the table check (RNIC_SIM) under n mixed operations on
+    4 QPs over a link that drops, duplicates and reorders 1% of its frames, then 2n 64 B WRITEs on
+    16 QPs; each prints how its kernels used their memories (tests/tblchk/tblchk.c), also kept in
+    build/tblchk/run/{mix,rate}-<nic>.txt."""
     out = ROOT / "build" / "tblchk" / "run"
     faults = ["--drop", "0.01", "--dup", "0.01", "--reorder", "0.01", "--seed", "3"]
     rc = 0
-    for name, args, sim_args in [("mix", ["--ack-timeout", "6", "mix", "2000"], faults),
-                                 ("rate", ["--qps", "16", "rate", "write", "64", "4000", "sge"], [])]:
+    for name, args, sim_args in [("mix", ["--ack-timeout", "6", "mix", str(n)], faults),
+                                 ("rate", ["--qps", "16", "rate", "write", "64", str(2 * n), "sge"], [])]:
         code, text, _, wall = session(out / name, args, sim_args)
         rc |= code
         print(f"-- {name} ({' '.join(args)}; link {' '.join(sim_args) or 'clean'}), wall {wall:.0f} s")
@@ -250,7 +251,7 @@ if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "bench":
         sys.exit(bench())
     if len(sys.argv) >= 2 and sys.argv[1] == "tblchk":
-        sys.exit(tblchk())
+        sys.exit(tblchk(int(sys.argv[2]) if len(sys.argv) > 2 else 2000))
     if len(sys.argv) >= 2 and sys.argv[1] == "soak":
         sys.exit(soak(int(sys.argv[2]) if len(sys.argv) > 2 else 100000))
     print(__doc__)

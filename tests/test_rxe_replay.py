@@ -106,6 +106,8 @@ class Responder:
             for j, b in enumerate(rwqe.ljust(64, b"\0")):
                 self.mem[RING + 0x10000 + 64 * i + j] = b
         rx = self.k["rx"]
+        while not rx.out.get("db_ready"):  # down in the clock a QPC commit takes
+            self.step()
         rx.inp.set("db_valid", 1)
         rx.inp.set("db_qpn", self.qpn)
         rx.inp.set("db_pi", n)

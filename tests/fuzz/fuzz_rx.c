@@ -299,7 +299,7 @@ int main(int argc, char **argv)
 		if (!pick(4)) {
 			in.db_valid = 1;
 			in.db_qpn = 2 + pick(NQP - 2);
-			in.db_pi = (uint16_t)(st.qp[in.db_qpn].rq_ci + pick(1u << RQ_LOG));
+			in.db_pi = (uint16_t)(st.rw_got[in.db_qpn] + pick(1u << RQ_LOG));
 			in.db_ctx = 0;
 		}
 		for (off = 0; off < len; off += RNIC_BEAT) {

@@ -48,6 +48,7 @@ static uint32_t ntouched;
 static uint64_t lost;              /* words not told apart: more than TOUCH_MAX in one clock */
 
 static const char *const KERNELS[3] = {"tx", "rx", "cq"};
+static uint32_t kmem[3][NMEMS], nkmem[3]; /* each kernel's memories (tblchk_init) */
 
 static void touch(uint32_t m, size_t word, int write)
 {
@@ -75,16 +76,14 @@ static void touch(uint32_t m, size_t word, int write)
 /* n bytes at a: every word of a memory they cover */
 static void access(uintptr_t a, size_t n, int write)
 {
-	uint32_t m;
+	uint32_t j, m;
 
 	if (kid < 0 || a < base || !n)
 		return;
-	for (m = 0; m < NMEMS; m++) {
-		const struct tblchk_mem *t = &TBLCHK_MEMS[m];
+	for (j = 0; j < nkmem[kid]; j++) {
+		const struct tblchk_mem *t = &TBLCHK_MEMS[m = kmem[kid][j]];
 		size_t lo = a - base, hi = lo + n, w;
 
-		if (strcmp(t->kernel, KERNELS[kid]))
-			continue;
 		if (hi <= t->off || lo >= t->off + t->word * t->depth)
 			continue;
 		lo = lo > t->off ? lo - t->off : 0;
@@ -131,6 +130,12 @@ void tblchk_report(void)
 
 __attribute__((constructor)) static void tblchk_init(void)
 {
+	uint32_t k, m;
+
+	for (k = 0; k < 3; k++)
+		for (m = 0; m < NMEMS; m++)
+			if (!strcmp(TBLCHK_MEMS[m].kernel, KERNELS[k]))
+				kmem[k][nkmem[k]++] = m;
 	atexit(tblchk_report);
 }
 

@@ -145,7 +145,7 @@ int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
 
 	if (QPC_F(&st->t, qpn, SRQ, USE))
 		return n >= 0 && st->srq[n].pi != st->srq[n].ci;
-	return st->qp[qpn].rq_pi != st->qp[qpn].rq_ci;
+	return st->rq_pi[qpn] != st->rw_got[qpn];
 }
 
 /* An asynchronous event for the host (EQE through the CQ kernel). */
@@ -265,7 +265,8 @@ static void prefetch_hint(rnic_rx_state_t *st, uint32_t qpn)
 		st->pf_q[st->pf_tail++ % RX_PF_HINTS] = (uint16_t)qpn;
 }
 
-void rx_completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len)
+/* the receive WQE wr_id (the QP's current one) completes */
+void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
@@ -273,16 +274,14 @@ void rx_completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32
 	st->p_cpl.cqn = (uint16_t)QPC_F(&st->t, st->qpn, CQN, RECV);
 	st->p_cpl.qpn = st->qpn;
 	st->p_cpl.src_qp = QPC_F(&st->t, st->qpn, DEST_QPN, QPN);
-	st->p_cpl.wr_id = CUR_RWQE(q)->id;
+	st->p_cpl.wr_id = wr_id;
 	st->p_cpl.byte_len = status ? 0 : len;
 	st->p_cpl.opcode = (uint8_t)opcode;
 	st->p_cpl.status = (uint8_t)status;
 	st->p_cpl.ts_start = q->ts_first;
 	st->send_cpl = 1;
-	if (q->rw_n) {
-		q->rw_head++;
-		q->rw_n--;
-	}
+	if (RW_N(st, st->qpn))
+		st->rw_used[st->qpn]++;
 	prefetch_hint(st, st->qpn);
 }
 
@@ -332,12 +331,11 @@ void rx_cut(rnic_rx_state_t *st)
 		st->p_cpl.byte_len = 0;
 	} else {
 		if (st->kind == K_SEND) {
-			rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_LOC_PROT_ERR, 0);
+			rx_completion(st, CUR_RWQE(st, st->qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_LOC_PROT_ERR, 0);
 		} else if (st->send_cpl) {
 			/* a WRITE with immediate: its receive WQE is flushed with the QP instead */
 			st->send_cpl = 0;
-			q->rw_head--;
-			q->rw_n++;
+			st->rw_used[st->qpn]--;
 		}
 		q->in_msg = MSG_NONE;
 		rx_nak(st, st->psn, st->kind == K_SEND ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_REM_ACCESS);
@@ -371,7 +369,7 @@ void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t o
 	st->wnsge = (uint8_t)nsge;
 	st->wc_sge = 0;
 	for (i = 0; i < RNIC_MAX_SGE; i++) {
-		st->wsge[i] = sge[i];
+		st->wsge[i] = i < nsge ? sge[i] : (rx_sge_t){0};
 		if (st->wc_sge == i && i < nsge && off >= sge[i].len) {
 			off -= sge[i].len;
 			st->wc_sge++;
@@ -408,10 +406,9 @@ static int rd_room(const rnic_rx_state_t *st)
 /* Request the next receive WQE of QP qpn (the caller checked rd_room). */
 static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
-	rx_qp_t *q = &st->qp[qpn];
 	int n = qp_srq(st, qpn);
-	/* its own ring: behind the ones in flight (rq_ci counts those arrived) */
-	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1, ci = q->rq_ci + q->rwqe_pend;
+	/* its own ring: behind the ones requested */
+	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1, ci = st->rw_req[qpn];
 	uint64_t base = ((uint64_t)QPC_W(&st->t, qpn, RQ_BASE_HI) << 32) | QPC_W(&st->t, qpn, RQ_BASE_LO);
 
 	if (n >= 0) {
@@ -420,7 +417,7 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 		ci = st->srq[n].ci;
 	}
 	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, RD_RWQE, qpn);
-	q->rwqe_pend++;
+	st->rw_req[qpn]++;
 }
 
 /* The frame (or flush) needs QP qpn's next receive WQE: wait for it, fetched ahead or now. */
@@ -428,7 +425,7 @@ void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	st->qpn = qpn;
 	st->busy = B_RWQE;
-	st->rd_issue = !st->qp[qpn].rwqe_pend;
+	st->rd_issue = !RW_PEND(st, qpn);
 }
 
 /* The receive WQE the frame (or flush) waits for will not come: its QP was reset. The frame is
@@ -460,39 +457,40 @@ static void issue_wait(rnic_rx_state_t *st)
 static void prefetch_rwqe(rnic_rx_state_t *st)
 {
 	uint32_t qpn = st->pf_q[st->pf_head % RX_PF_HINTS];
-	rx_qp_t *q = &st->qp[qpn];
+	uint32_t state = st->qstate[qpn];
 
-	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending || st->qp_port == 2)
+	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending)
 		return;
-	if ((q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS) && q->rw_n + q->rwqe_pend < RX_RWQE &&
-	    (uint16_t)(q->rq_pi - q->rq_ci) > q->rwqe_pend && !QPC_F(&st->t, qpn, SRQ, USE))
+	if ((state == RNIC_QPS_RTR || state == RNIC_QPS_RTS) && (uint16_t)(st->rw_req[qpn] - st->rw_used[qpn]) < RX_RWQE &&
+	    st->rq_pi[qpn] != st->rw_req[qpn] && !QPC_F(&st->t, qpn, SRQ, USE))
 		read_rwqe(st, qpn);
 	else
 		st->pf_head++;
 }
 
-/* The receive WQE a message is about to use, checked again now: it may have been fetched ahead,
- * before its region or the QP's PD changed (10.6.3: the keys are checked when the WQE is used) */
-void rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn)
+/* The receive WQE r of QP qpn a message is about to use, checked again now: it may have been
+ * fetched ahead, before its region or the QP's PD changed (10.6.3: the keys are checked when the
+ * WQE is used). Returns its error: the message fails and takes the WQE with it. */
+uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r)
 {
-	rx_rwqe_t *r = CUR_RWQE(&st->qp[qpn]);
 	int s = qp_srq(st, qpn);
 	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : QPC_W(&st->t, qpn, PDN), k;
+	uint8_t err = r->err;
 
 	for (k = 0; k < RNIC_MAX_RECV_SGE; k++)
 		if (k < r->nsge && rnic_key_check(&st->t, r->sge[k].key, pdn, r->sge[k].access, r->sge[k].addr,
 						  r->sge[k].len))
-			r->err = 1;
+			err = 1;
+	return err;
 }
 
 /* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. Its keys are
  * checked when a message uses it (rx_rwqe_recheck), not here. */
 static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 {
-	rx_qp_t *q = &st->qp[qpn];
 	uint32_t k, n = RNIC_RWQE_NUM_SGE_GET(w);
 	int s = qp_srq(st, qpn);
-	rx_rwqe_t *e;
+	rx_rwqe_t e = {0}; /* built here, written whole */
 
 	if (s >= 0) {
 		/* from the shared queue: below its limit, the armed event fires once (11.2.3) */
@@ -504,19 +502,12 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 			SRQC_W(st, s, LIMIT) = 0;
 			raise_event(st, RNIC_EQE_TYPE_SRQ_LIMIT, (uint32_t)s, SRQC_F(st, s, CTRL, CTX));
 		}
-	} else {
-		q->rq_ci++;
 	}
-	e = &q->rwqe[(q->rw_head + q->rw_n) % RX_RWQE];
-	q->rwqe_pend--;
-	q->rw_n++;
-	e->id = RNIC_RWQE_WR_ID_GET(w);
-	e->err = n > RNIC_MAX_RECV_SGE;
-	e->len = 0;
-	e->nsge = 0;
+	e.id = RNIC_RWQE_WR_ID_GET(w);
+	e.err = n > RNIC_MAX_RECV_SGE;
 	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) {
 		const uint8_t *s = w + RNIC_RWQE_SGE_OFF + k * RNIC_SGE_SIZE;
-		rx_sge_t *g = &e->sge[e->nsge];
+		rx_sge_t *g = &e.sge[e.nsge];
 
 		if (k >= n)
 			break;
@@ -526,14 +517,16 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 			continue;
 		g->key = RNIC_SGE_LKEY_GET(s);
 		g->access = RNIC_ACCESS_LOCAL_WRITE;
-		e->len += g->len;
-		e->nsge++;
+		e.len += g->len;
+		e.nsge++;
 	}
+	st->rwqe[qpn][st->rw_got[qpn] % RX_RWQE] = e;
+	st->rw_got[qpn]++;
 	if (st->busy != B_RWQE || st->qpn != qpn)
 		return; /* fetched ahead */
 	if (st->flush) {
 		st->flush = 0;
-		rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		rx_completion(st, e.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		st->busy = post_state(st);
 	} else {
 		st->busy = B_IDLE; /* dispatch the frame again, with its receive WQE */
@@ -544,27 +537,23 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 /* Receive WQEs of QPs in error complete with WR_FLUSH_ERR (IBTA 10.8.3.4), one QP per idle clock. */
 static void flush_scan(rnic_rx_state_t *st)
 {
-	uint32_t qpn = st->flush_q % RNIC_MAX_QP;
-	rx_qp_t *q = &st->qp[qpn];
+	uint32_t qpn = st->flush_q++ % RNIC_MAX_QP;
 
-	if (st->qp_port)
-		return; /* a clock no other event takes a QP's entry */
-	st->flush_q++;
-	st->qp_port = 2;
-
-	if (q->state != RNIC_QPS_ERR)
+	if (st->qstate[qpn] != RNIC_QPS_ERR)
 		return;
 	st->qpn = qpn;
-	if (q->rw_n) {
-		rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+	if (RW_N(st, qpn)) {
+		rx_completion(st, CUR_RWQE(st, qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		st->busy = post_state(st);
-	} else if (q->rq_pi != q->rq_ci && !QPC_F(&st->t, qpn, SRQ, USE)) {
+	} else if (rx_rq_avail(st, qpn) && !QPC_F(&st->t, qpn, SRQ, USE)) {
 		st->flush = 1;
 		rx_fetch_rwqe(st, qpn);
 	}
 }
 
-static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+/* rdx: an expect took the requester's memory this clock: no frame is dispatched (a response's
+ * would take it too) */
+static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
 	uint32_t n, i;
@@ -579,10 +568,12 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			st->o.ack_syndrome = RNIC_AETH_ACK_NO_CREDIT;
 			st->o.ack_rd = 1;
 			st->o.ack_msn = 0;
-		} else if (st->fr_head != st->fr_tail)
-			rx_dispatch(st, in);
-		else
+		} else if (st->fr_head != st->fr_tail) {
+			if (!rdx)
+				rx_dispatch(st, in);
+		} else {
 			flush_scan(st);
+		}
 		break;
 	case B_PAYLOAD: /* payload -> DMA write beats */
 		if (st->o.wr_valid)
@@ -688,11 +679,11 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != in->db_ctx ||
 	    RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl) == RNIC_QPS_RESET ||
-	    (uint16_t)(in->db_pi - st->qp[q].rq_ci) > (1u << QPC_F(&st->t, q, RING_LOG, RQ))) {
+	    (uint16_t)(in->db_pi - st->rw_got[q]) > (1u << QPC_F(&st->t, q, RING_LOG, RQ))) {
 		st->o.stat_drop_db++;
 		return;
 	}
-	st->qp[q].rq_pi = in->db_pi;
+	st->rq_pi[q] = in->db_pi;
 	prefetch_hint(st, q);
 }
 
@@ -700,7 +691,7 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
  * go-back-N, it replaces the entry it had and everything after it. */
 static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 {
-	rx_qp_t *q = &st->qp[x->qpn % RNIC_MAX_QP];
+	rx_rdq_t *q = &st->rdq[x->qpn % RNIC_MAX_QP];
 	rx_rdx_t *e;
 	uint32_t i, k, found = 0, n = (uint8_t)(q->rd_tail - q->rd_head);
 
@@ -753,6 +744,8 @@ static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 	st->srqc[idx][word] = data;
 }
 
+/* A QPC committed: a clock of its own, no other event takes a QP's memories in it (the readies
+ * were down, the processing side waits) */
 static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
@@ -770,23 +763,29 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 		if (st->busy == B_RWQE && st->qpn == idx && st->rd_issue)
 			rwqe_gone(st);
 		*q = (rx_qp_t){0};
-	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && q->state < RNIC_QPS_RTR) {
+		st->rdq[idx] = (rx_rdq_t){0};
+		st->rq_pi[idx] = st->rw_req[idx] = st->rw_got[idx] = st->rw_used[idx] = 0;
+	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && st->qstate[idx] < RNIC_QPS_RTR) {
 		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
 		q->msn = 0;
 	}
-	q->state = (uint8_t)state;
+	st->qstate[idx] = (uint8_t)state;
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint32_t idx;
+	uint32_t idx, commit, rdx = in->rdx_valid && st->o.rdx_ready;
 
 	if (in->rst) {
 		uint32_t q;
 
-		for (q = 0; q < RNIC_MAX_QP; q++)
+		for (q = 0; q < RNIC_MAX_QP; q++) {
 			st->qp[q] = (rx_qp_t){0};
+			st->rdq[q] = (rx_rdq_t){0};
+			st->qstate[q] = 0;
+			st->rq_pi[q] = st->rw_req[q] = st->rw_got[q] = st->rw_used[q] = 0;
+		}
 		for (q = 0; q < RNIC_MAX_SRQ; q++)
 			st->srq[q] = (rx_srq_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
@@ -816,11 +815,9 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;
 
-	/* the QP entries' events this clock (the flush scan takes a clock none of them takes) */
-	st->qp_port = st->commit_valid || (in->db_valid && st->o.db_ready) || (in->rdx_valid && st->o.rdx_ready) ||
-		      (in->rd_valid && st->o.rd_ready);
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
-	if (st->commit_valid)
+	commit = st->commit_valid;
+	if (commit)
 		commit_qp(st, st->commit_qpn);
 	st->commit_valid = in->cfg_valid &&
 			   rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
@@ -840,7 +837,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	}
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
-	if (in->rdx_valid && st->o.rdx_ready)
+	if (rdx)
 		expect(st, &in->rdx);
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
@@ -852,15 +849,17 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			rx_atomic_done(st, in->rd_data);
 		else if (st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
-	} else {
-		process(st, in);
+	} else if (!commit) {
+		process(st, in, rdx);
 	}
-	issue_wait(st);
-	prefetch_rwqe(st);
+	if (!commit) {
+		issue_wait(st);
+		prefetch_rwqe(st);
+	}
 	if (in->eth_valid)
 		receive(st, in);
-	st->o.db_ready = 1;
-	st->o.rdx_ready = 1;
-	st->o.rd_ready = st->rd_head != st->rd_tail;
+	st->o.db_ready = !st->commit_valid;
+	st->o.rdx_ready = !st->commit_valid;
+	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid;
 	*out = st->o;
 }

@@ -44,10 +44,10 @@ typedef struct {
 	rx_sge_t sge[RNIC_MAX_RECV_SGE];
 } rx_rwqe_t;
 
-/* Per-QP state (IBTA 9.7.5: expected PSN, MSN, the message in progress; 9.7.4: receive queue). */
+/* Per-QP responder state (IBTA 9.7.5: expected PSN, MSN, the message in progress; 9.7.5.1.2: atomic
+ * results for duplicates): a block RAM read and written by the frame being processed only (a QPC
+ * commit takes a clock of its own). */
 typedef struct {
-	uint8_t state;      /* of the last committed QPC */
-	/* responder */
 	uint32_t epsn;
 	uint32_t msn;
 	uint8_t in_msg;     /* the multi-packet message in progress: 0, 1 WRITE, 2 SEND */
@@ -59,24 +59,23 @@ typedef struct {
 	rx_sge_t sge[RNIC_MAX_SGE]; /* where the message in progress lands ... */
 	uint8_t nsge, c_sge;        /* ... and how far it got */
 	uint32_t c_off;
-	/* receive queue: WQEs fetched (rwqe[rw_head] is the message in progress's), and in flight */
-	uint16_t rq_pi, rq_ci;
-	rx_rwqe_t rwqe[RX_RWQE];
-	uint8_t rw_head, rw_n;
-	uint8_t rwqe_pend;  /* reads of its next receive WQEs in flight */
-	/* atomic results for duplicates */
 	uint32_t at_psn[RX_ATOMIC_REPLAY];
 	uint64_t at_val[RX_ATOMIC_REPLAY];
 	uint8_t at_valid[RX_ATOMIC_REPLAY];
 	uint8_t at_next;
-	/* requester: READ/atomic responses expected, in PSN order */
+} rx_qp_t;
+
+/* Per-QP requester state: READ/atomic responses expected, in PSN order. A block RAM of its own,
+ * read and written by an expect (from the TX kernel) or by a response's dispatch, never both in
+ * one clock. */
+typedef struct {
 	rx_rdx_t rd[RX_RDX];
 	uint8_t rd_head, rd_tail;
 	uint32_t rd_off;    /* response packets of the head entry placed */
 	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
 	uint8_t rd_done_ok; /* rd_done holds the last PSN of the newest request fully answered */
 	uint32_t rd_done;
-} rx_qp_t;
+} rx_rdq_t;
 
 typedef struct {
 	uint16_t pi, ci;    /* posted (doorbell) and fetched receive WQEs */
@@ -87,6 +86,13 @@ typedef struct {
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];
+	rx_rdq_t rdq[RNIC_MAX_QP];
+	rx_rwqe_t rwqe[RNIC_MAX_QP][RX_RWQE]; /* receive WQEs fetched, slot = count % RX_RWQE */
+	/* LUT RAM, one writer each (IBTA 9.7.4: the receive queue): the committed state, receive WQEs
+	 * posted (doorbell), requested (read_rwqe), arrived (got_rwqe; for a QP's own ring also its
+	 * consumer index) and used (rx_completion). Fetched ahead: got - used; in flight: req - got. */
+	uint8_t qstate[RNIC_MAX_QP];
+	uint16_t rq_pi[RNIC_MAX_QP], rw_req[RNIC_MAX_QP], rw_got[RNIC_MAX_QP], rw_used[RNIC_MAX_QP];
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
 	rx_srq_t srq[RNIC_MAX_SRQ];
 
@@ -137,7 +143,6 @@ typedef struct {
 	uint64_t ovr_val;           /* (little-endian): an atomic's value, in place of the frame's */
 	uint8_t ovr_n;
 	uint32_t flush_q;
-	uint8_t qp_port;            /* 1: an event took a QP's entry this clock; 2: the flush scan */
 
 	/* what the frame produces once its payload is placed, in this order */
 	uint8_t send_cpl, send_evt, send_ntc, send_rsp;

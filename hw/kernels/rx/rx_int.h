@@ -22,8 +22,10 @@ enum { MSG_NONE, MSG_WRITE, MSG_SEND };
 /* What the frame being placed is: how it ends when a region it lands in is gone (cut()). */
 enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 
-/* the receive WQE the QP's next (or current) message uses */
-#define CUR_RWQE(q) (&(q)->rwqe[(q)->rw_head % RX_RWQE])
+/* the receive WQE QP n's next (or current) message uses; WQEs fetched ahead; reads in flight */
+#define CUR_RWQE(st, n) (&(st)->rwqe[n][(st)->rw_used[n] % RX_RWQE])
+#define RW_N(st, n) ((uint16_t)((st)->rw_got[n] - (st)->rw_used[n]))
+#define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 /* What a DMA read of ours brings back (rd_kind), in request order */
 enum { RD_RWQE, RD_ATOMIC, RD_VOID };
@@ -36,14 +38,14 @@ void rx_finish_frame(rnic_rx_state_t *st);
 void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
 void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome);
 void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
-void rx_completion(rnic_rx_state_t *st, uint32_t opcode, uint32_t status, uint32_t len);
+void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
 int rx_start_segment(rnic_rx_state_t *st);
 void rx_cut(rnic_rx_state_t *st);
 void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len);
 void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
 void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n);
 void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
-void rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn);
+uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
 

@@ -43,7 +43,7 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
  * is reported to the TX kernel, which asks again from the missing PSN). */
 static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
 {
-	rx_qp_t *q = &st->qp[st->qpn];
+	rx_rdq_t *q = &st->rdq[st->qpn];
 	rx_rdx_t *x = &q->rd[q->rd_head % RX_RDX];
 	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
 	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
@@ -147,14 +147,14 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		     uint64_t cycle)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
-	const rx_rwqe_t *r;
+	rx_rwqe_t r;
 
 	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
 		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
 		rx_finish_frame(st);
 		return;
 	}
-	if (!q->rw_n) {
+	if (!RW_N(st, st->qpn)) {
 		if (rx_rq_avail(st, st->qpn)) {
 			rx_fetch_rwqe(st, st->qpn);
 			return;
@@ -164,14 +164,14 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		return;
 	}
 	q->ts_first = cycle;
-	rx_rwqe_recheck(st, st->qpn);
-	if (CUR_RWQE(q)->err || plen + RNIC_GRH_LEN > CUR_RWQE(q)->len) {
-		rx_completion(st, RNIC_WC_OP_RECV, CUR_RWQE(q)->err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+	r = *CUR_RWQE(st, st->qpn);
+	r.err = rx_rwqe_recheck(st, st->qpn, &r);
+	if (r.err || plen + RNIC_GRH_LEN > r.len) {
+		rx_completion(st, r.id, RNIC_WC_OP_RECV, r.err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
 		rx_finish_frame(st);
 		return;
 	}
-	r = CUR_RWQE(q); /* its scatter list, read before rx_completion() moves past it */
-	rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
+	rx_completion(st, r.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
 	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
 	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
 	if (op == RNIC_BTH_OP_UD_SEND_ONLY_IMM) {
@@ -179,7 +179,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
 	}
 	st->o.stat_recv_bytes += plen;
-	rx_seek(st, r->sge, r->nsge, 0);
+	rx_seek(st, r.sge, r.nsge, 0);
 	st->src = 0;
 	st->pay_off = RNIC_XTH_OFF + st->l3 + xth;
 	st->gh = RNIC_GRH_LEN;
@@ -324,6 +324,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
+	rx_rwqe_t r = *CUR_RWQE(st, x->qpn);
 	uint32_t op = x->op, psn = x->psn, plen = x->plen;
 	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, x->qpn, CTRL, PMTU));
 	int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
@@ -338,19 +339,19 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 		return;
 	}
 	if (first) {
-		rx_rwqe_recheck(st, x->qpn);
+		r.err = rx_rwqe_recheck(st, x->qpn, &r);
 		q->msg_len = 0;
-		q->nsge = CUR_RWQE(q)->nsge;
+		q->nsge = r.nsge;
 		for (i = 0; i < (int)RNIC_MAX_SGE; i++)
-			q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? CUR_RWQE(q)->sge[i] : (rx_sge_t){0};
+			q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? r.sge[i] : (rx_sge_t){0};
 		q->c_sge = 0;
 		q->c_off = 0;
 	}
-	if (CUR_RWQE(q)->err || q->msg_len + plen > CUR_RWQE(q)->len) {
+	if (r.err || q->msg_len + plen > r.len) {
 		/* the receive buffer is bad or too small: the message fails on both sides */
-		uint32_t bad = CUR_RWQE(q)->err;
+		uint32_t bad = r.err;
 
-		rx_completion(st, RNIC_WC_OP_RECV, bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+		rx_completion(st, r.id, RNIC_WC_OP_RECV, bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
 		q->in_msg = MSG_NONE;
 		rx_nak(st, psn, bad ? RNIC_AETH_NAK_REM_OP : RNIC_AETH_NAK_INV_REQ);
 		rx_finish_frame(st);
@@ -366,7 +367,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 	st->o.stat_recv_bytes += plen;
 	if (last) {
 		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
-		rx_completion(st, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, q->msg_len);
+		rx_completion(st, r.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, q->msg_len);
 		if (op == RNIC_BTH_OP_SEND_LAST_IMM || op == RNIC_BTH_OP_SEND_ONLY_IMM) {
 			st->p_cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF, 4);
 			st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
@@ -399,7 +400,8 @@ static void req_write(rnic_rx_state_t *st, const rx_hdr_t *x)
 	if (q->in_msg == MSG_NONE) {
 		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
 		if (imm) {
-			rx_completion(st, RNIC_WC_OP_RECV_RDMA_IMM, RNIC_WC_STATUS_SUCCESS, q->msg_len);
+			rx_completion(st, CUR_RWQE(st, x->qpn)->id, RNIC_WC_OP_RECV_RDMA_IMM, RNIC_WC_STATUS_SUCCESS,
+				      q->msg_len);
 			st->p_cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF + x->xth - RNIC_IMM_LEN, 4);
 			st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
 		}
@@ -491,7 +493,7 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 			}
 			q->epsn = psn;
 		}
-		if (rx_need_rwqe(op) && !q->rw_n && !rx_rq_avail(st, qpn)) {
+		if (rx_need_rwqe(op) && !RW_N(st, qpn) && !rx_rq_avail(st, qpn)) {
 			st->o.stat_drop_norecv++;
 			q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 			rx_finish_frame(st);
@@ -518,7 +520,7 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 		rx_finish_frame(st);
 		return;
 	}
-	if (rx_need_rwqe(op) && !q->rw_n) {
+	if (rx_need_rwqe(op) && !RW_N(st, qpn)) {
 		if (rx_rq_avail(st, qpn)) {
 			rx_fetch_rwqe(st, qpn);
 			return;
