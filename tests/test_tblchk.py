@@ -50,7 +50,7 @@ def test_memories_keep_to_their_limits_under_traffic():
     sim = ROOT / "build" / "tblchk" / "sim" / "rnic-sim"
     r = subprocess.run(["make", "-s", str(sim)], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    r = subprocess.run([sys.executable, str(ROOT / "sim" / "transport.py"), "tblchk", "500"], cwd=ROOT,
+    r = subprocess.run([sys.executable, str(ROOT / "sim" / "transport.py"), "tblchk", "300"], cwd=ROOT,
                        env=dict(os.environ, RNIC_SIM=str(sim)), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     for run in ("mix", "rate"):

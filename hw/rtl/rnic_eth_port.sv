@@ -50,7 +50,7 @@ module rnic_eth_port #(
 
     // ---- transmit: padding and the loopback decision, taken at a frame's first beat
     logic first_reg, lb_reg, own, is_lb, pad, lb_ready;
-    logic [511:0] tx_data, pad_mask;
+    logic [511:0] tx_data;
     logic [63:0] tx_keep;
 
     always_comb begin
@@ -58,13 +58,19 @@ module rnic_eth_port #(
         for (int i = 0; i < 6; i++)
             if (s_tx_data[8 * i +: 8] != mac[47 - 8 * i -: 8])
                 own = 1'b0;
-        for (int i = 0; i < 64; i++)
-            pad_mask[8 * i +: 8] = {8{s_tx_keep[i]}};
     end
     assign is_lb = first_reg ? own : lb_reg;
     // only a frame of one beat can be short; its valid bytes are contiguous from byte 0
     assign pad = first_reg && s_tx_last && !s_tx_keep[59];
-    assign tx_data = pad ? s_tx_data & pad_mask : s_tx_data;
+    // the padding is zeros (the lane loop only under pad: a simulator would otherwise run it
+    // every clock)
+    always_comb begin
+        tx_data = s_tx_data;
+        if (pad)
+            for (int i = 0; i < 64; i++)
+                if (!s_tx_keep[i])
+                    tx_data[8 * i +: 8] = 8'h00;
+    end
     assign tx_keep = pad ? s_tx_keep | 64'h0fff_ffff_ffff_ffff : s_tx_keep;
 
     assign m_axis_tx_tdata = tx_data;

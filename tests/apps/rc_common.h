@@ -47,7 +47,7 @@ int post_recv(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sg, int nsge);
 int settle(const uint8_t *a, const uint8_t *b, uint32_t n);
 
 /* rc_mix.c, rc_bench.c */
-int mix(uint64_t n, int nq);
+int mix(uint64_t n, int nq, int keys);
 int bench(void);
 int big(uint64_t size);
 int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl);

@@ -61,16 +61,38 @@ static uint32_t rnd_len(uint32_t max)
 	}
 }
 
+/* More registrations of each side's buffer (--mix-keys): piece k of a scatter list is under key
+ * k, so that one work request names up to three memory regions. Each takes the firmware a while
+ * to map (1 M cycles), so only the table check asks for them. */
+static struct ibv_mr *more_mr[2][2];
+static int nkeys = 1;
+
+/* s in n pieces (the same bytes; n <= 3), piece k under the (k % nkeys)-th of the buffer's keys */
+static void split_sge(const struct ibv_sge *s, struct ibv_sge *sg, int n, struct ibv_mr *const *more)
+{
+	int k;
+
+	for (k = 0; k < n; k++) {
+		uint32_t from = s->length * (uint32_t)k / (uint32_t)n, to = s->length * (uint32_t)(k + 1) / (uint32_t)n;
+
+		sg[k] = *s;
+		sg[k].addr = s->addr + from;
+		sg[k].length = to - from;
+		if (k % nkeys)
+			sg[k].lkey = more[k % nkeys - 1]->lkey;
+	}
+}
+
 static int mix_post(int q)
 {
 	struct lane *l = &lanes[q];
 	uint64_t seq = l->posted;
 	struct op *o = &l->ops[seq % DEPTH];
 	uint32_t base = (uint32_t)q * LANE, slot = (uint32_t)(seq % DEPTH);
-	struct ibv_sge s;
+	struct ibv_sge s, sg[3];
 	enum ibv_wr_opcode op;
 	uint64_t raddr = 0;
-	int ret;
+	int ret, nsge = 1;
 
 	memset(o, 0, sizeof(*o));
 	o->kind = (uint8_t)rnd(NKIND);
@@ -114,13 +136,16 @@ static int mix_post(int q)
 		op = o->kind == K_CAS ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
 		break;
 	}
+	if (o->kind != K_CAS && o->kind != K_FA)
+		nsge = 1 + (int)(seq % 3);
+	split_sge(&s, sg, nsge, more_mr[0]);
 	{
 		struct ibv_send_wr wr = {0}, *bad;
 
 		wr.wr_id = seq;
 		wr.opcode = op;
-		wr.sg_list = &s;
-		wr.num_sge = 1;
+		wr.sg_list = sg;
+		wr.num_sge = nsge;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		wr.imm_data = htonl(o->seed);
 		if (o->kind == K_CAS || o->kind == K_FA) {
@@ -185,9 +210,11 @@ static int mix_check_a(const struct ibv_wc *wc, int nq)
 
 static int b_post_recv(int q, uint64_t id)
 {
-	struct ibv_sge s = sge(&B, (uint32_t)q * LANE + 512 * 1024 + (uint32_t)(id % 8) * RSLOT, RSLOT);
+	struct ibv_sge s = sge(&B, (uint32_t)q * LANE + 512 * 1024 + (uint32_t)(id % 8) * RSLOT, RSLOT), sg[3];
+	int n = 1 + (int)(id % 3);
 
-	return post_recv(B.qp[q], id, &s, 1);
+	split_sge(&s, sg, n, more_mr[1]);
+	return post_recv(B.qp[q], id, sg, n);
 }
 
 static int mix_check_b(const struct ibv_wc *wc, int nq)
@@ -219,13 +246,21 @@ static int mix_check_b(const struct ibv_wc *wc, int nq)
 	return b_post_recv(q, wc->wr_id + 8);
 }
 
-int mix(uint64_t n, int nq)
+int mix(uint64_t n, int nq, int keys)
 {
 	struct ibv_wc wc[16];
 	uint64_t total = 0, posted = 0;
 	time_t last = time(NULL);
 	int q, i, k;
 
+	nkeys = keys;
+	for (i = 0; i < 2 * (keys - 1); i++) {
+		struct side *s = i & 1 ? &B : &A;
+
+		more_mr[i & 1][i >> 1] = ibv_reg_mr(s->pd, s->buf, REGION, IBV_ACCESS_LOCAL_WRITE);
+		if (!more_mr[i & 1][i >> 1])
+			die("ibv_reg_mr", errno);
+	}
 	for (q = 0; q < nq; q++) {
 		new_pair(q);
 		lanes[q].shadow = calloc(1, 512 * 1024);

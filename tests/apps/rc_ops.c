@@ -568,7 +568,7 @@ static void checks(void)
 /* ---- mixed workload */
 int main(int argc, char **argv)
 {
-	int i = 1, nq = 4;
+	int i = 1, nq = 4, keys = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -583,13 +583,15 @@ int main(int argc, char **argv)
 			gid_index = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seed"))
 			rng = (uint32_t)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--mix-keys"))
+			keys = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 3 ? 3 : atoi(argv[i + 1]);
 	}
 	if (argc - i == 4 && !strcmp(argv[i], "mix")) {
 		int ret;
 
 		open_side(&A, argv[i + 2]);
 		open_side(&B, argv[i + 3]);
-		ret = mix(strtoull(argv[i + 1], NULL, 0), nq > 4 ? 4 : nq);
+		ret = mix(strtoull(argv[i + 1], NULL, 0), nq > 4 ? 4 : nq, keys);
 		printf("%s\n", ret ? "FAIL" : "PASS");
 		return ret != 0;
 	}
@@ -632,6 +634,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat OP N inline|sge DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] [--mix-keys 1-3] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
 }

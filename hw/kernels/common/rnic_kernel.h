@@ -55,33 +55,53 @@ static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data
 #define QPC_RF(row, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_RW(row, reg))
 #define MPT_W(t, i, reg) ((t)->mpt[i][RNIC_MPT_##reg / 4])
 
-/* The MPT entry of `key` (index << KEY_TAG_BITS | generation tag): valid, of this generation,
- * granting `access`, covering [va, va + len). Checked for every DMA a message makes, not only its
- * first: a region deregistered, re-registered or shrunk meanwhile stops the message at once. */
-static inline int rnic_key_live(const rnic_tables_t *t, uint32_t key, uint32_t access, uint64_t va, uint64_t len)
+/* The MPT entry e (RNIC_MPT_WORDS words) for `key` (index << KEY_TAG_BITS | generation tag):
+ * valid, of this generation, granting `access`, covering [va, va + len). */
+static inline int rnic_mpt_live(const uint32_t *e, uint32_t key, uint32_t access, uint64_t va, uint64_t len)
 {
-	uint32_t i = key >> RNIC_KEY_TAG_BITS;
-	uint32_t ctrl;
-	uint64_t base, size;
+	uint32_t ctrl = e[RNIC_MPT_CTRL / 4];
+	uint64_t base = ((uint64_t)e[RNIC_MPT_VA_HI / 4] << 32) | e[RNIC_MPT_VA_LO / 4];
+	uint64_t size = ((uint64_t)e[RNIC_MPT_LEN_HI / 4] << 32) | e[RNIC_MPT_LEN_LO / 4];
 
-	if (i >= RNIC_MAX_MPT)
-		return 0;
-	ctrl = MPT_W(t, i, CTRL);
-	base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
-	size = ((uint64_t)MPT_W(t, i, LEN_HI) << 32) | MPT_W(t, i, LEN_LO);
 	return RNIC_GET(RNIC_MPT_CTRL_VALID, ctrl) &&
 	       RNIC_GET(RNIC_MPT_CTRL_TAG, ctrl) == (key & ((1u << RNIC_KEY_TAG_BITS) - 1)) &&
 	       (RNIC_GET(RNIC_MPT_CTRL_ACCESS, ctrl) & access) == access && va >= base && len <= size &&
 	       va - base <= size - len;
 }
 
-/* Memory key check when a message starts (IBTA 10.6: key, PD, access, bounds): 0, or -1. */
+/* The same, and of protection domain pdn (a message's start, IBTA 10.6): 0, or -1. */
+static inline int rnic_mpt_check(const uint32_t *e, uint32_t key, uint32_t pdn, uint32_t access, uint64_t va,
+				 uint64_t len)
+{
+	return rnic_mpt_live(e, key, access, va, len) && e[RNIC_MPT_PDN / 4] == pdn ? 0 : -1;
+}
+
+/* The MPT entry of `key` passes rnic_mpt_live. Checked for every DMA a message makes, not only
+ * its first: a region deregistered, re-registered or shrunk meanwhile stops the message at once. */
+static inline int rnic_key_live(const rnic_tables_t *t, uint32_t key, uint32_t access, uint64_t va, uint64_t len)
+{
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+
+	return i < RNIC_MAX_MPT && rnic_mpt_live(t->mpt[i], key, access, va, len);
+}
+
+/* Memory key check when a message starts (key, PD, access, bounds): 0, or -1. */
 static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
 				 uint64_t va, uint64_t len)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 
-	return rnic_key_live(t, key, access, va, len) && MPT_W(t, i, PDN) == pdn ? 0 : -1;
+	return i < RNIC_MAX_MPT ? rnic_mpt_check(t->mpt[i], key, pdn, access, va, len) : -1;
+}
+
+/* A configuration write into a kernel's extra copy of the MPT: a work request's scatter list is
+ * checked in one clock, its k-th entry (k >= 1) against copy k, a block RAM's port each. */
+static inline void rnic_mpt_copy_cfg(uint32_t mpt[][RNIC_MPT_WORDS], uint32_t addr, uint32_t data)
+{
+	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
+
+	if (RNIC_CFG_TBL(addr) == RNIC_CFG_TBL_MPT && idx < RNIC_MAX_MPT && word < RNIC_MPT_WORDS)
+		mpt[idx][word] = data;
 }
 
 /* Bus address of virtual address va inside the MR of `key` (pages of 2^PAGE.SHIFT bytes; DMA

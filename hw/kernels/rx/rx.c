@@ -18,17 +18,24 @@
  */
 #include "rx_int.h"
 
+/* the highest byte kept, plus one: a priority encoder in log2(RNIC_BEAT) levels */
+#define KEEP_LEVELS 6
+_Static_assert(RNIC_BEAT == 1 << KEEP_LEVELS, "a beat's keep takes KEEP_LEVELS levels");
+
 static uint32_t keep_bytes(uint64_t keep)
 {
-	uint32_t n = 0;
-	int i;
+	uint32_t n = 0, i;
 
-	for (i = 0; i < RNIC_BEAT; i++) {
+	for (i = 0; i < KEEP_LEVELS; i++) {
 #pragma HLS UNROLL
-		if ((keep >> i) & 1)
-			n = i + 1;
+		uint32_t s = RNIC_BEAT / 2 >> i;
+
+		if (keep >> s) {
+			n += s;
+			keep >>= s;
+		}
 	}
-	return n;
+	return n + (uint32_t)(keep & 1);
 }
 
 static uint64_t keep_mask(uint32_t n)
@@ -86,16 +93,14 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		if (st->wr_beat - st->rd_beat >= RX_BUF_BEATS) {
 			st->cur_drop = 1;
 		} else {
-			for (i = 0; i < RNIC_BEAT; i++)
-				STORE_BEAT(st, st->wr_beat)[i] = in->eth_data[i];
+			memcpy(STORE_BEAT(st, st->wr_beat), in->eth_data, RNIC_BEAT);
 			st->wr_beat++;
 		}
 	}
 	if (!in->eth_last) {
 		if (st->cur_beats)
 			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT, st->cur_v6);
-		for (i = 0; i < RNIC_BEAT; i++)
-			st->held[i] = in->eth_data[i];
+		memcpy(st->held, in->eth_data, RNIC_BEAT);
 	} else if (n >= RNIC_ICRC_LEN) {
 		if (st->cur_beats)
 			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT, st->cur_v6);
@@ -471,16 +476,23 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 /* The receive WQE r of QP qpn a message is about to use, checked again now: it may have been
  * fetched ahead, before its region or the QP's PD changed (10.6.3: the keys are checked when the
  * WQE is used). Returns its error: the message fails and takes the WQE with it. */
+_Static_assert(RNIC_MAX_RECV_SGE == 3, "an MPT copy per SGE of a receive WQE");
+
 uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r)
 {
 	int s = qp_srq(st, qpn);
 	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : QPC_W(&st->t, qpn, PDN), k;
 	uint8_t err = r->err;
 
-	for (k = 0; k < RNIC_MAX_RECV_SGE; k++)
-		if (k < r->nsge && rnic_key_check(&st->t, r->sge[k].key, pdn, r->sge[k].access, r->sge[k].addr,
-						  r->sge[k].len))
+	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) {
+		/* entry k against copy k of the MPT */
+		uint32_t i = r->sge[k].key >> RNIC_KEY_TAG_BITS, j = i & (RNIC_MAX_MPT - 1);
+		const uint32_t *e = k == 0 ? st->t.mpt[j] : k == 1 ? st->mpt1[j] : st->mpt2[j];
+
+		if (k < r->nsge && (i >= RNIC_MAX_MPT || rnic_mpt_check(e, r->sge[k].key, pdn, r->sge[k].access,
+									 r->sge[k].addr, r->sge[k].len)))
 			err = 1;
+	}
 	return err;
 }
 
@@ -553,6 +565,30 @@ static void flush_scan(rnic_rx_state_t *st)
 
 /* rdx: an expect took the requester's memory this clock: no frame is dispatched (a response's
  * would take it too) */
+/* The next 64 bytes of payload, from byte `src` on: the GRH area first (UD), then the frame's
+ * bytes from pay_off, realigned (two adjacent beats of the store, one from each bank, through a
+ * byte shifter), an atomic's value in place of the frame's bytes it stands for. pay_off >= gh:
+ * the GRH area is shorter than the headers before any payload. */
+static void payload_beat(const rnic_rx_state_t *st, const rx_frame_t *f, uint8_t *out)
+{
+	uint32_t o = st->pay_off + st->src - st->gh, sh = o % RNIC_BEAT, i, k;
+	uint8_t two[2 * RNIC_BEAT];
+
+	memcpy(two, FRAME_BEAT(st, f, o / RNIC_BEAT), RNIC_BEAT);
+	memcpy(two + RNIC_BEAT, FRAME_BEAT(st, f, o / RNIC_BEAT + 1), RNIC_BEAT);
+	for (i = 0; i < RNIC_BEAT; i++)
+		out[i] = two[sh + i];
+	for (i = 0; i < RNIC_GRH_LEN; i++) /* GRH_LEN < RNIC_BEAT: only the first beat has any */
+		if (st->src + i < st->gh)
+			out[i] = st->grh[st->src + i];
+	for (k = 0; k < 8; k++) {
+		uint32_t j = st->ovr_off + k - o;
+
+		if (k < st->ovr_n && j < RNIC_BEAT)
+			out[j] = (uint8_t)(st->ovr_val >> 8 * k);
+	}
+}
+
 static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
@@ -579,13 +615,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 		if (st->o.wr_valid)
 			break;
 		n = st->seg_left < RNIC_BEAT ? st->seg_left : RNIC_BEAT;
-		for (i = 0; i < RNIC_BEAT; i++) {
-			uint32_t v = st->src + i, o = st->pay_off + v - st->gh;
-
-			st->o.wr_data[i] = v < st->gh ? st->grh[v % RNIC_GRH_LEN] :
-					   o - st->ovr_off < st->ovr_n ? (uint8_t)(st->ovr_val >> 8 * ((o - st->ovr_off) & 7)) :
-					   FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT];
-		}
+		payload_beat(st, f, st->o.wr_data);
 		st->o.wr_valid = 1;
 		st->o.wr_addr = st->seg_addr;
 		st->o.wr_len = (uint16_t)st->seg_len;
@@ -822,8 +852,11 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->commit_valid = in->cfg_valid &&
 			   rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
 	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
-	if (in->cfg_valid)
+	if (in->cfg_valid) {
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
+		rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
+		rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
+	}
 	if (in->cfg_valid && RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
 		st->fence_token = (uint8_t)in->cfg_data;
 		st->fence_pending = 1;

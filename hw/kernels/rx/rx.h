@@ -83,6 +83,8 @@ typedef struct {
 
 typedef struct {
 	rnic_tables_t t;
+	/* copies of the MPT for a receive WQE's 2nd and 3rd SGE, checked in the clock it is used */
+	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS];
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];

@@ -135,6 +135,7 @@ static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
 /* One Ethernet beat out of the packer when a full beat, or the end of the frame, is there. */
 static void emit_beat(rnic_tx_state_t *st)
 {
+	uint8_t rest[TX_ACC];
 	uint32_t n, i;
 
 	/* the oldest frame's end, once pushed, ends its last beat; bytes of the next may follow it */
@@ -143,12 +144,15 @@ static void emit_beat(rnic_tx_state_t *st)
 		return;
 	n = n < RNIC_BEAT ? n : RNIC_BEAT;
 	for (i = 0; i < RNIC_BEAT; i++)
-		st->o.eth_data[i] = i < n ? st->acc[i] : 0;
+		st->o.eth_data[i] = st->acc[i] & (uint8_t)-(i < n);
 	st->o.eth_valid = 1;
 	st->o.eth_keep = keep_mask(n);
 	st->o.eth_last = st->frame_end && st->end_n <= RNIC_BEAT;
-	for (i = 0; i + n < TX_ACC; i++)
-		st->acc[i] = st->acc[i + n];
+	/* the packer shifts down by n: a byte shifter (zeros come in from the beat past the end;
+	 * through rest, so that its C vectorizes) */
+	for (i = 0; i < TX_ACC; i++)
+		rest[i] = st->acc[i + n];
+	memcpy(st->acc, rest, TX_ACC);
 	st->acc_n -= n;
 	if (st->frame_end)
 		st->end_n -= n;
@@ -666,6 +670,9 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
 	if (!in->cfg_valid)
 		return;
+	rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
+	rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
+	rnic_mpt_copy_cfg(st->mpt3, in->cfg_addr, in->cfg_data);
 	if (tbl == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS) {
 		st->hq[idx][word] = in->cfg_data;
 		if (word == RNIC_QPC_CTRL / 4) {

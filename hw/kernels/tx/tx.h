@@ -96,6 +96,8 @@ typedef struct {
 	 * What one side writes and the other reads is in LUT RAM, one writer each (outstanding
 	 * window ends, READ/atomic counts, error flags, RNR hold, state). */
 	rnic_tables_t t;
+	/* copies of the MPT for a WQE's 2nd, 3rd and 4th SGE, checked in the clock it starts */
+	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt3[RNIC_MAX_MPT][RNIC_MPT_WORDS];
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	tx_qs_t qs[RNIC_MAX_QP];
@@ -215,7 +217,7 @@ typedef struct {
 	uint8_t e_state;             /* 0 next packet, 4 header, 1 payload, 2 tail */
 	uint32_t hdr_pos, pay_left;
 	uint32_t crc;
-	uint8_t acc[TX_ACC];
+	uint8_t acc[TX_ACC + RNIC_BEAT]; /* a beat past the end, always zero: the shift reads it */
 	uint32_t acc_n;
 	uint8_t frame_end;           /* the packer holds the end of a frame ... */
 	uint32_t end_n;              /* ... its bytes up to there */
