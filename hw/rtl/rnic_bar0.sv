@@ -162,11 +162,9 @@ module rnic_bar0 #(
         endcase
     endfunction
 
-    logic [31:0] rd_data;
-    logic [19:0] ra;
-    assign ra = s_axil_araddr;
-
-    always_comb begin
+    // a register's value, computed only when a read is taken (as the read data register's input
+    // mux; the simulator then evaluates it once a read, not every clock)
+    function automatic logic [31:0] rd_data(input logic [19:0] ra);
         rd_data = 32'h0;
         if (ra < 20'h600 && ra[7:0] < 8'h10) begin
             case (ra[11:8])
@@ -215,7 +213,7 @@ module rnic_bar0 #(
                 default: rd_data = 32'h0;
             endcase
         end
-    end
+    endfunction
 
     assign s_axil_arready = !s_axil_rvalid;
     assign s_axil_rresp = 2'b00;
@@ -228,8 +226,8 @@ module rnic_bar0 #(
                 s_axil_rvalid <= 1'b0;
             if (s_axil_arvalid && s_axil_arready) begin
                 s_axil_rvalid <= 1'b1;
-                s_axil_rdata <= rd_data;
-                if (ra == 20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_LO))
+                s_axil_rdata <= rd_data(s_axil_araddr);
+                if (s_axil_araddr == 20'(rnic_spec_pkg::RNIC_CLOCK_CYCLES_LO))
                     cycles_hi_reg <= cycle[63:32];
             end
         end

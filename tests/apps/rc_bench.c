@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,8 +182,6 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 			last = end > last ? end : last;
 			out[q]--;
 			done++;
-		} else {
-			sched_yield(); /* the simulators need the CPU */
 		}
 		if (op == IBV_WR_SEND && rate_recv(nq, size, &got))
 			return -1;

@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,7 +288,6 @@ int mix(uint64_t n, int nq, int keys)
 		if (i > 0 || k > 0) {
 			last = time(NULL);
 		} else {
-			sched_yield();
 			if (time(NULL) - last > 300) {
 				printf("FAIL mix: no completion for 300 s (%llu of %llu done)\n",
 				       (unsigned long long)total, (unsigned long long)n);
