@@ -85,13 +85,20 @@ static inline int rnic_key_live(const rnic_tables_t *t, uint32_t key, uint32_t a
 	return i < RNIC_MAX_MPT && rnic_mpt_live(t->mpt[i], key, access, va, len);
 }
 
-/* Memory key check when a message starts (key, PD, access, bounds): 0, or -1. */
-static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
+/* Memory key check when a message starts (key, PD, access, bounds) against mpt, the MPT or the
+ * copy of it that serves a scatter list's entry: 0, or -1. */
+static inline int rnic_sge_check(const uint32_t mpt[][RNIC_MPT_WORDS], uint32_t key, uint32_t pdn, uint32_t access,
 				 uint64_t va, uint64_t len)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 
-	return i < RNIC_MAX_MPT ? rnic_mpt_check(t->mpt[i], key, pdn, access, va, len) : -1;
+	return i < RNIC_MAX_MPT ? rnic_mpt_check(mpt[i], key, pdn, access, va, len) : -1;
+}
+
+static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
+				 uint64_t va, uint64_t len)
+{
+	return rnic_sge_check(t->mpt, key, pdn, access, va, len);
 }
 
 /* A configuration write into a kernel's extra copy of the MPT: a work request's scatter list is

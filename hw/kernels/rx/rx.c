@@ -484,15 +484,10 @@ uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r)
 	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : QPC_W(&st->t, qpn, PDN), k;
 	uint8_t err = r->err;
 
-	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) {
-		/* entry k against copy k of the MPT */
-		uint32_t i = r->sge[k].key >> RNIC_KEY_TAG_BITS, j = i & (RNIC_MAX_MPT - 1);
-		const uint32_t *e = k == 0 ? st->t.mpt[j] : k == 1 ? st->mpt1[j] : st->mpt2[j];
-
-		if (k < r->nsge && (i >= RNIC_MAX_MPT || rnic_mpt_check(e, r->sge[k].key, pdn, r->sge[k].access,
-									 r->sge[k].addr, r->sge[k].len)))
+	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) /* entry k against copy k of the MPT */
+		if (k < r->nsge && rnic_sge_check(k == 0 ? st->t.mpt : k == 1 ? st->mpt1 : st->mpt2, r->sge[k].key, pdn,
+						  r->sge[k].access, r->sge[k].addr, r->sge[k].len))
 			err = 1;
-	}
 	return err;
 }
 

@@ -13,8 +13,6 @@ static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, u
 	for (k = 0; k < RNIC_MAX_SGE; k++) {
 		const uint8_t *s = w + RNIC_WQE_SGE_OFF + k * RNIC_SGE_SIZE;
 		tx_sge_t *g = &st->sge[st->nsge];
-		const uint32_t *e;
-		uint32_t i, j;
 
 		if (k >= RNIC_WQE_NUM_SGE_GET(w))
 			break;
@@ -23,10 +21,8 @@ static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, u
 		if (!g->len)
 			continue;
 		g->key = RNIC_SGE_LKEY_GET(s);
-		i = g->key >> RNIC_KEY_TAG_BITS;
-		j = i & (RNIC_MAX_MPT - 1);
-		e = k == 0 ? st->t.mpt[j] : k == 1 ? st->mpt1[j] : k == 2 ? st->mpt2[j] : st->mpt3[j];
-		if (i >= RNIC_MAX_MPT || rnic_mpt_check(e, g->key, pdn, access, g->addr, g->len))
+		if (rnic_sge_check(k == 0 ? st->t.mpt : k == 1 ? st->mpt1 : k == 2 ? st->mpt2 : st->mpt3, g->key, pdn,
+				   access, g->addr, g->len))
 			status = RNIC_WC_STATUS_LOC_PROT_ERR;
 		if (st->msg_len + (uint64_t)g->len > 0x80000000u)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
