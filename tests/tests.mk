@@ -7,8 +7,8 @@ $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $< -o $@ $(HOSTLIB_LINK)
 
-# rc_ops: its checks, and its mix and bench modes, over common RC set-up
-RC_OPS_SRCS := tests/apps/rc_ops.c tests/apps/rc_common.c tests/apps/rc_mix.c tests/apps/rc_bench.c
+# rc_ops: its checks, and its mix, bench and limits modes, over common RC set-up
+RC_OPS_SRCS := tests/apps/rc_ops.c tests/apps/rc_common.c tests/apps/rc_mix.c tests/apps/rc_bench.c tests/apps/rc_limits.c
 $(TESTAPP_DIR)/rc_ops: $(RC_OPS_SRCS) tests/apps/rc_common.h $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $(RC_OPS_SRCS) -o $@ $(HOSTLIB_LINK)

@@ -184,18 +184,26 @@ static int mtt_busy(uint32_t i)
 	return (fw.mtt_used[i / 32] >> (i % 32)) & 1;
 }
 
+/* First fit: the lowest run of n free entries. Whole words of the bitmap are passed over where
+ * they are all taken, or all free and the run needs more than they hold: a page registered after
+ * a thousand others costs a few hundred steps of the core, not 32 for every entry before it. */
 int32_t fw_mtt_alloc(uint32_t n)
 {
-	uint32_t start = 0, i;
+	uint32_t start = 0, i = 0;
 
 	if (!n || n > RNIC_MAX_MTT)
 		return -1;
-	for (i = 0; i < RNIC_MAX_MTT; i++) {
-		if (mtt_busy(i)) {
-			start = i + 1;
-			continue;
-		}
-		if (i + 1 - start == n) {
+	while (i < RNIC_MAX_MTT) {
+		uint32_t w = fw.mtt_used[i / 32];
+
+		if (i % 32 == 0 && w == ~0u) {
+			i += 32;
+			start = i;
+		} else if (i % 32 == 0 && !w && i + 32 - start < n) {
+			i += 32;
+		} else if (mtt_busy(i)) {
+			start = ++i;
+		} else if (++i - start == n) {
 			for (i = start; i < start + n; i++)
 				fw.mtt_used[i / 32] |= 1u << (i % 32);
 			return (int32_t)start;

@@ -486,6 +486,44 @@ static void test_mtt_allocator(void)
 	CHECK(c == a); /* first fit reuses the hole */
 	CHECK(fw_mtt_alloc(RNIC_MAX_MTT) < 0);
 	CHECK(fw_mtt_alloc(0) < 0);
+	fw_mtt_free((uint32_t)b, 5);
+	fw_mtt_free((uint32_t)c, 8);
+}
+
+/* The allocator against a bit-by-bit first fit, with frees between: runs that start and end
+ * inside words and across them, whole words taken and free */
+static void test_mtt_allocator_first_fit(void)
+{
+	static int32_t base[600];
+	static uint32_t len[600];
+	static uint8_t used[RNIC_MAX_MTT];
+	uint32_t seed = 12345, k, i, run;
+
+	for (i = 0; i < RNIC_MAX_MTT; i++) /* what earlier tests hold */
+		used[i] = (fw.mtt_used[i / 32] >> (i % 32)) & 1;
+	for (k = 0; k < 600; k++) {
+		int32_t want = -1;
+
+		seed = seed * 1103515245u + 12345u;
+		len[k] = 1 + (seed >> 8) % (k % 7 == 0 ? 300 : 40);
+		if (k % 3 == 2 && base[k / 2] >= 0) { /* free an earlier one: holes of every size */
+			fw_mtt_free((uint32_t)base[k / 2], len[k / 2]);
+			memset(used + base[k / 2], 0, len[k / 2]);
+			base[k / 2] = -1;
+		}
+		for (i = 0, run = 0; i < RNIC_MAX_MTT && want < 0; i++) {
+			run = used[i] ? 0 : run + 1;
+			if (run == len[k])
+				want = (int32_t)(i + 1 - len[k]);
+		}
+		base[k] = fw_mtt_alloc(len[k]);
+		CHECK(base[k] == want);
+		if (want >= 0)
+			memset(used + want, 1, len[k]);
+	}
+	for (k = 0; k < 600; k++)
+		if (base[k] >= 0)
+			fw_mtt_free((uint32_t)base[k], len[k]);
 }
 
 static void test_qp_and_arp(void)
@@ -756,6 +794,7 @@ int main(int argc, char **argv)
 	test_state_table();
 	test_commands();
 	test_mtt_allocator();
+	test_mtt_allocator_first_fit();
 	test_qp_and_arp();
 	test_neighbour_discovery();
 	test_cmdq_and_reset();

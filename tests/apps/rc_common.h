@@ -52,5 +52,7 @@ int bench(void);
 int big(uint64_t size);
 int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl);
 int lat(enum ibv_wr_opcode op, uint32_t n, int inl);
+/* rc_limits.c */
+int limits(void);
 
 #endif

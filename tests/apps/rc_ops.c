@@ -627,6 +627,15 @@ int main(int argc, char **argv)
 		open_side(&B, argv[i + 5]);
 		return lat(op, (uint32_t)strtoul(argv[i + 2], NULL, 0), !strcmp(argv[i + 3], "inline")) != 0;
 	}
+	if (argc - i == 3 && !strcmp(argv[i], "limits")) {
+		int ret;
+
+		open_side(&A, argv[i + 1]);
+		open_side(&B, argv[i + 2]);
+		ret = limits();
+		printf("%s\n", ret ? "FAIL" : "PASS");
+		return ret != 0;
+	}
 	if (argc - i == 3 && !strcmp(argv[i], "checks")) {
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
@@ -634,6 +643,6 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] [--mix-keys 1-3] checks|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat OP N inline|sge DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] [--mix-keys 1-3] checks|limits|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
 }
