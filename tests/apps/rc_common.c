@@ -56,19 +56,22 @@ void open_side(struct side *s, const char *name)
 		die("ibv_query_gid", EINVAL);
 }
 
-struct ibv_qp *make_qp(struct side *s)
+struct ibv_qp *try_qp(struct side *s, uint32_t wr, uint32_t nsge, uint32_t inl)
 {
 	struct ibv_qp_init_attr init = {0};
-	struct ibv_qp *qp;
 
 	init.send_cq = init.recv_cq = s->cq;
 	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = 64;
-	init.cap.max_recv_wr = 64;
-	init.cap.max_send_sge = 3;
-	init.cap.max_recv_sge = 3;
-	init.cap.max_inline_data = 64;
-	qp = ibv_create_qp(s->pd, &init);
+	init.cap.max_send_wr = init.cap.max_recv_wr = wr;
+	init.cap.max_send_sge = init.cap.max_recv_sge = nsge;
+	init.cap.max_inline_data = inl;
+	return ibv_create_qp(s->pd, &init);
+}
+
+struct ibv_qp *make_qp(struct side *s)
+{
+	struct ibv_qp *qp = try_qp(s, 64, 3, 64);
+
 	if (!qp)
 		die("ibv_create_qp", errno);
 	return qp;

@@ -34,6 +34,8 @@ extern uint32_t rng;
 
 void die(const char *what, int err);
 void open_side(struct side *s, const char *name);
+/* an RC QP on s's CQ with these caps: NULL and errno if refused (make_qp: exits) */
+struct ibv_qp *try_qp(struct side *s, uint32_t wr, uint32_t nsge, uint32_t inl);
 struct ibv_qp *make_qp(struct side *s);
 void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct ibv_qp *pq, int rnr_retry, int access);
 void connect_pair(int i, int rnr_retry);

@@ -62,15 +62,7 @@ static int drop_srq(void *o)
 
 static void *make_rc_qp(struct side *s)
 {
-	struct ibv_qp_init_attr init = {0};
-
-	init.send_cq = init.recv_cq = s->cq;
-	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = 4;
-	init.cap.max_recv_wr = 4;
-	init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge = 1;
-	return ibv_create_qp(s->pd, &init);
+	return try_qp(s, 4, 1, 0);
 }
 
 static int drop_qp(void *o)
