@@ -32,6 +32,11 @@ extern "C" {
 
 namespace {
 constexpr double NS_PER_CYCLE = 1000.0 / RNIC_CLOCK_MHZ;
+/* The simulated host's own memory, as its kernel driver's would be: the NIC's context memory
+ * (ICM) and the list of its chunks. Bus addresses with a top byte of 0, which no process's window
+ * has; the chunks are listed in reverse order, as a driver's allocations may come. */
+constexpr uint64_t DRV_BUS = 0x4000000000ull;
+constexpr uint64_t ICM_CHUNK = 1ull << RNIC_ICM_CHUNK_LOG;
 volatile std::sig_atomic_t stop_requested;
 
 void on_signal(int)
@@ -200,6 +205,16 @@ public:
 		top.irq_ready = 1;
 		if (!tx_ || !rx_ || !cq_)
 			throw std::bad_alloc();
+		/* bring-up: the context memory the NIC asks for (ADMIN.ICM_CHUNKS), handed over before
+		 * any process can reach the NIC */
+		uint64_t list = DRV_BUS + RNIC_ICM_CHUNKS * ICM_CHUNK;
+		for (uint32_t i = 0; i < RNIC_ICM_CHUNKS; i++) {
+			uint64_t a = DRV_BUS + (RNIC_ICM_CHUNKS - 1 - i) * ICM_CHUNK;
+			std::memcpy(drv_.data() + (list - DRV_BUS) + 8 * i, &a, 8);
+		}
+		host_.mmio.push_back({-1, true, RNIC_ADMIN_ICM_LIST_LO, static_cast<uint32_t>(list), 0});
+		host_.mmio.push_back({-1, true, RNIC_ADMIN_ICM_LIST_HI, static_cast<uint32_t>(list >> 32), 0});
+		host_.mmio.push_back({-1, true, RNIC_ADMIN_ICM_LIST_N, RNIC_ICM_CHUNKS, 0});
 	}
 
 	~Card()
@@ -368,6 +383,12 @@ private:
 		}
 	}
 
+	/* the driver's memory at bus address a, len bytes: nullptr if it is not all there */
+	uint8_t *drv(uint64_t a, uint32_t len)
+	{
+		return a >= DRV_BUS && a - DRV_BUS + len <= drv_.size() ? drv_.data() + (a - DRV_BUS) : nullptr;
+	}
+
 	void dma(uint64_t cycle)
 	{
 		if (top_.m_dma_rd_req_valid) {
@@ -375,9 +396,18 @@ private:
 			uint32_t len = top_.m_dma_rd_req_len;
 			double start = std::max(static_cast<double>(cycle + rd_latency_), rd_free_);
 			rd_free_ = start + len / pcie_bytes_per_cycle_;
-			reads_.push_back({host_.dma_read(ctx_of(a), a, len), len, 0,
-					  static_cast<uint8_t>(top_.m_dma_rd_req_tag), static_cast<uint64_t>(start), false,
-					  false, {}});
+			if (ctx_of(a) < 0) {
+				/* the driver's memory answers itself, after the same latency */
+				const uint8_t *p = drv(a, len);
+				std::vector<uint8_t> d(p ? p : drv_.data(), p ? p + len : drv_.data());
+				reads_.push_back({0, len, 0, static_cast<uint8_t>(top_.m_dma_rd_req_tag),
+						  static_cast<uint64_t>(start), true, !p, std::move(d)});
+				reads_.back().data.resize(((len + 63) / 64) * 64);
+			} else {
+				reads_.push_back({host_.dma_read(ctx_of(a), a, len), len, 0,
+						  static_cast<uint8_t>(top_.m_dma_rd_req_tag), static_cast<uint64_t>(start),
+						  false, false, {}});
+			}
 		}
 		if (rd_drive_ && top_.s_dma_rd_ready) {
 			DmaRead &r = reads_.front();
@@ -393,7 +423,13 @@ private:
 			wr_buf_.insert(wr_buf_.end(), d, d + n);
 			wr_budget_ -= 64;
 			if (top_.m_dma_wr_last) {
-				host_.dma_write(ctx_of(wr_addr_), wr_addr_, wr_buf_.data(), static_cast<uint32_t>(wr_buf_.size()));
+				uint32_t n = static_cast<uint32_t>(wr_buf_.size());
+				if (ctx_of(wr_addr_) >= 0)
+					host_.dma_write(ctx_of(wr_addr_), wr_addr_, wr_buf_.data(), n);
+				else if (uint8_t *p = drv(wr_addr_, n))
+					std::memcpy(p, wr_buf_.data(), n), icm_writes_++;
+				else
+					host_.dma_errors++;
 				wr_buf_.clear();
 			}
 		}
@@ -401,6 +437,32 @@ private:
 			host_.irq(top_.irq_vector, top_.irq_vector);
 	}
 
+public:
+	/* The context memory against the kernels' tables: the firmware writes both, so every entry of
+	 * every table must read the same in each (at the end of a run, with no command under way). */
+	void icm_report() const
+	{
+		uint64_t entries = 0, differ = 0;
+		auto cmp = [&](uint32_t off, uint32_t stride, const void *tbl, uint32_t n, uint32_t bytes) {
+			for (uint32_t i = 0; i < n; i++, entries++) {
+				uint32_t o = off + i * stride;
+				const uint8_t *p = drv_.data() + (RNIC_ICM_CHUNKS - 1 - (o >> RNIC_ICM_CHUNK_LOG)) * ICM_CHUNK +
+						   (o & (ICM_CHUNK - 1));
+				differ += std::memcmp(p, static_cast<const uint8_t *>(tbl) + i * bytes, bytes) != 0;
+			}
+		};
+		cmp(RNIC_ICM_QPC_OFF, RNIC_ICM_QPC_STRIDE, tx_->t.qpc, RNIC_MAX_QP, RNIC_QPC_WORDS * 4);
+		cmp(RNIC_ICM_MPT_OFF, RNIC_ICM_MPT_STRIDE, tx_->t.mpt, RNIC_MAX_MPT, RNIC_MPT_WORDS * 4);
+		cmp(RNIC_ICM_MTT_OFF, RNIC_ICM_MTT_STRIDE, tx_->t.mtt, RNIC_MAX_MTT, 8);
+		cmp(RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4);
+		cmp(RNIC_ICM_EQC_OFF, RNIC_ICM_EQC_STRIDE, cq_->eqc, RNIC_NUM_CTX, RNIC_EQC_WORDS * 4);
+		cmp(RNIC_ICM_SRQC_OFF, RNIC_ICM_SRQC_STRIDE, rx_->srqc, RNIC_MAX_SRQ, RNIC_SRQC_WORDS * 4);
+		std::printf("rnic-sim %s: icm %llu writes, %llu entries checked against the kernels' tables, %llu differ\n",
+			    o_.name.c_str(), static_cast<unsigned long long>(icm_writes_),
+			    static_cast<unsigned long long>(entries), static_cast<unsigned long long>(differ));
+	}
+
+private:
 	/* the frame being sent, the beat received, the firmware's console */
 	void ethernet(uint64_t cycle)
 	{
@@ -481,6 +543,8 @@ private:
 	int push_beat_ = 0;
 	std::string console_;
 	std::vector<bool> reset_issued_;
+	std::vector<uint8_t> drv_ = std::vector<uint8_t>((RNIC_ICM_CHUNKS + 1) * ICM_CHUNK);
+	uint64_t icm_writes_ = 0;
 };
 } // namespace
 
@@ -538,6 +602,7 @@ int main(int argc, char **argv)
 		    (unsigned long long)eth->reordered, (unsigned long long)eth->corrupted,
 		    (unsigned long long)eth->delayed, (unsigned long long)host->dma_errors,
 		    (unsigned long long)host->dma_teardown, (unsigned long long)host->forged);
+	card.icm_report();
 	eth->close();
 	return 0;
 }

@@ -20,7 +20,26 @@ STRUCT_BYTES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 def load():
     with open(SPEC, "rb") as f:
-        return tomllib.load(f)
+        spec = tomllib.load(f)
+    check_icm(spec)
+    return spec
+
+
+def check_icm(spec):
+    """The context memory's regions: in order, apart, each entry as large as its table's, and
+    ICM_BYTES, ICM_CHUNKS what they add up to."""
+    c = {n: v for g in spec["const"] for n, v, *_ in g["values"]}
+    words = {b["name"]: max(r["off"] for r in b["regs"]) // 4 + 1 for b in spec["regblock"]}
+    end = 0
+    for tbl, count in (("QPC", "MAX_QP"), ("CQC", "MAX_CQ"), ("SRQC", "MAX_SRQ"), ("EQC", "NUM_CTX"),
+                       ("MPT", "MAX_MPT"), ("MTT", "MAX_MTT")):
+        off, stride = c[f"ICM_{tbl}_OFF"], c[f"ICM_{tbl}_STRIDE"]
+        if off < end or stride < 4 * words[tbl] or stride & (stride - 1):
+            raise SystemExit(f"spec: ICM region {tbl} overlaps the one before it or its stride is wrong")
+        end = off + stride * c[count]
+    chunk = 1 << c["ICM_CHUNK_LOG"]
+    if c["ICM_BYTES"] != end or c["ICM_CHUNKS"] != -(-end // chunk) or c["ICM_CHUNKS"] > c["ICM_MAX_CHUNKS"]:
+        raise SystemExit(f"spec: ICM_BYTES must be {end:#x}, ICM_CHUNKS {-(-end // chunk)}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -123,6 +123,9 @@ def test_whole_suite_again_in_one_process(nics):
         log = (nics / f"{name}.log").read_text()
         m = re.search(r"dma errors (\d+)", log)
         assert m and m.group(1) == "0", f"{name}: {log[-2000:]}"
+        # the context memory holds the image of every table entry the firmware gave the kernels
+        m = re.search(r"icm (\d+) writes, (\d+) entries checked against the kernels' tables, (\d+) differ", log)
+        assert m and int(m.group(1)) > 0 and m.group(3) == "0", f"{name}: {log[-2000:]}"
 
 
 def test_rdmacm_module(tmp_path):

@@ -267,7 +267,7 @@ def test_open_close_while_traffic_runs(tmp_path):
     is killed in the middle of its transfers: not one open fails (EBUSY was the symptom: a context
     whose previous owner died looked busy), all traffic before the kill completes, the NIC still
     works afterwards, and neither NIC made a DMA access outside what the host had mapped (the
-    killed process's memory among it)."""
+    killed process's memory among it), and the context memory holds the image of every table entry."""
     procs = run_demo.start_sims(tmp_path)
     env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"))
     try:
@@ -302,6 +302,7 @@ def test_open_close_while_traffic_runs(tmp_path):
     for name in ("rnic0", "rnic1"):
         log = (tmp_path / f"{name}.log").read_text()
         assert re.search(r"dma errors 0,", log), log[-3000:]
+        assert re.search(r"icm \d+ writes, \d+ entries checked against the kernels' tables, 0 differ", log), log[-3000:]
 
 
 def cmdq_setup(c, cmdq, cmdc, pi=1):

@@ -95,6 +95,13 @@ struct rnic_pci {
 	atomic64_t irqs[RNIC_NUM_CTX];
 	wait_queue_head_t wq[RNIC_NUM_CTX];
 	struct rnic_ctx admin;
+	/* the NIC's context memory (ADMIN.ICM_*): chunks and the list of their bus addresses */
+	unsigned int icm_n;
+	void *icm_va[RNIC_ICM_MAX_CHUNKS];
+	dma_addr_t icm_bus[RNIC_ICM_MAX_CHUNKS];
+	__le64 *icm_list;
+	dma_addr_t icm_list_bus;
+	bool icm_leak;     /* the NIC did not give it back: it may still write there */
 };
 
 /* rnic_main.c */

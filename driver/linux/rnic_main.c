@@ -306,6 +306,89 @@ out:
 	mutex_unlock(&c->lock);
 }
 
+/*
+ * Context memory: the chunks the NIC asks for (ADMIN.ICM_CHUNKS), zeroed, DMA-coherent, each
+ * aligned to its size (dma_alloc_coherent aligns to the allocation's order), listed for the
+ * firmware, which answers in ADMIN.ICM_STATUS.
+ */
+static int icm_wait(struct rnic_pci *rp, u32 want)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(RESET_TIMEOUT_MS);
+	u32 st;
+
+	while ((st = ioread32(rp->bar + RNIC_ADMIN_ICM_STATUS)) != want) {
+		if (st == RNIC_ICM_ST_REFUSED)
+			return -EIO;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		usleep_range(100, 200);
+	}
+	return 0;
+}
+
+static void icm_free(struct rnic_pci *rp)
+{
+	unsigned int i;
+
+	if (rp->icm_leak)
+		return;
+	for (i = 0; i < rp->icm_n; i++)
+		dma_free_coherent(&rp->pdev->dev, 1u << RNIC_ICM_CHUNK_LOG, rp->icm_va[i],
+				  rp->icm_bus[i]);
+	if (rp->icm_list)
+		dma_free_coherent(&rp->pdev->dev, PAGE_SIZE, rp->icm_list, rp->icm_list_bus);
+	rp->icm_n = 0;
+	rp->icm_list = NULL;
+}
+
+static int icm_give(struct rnic_pci *rp)
+{
+	u32 n = ioread32(rp->bar + RNIC_ADMIN_ICM_CHUNKS);
+	unsigned int i;
+	int ret;
+
+	BUILD_BUG_ON(RNIC_ICM_MAX_CHUNKS * 8 > PAGE_SIZE);
+	if (!n || n > RNIC_ICM_MAX_CHUNKS)
+		return -EIO;
+	rp->icm_list = dma_alloc_coherent(&rp->pdev->dev, PAGE_SIZE, &rp->icm_list_bus, GFP_KERNEL);
+	if (!rp->icm_list)
+		return -ENOMEM;
+	for (rp->icm_n = 0; rp->icm_n < n; rp->icm_n++) {
+		i = rp->icm_n;
+		rp->icm_va[i] = dma_alloc_coherent(&rp->pdev->dev, 1u << RNIC_ICM_CHUNK_LOG,
+						   &rp->icm_bus[i], GFP_KERNEL);
+		if (!rp->icm_va[i]) {
+			icm_free(rp);
+			return -ENOMEM;
+		}
+		rp->icm_list[i] = cpu_to_le64(rp->icm_bus[i]);
+	}
+	iowrite32(lower_32_bits(rp->icm_list_bus), rp->bar + RNIC_ADMIN_ICM_LIST_LO);
+	iowrite32(upper_32_bits(rp->icm_list_bus), rp->bar + RNIC_ADMIN_ICM_LIST_HI);
+	iowrite32(n, rp->bar + RNIC_ADMIN_ICM_LIST_N);
+	ret = icm_wait(rp, RNIC_ICM_ST_TAKEN);
+	if (ret) {
+		dev_err(&rp->pdev->dev, "the NIC did not take its context memory (%u chunks)\n", n);
+		/* unanswered, it may take it yet: then it is never freed */
+		rp->icm_leak = ret == -ETIMEDOUT;
+		icm_free(rp);
+	}
+	return ret;
+}
+
+/* After every context is reset: the NIC gives the memory back, or keeps it (and we leak it). */
+static void icm_take_back(struct rnic_pci *rp)
+{
+	if (!rp->icm_n)
+		return;
+	iowrite32(0, rp->bar + RNIC_ADMIN_ICM_LIST_N);
+	if (icm_wait(rp, RNIC_ICM_ST_NONE)) {
+		dev_err(&rp->pdev->dev, "the NIC kept its context memory: it is not freed\n");
+		rp->icm_leak = true;
+	}
+	icm_free(rp);
+}
+
 static void rnic_free(struct kref *ref)
 {
 	struct rnic_pci *rp = container_of(ref, struct rnic_pci, ref);
@@ -619,6 +702,10 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_irqs;
 	}
 	set_bit(0, rp->ctx_used);
+	/* before any process can make an object: their images go there */
+	ret = icm_give(rp);
+	if (ret)
+		goto err_admin;
 	dev_info(&pdev->dev, "RNIC build %08x, interface %u, %d contexts\n", rp->admin.dev.build_id,
 		 RNIC_IF_VERSION, rp->nvec - 1);
 
@@ -640,6 +727,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_ida:
 	ida_free(&rnic_ida, idx);
+	icm_take_back(rp);
 err_admin:
 	ctx_stop(rp, &rp->admin);
 err_irqs:
@@ -680,6 +768,7 @@ static void rnic_remove(struct pci_dev *pdev)
 	}
 	list_for_each_entry(c, &rp->files, node)
 		ctx_stop(rp, c);
+	icm_take_back(rp);
 	ctx_stop(rp, &rp->admin);
 	mutex_unlock(&rp->lock);
 	rnic_free_irqs(rp, rp->nvec);

@@ -15,7 +15,8 @@ static uint32_t cfg_addr(uint32_t table, uint32_t index, uint32_t word)
 	return (table << RNIC_CFG_TABLE_SHIFT) | (index << RNIC_CFG_INDEX_SHIFT) | (word << RNIC_CFG_WORD_SHIFT);
 }
 
-/* Write a table entry into the kernels: words 1..n-1, then word 0, which commits it. */
+/* Write a table entry into the kernels: words 1..n-1, then word 0, which commits it; and its
+ * image into context memory. */
 static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_t n)
 {
 	uint32_t i;
@@ -23,6 +24,7 @@ static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_
 	for (i = 1; i < n; i++)
 		hal_cfg(cfg_addr(table, index, i), w[i]);
 	hal_cfg(cfg_addr(table, index, 0), w[0]);
+	fw_icm_entry(table, index, 0, w, n);
 }
 
 /* Wait until no kernel can touch host memory any more for what was invalidated before the call:
@@ -428,6 +430,7 @@ static uint32_t modify_srq(uint32_t ctx, const uint8_t *in)
 		return RNIC_CMD_ST_BAD_PARAM;
 	fw.srqc[n][RNIC_SRQC_LIMIT / 4] = limit;
 	hal_cfg(cfg_addr(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4), limit);
+	fw_icm_entry(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4, &limit, 1);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -704,16 +707,19 @@ static uint32_t mtt_load(uint32_t ctx, struct fw_mr *m, uint64_t va, uint64_t le
 			return RNIC_CMD_ST_DMA_ERROR;
 		}
 		for (k = 0; k < chunk; k++) {
-			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
-
-			if (!bus_ok(ctx, a, 1ull << shift)) {
+			if (!bus_ok(ctx, rnic_rd_le(buf + 8 * k, 8), 1ull << shift)) {
 				fw_mtt_free((uint32_t)base, npages);
 				return RNIC_CMD_ST_BAD_PARAM;
 			}
+		}
+		for (k = 0; k < chunk; k++) {
+			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
 
 			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
 			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
 		}
+		/* the entries are the page list's 8-byte addresses as they are */
+		fw_icm_write(RNIC_ICM_MTT_OFF + ((uint32_t)base + done) * RNIC_ICM_MTT_STRIDE, buf, chunk * 8);
 	}
 	m->va = va;
 	m->len = len;

@@ -84,6 +84,9 @@ struct fw {
 	struct fw_cm cm[FW_CM_IDS];
 	struct fw_cm_evq cm_evq[RNIC_NUM_CTX];
 	uint32_t cm_gen;                  /* CM IDs made: a communication ID's upper bits */
+	uint64_t icm[RNIC_ICM_MAX_CHUNKS];/* context memory: the chunks' bus addresses (icm.c) */
+	uint32_t icm_n;                   /* chunks taken, 0: none */
+	uint32_t icm_writes;              /* DMA writes into it */
 };
 
 extern struct fw fw;
@@ -111,6 +114,11 @@ void fw_arp_input(const uint8_t *f, uint32_t len);
 uint32_t fw_nd_build(uint8_t *f, uint32_t type, const uint8_t *target, const uint8_t *dst, const uint8_t *dmac);
 void fw_nd_input(const uint8_t *f, uint32_t len);
 int fw_arp_lookup(uint32_t ip, uint8_t *mac);
+
+/* context memory (icm.c): the driver's chunk list; the images of what the kernels are given */
+void fw_icm_poll(void);
+void fw_icm_write(uint32_t off, const void *src, uint32_t len);
+void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *words, uint32_t n);
 
 /* MTT allocation: first fit; returns the base or -1 */
 int32_t fw_mtt_alloc(uint32_t n);

@@ -26,6 +26,11 @@ uint32_t hal_reset_pending(void);
 uint32_t hal_cmdq_pending(void);
 void hal_cmdq_ack(uint32_t mask);
 void hal_reset_clear(uint32_t mask);
+/* the driver's context-memory list (FW.ICM_*): status with PENDING, the list, the answer */
+uint32_t hal_icm_status(void);
+uint64_t hal_icm_list(void);
+uint32_t hal_icm_list_n(void);
+void hal_icm_answer(uint32_t st);
 
 /* datapath table write (CFG_ADDR/CFG_DATA); the fence tokens the kernels have passed (FW.FENCE) */
 void hal_cfg(uint32_t addr, uint32_t data);

@@ -19,6 +19,10 @@ void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { CTXREG(ctx, RNIC_CTX_CMDQ_CI) =
 uint32_t hal_reset_pending(void) { return REG(RNIC_FW_CTX_RESET); }
 void hal_reset_clear(uint32_t mask) { REG(RNIC_FW_CTX_RESET) = mask; }
 uint32_t hal_cmdq_pending(void) { return REG(RNIC_FW_CMDQ_PENDING); }
+uint32_t hal_icm_status(void) { return REG(RNIC_FW_ICM_STATUS); }
+uint64_t hal_icm_list(void) { return ((uint64_t)REG(RNIC_FW_ICM_LIST_HI) << 32) | REG(RNIC_FW_ICM_LIST_LO); }
+uint32_t hal_icm_list_n(void) { return REG(RNIC_FW_ICM_LIST_N); }
+void hal_icm_answer(uint32_t st) { REG(RNIC_FW_ICM_STATUS) = st; }
 uint32_t hal_fence(void) { return REG(RNIC_FW_FENCE); }
 void hal_cmdq_ack(uint32_t mask) { REG(RNIC_FW_CMDQ_PENDING) = mask; }
 uint8_t *hal_dmabuf(void) { return (uint8_t *)RNIC_FW_DMABUF_BASE; }

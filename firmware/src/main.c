@@ -13,6 +13,7 @@ int main(void)
 		  fw.mac[3], fw.mac[4], fw.mac[5], fw.ip);
 	hal_set_status(RNIC_ID_FW_STATUS_READY_MASK);
 	for (;;) {
+		fw_icm_poll();
 		fw_poll_frames();
 		fw_cm_poll();
 		resets = hal_reset_pending();

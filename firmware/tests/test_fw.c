@@ -25,13 +25,17 @@ static int failures, checks;
 	} while (0)
 
 /* ---- fake HAL */
-static uint8_t host[1 << 20];        /* host memory: bus address = offset */
+static uint8_t host[2 << 20];        /* host memory: bus address = offset */
 static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE];
 static uint8_t txbuf[2048], rxbuf[2048];
 static uint32_t rx_len, tx_count, tx_last_len, irq_count;
 static uint64_t now;
 static uint32_t ctxregs[RNIC_NUM_CTX][16];
 static uint32_t cfg_qpc[RNIC_MAX_QP][32], cfg_mpt[RNIC_MAX_MPT][8];
+static uint32_t cfg_cqc[RNIC_MAX_CQ][RNIC_CQC_WORDS], cfg_srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
+static uint32_t cfg_eqc[RNIC_NUM_CTX][RNIC_EQC_WORDS];
+static uint64_t icm_list;             /* the driver's context-memory list (FW.ICM_*) */
+static uint32_t icm_n, icm_pending, icm_answer;
 static uint64_t cfg_mtt[RNIC_MAX_MTT];
 static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP */
 static uint8_t arp_peer[6] = {2, 0, 0, 0, 0, 9}; /* with this MAC */
@@ -66,6 +70,10 @@ uint32_t hal_cmdq_pending(void) { return 0; }
 static uint32_t fence_token;
 uint32_t hal_fence(void) { return fence_token * 0x010101u; }
 void hal_cmdq_ack(uint32_t mask) { (void)mask; }
+uint32_t hal_icm_status(void) { return icm_pending ? RNIC_FW_ICM_STATUS_PENDING_MASK : 0; }
+uint64_t hal_icm_list(void) { return icm_list; }
+uint32_t hal_icm_list_n(void) { return icm_n; }
+void hal_icm_answer(uint32_t st) { icm_answer = st, icm_pending = 0; }
 uint8_t *hal_dmabuf(void) { return dmabuf; }
 uint8_t *hal_pkt_tx_buf(void) { return txbuf; }
 
@@ -80,6 +88,12 @@ void hal_cfg(uint32_t addr, uint32_t data)
 		cfg_qpc[i][w] = data;
 	else if (t == RNIC_CFG_TBL_MPT)
 		cfg_mpt[i][w] = data;
+	else if (t == RNIC_CFG_TBL_CQC)
+		cfg_cqc[i][w] = data;
+	else if (t == RNIC_CFG_TBL_SRQC)
+		cfg_srqc[i][w] = data;
+	else if (t == RNIC_CFG_TBL_EQC)
+		cfg_eqc[i][w] = data;
 	else if (t == RNIC_CFG_TBL_MTT)
 		cfg_mtt[i] = w ? (cfg_mtt[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_mtt[i] & ~0xffffffffull) | data;
 	if (t == RNIC_CFG_TBL_MTT && w == 1)
@@ -227,6 +241,79 @@ static uint32_t make_qp(uint32_t ctx, uint32_t *pd_out)
 }
 
 /* ---- tests */
+
+/* Context memory: chunks of the fake host's memory, listed in reverse order (the firmware
+ * translates through its list, not by adding offsets to the first). */
+#define ICM_AT 0x100000u
+#define ICM_LIST_AT 0x1f0000u
+static uint32_t give_icm(uint64_t list, uint32_t n)
+{
+	icm_list = list;
+	icm_n = n;
+	icm_pending = 1;
+	icm_answer = 0xff;
+	fw_icm_poll();
+	return icm_answer;
+}
+
+static void test_icm_take(void)
+{
+	uint32_t i, pd;
+
+	for (i = 0; i < RNIC_ICM_CHUNKS; i++)
+		rnic_wr_le(host + ICM_LIST_AT + 8 * i, 8, ICM_AT + (RNIC_ICM_CHUNKS - 1 - i) * (1u << RNIC_ICM_CHUNK_LOG));
+	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS - 1) == RNIC_ICM_ST_REFUSED); /* too few */
+	rnic_wr_le(host + ICM_LIST_AT, 8, ICM_AT + 0x1000);
+	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED);     /* not aligned */
+	rnic_wr_le(host + ICM_LIST_AT, 8, ICM_AT + (RNIC_ICM_CHUNKS - 1) * (1u << RNIC_ICM_CHUNK_LOG));
+	CHECK(give_icm(0xfffff000ull, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED);  /* unreadable */
+	CHECK(run(3, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED); /* a PD lives */
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
+	CHECK(run(3, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_OK);
+	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_TAKEN);
+	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED); /* given already */
+	CHECK(fw.icm_n == RNIC_ICM_CHUNKS);
+}
+
+/* After every other test ran with context memory: each table's image there is what the kernels
+ * were given, entry for entry; taking it back is refused while objects live. */
+static uint32_t icm_word(uint32_t off)
+{
+	uint32_t c = RNIC_ICM_CHUNKS - 1 - (off >> RNIC_ICM_CHUNK_LOG);
+
+	return (uint32_t)rnic_rd_le(host + ICM_AT + c * (1u << RNIC_ICM_CHUNK_LOG) + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)), 4);
+}
+
+static void test_icm_images(void)
+{
+	uint32_t i, w, bad = 0, live = 0;
+
+	for (i = 0; i < RNIC_MAX_QP; i++) {
+		live += cfg_qpc[i][0] & 1;
+		for (w = 0; w < RNIC_QPC_WORDS; w++)
+			bad += icm_word(RNIC_ICM_QPC_OFF + i * RNIC_ICM_QPC_STRIDE + 4 * w) != cfg_qpc[i][w];
+	}
+	for (i = 0; i < RNIC_MAX_MPT; i++)
+		for (w = 0; w < RNIC_MPT_WORDS; w++)
+			bad += icm_word(RNIC_ICM_MPT_OFF + i * RNIC_ICM_MPT_STRIDE + 4 * w) != cfg_mpt[i][w];
+	for (i = 0; i < RNIC_MAX_MTT; i++)
+		bad += icm_word(RNIC_ICM_MTT_OFF + i * 8) != (uint32_t)cfg_mtt[i] ||
+		       icm_word(RNIC_ICM_MTT_OFF + i * 8 + 4) != (uint32_t)(cfg_mtt[i] >> 32);
+	for (i = 0; i < RNIC_MAX_CQ; i++)
+		for (w = 0; w < RNIC_CQC_WORDS; w++)
+			bad += icm_word(RNIC_ICM_CQC_OFF + i * RNIC_ICM_CQC_STRIDE + 4 * w) != cfg_cqc[i][w];
+	for (i = 0; i < RNIC_MAX_SRQ; i++)
+		for (w = 0; w < RNIC_SRQC_WORDS; w++)
+			bad += icm_word(RNIC_ICM_SRQC_OFF + i * RNIC_ICM_SRQC_STRIDE + 4 * w) != cfg_srqc[i][w];
+	for (i = 0; i < RNIC_NUM_CTX; i++)
+		for (w = 0; w < RNIC_EQC_WORDS; w++)
+			bad += icm_word(RNIC_ICM_EQC_OFF + i * RNIC_ICM_EQC_STRIDE + 4 * w) != cfg_eqc[i][w];
+	CHECK(bad == 0);
+	CHECK(live > 0 && fw.icm_writes > 100);
+	CHECK(give_icm(0, 0) == RNIC_ICM_ST_REFUSED && fw.icm_n == RNIC_ICM_CHUNKS);
+}
 static void test_state_table(void)
 {
 	CHECK(fw_qp_transition_ok(RNIC_QPT_RC, RNIC_QPS_RESET, RNIC_QPS_INIT, RNIC_QP_ATTR_STATE | INIT_MASK) == 0);
@@ -792,6 +879,7 @@ int main(int argc, char **argv)
 		return fuzz(strtoull(argv[2], NULL, 0));
 	}
 	test_state_table();
+	test_icm_take();
 	test_commands();
 	test_mtt_allocator();
 	test_mtt_allocator_first_fit();
@@ -804,6 +892,7 @@ int main(int argc, char **argv)
 	test_wrapping_region();
 	test_privileged_qkey();
 	test_unsolicited_arp_reply();
+	test_icm_images();
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
 }

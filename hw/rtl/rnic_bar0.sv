@@ -39,6 +39,12 @@ module rnic_bar0 #(
     input  wire  [31:0] ctx_reset_pending,
     output logic        ctx_reset_valid,     // ADMIN.CTX_RESET written
     output logic [7:0]  ctx_reset_ctx,
+    // context memory: the chunk list as the driver gave it, a pulse when ICM_LIST_N is written,
+    // and the firmware's answer
+    output logic [63:0] icm_list_addr,
+    output logic [31:0] icm_list_n,
+    output logic        icm_list_valid,
+    input  wire  [7:0]  icm_status,
     input  wire  [rnic_spec_pkg::RNIC_STAT_COUNT*32-1:0] stats,             // counter i at [i*32 +: 32]
 
     // firmware side of the context registers
@@ -116,10 +122,13 @@ module rnic_bar0 #(
 
     always_ff @(posedge clk) begin
         ctx_reset_valid <= 1'b0;
+        icm_list_valid <= 1'b0;
         cmdq_db_valid <= 1'b0;
         cmdq_db_ctx <= wr_ctx;
         if (rst) begin
             s_axil_bvalid <= 1'b0;
+            icm_list_addr <= '0;
+            icm_list_n <= '0;
             for (int c = 0; c < NCTX; c++)
                 for (int w = 0; w < CTX_WORDS; w++)
                     ctx_regs[c][w] <= '0;
@@ -132,6 +141,14 @@ module rnic_bar0 #(
                 if (in_cmdq && wr_off < 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_CI))
                     ctx_regs[wr_ctx][wr_off[4:2]] <= s_axil_wdata;
                 cmdq_db_valid <= in_cmdq && wr_off == 12'(rnic_spec_pkg::RNIC_CTX_CMDQ_PI);
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_LO))
+                    icm_list_addr[31:0] <= s_axil_wdata;
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_HI))
+                    icm_list_addr[63:32] <= s_axil_wdata;
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_N)) begin
+                    icm_list_n <= s_axil_wdata;
+                    icm_list_valid <= 1'b1;
+                end
                 if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET)) begin
                     ctx_reset_valid <= 1'b1;
                     ctx_reset_ctx <= s_axil_wdata[7:0];
@@ -209,6 +226,10 @@ module rnic_bar0 #(
                 20'(rnic_spec_pkg::RNIC_PORT_LINK): rd_data = 32'd1;
                 20'(rnic_spec_pkg::RNIC_PORT_SPEED_GBPS): rd_data = 32'd100;
                 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET_PENDING): rd_data = ctx_reset_pending;
+                20'(rnic_spec_pkg::RNIC_ADMIN_ICM_CHUNKS): rd_data = 32'(rnic_spec_pkg::RNIC_ICM_CHUNKS);
+                20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_LO): rd_data = icm_list_addr[31:0];
+                20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_HI): rd_data = icm_list_addr[63:32];
+                20'(rnic_spec_pkg::RNIC_ADMIN_ICM_STATUS): rd_data = {24'b0, icm_status};
                 20'(rnic_spec_pkg::RNIC_CTXBLK_COUNT): rd_data = 32'(NCTX);
                 default: rd_data = 32'h0;
             endcase

@@ -33,6 +33,11 @@ module rnic_soc #(
     input  wire          ctx_reset_valid,
     input  wire  [7:0]   ctx_reset_ctx,
     output logic [31:0]  ctx_reset_pending,
+    // the context memory's chunk list (ADMIN.ICM_*) and the firmware's answer
+    input  wire  [63:0]  icm_list_addr,
+    input  wire  [31:0]  icm_list_n,
+    input  wire          icm_list_valid,
+    output logic [7:0]   icm_status,
 
     // configuration writes into the kernels' tables, and the fence tokens they have passed
     input  wire  [23:0]  fence,             // {CQ, RX, TX}
@@ -125,7 +130,7 @@ module rnic_soc #(
     logic [63:0] dma_host_reg;
     logic [7:0]  dma_local_reg;   // 64-byte line of the buffer
     logic [15:0] dma_len_reg;
-    logic        dma_busy_reg, dma_write_reg, dma_err_reg;
+    logic        dma_busy_reg, dma_write_reg, dma_err_reg, icm_pending_reg;
     logic [7:0]  dma_beat_reg;
     logic [10:0] ptx_len_reg, prx_fill_len;
     logic [10:0] prx_len [PRX_SLOTS];
@@ -169,6 +174,10 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
             8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING): reg_rdata = cmdq_pending_reg;
             8'(rnic_spec_pkg::RNIC_FW_FENCE): reg_rdata = {8'b0, fence};
+            8'(rnic_spec_pkg::RNIC_FW_ICM_LIST_LO): reg_rdata = icm_list_addr[31:0];
+            8'(rnic_spec_pkg::RNIC_FW_ICM_LIST_HI): reg_rdata = icm_list_addr[63:32];
+            8'(rnic_spec_pkg::RNIC_FW_ICM_LIST_N): reg_rdata = icm_list_n;
+            8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS): reg_rdata = {icm_pending_reg, 23'b0, icm_status};
             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
             8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {30'b0, dma_err_reg, dma_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
@@ -216,7 +225,7 @@ module rnic_soc #(
     // an IRQ write waits while the previous one is pending; a WAIT write until there is work
     logic [63:0] wait_until_reg;
     logic        wake, stall;
-    assign wake = prx_cnt != 3'd0 || ctx_reset_reg != 32'b0 || cmdq_pending_reg != 32'b0 ||
+    assign wake = prx_cnt != 3'd0 || ctx_reset_reg != 32'b0 || cmdq_pending_reg != 32'b0 || icm_pending_reg ||
                   (wait_reg && $signed(cycle - wait_until_reg) >= 0);
     assign stall = wr && is_reg && ((reg_off == 8'(rnic_spec_pkg::RNIC_FW_IRQ) && irq_valid) ||
                                     (reg_off == 8'(rnic_spec_pkg::RNIC_FW_WAIT) && !wake));
@@ -244,6 +253,8 @@ module rnic_soc #(
             cfg_addr_reg <= '0;
             ctx_reset_reg <= '0;
             cmdq_pending_reg <= '0;
+            icm_pending_reg <= 1'b0;
+            icm_status <= '0;
             irq_valid <= 1'b0;
         end else begin
             if (irq_valid && irq_ready)
@@ -251,6 +262,11 @@ module rnic_soc #(
             // write-1-to-clear bitmaps: a bit set in the cycle of the firmware's clear is kept
             ctx_reset_reg <= (ctx_reset_reg & ~w1c(8'(rnic_spec_pkg::RNIC_FW_CTX_RESET))) | reset_set;
             cmdq_pending_reg <= (cmdq_pending_reg & ~w1c(8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING))) | db_set;
+            // the firmware's answer clears the request; a list given in the same cycle stays
+            if (icm_list_valid)
+                icm_pending_reg <= 1'b1;
+            else if (mem_valid && !mem_ready && !stall && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS))
+                icm_pending_reg <= 1'b0;
             if (mem_valid && !mem_ready && !stall) begin
                 mem_ready <= 1'b1;
                 ram_rd_reg <= is_ram;
@@ -286,6 +302,7 @@ module rnic_soc #(
                                 irq_vector <= mem_wdata[7:0];
                             end
                             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): cfg_addr_reg <= mem_wdata;
+                            8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS): icm_status <= mem_wdata[7:0];
                             8'(rnic_spec_pkg::RNIC_FW_CFG_DATA): begin
                                 cfg_valid <= 1'b1;
                                 cfg_addr <= cfg_addr_reg;

@@ -112,7 +112,10 @@ module rnic_top #(
     logic [rnic_spec_pkg::RNIC_STAT_COUNT*32-1:0] stats_vec;   // stats for BAR0, counter i at [i*32 +: 32]
     logic        ctx_reset_valid, ci_we, cmdq_db_valid;
     logic [3:0]  cmdq_db_ctx;
-    logic [7:0]  ctx_reset_ctx;
+    logic [7:0]  ctx_reset_ctx, icm_status;
+    logic [63:0] icm_list_addr;
+    logic [31:0] icm_list_n;
+    logic        icm_list_valid;
     logic [3:0]  ctx_sel, ctx_word, ci_ctx;
     logic [15:0] ci_val;
     logic [39:0] sq_db;
@@ -131,6 +134,7 @@ module rnic_top #(
         .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
         .s_axil_rvalid, .s_axil_rready,
         .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx,
+        .icm_list_addr, .icm_list_n, .icm_list_valid, .icm_status,
         .stats(stats_vec),
         .cmdq_db_valid, .cmdq_db_ctx,
         .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci_ctx(ci_ctx), .fw_ci(ci_val),
@@ -151,7 +155,7 @@ module rnic_top #(
         .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4, .strap_seed, .strap_dma_window,
         .fw_version, .fw_status, .console_valid(fw_console_valid), .console_char(fw_console_char),
         .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_ctx, .ci_val, .cmdq_db_valid, .cmdq_db_ctx, .ctx_reset_valid, .ctx_reset_ctx,
-        .ctx_reset_pending, .fence({cq_out.fence, rx_out.fence, tx_out.fence}), .cfg_valid, .cfg_addr, .cfg_data,
+        .ctx_reset_pending, .icm_list_addr, .icm_list_n, .icm_list_valid, .icm_status, .fence({cq_out.fence, rx_out.fence, tx_out.fence}), .cfg_valid, .cfg_addr, .cfg_data,
         .irq_valid(fw_irq_valid), .irq_vector(fw_irq_vector), .irq_ready(fw_irq_ready),
         .rdreq_valid(fw_rdreq_valid), .rdreq_ready(fw_rdreq_ready), .rdreq_addr(fw_rdreq_addr),
         .rdreq_len(fw_rdreq_len), .rd_valid(s_dma_rd_valid && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_FW)),

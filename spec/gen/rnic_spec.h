@@ -78,6 +78,24 @@
 #define RNIC_CFG_TBL_SRQC 0x7u /* Shared receive queue context, index = SRQN */
 #define RNIC_CFG_TBL_FENCE 0x8u /* Fence, index 0, data = a token: each kernel shows the token (FW.FENCE) once nothing it started before the write can still touch host memory */
 
+/* icm: Context memory (ICM): host memory the driver gives the NIC at bring-up (ADMIN.ICM_*), in chunks of 2^ICM_CHUNK_LOG bytes, each aligned to its size, listed in a host-memory array of 8-byte bus addresses. The firmware owns it: every entry it writes into a datapath table (CFG_TBL_*) it writes at the same place of the table's region here too, the image the kernels will fetch when their tables become caches in front of it. Offset of entry i of a table = its _OFF + i * its _STRIDE; word w of the entry at + 4 * w, little-endian. */
+#define RNIC_ICM_CHUNK_LOG 0x10u /* 64 KiB chunks (a kernel driver allocates them DMA-coherent without large contiguous memory) */
+#define RNIC_ICM_MAX_CHUNKS 0x100u /* Largest list the firmware takes */
+#define RNIC_ICM_QPC_OFF 0x0u /* QP contexts (struct QPC), MAX_QP entries */
+#define RNIC_ICM_QPC_STRIDE 0x80u
+#define RNIC_ICM_CQC_OFF 0x8000u /* CQ contexts (struct CQC), MAX_CQ entries */
+#define RNIC_ICM_CQC_STRIDE 0x10u
+#define RNIC_ICM_SRQC_OFF 0x9000u /* SRQ contexts (struct SRQC), MAX_SRQ entries */
+#define RNIC_ICM_SRQC_STRIDE 0x20u
+#define RNIC_ICM_EQC_OFF 0x9800u /* Event queue contexts (struct EQC), NUM_CTX entries */
+#define RNIC_ICM_EQC_STRIDE 0x10u
+#define RNIC_ICM_MPT_OFF 0xa000u /* Memory keys (struct MPT), MAX_MPT entries */
+#define RNIC_ICM_MPT_STRIDE 0x20u
+#define RNIC_ICM_MTT_OFF 0x12000u /* Translation entries (struct MTT), MAX_MTT entries */
+#define RNIC_ICM_MTT_STRIDE 0x8u
+#define RNIC_ICM_BYTES 0x52000u /* The whole layout */
+#define RNIC_ICM_CHUNKS 0x6u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
+
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */
 #define RNIC_LINK_BUS_CTX_SHIFT 0x38u /* DMA bus address = (ctx + 1) << 56 | host virtual address */
@@ -101,6 +119,12 @@
 #define RNIC_QPS_SQE 0x5u
 #define RNIC_QPS_ERR 0x6u
 #define RNIC_QPS_COUNT 7u
+
+/* ICM_ST: Answers to ADMIN.ICM_LIST_N: NONE (not answered yet, or the memory was taken back), TAKEN, REFUSED (fewer than ICM_CHUNKS or more than ICM_MAX_CHUNKS chunks, a chunk not aligned to its size, the list unreadable, memory already given, or objects still live when it is taken back). */
+#define RNIC_ICM_ST_NONE 0x0u
+#define RNIC_ICM_ST_TAKEN 0x1u
+#define RNIC_ICM_ST_REFUSED 0x2u
+#define RNIC_ICM_ST_COUNT 3u
 
 /* QPT: QP types (values of enum ibv_qp_type). */
 #define RNIC_QPT_RC 0x2u
@@ -443,6 +467,11 @@
 #define RNIC_ADMIN_SIZE 0x100u
 #define RNIC_ADMIN_CTX_RESET 0x410u /* Write a context number: its owner is gone, firmware frees its resources */
 #define RNIC_ADMIN_CTX_RESET_PENDING 0x414u /* Bitmap of resets firmware has not finished */
+#define RNIC_ADMIN_ICM_CHUNKS 0x418u /* Context memory the NIC needs, in chunks of 2^ICM_CHUNK_LOG bytes (ICM_CHUNKS) */
+#define RNIC_ADMIN_ICM_LIST_LO 0x41cu /* Bus address of the chunk list: ICM_LIST_N 8-byte bus addresses, each chunk aligned to its size */
+#define RNIC_ADMIN_ICM_LIST_HI 0x420u
+#define RNIC_ADMIN_ICM_LIST_N 0x424u /* Write the number of chunks listed: the firmware takes the list (ICM_STATUS); 0 takes the memory back, refused while objects live */
+#define RNIC_ADMIN_ICM_STATUS 0x428u /* The firmware's answer to the last ICM_LIST_N (enum ICM_ST); NONE until it answers */
 
 /* CTXBLK: Header of the context area. */
 #define RNIC_CTXBLK_BASE 0x500u
@@ -559,6 +588,16 @@
 #define RNIC_FW_FENCE_CQ_SHIFT 16u
 #define RNIC_FW_FENCE_CQ_WIDTH 8u
 #define RNIC_FW_FENCE_CQ_MASK 0x00ff0000u
+#define RNIC_FW_ICM_LIST_LO 0x7cu /* ADMIN.ICM_LIST_LO as the driver wrote it */
+#define RNIC_FW_ICM_LIST_HI 0x80u
+#define RNIC_FW_ICM_LIST_N 0x84u /* ADMIN.ICM_LIST_N as the driver wrote it */
+#define RNIC_FW_ICM_STATUS 0x88u /* Reads PENDING: the driver wrote ADMIN.ICM_LIST_N since the firmware last answered (it wakes a parked core); write the answer (enum ICM_ST), shown in ADMIN.ICM_STATUS, which clears PENDING */
+#define RNIC_FW_ICM_STATUS_ST_SHIFT 0u
+#define RNIC_FW_ICM_STATUS_ST_WIDTH 8u
+#define RNIC_FW_ICM_STATUS_ST_MASK 0x000000ffu
+#define RNIC_FW_ICM_STATUS_PENDING_SHIFT 31u
+#define RNIC_FW_ICM_STATUS_PENDING_WIDTH 1u
+#define RNIC_FW_ICM_STATUS_PENDING_MASK 0x80000000u
 #define RNIC_FW_CMDQ_PENDING 0x74u /* Bitmap of contexts whose CMDQ_PI the host wrote since the bit was cleared; write 1s to clear (the firmware polls this one register, not every queue) */
 
 /* QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last. */

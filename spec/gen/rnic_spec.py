@@ -66,6 +66,22 @@ CFG_TBL_PORT = 0x5
 CFG_TBL_EQC = 0x6
 CFG_TBL_SRQC = 0x7
 CFG_TBL_FENCE = 0x8
+ICM_CHUNK_LOG = 0x10
+ICM_MAX_CHUNKS = 0x100
+ICM_QPC_OFF = 0x0
+ICM_QPC_STRIDE = 0x80
+ICM_CQC_OFF = 0x8000
+ICM_CQC_STRIDE = 0x10
+ICM_SRQC_OFF = 0x9000
+ICM_SRQC_STRIDE = 0x20
+ICM_EQC_OFF = 0x9800
+ICM_EQC_STRIDE = 0x10
+ICM_MPT_OFF = 0xa000
+ICM_MPT_STRIDE = 0x20
+ICM_MTT_OFF = 0x12000
+ICM_MTT_STRIDE = 0x8
+ICM_BYTES = 0x52000
+ICM_CHUNKS = 0x6
 LINK_VERSION = 0x3
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
@@ -85,6 +101,11 @@ QPS = {
     'SQD': 0x4,
     'SQE': 0x5,
     'ERR': 0x6,
+}
+ICM_ST = {
+    'NONE': 0x0,
+    'TAKEN': 0x1,
+    'REFUSED': 0x2,
 }
 QPT = {
     'RC': 0x2,
@@ -345,7 +366,7 @@ CM_EV = {
     'CONNECT_RESPONSE': 0x6,
 }
 # every enum by name: a structure of the same name (CMD) takes the bare name
-ENUM = {'QPS': QPS, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'DMA_TAG': DMA_TAG, 'LINK_MSG': LINK_MSG, 'ETH_LINK_MSG': ETH_LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
+ENUM = {'QPS': QPS, 'ICM_ST': ICM_ST, 'QPT': QPT, 'WQE_OP': WQE_OP, 'WQE_FLAG': WQE_FLAG, 'WC_OP': WC_OP, 'WC_STATUS': WC_STATUS, 'WC_FLAG': WC_FLAG, 'ACCESS': ACCESS, 'MTU': MTU, 'BTH_OP': BTH_OP, 'AETH': AETH, 'RSP_KIND': RSP_KIND, 'CMD': CMD, 'CMD_ST': CMD_ST, 'REREG': REREG, 'EQE_TYPE': EQE_TYPE, 'QP_ATTR': QP_ATTR, 'DMA_TAG': DMA_TAG, 'LINK_MSG': LINK_MSG, 'ETH_LINK_MSG': ETH_LINK_MSG, 'STAT': STAT, 'CM_EV': CM_EV}
 
 # Registers: name -> (offset, {field: (lsb, width)})
 BLK = {
@@ -390,6 +411,11 @@ ADMIN = {
     '_BASE': (0x400, {}),
     'CTX_RESET': (0x410, {}),
     'CTX_RESET_PENDING': (0x414, {}),
+    'ICM_CHUNKS': (0x418, {}),
+    'ICM_LIST_LO': (0x41c, {}),
+    'ICM_LIST_HI': (0x420, {}),
+    'ICM_LIST_N': (0x424, {}),
+    'ICM_STATUS': (0x428, {}),
 }
 CTXBLK = {
     '_BASE': (0x500, {}),
@@ -438,6 +464,10 @@ FW = {
     'PKT_RX_LEN': (0x6c, {}),
     'PKT_RX_POP': (0x70, {}),
     'FENCE': (0x78, {'TX': (0, 8), 'RX': (8, 8), 'CQ': (16, 8)}),
+    'ICM_LIST_LO': (0x7c, {}),
+    'ICM_LIST_HI': (0x80, {}),
+    'ICM_LIST_N': (0x84, {}),
+    'ICM_STATUS': (0x88, {'ST': (0, 8), 'PENDING': (31, 1)}),
     'CMDQ_PENDING': (0x74, {}),
 }
 QPC = {

@@ -77,6 +77,24 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CFG_TBL_SRQC = 64'h7;
   localparam longint unsigned RNIC_CFG_TBL_FENCE = 64'h8;
 
+  // icm: Context memory (ICM): host memory the driver gives the NIC at bring-up (ADMIN.ICM_*), in chunks of 2^ICM_CHUNK_LOG bytes, each aligned to its size, listed in a host-memory array of 8-byte bus addresses. The firmware owns it: every entry it writes into a datapath table (CFG_TBL_*) it writes at the same place of the table's region here too, the image the kernels will fetch when their tables become caches in front of it. Offset of entry i of a table = its _OFF + i * its _STRIDE; word w of the entry at + 4 * w, little-endian.
+  localparam longint unsigned RNIC_ICM_CHUNK_LOG = 64'h10;
+  localparam longint unsigned RNIC_ICM_MAX_CHUNKS = 64'h100;
+  localparam longint unsigned RNIC_ICM_QPC_OFF = 64'h0;
+  localparam longint unsigned RNIC_ICM_QPC_STRIDE = 64'h80;
+  localparam longint unsigned RNIC_ICM_CQC_OFF = 64'h8000;
+  localparam longint unsigned RNIC_ICM_CQC_STRIDE = 64'h10;
+  localparam longint unsigned RNIC_ICM_SRQC_OFF = 64'h9000;
+  localparam longint unsigned RNIC_ICM_SRQC_STRIDE = 64'h20;
+  localparam longint unsigned RNIC_ICM_EQC_OFF = 64'h9800;
+  localparam longint unsigned RNIC_ICM_EQC_STRIDE = 64'h10;
+  localparam longint unsigned RNIC_ICM_MPT_OFF = 64'ha000;
+  localparam longint unsigned RNIC_ICM_MPT_STRIDE = 64'h20;
+  localparam longint unsigned RNIC_ICM_MTT_OFF = 64'h12000;
+  localparam longint unsigned RNIC_ICM_MTT_STRIDE = 64'h8;
+  localparam longint unsigned RNIC_ICM_BYTES = 64'h52000;
+  localparam longint unsigned RNIC_ICM_CHUNKS = 64'h6;
+
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
   localparam longint unsigned RNIC_LINK_VERSION = 64'h3;
   localparam longint unsigned RNIC_LINK_BUS_CTX_SHIFT = 64'h38;
@@ -100,6 +118,12 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_QPS_SQE = 'h5;
   localparam int unsigned RNIC_QPS_ERR = 'h6;
   localparam int unsigned RNIC_QPS_COUNT = 7;
+
+  // ICM_ST: Answers to ADMIN.ICM_LIST_N: NONE (not answered yet, or the memory was taken back), TAKEN, REFUSED (fewer than ICM_CHUNKS or more than ICM_MAX_CHUNKS chunks, a chunk not aligned to its size, the list unreadable, memory already given, or objects still live when it is taken back).
+  localparam int unsigned RNIC_ICM_ST_NONE = 'h0;
+  localparam int unsigned RNIC_ICM_ST_TAKEN = 'h1;
+  localparam int unsigned RNIC_ICM_ST_REFUSED = 'h2;
+  localparam int unsigned RNIC_ICM_ST_COUNT = 3;
 
   // QPT: QP types (values of enum ibv_qp_type).
   localparam int unsigned RNIC_QPT_RC = 'h2;
@@ -428,6 +452,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_ADMIN_SIZE = 'h100;
   localparam int unsigned RNIC_ADMIN_CTX_RESET = 'h410;
   localparam int unsigned RNIC_ADMIN_CTX_RESET_PENDING = 'h414;
+  localparam int unsigned RNIC_ADMIN_ICM_CHUNKS = 'h418;
+  localparam int unsigned RNIC_ADMIN_ICM_LIST_LO = 'h41c;
+  localparam int unsigned RNIC_ADMIN_ICM_LIST_HI = 'h420;
+  localparam int unsigned RNIC_ADMIN_ICM_LIST_N = 'h424;
+  localparam int unsigned RNIC_ADMIN_ICM_STATUS = 'h428;
 
   // CTXBLK: Header of the context area.
   localparam int unsigned RNIC_CTXBLK_BASE = 'h500;
@@ -522,6 +551,14 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_FENCE_RX_WIDTH = 8;
   localparam int unsigned RNIC_FW_FENCE_CQ_SHIFT = 16;
   localparam int unsigned RNIC_FW_FENCE_CQ_WIDTH = 8;
+  localparam int unsigned RNIC_FW_ICM_LIST_LO = 'h7c;
+  localparam int unsigned RNIC_FW_ICM_LIST_HI = 'h80;
+  localparam int unsigned RNIC_FW_ICM_LIST_N = 'h84;
+  localparam int unsigned RNIC_FW_ICM_STATUS = 'h88;
+  localparam int unsigned RNIC_FW_ICM_STATUS_ST_SHIFT = 0;
+  localparam int unsigned RNIC_FW_ICM_STATUS_ST_WIDTH = 8;
+  localparam int unsigned RNIC_FW_ICM_STATUS_PENDING_SHIFT = 31;
+  localparam int unsigned RNIC_FW_ICM_STATUS_PENDING_WIDTH = 1;
   localparam int unsigned RNIC_FW_CMDQ_PENDING = 'h74;
 
   // QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last.

@@ -1,0 +1,108 @@
+/* Context memory (ICM): host memory the driver gives the NIC at bring-up (ADMIN.ICM_*, spec
+ * constants "icm"), as a list of chunks. The firmware owns its layout: every entry it writes into
+ * a datapath table it writes at the same place of the table's region here, so that host memory
+ * always holds the image of every context, key and translation the kernels were given. */
+#include "fw.h"
+#include "hal.h"
+
+#define ICM_CHUNK (1u << RNIC_ICM_CHUNK_LOG)
+#define ICM_STAGE (3 * RNIC_DMA_MAX_LEN) /* where bytes bound for ICM are staged in the DMA buffer */
+
+static uint32_t objects_live(void)
+{
+	uint32_t c, k, n = 0;
+
+	for (c = 0; c < RNIC_NUM_CTX; c++)
+		for (k = 0; k < FW_OWN_KINDS; k++)
+			n += fw.owned[c][k];
+	return n;
+}
+
+/* The driver's list of n chunks at bus address `list`: taken whole, or refused (enum ICM_ST).
+ * n = 0 takes the memory back, which only an NIC without objects allows: their images are
+ * there. Memory given while objects live would lack theirs, so it is refused too. */
+static uint32_t icm_take(uint64_t list, uint32_t n)
+{
+	uint8_t *buf = hal_dmabuf() + ICM_STAGE;
+	uint32_t i, k, len;
+
+	if (objects_live())
+		return RNIC_ICM_ST_REFUSED;
+	if (!n) {
+		fw.icm_n = 0;
+		return RNIC_ICM_ST_NONE;
+	}
+	if (fw.icm_n || n < RNIC_ICM_CHUNKS || n > RNIC_ICM_MAX_CHUNKS)
+		return RNIC_ICM_ST_REFUSED;
+	for (i = 0; i < n; i += len / 8) {
+		/* a read never crosses a 4 KiB page of the list */
+		len = 4096 - (uint32_t)((list + i * 8ull) & 4095);
+		len = len < (n - i) * 8 ? len : (n - i) * 8;
+		if (hal_dma(list + i * 8ull, ICM_STAGE, len, 0))
+			return RNIC_ICM_ST_REFUSED;
+		for (k = 0; k < len / 8; k++) {
+			fw.icm[i + k] = rnic_rd_le(buf + 8 * k, 8);
+			if (!fw.icm[i + k] || (fw.icm[i + k] & (ICM_CHUNK - 1)))
+				return RNIC_ICM_ST_REFUSED;
+		}
+	}
+	fw.icm_n = n;
+	fw_printf("icm: %u chunks of %u KiB, %u KiB used\n", n, ICM_CHUNK >> 10, RNIC_ICM_BYTES >> 10);
+	return RNIC_ICM_ST_TAKEN;
+}
+
+/* A list (or a take-back) from the driver: answer it. */
+void fw_icm_poll(void)
+{
+	if (hal_icm_status() & RNIC_FW_ICM_STATUS_PENDING_MASK)
+		hal_icm_answer(icm_take(hal_icm_list(), hal_icm_list_n()));
+}
+
+/* len bytes from src to offset off of ICM, staged in the DMA buffer: one write per 4 KiB page of
+ * host memory (a chunk is a whole number of them). Nothing without ICM. */
+void fw_icm_write(uint32_t off, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	uint32_t n;
+
+	while (fw.icm_n && len) {
+		n = 4096 - (off & 4095);
+		n = n < len ? n : len;
+		memcpy(hal_dmabuf() + ICM_STAGE, s, n);
+		hal_dma(fw.icm[off >> RNIC_ICM_CHUNK_LOG] + (off & (ICM_CHUNK - 1)), ICM_STAGE, n, 1);
+		fw.icm_writes++;
+		off += n;
+		s += n;
+		len -= n;
+	}
+}
+
+/* Words [w, w + n) of entry `index` of datapath table `table`, as the kernels were given them. */
+void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *words, uint32_t n)
+{
+	uint32_t off, stride;
+
+	switch (table) {
+	case RNIC_CFG_TBL_QPC:
+		off = RNIC_ICM_QPC_OFF, stride = RNIC_ICM_QPC_STRIDE;
+		break;
+	case RNIC_CFG_TBL_CQC:
+		off = RNIC_ICM_CQC_OFF, stride = RNIC_ICM_CQC_STRIDE;
+		break;
+	case RNIC_CFG_TBL_SRQC:
+		off = RNIC_ICM_SRQC_OFF, stride = RNIC_ICM_SRQC_STRIDE;
+		break;
+	case RNIC_CFG_TBL_EQC:
+		off = RNIC_ICM_EQC_OFF, stride = RNIC_ICM_EQC_STRIDE;
+		break;
+	case RNIC_CFG_TBL_MPT:
+		off = RNIC_ICM_MPT_OFF, stride = RNIC_ICM_MPT_STRIDE;
+		break;
+	case RNIC_CFG_TBL_MTT:
+		off = RNIC_ICM_MTT_OFF, stride = RNIC_ICM_MTT_STRIDE;
+		break;
+	default:
+		return; /* the port's addresses are not a context */
+	}
+	fw_icm_write(off + index * stride + 4 * w, words, 4 * n);
+}
