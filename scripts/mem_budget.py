@@ -9,7 +9,7 @@ Rules:
   (rx.qp[].rwqe[]). Smaller arrays are registers/LUTRAM: their bytes are totalled apart.
 - Address and word: a word is one struct, or one row of the last dimension of a scalar array;
   every other dimension is address. So buf[2048][64] of bytes is 2048 words of 512 bits, qpc[256][23]
-  256 words of 736 bits, ob[256][64] of structs 16384 words of one struct, mtt[32768] 32768 words
+  256 words of 736 bits, rwqe[256][8] of structs 2048 words of one struct, mtt[32768] 32768 words
   of 64 bits: the way the kernels index them, one entry per access.
 - A word's width is its data bits, without C's alignment padding: a struct kept whole (as
   `#pragma HLS AGGREGATE` keeps it) packs its fields. Split per field, the counts would differ.
@@ -49,7 +49,7 @@ BUDGET = 0.50
 URAM_WORTH = max(bram / uram for _, bram, uram in BOARDS.values())
 
 Member = namedtuple("Member", "name type dims size offset")  # type None: a pointer
-Table = namedtuple("Table", "name depth width size offset")   # one array member; bytes
+Table = namedtuple("Table", "name depth width size offset dims", defaults=((),))  # one array member; bytes
 
 LINE = re.compile(r"/\*\s*(\d+)(?::\s*\d+)?\s*\|\s*(\d+)\s*\*/\s*(.*)")
 DECL = re.compile(r"(.+?)\s+(\**)(\w+)((?:\[\d+\])*);")
@@ -107,7 +107,14 @@ def tables(types, t, prefix="", base=0):
             continue
         n = math.prod(m.dims)
         row = 1 if types.get(m.type) or len(m.dims) == 1 else m.dims[-1]
-        yield Table(prefix + m.name, n // row, row * bits(types, m.type, m.size // n), m.size, base + m.offset)
+        yield Table(prefix + m.name, n // row, row * bits(types, m.type, m.size // n), m.size, base + m.offset,
+                    m.dims)
+
+
+def spec_const(name):
+    """A constant of spec/rnic.toml, as spec/gen/rnic_spec.h has it."""
+    m = re.search(rf"#define RNIC_{name} (\w+)u", (ROOT / "spec" / "gen" / "rnic_spec.h").read_text())
+    return int(m.group(1), 0)
 
 
 def c_map():
@@ -183,6 +190,17 @@ def main():
                   f" {b} BRAM36 + {u} URAM per copy, all {len(where)} counted")
 
     print(f"\nall kernels: {total_b} BRAM36, {total_u} URAM ({total_bytes:,d} bytes of tables)")
+    # What each QP (CQ) costs wherever it is kept: every array indexed by its number (block RAM,
+    # LUT RAM or registers; data bits, without padding)
+    per = {}
+    for kernel, _, root in KERNELS:
+        unit = "CQ" if kernel == "cq" else "QP"
+        count = spec_const("MAX_CQ" if unit == "CQ" else "MAX_QP")
+        per[kernel, unit] = sum(t.depth * t.width // 8 // count for t in tables(types, root)
+                                if t.dims and t.dims[0] == count)
+    print("per object, in every array indexed by its number: " +
+          ", ".join(f"{k} {n:,d} bytes a {u}" for (k, u), n in per.items()) +
+          f"; {sum(n for (_, u), n in per.items() if u == 'QP'):,d} bytes a QP in all")
     print(f"budget: {BUDGET:.0%} of each board's BRAM36 and URAM (the rest is for XDMA, CMAC, the"
           " RISC-V core's memory and FIFOs)")
     over = []

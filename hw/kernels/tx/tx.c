@@ -110,16 +110,46 @@ static void ob_cpl(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob, uint32_t 
 		tx_cpl_push(st, q, st->qcf[q].cqn, ob->wr_id, ob->op, len, status, ob->ts, ob->index);
 }
 
-/* Retire the oldest outstanding WQE of QP q (completion side). */
+/* Retire the oldest outstanding WQE of QP q (completion side): its pool entry is free again. */
 static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 {
-	const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
+	uint32_t e = tx_ob_head(st, q);
+	const tx_ob_t *ob = &st->obp[e];
 
 	ob_cpl(st, q, ob, status);
 	if (tx_is_rd(ob->op) && tx_rd_out(st, q))
 		st->rd_retired[q]++; /* a WQE waiting for it (rd_wait) may go */
+	st->ob_he[q] = (uint16_t)tx_obn(st, e);
+	st->obf[st->obf_tail++ % TX_OBP] = (uint16_t)e;
 	st->ob_head[q]++;
 	tx_wake(st, q);
+}
+
+/* QP q's outstanding WQEs are dropped (go-back-N, reset): its list goes to the garbage list whole,
+ * one obn write (send side, or a commit's clock). */
+void tx_ob_discard(rnic_tx_state_t *st, uint32_t q)
+{
+	uint32_t n = (uint16_t)(st->ob_tail[q] - st->ob_head[q]), h;
+
+	if (!n)
+		return;
+	h = tx_ob_head(st, q);
+	if (st->g_n)
+		tx_obn_write(st, st->g_tail, h);
+	else
+		st->g_head = (uint16_t)h;
+	st->g_tail = st->ob_le[q];
+	st->g_n += n;
+}
+
+/* One entry of the garbage list back to the free ring (completion side, a clock it is idle). */
+static void ob_collect(rnic_tx_state_t *st)
+{
+	uint32_t e = st->g_head;
+
+	st->obf[st->obf_tail++ % TX_OBP] = (uint16_t)e;
+	st->g_head = (uint16_t)tx_obn(st, e);
+	st->g_n--;
 }
 
 static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
@@ -293,7 +323,7 @@ static void schedule(rnic_tx_state_t *st)
 static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 {
 	tx_qc_t *p = &st->qc[q];
-	const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
+	const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
 	uint32_t limit;
 
 	if (st->ob_head[q] == st->ob_tail[q])
@@ -351,6 +381,7 @@ static void go_back(rnic_tx_state_t *st)
 	p->restart_index = st->rw_index;
 	p->restart_psn = st->rw_restart;
 	st->rd_wait[q] = 0;
+	tx_ob_discard(st, q);
 	st->ob_tail[q] = st->ob_head[q];
 	st->rd_started[q] = st->rd_retired[q];
 	tx_stop_fetch(st, q);
@@ -382,7 +413,7 @@ static void check_timer(rnic_tx_state_t *st)
 	if (st->now - (st->t_sent[q] > p->t_prog ? st->t_sent[q] : p->t_prog) > (1024ull << t)) {
 		/* a READ partly answered is asked again from its first response missing, with the
 		 * address and length moved on (IBTA 9.7.5.1.6; a responder may ignore it otherwise) */
-		const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
+		const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
 		int resume = ob->op == RNIC_WQE_OP_RDMA_READ && rnic_psn_diff(p->rd_next, ob->first_psn) > 0 &&
 			     rnic_psn_diff(p->rd_next, ob->last_psn) <= 0;
 
@@ -458,7 +489,7 @@ static void acknowledge(rnic_tx_state_t *st)
 {
 	uint32_t q = st->ack_qpn;
 	tx_qc_t *p = &st->qc[q];
-	const tx_ob_t *ob = &st->ob[q][st->ob_head[q] % TX_OB];
+	const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
 	uint32_t type = st->ack_syn & RNIC_AETH_TYPE_MASK;
 	int32_t d = rnic_psn_diff(st->ack_psn, ob->last_psn);
 	uint32_t rd;
@@ -532,7 +563,9 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 		*p = (tx_qs_t){0};
 		st->qc[q] = (tx_qc_t){0};
 		st->sq_pi[q] = st->sq_ci[q] = 0;
+		tx_ob_discard(st, q);
 		st->ob_head[q] = st->ob_tail[q] = 0;
+		st->ob_fv[q] = 0;
 		st->rd_started[q] = st->rd_retired[q] = 0;
 		st->err_s[q] = st->err_c[q] = 0;
 		st->held[q] = st->rd_wait[q] = 0;
@@ -633,7 +666,7 @@ static int start_ready(const rnic_tx_state_t *st)
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 
 	return st->pf_head != st->pf_tail && f->ready && !f->discard && !st->phase && !st->o.rdx_valid &&
-	       !(st->iss_left && !st->iss_rsp) && st->wake_ok && !st->qs_port && !st->rw_valid;
+	       !(st->iss_left && !st->iss_rsp) && st->wake_ok && !st->qs_port && !st->rw_valid && st->ob_room;
 }
 
 /* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
@@ -718,11 +751,14 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			st->qs[i] = (tx_qs_t){0};
 			st->qc[i] = (tx_qc_t){0};
 			st->sq_pi[i] = st->sq_ci[i] = st->ob_head[i] = st->ob_tail[i] = 0;
+			st->ob_fv[i] = 0;
 			st->rd_started[i] = st->rd_retired[i] = st->err_s[i] = st->err_c[i] = 0;
 			st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
 			st->pf_fetched[i] = st->pf_started[i] = 0;
 		}
 		st->rw_valid = 0;
+		st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
+		st->obn_fw = 0;
 		st->phase = 0;
 		st->cancel = 0;
 		st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
@@ -750,6 +786,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	st->now = in->cycle;
 	st->wake_clk = 0;
+	st->obn_fw = 0;
+	st->ob_room = tx_ob_free(st) != 0;
 	/* a commit takes both sides' ports this clock, a pushed WQE the send side's */
 	st->qs_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
 	st->qc_port = st->commit_valid;
@@ -820,9 +858,13 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	emit(st, rd);
 	tx_build(st);
 	schedule(st);
+	/* the completion side's clock at the end: garbage to free, else the ACK timer */
 	if (!st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
 		st->qc_port = 1;
-		check_timer(st);
+		if (st->g_n)
+			ob_collect(st);
+		else
+			check_timer(st);
 	}
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];

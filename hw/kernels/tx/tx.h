@@ -5,7 +5,9 @@
 
 #include "rnic_kernel.h"
 
-#define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs per QP */
+#define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs a QP may have */
+#define TX_OBP 2048       /* entries for them, shared by all QPs (one per WQE in flight, whatever
+			   * its QP: 64 B WRITEs at line rate keep about 200 out) */
 #define TX_REQ_FIFO 64    /* DMA reads in flight */
 #define TX_CREDIT 32768   /* payload bytes in flight: covers 600 ns at 13 GB/s four times */
 #define TX_CPL_FIFO 16
@@ -105,6 +107,12 @@ typedef struct {
 	tx_qcf_t qcf[RNIC_MAX_QP];
 	uint16_t ob_head[RNIC_MAX_QP];   /* outstanding WQEs [ob_head, ob_tail): completion side */
 	uint16_t ob_tail[RNIC_MAX_QP];   /* ... send side */
+	/* where they are in the shared pool (obp): a list per QP, linked through obn. The
+	 * completion side keeps the entry at its head (ob_he); the send side the last one
+	 * (ob_le), and the one it appended to an empty list (ob_first, at position ob_fpos,
+	 * valid while ob_fv): the head is that one while ob_head is at that position. */
+	uint16_t ob_he[RNIC_MAX_QP], ob_le[RNIC_MAX_QP], ob_first[RNIC_MAX_QP], ob_fpos[RNIC_MAX_QP];
+	uint8_t ob_fv[RNIC_MAX_QP];
 	uint8_t rd_started[RNIC_MAX_QP]; /* READ/atomic WQEs started (send side) and retired */
 	uint8_t rd_retired[RNIC_MAX_QP]; /* (completion side): outstanding, the difference */
 	uint8_t err_s[RNIC_MAX_QP];      /* in error (WQEs complete with WR_FLUSH_ERR), found by */
@@ -145,7 +153,21 @@ typedef struct {
 	uint8_t pf_fetched[RNIC_MAX_QP], pf_started[RNIC_MAX_QP];
 	uint64_t sq_base[RNIC_MAX_QP];
 	uint8_t fetch_w;
-	tx_ob_t ob[RNIC_MAX_QP][TX_OB];
+	/* The pool of outstanding-WQE entries: each in obp, its QP's next in obn (a block RAM each:
+	 * the send side writes one entry a clock, the completion side reads one). Free entries:
+	 * never used yet (from ob_fresh up), or in the ring obf (the send side takes one, the
+	 * completion side gives one back). A QP that goes back or is reset hands its whole list
+	 * over at once to the garbage list (g_*), which the completion side frees one entry a clock
+	 * when it has nothing else to do. obn_fw forwards an obn word written this clock. */
+	tx_ob_t obp[TX_OBP];
+	uint16_t obn[TX_OBP], obf[TX_OBP];
+	uint32_t ob_fresh, obf_head, obf_tail;
+	uint8_t ob_room;             /* an entry was free at the clock's start (a WQE may start) */
+	uint16_t g_head, g_tail;
+	uint32_t g_n;
+	uint8_t obn_fw;
+	uint16_t obn_fw_e, obn_fw_d;
+	uint16_t ob_cur;             /* the entry of the message in progress */
 	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
 	 * event that may let a QP fetch (doorbell, retirement, go-back, RNR wait over, commit)
 	 * wakes it into `wake` unless act_in says it is there or in `act`; one wake per clock

@@ -52,6 +52,28 @@ static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
 	st->o.rdx_valid = 1;
 }
 
+/* The outstanding entry of the WQE starting on QP q, from the pool (start_ready saw one free),
+ * at the end of q's list; appended to an empty list, it is where the completion side finds the
+ * head (ob_first), until the completion side has moved past it. */
+static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
+{
+	uint32_t e = st->ob_fresh < TX_OBP ? st->ob_fresh++ : st->obf[st->obf_head++ % TX_OBP];
+
+	st->obp[e] = *ob;
+	if (st->ob_tail[q] == st->ob_head[q]) {
+		st->ob_first[q] = (uint16_t)e;
+		st->ob_fpos[q] = st->ob_tail[q];
+		st->ob_fv[q] = 1;
+	} else {
+		tx_obn_write(st, st->ob_le[q], e);
+		if (st->ob_head[q] != st->ob_fpos[q])
+			st->ob_fv[q] = 0;
+	}
+	st->ob_le[q] = (uint16_t)e;
+	st->ob_cur = (uint16_t)e;
+	st->ob_tail[q]++;
+}
+
 /* WQE arrived: check it and set the message up (or complete it in error, or put it back). */
 void tx_start_message(rnic_tx_state_t *st)
 {
@@ -131,8 +153,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	ob.last_psn = (p->psn + npsn - 1) & RNIC_PSN_MASK;
 	ob.signaled = (flags & RNIC_WQE_FLAG_SIGNALED) != 0;
 	ob.index = st->wqe_index;
-	st->ob[st->qpn][st->ob_tail[st->qpn] % TX_OB] = ob;
-	st->ob_tail[st->qpn]++;
+	ob_append(st, st->qpn, &ob);
 	st->first_psn = p->psn;
 	p->psn = (p->psn + npsn) & RNIC_PSN_MASK;
 	st->pkt = 0;
@@ -445,7 +466,7 @@ static int poison(rnic_tx_state_t *st)
 		return 0;
 	}
 	st->qs_port = 1;
-	st->ob[q][(st->ob_tail[q] - 1) % TX_OB].err = RNIC_WC_STATUS_LOC_PROT_ERR;
+	st->obp[st->ob_cur].err = RNIC_WC_STATUS_LOC_PROT_ERR;
 	tx_qp_fatal(st, q, 1);
 	tx_stop_fetch(st, q);
 	return 0;

@@ -31,7 +31,34 @@ static inline int tx_cpl_full(const rnic_tx_state_t *st)
 	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 4;
 }
 
+/* The pool entry of QP q's oldest outstanding WQE (there is one) */
+static inline uint32_t tx_ob_head(const rnic_tx_state_t *st, uint32_t q)
+{
+	return st->ob_fv[q] && st->ob_fpos[q] == st->ob_head[q] ? st->ob_first[q] : st->ob_he[q];
+}
+
+/* obn[e], or the word the send side wrote there this clock */
+static inline uint32_t tx_obn(const rnic_tx_state_t *st, uint32_t e)
+{
+	return st->obn_fw && st->obn_fw_e == e ? st->obn_fw_d : st->obn[e];
+}
+
+static inline void tx_obn_write(rnic_tx_state_t *st, uint32_t e, uint32_t next)
+{
+	st->obn[e] = (uint16_t)next;
+	st->obn_fw = 1;
+	st->obn_fw_e = (uint16_t)e;
+	st->obn_fw_d = (uint16_t)next;
+}
+
+/* Free entries in the pool */
+static inline uint32_t tx_ob_free(const rnic_tx_state_t *st)
+{
+	return TX_OBP - st->ob_fresh + (st->obf_tail - st->obf_head);
+}
+
 int tx_is_rd(uint32_t op);
+void tx_ob_discard(rnic_tx_state_t *st, uint32_t q);
 void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint64_t ts, uint32_t index);
 void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side);
