@@ -181,9 +181,24 @@ def latency(out):
     return rc
 
 
+def memory_per_qp():
+    """The kernels' on-chip memory a QP costs (scripts/mem_budget.py), beside issue 16's target."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "mem_budget.py")], capture_output=True, text=True)
+    m = re.search(r"per object, in every array indexed by its number: (.*); ([\d,]+) bytes a QP in all", r.stdout)
+    if r.returncode or not m:
+        print(r.stdout + r.stderr)
+        return 1
+    per_qp = int(m.group(2).replace(",", ""))
+    print(f"-- on-chip memory a QP costs (datapath kernels, every array indexed by QP number): {per_qp:,d} bytes"
+          f" ({m.group(1)}); target (issue 16) <= 256 bytes with the hot context and cache share;"
+          f" {S.MAX_QP} QPs on chip today")
+    return 0
+
+
 def bench():
     out = ROOT / "build" / "bench"
-    rc = host_path(out / "host-path")
+    rc = memory_per_qp()
+    rc |= host_path(out / "host-path")
     rc |= message_rates(out / "rate")
     rc |= latency(out / "lat")
     rc |= sim_speed(out / "speed")

@@ -210,6 +210,7 @@ void rx_finish_frame(rnic_rx_state_t *st)
 	uint32_t i;
 
 	st->ovr_n = 0;
+	rx_rw_release(st, st->qpn);
 	if (st->back) {
 		/* the message's cursor moves on */
 		q->c_sge = st->wc_sge;
@@ -408,7 +409,25 @@ static int rd_room(const rnic_rx_state_t *st)
 	return !st->o.rdreq_valid && st->rd_tail - st->rd_head < RX_RD_FIFO;
 }
 
-/* Request the next receive WQE of QP qpn (the caller checked rd_room). */
+/* Free chunks of receive WQEs */
+static uint32_t rw_free(const rnic_rx_state_t *st)
+{
+	return RX_RWC - st->rw_fresh + (st->rwf_tail - st->rwf_head);
+}
+
+/* QP qpn gives its chunk back once it holds no receive WQE and has none on its way: after the
+ * frame that used its last one is finished (a cut can still hand a WQE back until then), after a
+ * flush completion, at a reset (its reads on the way are void). */
+void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn)
+{
+	if (st->rw_has[qpn] && st->rw_req[qpn] == st->rw_used[qpn]) {
+		st->rw_has[qpn] = 0;
+		st->rwf[st->rwf_tail++ % RX_RWC] = st->rw_chunk[qpn];
+	}
+}
+
+/* Request the next receive WQE of QP qpn (the caller checked rd_room, and that the QP has a
+ * chunk or one is free). */
 static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	int n = qp_srq(st, qpn);
@@ -423,6 +442,10 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 	}
 	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, RD_RWQE, qpn);
 	st->rw_req[qpn]++;
+	if (!st->rw_has[qpn]) {
+		st->rw_has[qpn] = 1;
+		st->rw_chunk[qpn] = (uint8_t)(st->rw_fresh < RX_RWC ? st->rw_fresh++ : st->rwf[st->rwf_head++ % RX_RWC]);
+	}
 }
 
 /* The frame (or flush) needs QP qpn's next receive WQE: wait for it, fetched ahead or now. */
@@ -446,7 +469,7 @@ static void rwqe_gone(rnic_rx_state_t *st)
 /* The read the frame waits for (B_RWQE, B_ATOMIC), once the read channel has room */
 static void issue_wait(rnic_rx_state_t *st)
 {
-	if (!st->rd_issue || !rd_room(st))
+	if (!st->rd_issue || !rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
 		return;
 	if (st->busy == B_RWQE)
 		read_rwqe(st, st->qpn);
@@ -467,7 +490,7 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending)
 		return;
 	if ((state == RNIC_QPS_RTR || state == RNIC_QPS_RTS) && (uint16_t)(st->rw_req[qpn] - st->rw_used[qpn]) < RX_RWQE &&
-	    st->rq_pi[qpn] != st->rw_req[qpn] && !QPC_F(&st->t, qpn, SRQ, USE))
+	    st->rq_pi[qpn] != st->rw_req[qpn] && !QPC_F(&st->t, qpn, SRQ, USE) && rw_free(st) >= RX_RW_RESERVE)
 		read_rwqe(st, qpn);
 	else
 		st->pf_head++;
@@ -527,13 +550,14 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 		e.len += g->len;
 		e.nsge++;
 	}
-	st->rwqe[qpn][st->rw_got[qpn] % RX_RWQE] = e;
+	st->rwc[st->rw_chunk[qpn]][st->rw_got[qpn] % RX_RWQE] = e;
 	st->rw_got[qpn]++;
 	if (st->busy != B_RWQE || st->qpn != qpn)
 		return; /* fetched ahead */
 	if (st->flush) {
 		st->flush = 0;
 		rx_completion(st, e.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		rx_rw_release(st, qpn);
 		st->busy = post_state(st);
 	} else {
 		st->busy = B_IDLE; /* dispatch the frame again, with its receive WQE */
@@ -551,6 +575,7 @@ static void flush_scan(rnic_rx_state_t *st)
 	st->qpn = qpn;
 	if (RW_N(st, qpn)) {
 		rx_completion(st, CUR_RWQE(st, qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
+		rx_rw_release(st, qpn);
 		st->busy = post_state(st);
 	} else if (rx_rq_avail(st, qpn) && !QPC_F(&st->t, qpn, SRQ, USE)) {
 		st->flush = 1;
@@ -717,11 +742,12 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 {
 	rx_rdq_t *q = &st->rdq[x->qpn % RNIC_MAX_QP];
-	rx_rdx_t *e;
-	uint32_t i, k, found = 0, n = (uint8_t)(q->rd_tail - q->rd_head);
+	rx_rdx_t e;
+	uint32_t i, k, found = 0, n = (uint8_t)(q->rd_tail - q->rd_head), slot, pe;
 
+	st->rdq_busy = 1;
 	for (i = 0; i < RX_RDX; i++) {
-		if (!found && i < n && q->rd[(uint8_t)(q->rd_head + i) % RX_RDX].first_psn == x->first_psn) {
+		if (!found && i < n && q->psn[(uint8_t)(q->rd_head + i) % RX_RDX] == x->first_psn) {
 			q->rd_tail = (uint8_t)(q->rd_head + i);
 			found = 1;
 		}
@@ -740,21 +766,54 @@ static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 		q->rd_off = 0;
 	if ((uint8_t)(q->rd_tail - q->rd_head) >= RX_RDX)
 		return;
-	e = &q->rd[q->rd_tail % RX_RDX];
-	e->first_psn = x->first_psn;
-	e->npkts = x->npkts;
-	e->kind = x->kind;
-	e->nsge = x->nsge;
-	e->len = 0;
-	for (k = 0; k < RNIC_MAX_SGE; k++) {
-		e->sge[k].addr = rnic_rd_le(x->sge + k * 16, 8);
-		e->sge[k].len = (uint32_t)rnic_rd_le(x->sge + k * 16 + 8, 4);
-		e->sge[k].key = (uint32_t)rnic_rd_le(x->sge + k * 16 + 12, 4);
-		e->sge[k].access = RNIC_ACCESS_LOCAL_WRITE;
-		if (k < x->nsge)
-			e->len += e->sge[k].len;
+	/* the slot's entry if it still has one, else one from the pool (rdx_ready said one is free) */
+	slot = q->rd_tail % RX_RDX;
+	if ((uint8_t)(q->rd_tail - q->rd_head) < q->rd_n) {
+		pe = q->e[slot];
+	} else {
+		pe = st->rd_fresh < RX_RDP ? st->rd_fresh++ : st->rdf[st->rdf_head++ % RX_RDP];
+		q->e[slot] = (uint16_t)pe;
+		q->rd_n++;
 	}
+	q->psn[slot] = x->first_psn;
+	e = (rx_rdx_t){0};
+	e.first_psn = x->first_psn;
+	e.npkts = x->npkts;
+	e.kind = x->kind;
+	e.nsge = x->nsge;
+	for (k = 0; k < RNIC_MAX_SGE; k++) {
+		e.sge[k].addr = rnic_rd_le(x->sge + k * 16, 8);
+		e.sge[k].len = (uint32_t)rnic_rd_le(x->sge + k * 16 + 8, 4);
+		e.sge[k].key = (uint32_t)rnic_rd_le(x->sge + k * 16 + 12, 4);
+		e.sge[k].access = RNIC_ACCESS_LOCAL_WRITE;
+		if (k < x->nsge)
+			e.len += e.sge[k].len;
+	}
+	st->rdp[pe] = e;
 	q->rd_tail++;
+}
+
+/* Free entries of the READ/atomic pool */
+static uint32_t rdp_free(const rnic_rx_state_t *st)
+{
+	return RX_RDP - st->rd_fresh + (st->rdf_tail - st->rdf_head);
+}
+
+/* One entry of the QP at the head of the reclaim queue back to the pool: those its slots hold
+ * beyond what it expects (all of them after a reset; a reused QP keeps what it expects). */
+static void reclaim(rnic_rx_state_t *st)
+{
+	uint32_t qpn = st->rcl[st->rcl_head % RNIC_MAX_QP];
+	rx_rdq_t *q = &st->rdq[qpn];
+
+	if (q->rd_n > (uint8_t)(q->rd_tail - q->rd_head)) {
+		q->rd_n--;
+		st->rdf[st->rdf_tail++ % RX_RDP] = q->e[(uint8_t)(q->rd_head + q->rd_n) % RX_RDX];
+	}
+	if (q->rd_n == (uint8_t)(q->rd_tail - q->rd_head)) {
+		st->rcl_in[qpn] = 0;
+		st->rcl_head++;
+	}
 }
 
 /* SRQ context writes: word 0 with VALID newly set starts the ring over. */
@@ -774,6 +833,7 @@ static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
+	rx_rdq_t *r = &st->rdq[idx];
 	uint32_t ctrl = QPC_W(&st->t, idx, CTRL);
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
@@ -788,7 +848,15 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 		if (st->busy == B_RWQE && st->qpn == idx && st->rd_issue)
 			rwqe_gone(st);
 		*q = (rx_qp_t){0};
-		st->rdq[idx] = (rx_rdq_t){0};
+		/* nothing is expected any more; the entries its slots hold go back to the pool */
+		r->rd_tail = r->rd_head;
+		r->rd_off = r->rd_nak = r->rd_done_ok = 0;
+		if (r->rd_n && !st->rcl_in[idx]) {
+			st->rcl_in[idx] = 1;
+			st->rcl[st->rcl_tail++ % RNIC_MAX_QP] = (uint16_t)idx;
+		}
+		st->rw_req[idx] = st->rw_used[idx];
+		rx_rw_release(st, idx);
 		st->rq_pi[idx] = st->rw_req[idx] = st->rw_got[idx] = st->rw_used[idx] = 0;
 	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && st->qstate[idx] < RNIC_QPS_RTR) {
 		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
@@ -808,6 +876,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		for (q = 0; q < RNIC_MAX_QP; q++) {
 			st->qp[q] = (rx_qp_t){0};
 			st->rdq[q] = (rx_rdq_t){0};
+			st->rcl_in[q] = 0;
+			st->rw_has[q] = 0;
 			st->qstate[q] = 0;
 			st->rq_pi[q] = st->rw_req[q] = st->rw_got[q] = st->rw_used[q] = 0;
 		}
@@ -822,6 +892,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->fence_pending = 0;
 		st->commit_valid = 0;
 		st->ovr_n = 0;
+		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
+		st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
@@ -842,6 +914,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	commit = st->commit_valid;
+	st->rdq_busy = commit;
 	if (commit)
 		commit_qp(st, st->commit_qpn);
 	st->commit_valid = in->cfg_valid &&
@@ -884,10 +957,12 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		issue_wait(st);
 		prefetch_rwqe(st);
 	}
+	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
+		reclaim(st);
 	if (in->eth_valid)
 		receive(st, in);
 	st->o.db_ready = !st->commit_valid;
-	st->o.rdx_ready = !st->commit_valid;
+	st->o.rdx_ready = !st->commit_valid && rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid;
 	*out = st->o;
 }

@@ -12,7 +12,12 @@
 #define RX_PF_HINTS 32    /* QPs waiting for their receive WQEs to be fetched ahead */
 #define RX_RWQE 8         /* receive WQEs held per QP (fetched ahead): a SEND every 72 clocks on
                           * each of 16 QPs finds its WQE there across a 600 ns PCIe read */
+#define RX_RWC 64         /* chunks of RX_RWQE of them, shared by all QPs: a QP holds one while it
+                          * has receive WQEs fetched or on their way */
+#define RX_RW_RESERVE 2   /* chunks only a frame waiting for its receive WQE may take: fetching
+                          * ahead stops below, so idle QPs holding WQEs never starve a SEND */
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
+#define RX_RDP 512        /* entries for them (where the responses go), shared by all QPs */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding */
 
@@ -65,12 +70,16 @@ typedef struct {
 	uint8_t at_next;
 } rx_qp_t;
 
-/* Per-QP requester state: READ/atomic responses expected, in PSN order. A block RAM of its own,
- * read and written by an expect (from the TX kernel) or by a response's dispatch, never both in
- * one clock. */
+/* Per-QP requester state: READ/atomic responses expected, in PSN order: each one's first PSN and
+ * its entry in the shared pool (rdp), which holds where the responses go. Slots [rd_head,
+ * rd_head + rd_n) hold an entry, [rd_head, rd_tail) of them expected: a request sent again
+ * (go-back-N) reuses the slot and entry it had. A block RAM of its own, read and written by an
+ * expect (from the TX kernel), a response's dispatch or the reclaim of a reset QP's entries,
+ * one of them a clock. */
 typedef struct {
-	rx_rdx_t rd[RX_RDX];
-	uint8_t rd_head, rd_tail;
+	uint32_t psn[RX_RDX];
+	uint16_t e[RX_RDX];
+	uint8_t rd_head, rd_tail, rd_n;
 	uint32_t rd_off;    /* response packets of the head entry placed */
 	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
 	uint8_t rd_done_ok; /* rd_done holds the last PSN of the newest request fully answered */
@@ -89,7 +98,25 @@ typedef struct {
 	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];
 	rx_rdq_t rdq[RNIC_MAX_QP];
-	rx_rwqe_t rwqe[RNIC_MAX_QP][RX_RWQE]; /* receive WQEs fetched, slot = count % RX_RWQE */
+	/* The pool of READ/atomic entries: rdp (written by an expect, read by a dispatch), its free
+	 * entries: never used (from rd_fresh up) or in the ring rdf (taken by an expect, given back
+	 * by a response's last packet or the reclaim). A QP reset with entries queues itself in rcl
+	 * (rcl_in: it is there); the reclaim frees one of its entries a clock when nothing else
+	 * takes its row (rdq_busy). */
+	rx_rdx_t rdp[RX_RDP];
+	uint16_t rdf[RX_RDP];
+	uint32_t rd_fresh, rdf_head, rdf_tail;
+	uint16_t rcl[RNIC_MAX_QP];
+	uint32_t rcl_head, rcl_tail;
+	uint8_t rcl_in[RNIC_MAX_QP];
+	uint8_t rdq_busy;
+	/* receive WQEs fetched, in the chunk rw_chunk[q] of QP q while rw_has[q], slot = count %
+	 * RX_RWQE (a chunk is taken by the first read and given back once the QP holds none and
+	 * has none on its way); free chunks: never used (from rw_fresh up) or in the ring rwf */
+	rx_rwqe_t rwc[RX_RWC][RX_RWQE];
+	uint8_t rw_chunk[RNIC_MAX_QP], rw_has[RNIC_MAX_QP];
+	uint8_t rwf[RX_RWC];
+	uint32_t rw_fresh, rwf_head, rwf_tail;
 	/* LUT RAM, one writer each (IBTA 9.7.4: the receive queue): the committed state, receive WQEs
 	 * posted (doorbell), requested (read_rwqe), arrived (got_rwqe; for a QP's own ring also its
 	 * consumer index) and used (rx_completion). Fetched ahead: got - used; in flight: req - got. */

@@ -23,7 +23,7 @@ enum { MSG_NONE, MSG_WRITE, MSG_SEND };
 enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 
 /* the receive WQE QP n's next (or current) message uses; WQEs fetched ahead; reads in flight */
-#define CUR_RWQE(st, n) (&(st)->rwqe[n][(st)->rw_used[n] % RX_RWQE])
+#define CUR_RWQE(st, n) (&(st)->rwc[(st)->rw_chunk[n]][(st)->rw_used[n] % RX_RWQE])
 #define RW_N(st, n) ((uint16_t)((st)->rw_got[n] - (st)->rw_used[n]))
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
@@ -45,6 +45,7 @@ void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len);
 void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
 void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n);
 void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
+void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn);
 uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);

@@ -44,12 +44,14 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
 {
 	rx_rdq_t *q = &st->rdq[st->qpn];
-	rx_rdx_t *x = &q->rd[q->rd_head % RX_RDX];
+	uint32_t pe = q->e[q->rd_head % RX_RDX];
+	const rx_rdx_t *x = &st->rdp[pe];
 	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
 	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
 	int32_t d = rnic_psn_diff(psn, exp);
 	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
 
+	st->rdq_busy = 1;
 	if (q->rd_head == q->rd_tail || d < 0 || (atomic != (x->kind != RNIC_WQE_OP_RDMA_READ))) {
 		st->o.stat_drop_rsp++; /* unexpected or duplicate */
 		rx_finish_frame(st);
@@ -75,6 +77,9 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	st->kind = K_RESP;
 	st->psn = psn;
 	if (last) {
+		/* answered: its entry goes back to the pool */
+		st->rdf[st->rdf_tail++ % RX_RDP] = (uint16_t)pe;
+		q->rd_n--;
 		q->rd_head++;
 		q->rd_off = 0;
 		q->rd_done = psn;
