@@ -415,10 +415,13 @@ static void cm_sidr_req(const struct cm_peer *p, const uint8_t *m)
 static uint32_t sidr_accept(struct fw_cm *c, const uint8_t *in)
 {
 	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN);
-	const struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
+	const struct fw_qp *q;
 
-	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
+	if (!fw_qp_owned(qpn, c->ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
+	q = fw_qp_load(qpn);
+	if (!q)
+		return RNIC_CMD_ST_DMA_ERROR;
 	if (q->type != RNIC_QPT_UD || c->pdata_len > CM_SIDR_REP_PDATA_LEN)
 		return RNIC_CMD_ST_BAD_PARAM;
 	c->qpn = qpn;
@@ -452,14 +455,17 @@ static void cm_sidr_rep(const uint8_t *m)
 static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 {
 	uint32_t qpn = CMD_IN(in, CM_ACCEPT, QPN), st, ext;
-	struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
+	const struct fw_qp *q;
 
 	if (c->state == CM_ST_SIDR_RCVD)
 		return sidr_accept(c, in);
 	if (c->state != CM_ST_REQ_RCVD)
 		return RNIC_CMD_ST_BAD_STATE;
-	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
+	if (!fw_qp_owned(qpn, c->ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
+	q = fw_qp_load(qpn);
+	if (!q)
+		return RNIC_CMD_ST_DMA_ERROR;
 	/* a QP in RTR or RTS was moved by the host (rdma_init_qp_attr): it is left so */
 	ext = q->state == RNIC_QPS_RTR || q->state == RNIC_QPS_RTS;
 	if (q->type != RNIC_QPT_RC || (q->state != RNIC_QPS_INIT && !ext) || c->pdata_len > CM_REP_PDATA_LEN ||
@@ -530,13 +536,16 @@ static void send_rtu(const struct fw_cm *c)
 static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 {
 	uint32_t qpn = CMD_IN(in, CM_CONNECT, QPN), st;
-	struct fw_qp *q = &fw.qp[qpn < RNIC_MAX_QP ? qpn : 0];
+	const struct fw_qp *q;
 	const uint8_t *dgid = in + RNIC_CMDI_CM_CONNECT_DGID_OFF;
 
 	if (c->state != CM_ST_IDLE)
 		return RNIC_CMD_ST_BAD_STATE;
-	if (qpn >= RNIC_MAX_QP || !q->used || q->ctx != c->ctx)
+	if (!fw_qp_owned(qpn, c->ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
+	q = fw_qp_load(qpn);
+	if (!q)
+		return RNIC_CMD_ST_DMA_ERROR;
 	c->ud = q->type == RNIC_QPT_UD;
 	c->external = CMD_IN(in, CM_CONNECT, EXTERNAL) != 0;
 	if ((!c->ud && (q->type != RNIC_QPT_RC || c->pdata_len > CM_REQ_PDATA_LEN ||

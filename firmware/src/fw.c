@@ -87,15 +87,14 @@ void fw_init(void)
 }
 
 /* ---- QP context toward the kernels */
-static void qpc_write(uint32_t qpn)
+static void qpc_write(uint32_t qpn, const struct fw_qp *q)
 {
-	const struct fw_qp *q = &fw.qp[qpn];
-	uint32_t w[RNIC_QPC_WORDS], i;
+	uint32_t w[RNIC_QPC_WORDS], i, own = fw.qp_own[qpn];
 
 	memset(w, 0, sizeof(w));
-	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, q->used && q->state != RNIC_QPS_RESET) |
+	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, (own & FW_QP_USED) && q->state != RNIC_QPS_RESET) |
 			       RNIC_SET(RNIC_QPC_CTRL_STATE, q->state) | RNIC_SET(RNIC_QPC_CTRL_TYPE, q->type) |
-			       RNIC_SET(RNIC_QPC_CTRL_CTX, q->ctx) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu) |
+			       RNIC_SET(RNIC_QPC_CTRL_CTX, FW_QP_CTX(own)) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu) |
 			       RNIC_SET(RNIC_QPC_CTRL_IPV6, q->ipv6);
 	w[RNIC_QPC_PDN / 4] = q->pdn;
 	w[RNIC_QPC_SQ_BASE_LO / 4] = (uint32_t)q->sq_base;
@@ -439,7 +438,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	uint32_t pdn = CMD_IN(in, CREATE_QP, PDN), scq = CMD_IN(in, CREATE_QP, SEND_CQN);
 	uint32_t rcq = CMD_IN(in, CREATE_QP, RECV_CQN), type = CMD_IN(in, CREATE_QP, TYPE);
 	uint32_t sq_log = CMD_IN(in, CREATE_QP, SQ_LOG), rq_log = CMD_IN(in, CREATE_QP, RQ_LOG), i;
-	struct fw_qp *q;
+	struct fw_qp n, *q = &n;
 
 	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx) || !owned(fw.cq, scq, RNIC_MAX_CQ, ctx) ||
 	    !owned(fw.cq, rcq, RNIC_MAX_CQ, ctx) ||
@@ -451,14 +450,12 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	    !bus_ok(ctx, CMD_IN(in, CREATE_QP, SQ_BASE), (uint64_t)RNIC_WQE_BYTES << sq_log) ||
 	    (!CMD_IN(in, CREATE_QP, USE_SRQ) && !bus_ok(ctx, CMD_IN(in, CREATE_QP, RQ_BASE), (uint64_t)RNIC_RWQE_BYTES << rq_log)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	for (i = FW_FIRST_QPN; i < RNIC_MAX_QP && fw.qp[i].used; i++)
+	for (i = FW_FIRST_QPN; i < RNIC_MAX_QP && (fw.qp_own[i] & FW_QP_USED); i++)
 		;
-	if (i == RNIC_MAX_QP)
+	if (i == RNIC_MAX_QP || !fw.icm_n) /* its record lives in context memory */
 		return RNIC_CMD_ST_NO_RESOURCES;
-	q = &fw.qp[i];
 	memset(q, 0, sizeof(*q));
-	q->used = 1;
-	q->ctx = (uint8_t)ctx;
+	fw.qp_own[i] = (uint8_t)(FW_QP_USED | ctx);
 	fw.owned[ctx][FW_OWN_QP]++;
 	q->type = (uint8_t)type;
 	q->state = RNIC_QPS_RESET;
@@ -476,22 +473,31 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	fw.pd[pdn].refs++;
 	fw.cq[scq].refs++;
 	fw.cq[rcq].refs++;
-	qpc_write(i);
+	fw_qp_store(i, q);
+	qpc_write(i, q);
 	RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
 	return RNIC_CMD_ST_OK;
 }
 
+/* A record that cannot be read (the driver broke its context memory) leaves the references it
+ * held: its PD and CQs stay busy, and say so; the QP itself is gone from the kernels all the same. */
 static void destroy_qp(uint32_t qpn)
 {
-	struct fw_qp *q = &fw.qp[qpn];
+	static const struct fw_qp none;
+	const struct fw_qp *q = fw_qp_load(qpn);
 
-	fw.pd[q->pdn].refs--;
-	fw.cq[q->send_cqn].refs--;
-	fw.cq[q->recv_cqn].refs--;
-	fw.srq[q->srqn].refs -= q->use_srq;
-	q->used = 0;
-	fw.owned[q->ctx][FW_OWN_QP]--;
-	qpc_write(qpn);
+	if (q) {
+		fw.pd[q->pdn].refs--;
+		fw.cq[q->send_cqn].refs--;
+		fw.cq[q->recv_cqn].refs--;
+		fw.srq[q->srqn].refs -= q->use_srq;
+	} else {
+		fw_printf("qp %u: record unreadable, its PD and CQs stay referenced\n", qpn);
+		q = &none;
+	}
+	fw.owned[FW_QP_CTX(fw.qp_own[qpn])][FW_OWN_QP]--;
+	fw.qp_own[qpn] = 0;
+	qpc_write(qpn, q);
 	fw_cm_qp_gone(qpn);
 }
 
@@ -508,13 +514,15 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 	const uint8_t *dgid = in + RNIC_CMDI_MODIFY_QP_DGID_OFF;
 	struct fw_qp *q, n;
 
-	if (qpn >= RNIC_MAX_QP || !fw.qp[qpn].used || fw.qp[qpn].ctx != ctx)
+	if (!fw_qp_owned(qpn, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
 	/* a privileged Q_Key (high bit, IBTA 10.2.5) is the firmware's own (QP1); Linux refuses it
 	 * to processes without CAP_NET_RAW, before any other check, with EPERM */
 	if ((mask & QPA(QKEY)) && (CMD_IN(in, MODIFY_QP, QKEY) & 0x80000000u))
 		return RNIC_CMD_ST_DENIED;
-	q = &fw.qp[qpn];
+	q = fw_qp_load(qpn);
+	if (!q)
+		return RNIC_CMD_ST_DMA_ERROR;
 	if (!(mask & QPA(STATE)))
 		next = q->state; /* attribute change without a transition */
 	if ((mask & QPA(CUR_STATE)) && CMD_IN(in, MODIFY_QP, CUR_STATE) != q->state)
@@ -580,8 +588,6 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 	if (next == RNIC_QPS_RESET) {
 		/* back to the state of a new QP: attributes are forgotten */
 		memset(&n, 0, sizeof(n));
-		n.used = 1;
-		n.ctx = q->ctx;
 		n.type = q->type;
 		n.pdn = q->pdn;
 		n.send_cqn = q->send_cqn;
@@ -606,8 +612,8 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 			fw_printf("qp %u ctx %u: %s->%s\n", qpn, ctx, state_name[q->state], state_name[next]);
 	}
 	n.state = (uint8_t)next;
-	*q = n;
-	qpc_write(qpn);
+	fw_qp_store(qpn, &n);
+	qpc_write(qpn, &n);
 	/* a reset QP's last CQE and data have landed when the command completes: the host may
 	 * clean its CQs of it and start its rings over */
 	if (next == RNIC_QPS_RESET)
@@ -615,10 +621,12 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 	return RNIC_CMD_ST_OK;
 }
 
-static void query_qp(uint32_t qpn, uint8_t *out)
+static uint32_t query_qp(uint32_t qpn, uint8_t *out)
 {
-	const struct fw_qp *q = &fw.qp[qpn];
+	const struct fw_qp *q = fw_qp_load(qpn);
 
+	if (!q)
+		return RNIC_CMD_ST_DMA_ERROR;
 	RNIC_CMDO_QUERY_QP_STATE_SET(out, q->state);
 	RNIC_CMDO_QUERY_QP_PATH_MTU_SET(out, q->pmtu);
 	RNIC_CMDO_QUERY_QP_DEST_QPN_SET(out, q->dest_qpn);
@@ -632,6 +640,7 @@ static void query_qp(uint32_t qpn, uint8_t *out)
 	RNIC_CMDO_QUERY_QP_MIN_RNR_TIMER_SET(out, q->min_rnr);
 	RNIC_CMDO_QUERY_QP_MAX_RD_ATOMIC_SET(out, q->max_rd);
 	RNIC_CMDO_QUERY_QP_MAX_DEST_RD_ATOMIC_SET(out, q->max_dest_rd);
+	return RNIC_CMD_ST_OK;
 }
 
 static void mpt_write(uint32_t i)
@@ -875,17 +884,16 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 	case RNIC_CMD_CREATE_QP:
 		return create_qp(ctx, in, out);
 	case RNIC_CMD_DESTROY_QP:
-		if (h >= RNIC_MAX_QP || !fw.qp[h].used || fw.qp[h].ctx != ctx)
+		if (!fw_qp_owned(h, ctx))
 			return RNIC_CMD_ST_BAD_HANDLE;
 		destroy_qp(h);
 		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
 	case RNIC_CMD_MODIFY_QP:
 		return fw_modify_qp(ctx, in);
 	case RNIC_CMD_QUERY_QP:
-		if (h >= RNIC_MAX_QP || !fw.qp[h].used || fw.qp[h].ctx != ctx)
+		if (!fw_qp_owned(h, ctx))
 			return RNIC_CMD_ST_BAD_HANDLE;
-		query_qp(h, out);
-		return RNIC_CMD_ST_OK;
+		return query_qp(h, out);
 	case RNIC_CMD_REG_MR:
 		return reg_mr(ctx, in, out);
 	case RNIC_CMD_DEREG_MR:
@@ -921,7 +929,7 @@ int fw_ctx_reset(uint32_t ctx)
 	uint32_t i, n = own[FW_OWN_PD] + own[FW_OWN_CQ] + own[FW_OWN_SRQ] + own[FW_OWN_QP] + own[FW_OWN_MR];
 
 	for (i = 0; own[FW_OWN_QP] && i < RNIC_MAX_QP; i++)
-		if (fw.qp[i].used && fw.qp[i].ctx == ctx)
+		if (fw_qp_owned(i, ctx))
 			destroy_qp(i);
 	for (i = 0; own[FW_OWN_MR] && i < RNIC_MAX_MPT; i++)
 		if (fw.mr[i].used && fw.mr[i].ctx == ctx)

@@ -22,8 +22,10 @@ struct fw_owner {
 	uint16_t refs; /* QPs or MRs that use this PD / QPs that use this CQ */
 };
 
+/* A QP's attributes as the firmware keeps them: in context memory (ICM region FWQP), read and
+ * written through fw_qp_load/fw_qp_store; on chip only its owner byte (fw.qp_own). */
 struct fw_qp {
-	uint8_t used, ctx, state, type;
+	uint8_t state, type;
 	uint8_t sq_log, rq_log, pmtu, timeout, retry_cnt, rnr_retry, min_rnr, max_rd, max_dest_rd;
 	uint8_t tclass, hop_limit, ipv6;
 	uint8_t dip6[16];
@@ -41,6 +43,11 @@ struct fw_mr {
 	uint16_t pdn, access; /* both checked before they are stored (MAX_PD, enum ACCESS) */
 	uint8_t used, ctx, page_shift;
 };
+
+#define FW_QP_USED 0x80u
+#define FW_QP_CTX(own) ((own) & 0x7fu)
+_Static_assert(RNIC_NUM_CTX <= 0x80, "a QP's owner byte holds its context");
+_Static_assert(sizeof(struct fw_qp) <= RNIC_ICM_FWQP_STRIDE, "struct fw_qp fits its ICM stride");
 
 struct fw_arp {
 	uint32_t ip;
@@ -63,7 +70,9 @@ struct fw {
 	struct fw_owner cq[RNIC_MAX_CQ];
 	struct fw_owner srq[RNIC_MAX_SRQ];
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS]; /* what the RX kernel was given, for MODIFY_SRQ */
-	struct fw_qp qp[RNIC_MAX_QP];
+	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context */
+	struct fw_qp qp_rec;              /* the record fw_qp_load read last (qp_rec_qpn - 1), or 0 */
+	uint32_t qp_rec_qpn;
 	struct fw_mr mr[RNIC_MAX_MPT];
 	uint32_t mtt_used[RNIC_MAX_MTT / 32];
 	struct fw_arp arp[FW_ARP_ENTRIES];
@@ -119,6 +128,11 @@ int fw_arp_lookup(uint32_t ip, uint8_t *mac);
 void fw_icm_poll(void);
 void fw_icm_write(uint32_t off, const void *src, uint32_t len);
 void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *words, uint32_t n);
+/* QP qpn's record (NULL if context memory cannot be read): valid until the next load of another */
+struct fw_qp *fw_qp_load(uint32_t qpn);
+void fw_qp_store(uint32_t qpn, const struct fw_qp *q);
+/* QP qpn exists and belongs to ctx */
+int fw_qp_owned(uint32_t qpn, uint32_t ctx);
 
 /* MTT allocation: first fit; returns the base or -1 */
 int32_t fw_mtt_alloc(uint32_t n);

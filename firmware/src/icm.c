@@ -106,3 +106,37 @@ void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *wo
 	}
 	fw_icm_write(off + index * stride + 4 * w, words, 4 * n);
 }
+
+/* QP records: one kept on chip, the last one read or written; the rest are in ICM only. */
+static uint32_t fwqp_off(uint32_t qpn)
+{
+	return RNIC_ICM_FWQP_OFF + qpn * RNIC_ICM_FWQP_STRIDE;
+}
+
+struct fw_qp *fw_qp_load(uint32_t qpn)
+{
+	uint32_t off = fwqp_off(qpn);
+
+	if (fw.qp_rec_qpn == qpn + 1)
+		return &fw.qp_rec;
+	/* a record never crosses a page: its stride is a power of two below 4 KiB */
+	if (!fw.icm_n ||
+	    hal_dma(fw.icm[off >> RNIC_ICM_CHUNK_LOG] + (off & (ICM_CHUNK - 1)), ICM_STAGE, sizeof(struct fw_qp), 0))
+		return NULL;
+	memcpy(&fw.qp_rec, hal_dmabuf() + ICM_STAGE, sizeof(struct fw_qp));
+	fw.qp_rec_qpn = qpn + 1;
+	return &fw.qp_rec;
+}
+
+void fw_qp_store(uint32_t qpn, const struct fw_qp *q)
+{
+	if (q != &fw.qp_rec)
+		memcpy(&fw.qp_rec, q, sizeof(*q));
+	fw.qp_rec_qpn = qpn + 1;
+	fw_icm_write(fwqp_off(qpn), q, sizeof(*q));
+}
+
+int fw_qp_owned(uint32_t qpn, uint32_t ctx)
+{
+	return qpn < RNIC_MAX_QP && (fw.qp_own[qpn] & FW_QP_USED) && FW_QP_CTX(fw.qp_own[qpn]) == ctx;
+}

@@ -26,6 +26,12 @@ static int failures, checks;
 
 /* ---- fake HAL */
 static uint8_t host[2 << 20];        /* host memory: bus address = offset */
+/* The driver's own memory (context memory and its list), in no process's window: processes'
+ * addresses, whatever their window bits, land in host[] only */
+#define DRV_AT 0x10000000u
+#define ICM_AT DRV_AT
+#define ICM_LIST_AT (DRV_AT + 0x70000u)
+static uint8_t drv[0x80000];
 static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE];
 static uint8_t txbuf[2048], rxbuf[2048];
 static uint32_t rx_len, tx_count, tx_last_len, irq_count;
@@ -42,9 +48,15 @@ static uint8_t arp_peer[6] = {2, 0, 0, 0, 0, 9}; /* with this MAC */
 static int fuzz_ctx = -1;             /* fuzzing: the context whose command runs */
 static uint64_t fuzz_findings;
 
+static int drv_addr(uint64_t addr, uint32_t len)
+{
+	return addr >= DRV_AT && addr - DRV_AT + len <= sizeof(drv);
+}
+
 static void fuzz_check(const char *what, uint64_t addr)
 {
-	if (fuzz_ctx >= 0 && addr >> RNIC_LINK_BUS_CTX_SHIFT != (uint64_t)fuzz_ctx + 1 && fuzz_findings++ < 10)
+	if (fuzz_ctx >= 0 && addr >> RNIC_LINK_BUS_CTX_SHIFT != (uint64_t)fuzz_ctx + 1 && !drv_addr(addr, 0) &&
+	    fuzz_findings++ < 10)
 		printf("FINDING: ctx %d: %s 0x%llx\n", fuzz_ctx, what, (unsigned long long)addr);
 }
 
@@ -112,19 +124,26 @@ void hal_cfg(uint32_t addr, uint32_t data)
 int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
 {
 	fuzz_check("firmware DMA", addr);
-	if (print_tx && write) {
+	if (print_tx && write && !drv_addr(addr, len)) { /* what reaches processes' memory */
 		printf("DMA %llx ", (unsigned long long)addr);
 		for (uint32_t i = 0; i < len; i++)
 			printf("%02x", dmabuf[local + i]);
 		printf("\n");
 	}
-	addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
-	if (addr + len > sizeof(host))
-		return write ? 0 : -1; /* a read the host refuses; a write it drops */
+	uint8_t *mem = host;
+
+	if (drv_addr(addr, len)) {
+		mem = drv;
+		addr -= DRV_AT;
+	} else {
+		addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
+		if (addr + len > sizeof(host))
+			return write ? 0 : -1; /* a read the host refuses; a write it drops */
+	}
 	if (write)
-		memcpy(host + addr, dmabuf + local, len);
+		memcpy(mem + addr, dmabuf + local, len);
 	else
-		memcpy(dmabuf + local, host + addr, len);
+		memcpy(dmabuf + local, mem + addr, len);
 	return 0;
 }
 
@@ -244,8 +263,6 @@ static uint32_t make_qp(uint32_t ctx, uint32_t *pd_out)
 
 /* Context memory: chunks of the fake host's memory, listed in reverse order (the firmware
  * translates through its list, not by adding offsets to the first). */
-#define ICM_AT 0x100000u
-#define ICM_LIST_AT 0x1f0000u
 static uint32_t give_icm(uint64_t list, uint32_t n)
 {
 	icm_list = list;
@@ -256,16 +273,28 @@ static uint32_t give_icm(uint64_t list, uint32_t n)
 	return icm_answer;
 }
 
+static void icm_list_write(void)
+{
+	for (uint32_t i = 0; i < RNIC_ICM_CHUNKS; i++)
+		rnic_wr_le(drv + (ICM_LIST_AT - DRV_AT) + 8 * i, 8, ICM_AT + (RNIC_ICM_CHUNKS - 1 - i) * (1u << RNIC_ICM_CHUNK_LOG));
+}
+
+/* The fuzzer's and the replays' NIC: context memory given as the driver gives it */
+static int icm_given(void)
+{
+	icm_list_write();
+	return give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_TAKEN;
+}
+
 static void test_icm_take(void)
 {
-	uint32_t i, pd;
+	uint32_t pd;
 
-	for (i = 0; i < RNIC_ICM_CHUNKS; i++)
-		rnic_wr_le(host + ICM_LIST_AT + 8 * i, 8, ICM_AT + (RNIC_ICM_CHUNKS - 1 - i) * (1u << RNIC_ICM_CHUNK_LOG));
+	icm_list_write();
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS - 1) == RNIC_ICM_ST_REFUSED); /* too few */
-	rnic_wr_le(host + ICM_LIST_AT, 8, ICM_AT + 0x1000);
+	rnic_wr_le(drv + (ICM_LIST_AT - DRV_AT), 8, ICM_AT + 0x1000);
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED);     /* not aligned */
-	rnic_wr_le(host + ICM_LIST_AT, 8, ICM_AT + (RNIC_ICM_CHUNKS - 1) * (1u << RNIC_ICM_CHUNK_LOG));
+	rnic_wr_le(drv + (ICM_LIST_AT - DRV_AT), 8, ICM_AT + (RNIC_ICM_CHUNKS - 1) * (1u << RNIC_ICM_CHUNK_LOG));
 	CHECK(give_icm(0xfffff000ull, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED);  /* unreadable */
 	CHECK(run(3, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
 	pd = handle();
@@ -283,7 +312,7 @@ static uint32_t icm_word(uint32_t off)
 {
 	uint32_t c = RNIC_ICM_CHUNKS - 1 - (off >> RNIC_ICM_CHUNK_LOG);
 
-	return (uint32_t)rnic_rd_le(host + ICM_AT + c * (1u << RNIC_ICM_CHUNK_LOG) + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)), 4);
+	return (uint32_t)rnic_rd_le(drv + (ICM_AT - DRV_AT) + c * (1u << RNIC_ICM_CHUNK_LOG) + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)), 4);
 }
 
 static void test_icm_images(void)
@@ -724,7 +753,7 @@ static void test_cmdq_and_reset(void)
 	CHECK(fw.pd[pd].used && fw.pd[pd].ctx == 6); /* ctx 6 untouched */
 	fw_ctx_reset(6);
 	for (uint32_t i = 0; i < RNIC_MAX_QP; i++)
-		CHECK(!fw.qp[i].used || fw.qp[i].ctx != 6);
+		CHECK(!fw_qp_owned(i, 6));
 	CHECK(ctxregs[5][RNIC_CTX_CMDQ_CI / 4] == 0);
 }
 
@@ -759,6 +788,8 @@ static int fuzz(uint64_t n)
 	uint64_t i, ok = 0;
 	uint32_t k, c, nh = 0;
 
+	if (!icm_given())
+		return 1;
 	fw.dma_window = RNIC_LINK_BUS_CTX_SHIFT;
 	for (k = 0; k < sizeof(host) / 8; k++) /* page lists: pages of the four contexts, and junk */
 		rnic_wr_le(host + 8 * k, 8, rnd() % 8 ? ((1 + rnd() % 4) << RNIC_LINK_BUS_CTX_SHIFT) | (rnd() & ~0xfffull) : rnd());
@@ -836,6 +867,8 @@ static int frames(const char *mac, const char *ip)
 	my_mac = strtoull(mac, NULL, 16);
 	my_ip = parse_ip(ip);
 	fw_init();
+	if (!icm_given())
+		return 1;
 	print_tx = 1;
 	while (fgets(line, sizeof(line), stdin)) {
 		unsigned c, op, st;

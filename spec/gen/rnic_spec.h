@@ -93,7 +93,9 @@
 #define RNIC_ICM_MPT_STRIDE 0x20u
 #define RNIC_ICM_MTT_OFF 0x12000u /* Translation entries (struct MTT), MAX_MTT entries */
 #define RNIC_ICM_MTT_STRIDE 0x8u
-#define RNIC_ICM_BYTES 0x52000u /* The whole layout */
+#define RNIC_ICM_FWQP_OFF 0x52000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
+#define RNIC_ICM_FWQP_STRIDE 0x80u
+#define RNIC_ICM_BYTES 0x5a000u /* The whole layout */
 #define RNIC_ICM_CHUNKS 0x6u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */

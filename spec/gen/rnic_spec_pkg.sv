@@ -92,7 +92,9 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_ICM_MPT_STRIDE = 64'h20;
   localparam longint unsigned RNIC_ICM_MTT_OFF = 64'h12000;
   localparam longint unsigned RNIC_ICM_MTT_STRIDE = 64'h8;
-  localparam longint unsigned RNIC_ICM_BYTES = 64'h52000;
+  localparam longint unsigned RNIC_ICM_FWQP_OFF = 64'h52000;
+  localparam longint unsigned RNIC_ICM_FWQP_STRIDE = 64'h80;
+  localparam longint unsigned RNIC_ICM_BYTES = 64'h5a000;
   localparam longint unsigned RNIC_ICM_CHUNKS = 64'h6;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
