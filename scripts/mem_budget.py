@@ -13,9 +13,11 @@ Rules:
   of 64 bits: the way the kernels index them, one entry per access.
 - A word's width is its data bits, without C's alignment padding: a struct kept whole (as
   `#pragma HLS AGGREGATE` keeps it) packs its fields. Split per field, the counts would differ.
-- BRAM36 (512 x 72): ceil(width/72) * ceil(depth/512), Vitis's default. A table of 128 KiB or more
-  may take URAM288 (4096 x 72) instead, ceil(width/72) * ceil(depth/4096), and does when that is a
-  smaller share of the device on every board than its BRAM36 (URAM_WORTH below).
+- BRAM36: each in the aspect ratio that needs the fewest, as Vivado maps an inferred RAM (UG573:
+  32K x 1, 16K x 2, 8K x 4, 4K x 9, 2K x 18, 1K x 36, 512 x 72 with both ports): min over them of
+  ceil(width/w) * ceil(depth/d). A table of 128 KiB or more may take URAM288 (4096 x 72, its only
+  shape) instead, ceil(width/72) * ceil(depth/4096), and does when that is a smaller share of the
+  device on every board than its BRAM36 (URAM_WORTH below).
 """
 import math
 import pathlib
@@ -33,7 +35,8 @@ KERNELS = [("tx", "tx.h", "rnic_tx_state_t"), ("rx", "rx.h", "rnic_rx_state_t"),
 
 MEMORY_MIN = 1024            # bytes: below this an array is registers or LUTRAM
 URAM_MIN = 128 * 1024        # bytes: only tables this big are worth a URAM's 288 Kb blocks
-BRAM_DEPTH, URAM_DEPTH, PRIM_WIDTH = 512, 4096, 72
+BRAM_SHAPES = ((32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024, 36), (512, 72))
+URAM_DEPTH, URAM_WIDTH = 4096, 72
 
 # Device resources (36 Kb block RAMs, 288 Kb UltraRAMs) of each card's FPGA, from AMD's Alveo data
 # sheets DS962 (U200/U250), DS963 (U280) and DS978 (U55C); cross-checked with the device tables
@@ -132,10 +135,9 @@ def c_map():
 
 def cost(t):
     """(BRAM36, URAM) of one memory."""
-    cols = -(-t.width // PRIM_WIDTH)
-    bram = cols * -(-t.depth // BRAM_DEPTH)
+    bram = min(-(-t.width // w) * -(-t.depth // d) for d, w in BRAM_SHAPES)
     if t.size >= URAM_MIN:
-        uram = cols * -(-t.depth // URAM_DEPTH)
+        uram = -(-t.width // URAM_WIDTH) * -(-t.depth // URAM_DEPTH)
         if uram * URAM_WORTH < bram:
             return 0, uram
     return bram, 0
@@ -155,7 +157,7 @@ def read_layout(headers, roots, includes=()):
 
 def main():
     types = read_layout([h for _, h, _ in KERNELS], [s for _, _, s in KERNELS], INCLUDES)
-    print("On-chip memory of the datapath kernels: arrays of 1 KiB or more; BRAM36 512x72, URAM 4096x72")
+    print("On-chip memory of the datapath kernels: arrays of 1 KiB or more; BRAM36 in its best aspect ratio (32Kx1 .. 512x72), URAM 4096x72")
     total_b = total_u = total_bytes = 0
     costs = {}
     for kernel, _, root in KERNELS:

@@ -32,10 +32,11 @@ def check_icm(spec):
     words = {b["name"]: max(r["off"] for r in b["regs"]) // 4 + 1 for b in spec["regblock"]}
     end = 0
     for tbl, count in (("QPC", "MAX_QP"), ("CQC", "MAX_CQ"), ("SRQC", "MAX_SRQ"), ("EQC", "NUM_CTX"),
-                       ("MPT", "MAX_MPT"), ("MTT", "MAX_MTT"), ("FWQP", "MAX_QP")):
+                       ("MPT", "MAX_MPT"), ("MTT", "MAX_MTT"), ("FWQP", "MAX_QP"), ("ATOMIC", "MAX_QP")):
         off, stride = c[f"ICM_{tbl}_OFF"], c[f"ICM_{tbl}_STRIDE"]
         # FWQP is the firmware's private record: its C struct checks its own size
-        if off < end or stride < 4 * words.get(tbl, 0) or stride & (stride - 1):
+        entry = 8 * c["MAX_RD_ATOM"] if tbl == "ATOMIC" else 4 * words.get(tbl, 0)
+        if off < end or stride < entry or stride & (stride - 1):
             raise SystemExit(f"spec: ICM region {tbl} overlaps the one before it or its stride is wrong")
         end = off + stride * c[count]
     chunk = 1 << c["ICM_CHUNK_LOG"]

@@ -1,8 +1,9 @@
 """Isolation at the datapath, cycle by cycle through the kernels' DPI-C entry points: a region
 deregistered (or its slot reused) while a message lands in it or is read from it stops the
-message at the next DMA; a duplicate READ passes every check a first one does; packets for a
-connected QP from anyone but its peer are dropped. Each of these let a peer read or write memory
-it was not granted before (issue 13)."""
+message at the next DMA; a duplicate READ passes every check a first one does, a duplicate
+atomic gets its own QP's result back from context memory and nothing of the QP before; packets
+for a connected QP from anyone but its peer are dropped. Each of these let a peer read or write
+memory it was not granted before (issue 13)."""
 import pathlib
 import struct
 import subprocess
@@ -173,6 +174,74 @@ def test_connected_qp_takes_packets_from_its_peer_only():
     assert rx.writes == [] and rx.stat("drop_src") == 1
     rx.send(frame(0x2A, 0x654321, b"x" * 64, (MR_VA, KEY, 64)))
     assert rx.writes == [(MR_BUS, 64)]
+
+
+class RxMem(Rx):
+    """An RX kernel whose DMA reads host memory (`mem`, by byte address) answers after
+    RD_LATENCY clocks, and whose DMA writes land there."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.mem, self.reads, self.at = {}, [], None
+
+    def step(self):
+        k, o = self.k, self.k.out
+        if o.get("wr_valid"):
+            if self.new_write:
+                self.at = o.get("wr_addr")
+            data = o.get("wr_data")
+            for i in range(min(64, o.get("wr_len"))):
+                self.mem[self.at + i] = data[i]
+        if o.get("rdreq_valid"):
+            self.reads.append((k.cycle + RD_LATENCY, o.get("rdreq_addr")))
+        due = self.reads and self.reads[0][0] <= k.cycle and o.get("rd_ready")
+        k.inp.set("rd_valid", int(bool(due)))
+        if due:
+            a = self.reads.pop(0)[1]
+            k.inp.set("rd_data", bytes(self.mem.get(a + i, 0) for i in range(64)))
+        super().step()
+        if o.get("wr_valid") and o.get("wr_last"):
+            self.at = None
+
+
+ICM_BUS = 0x7000_0000
+
+
+def atomic_frame(psn, add, va=MR_VA):
+    return frame(0x14, psn, struct.pack(">QIQQ", va, KEY, add, 0))
+
+
+def test_duplicate_atomic_is_answered_from_context_memory():
+    """A FETCH_ADD executes once: its original value goes to the QP's slot in context memory
+    (ICM_ATOMIC) as well as into the ATOMIC ACK; the same request again (its ACK was lost) gets
+    the value read back from there and does not touch the target again. A QP reset forgets its
+    results: a duplicate's PSN then finds none, and nothing of the QP before is answered."""
+    rx = RxMem(access=WR | RD | S.ACCESS["REMOTE_ATOMIC"],
+               mpt=mpt_words(access=S.ACCESS["LOCAL_WRITE"] | WR | RD | S.ACCESS["REMOTE_ATOMIC"]))
+    for c in range(S.ICM_CHUNKS):
+        rx.k.cfg(S.CFG_TBL_ICM, c, 0, ICM_BUS + (c << S.ICM_CHUNK_LOG))
+    target = MR_BUS + 8
+    rx.mem.update({target + i: b for i, b in enumerate((1000).to_bytes(8, "little"))})
+    rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
+    slot = ICM_BUS + S.ICM_ATOMIC_OFF + QPN * S.ICM_ATOMIC_STRIDE
+    kept = int.from_bytes(bytes(rx.mem.get(slot + i, 0) for i in range(8)), "little")
+    acks = [(r["kind"], r["psn"], r["atomic"]) for r in rx.rsps]
+    assert value == 1005 and kept == 1000 and acks == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
+    rx.rsps.clear()
+    rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
+    assert rx.stat("dup") == 1 and value == 1005
+    assert [(r["kind"], r["psn"], r["atomic"]) for r in rx.rsps] == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
+    # reset, and back to RTS expecting PSN 101: PSN 100 is a duplicate whose result the QP
+    # before had, not this one
+    rx.k.cfg_entry(S.CFG_TBL_QPC, QPN, qpc_words(state="RESET"))
+    w = qpc_words(access=WR | RD | S.ACCESS["REMOTE_ATOMIC"])
+    w[S.QPC["RQ_PSN"][0] // 4] = 101
+    rx.k.cfg_entry(S.CFG_TBL_QPC, QPN, w)
+    rx.rsps.clear()
+    rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    assert rx.stat("dup") == 2 and rx.rsps == []
 
 
 class Tx:

@@ -10,11 +10,6 @@ struct fw fw;
 
 static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
 
-static uint32_t cfg_addr(uint32_t table, uint32_t index, uint32_t word)
-{
-	return (table << RNIC_CFG_TABLE_SHIFT) | (index << RNIC_CFG_INDEX_SHIFT) | (word << RNIC_CFG_WORD_SHIFT);
-}
-
 /* Write a table entry into the kernels: words 1..n-1, then word 0, which commits it; and its
  * image into context memory. */
 static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_t n)
@@ -22,8 +17,8 @@ static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_
 	uint32_t i;
 
 	for (i = 1; i < n; i++)
-		hal_cfg(cfg_addr(table, index, i), w[i]);
-	hal_cfg(cfg_addr(table, index, 0), w[0]);
+		hal_cfg(fw_cfg_addr(table, index, i), w[i]);
+	hal_cfg(fw_cfg_addr(table, index, 0), w[0]);
 	fw_icm_entry(table, index, 0, w, n);
 }
 
@@ -35,7 +30,7 @@ static int fence(void)
 	uint32_t i;
 
 	fw.fence = (uint8_t)(fw.fence + 1);
-	hal_cfg(cfg_addr(RNIC_CFG_TBL_FENCE, 0, 0), fw.fence);
+	hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_FENCE, 0, 0), fw.fence);
 	for (i = 0; i < FW_FENCE_POLLS; i++)
 		if ((hal_fence() & 0xffffff) == fw.fence * 0x010101u)
 			return 0;
@@ -428,7 +423,7 @@ static uint32_t modify_srq(uint32_t ctx, const uint8_t *in)
 	if (limit > (1u << RNIC_GET(RNIC_SRQC_CTRL_LOG_SIZE, fw.srqc[n][0])))
 		return RNIC_CMD_ST_BAD_PARAM;
 	fw.srqc[n][RNIC_SRQC_LIMIT / 4] = limit;
-	hal_cfg(cfg_addr(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4), limit);
+	hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4), limit);
 	fw_icm_entry(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4, &limit, 1);
 	return RNIC_CMD_ST_OK;
 }
@@ -724,8 +719,8 @@ static uint32_t mtt_load(uint32_t ctx, struct fw_mr *m, uint64_t va, uint64_t le
 		for (k = 0; k < chunk; k++) {
 			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
 
-			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
-			hal_cfg(cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
+			hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
+			hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
 		}
 		/* the entries are the page list's 8-byte addresses as they are */
 		fw_icm_write(RNIC_ICM_MTT_OFF + ((uint32_t)base + done) * RNIC_ICM_MTT_STRIDE, buf, chunk * 8);

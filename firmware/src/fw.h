@@ -100,6 +100,12 @@ struct fw {
 
 extern struct fw fw;
 
+/* A configuration write's address (CFG_ADDR): table, entry, 32-bit word */
+static inline uint32_t fw_cfg_addr(uint32_t table, uint32_t index, uint32_t word)
+{
+	return (table << RNIC_CFG_TABLE_SHIFT) | (index << RNIC_CFG_INDEX_SHIFT) | (word << RNIC_CFG_WORD_SHIFT);
+}
+
 void *memset(void *d, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);
 int memcmp(const void *a, const void *b, size_t n);

@@ -18,6 +18,18 @@ static uint32_t objects_live(void)
 	return n;
 }
 
+/* The kernels' copy of the chunk list (CFG_TBL_ICM: they write and read there themselves), or
+ * zeros in its place */
+static void kernels_list(int given)
+{
+	uint32_t i;
+
+	for (i = 0; i < fw.icm_n; i++) {
+		hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_ICM, i, 0), given ? (uint32_t)fw.icm[i] : 0);
+		hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_ICM, i, 1), given ? (uint32_t)(fw.icm[i] >> 32) : 0);
+	}
+}
+
 /* The driver's list of n chunks at bus address `list`: taken whole, or refused (enum ICM_ST).
  * n = 0 takes the memory back, which only an NIC without objects allows: their images are
  * there. Memory given while objects live would lack theirs, so it is refused too. */
@@ -29,6 +41,7 @@ static uint32_t icm_take(uint64_t list, uint32_t n)
 	if (objects_live())
 		return RNIC_ICM_ST_REFUSED;
 	if (!n) {
+		kernels_list(0);
 		fw.icm_n = 0;
 		return RNIC_ICM_ST_NONE;
 	}
@@ -47,6 +60,7 @@ static uint32_t icm_take(uint64_t list, uint32_t n)
 		}
 	}
 	fw.icm_n = n;
+	kernels_list(1);
 	fw_printf("icm: %u chunks of %u KiB, %u KiB used\n", n, ICM_CHUNK >> 10, RNIC_ICM_BYTES >> 10);
 	return RNIC_ICM_ST_TAKEN;
 }

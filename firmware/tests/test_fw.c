@@ -30,8 +30,8 @@ static uint8_t host[2 << 20];        /* host memory: bus address = offset */
  * addresses, whatever their window bits, land in host[] only */
 #define DRV_AT 0x10000000u
 #define ICM_AT DRV_AT
-#define ICM_LIST_AT (DRV_AT + 0x70000u)
-static uint8_t drv[0x80000];
+#define ICM_LIST_AT (DRV_AT + (RNIC_ICM_CHUNKS << RNIC_ICM_CHUNK_LOG))
+static uint8_t drv[(RNIC_ICM_CHUNKS << RNIC_ICM_CHUNK_LOG) + 4096];
 static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE];
 static uint8_t txbuf[2048], rxbuf[2048];
 static uint32_t rx_len, tx_count, tx_last_len, irq_count;
@@ -43,6 +43,7 @@ static uint32_t cfg_eqc[RNIC_NUM_CTX][RNIC_EQC_WORDS];
 static uint64_t icm_list;             /* the driver's context-memory list (FW.ICM_*) */
 static uint32_t icm_n, icm_pending, icm_answer;
 static uint64_t cfg_mtt[RNIC_MAX_MTT];
+static uint64_t cfg_icm[RNIC_ICM_MAX_CHUNKS]; /* the kernels' copy of the ICM chunk list */
 static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP */
 static uint8_t arp_peer[6] = {2, 0, 0, 0, 0, 9}; /* with this MAC */
 static int fuzz_ctx = -1;             /* fuzzing: the context whose command runs */
@@ -106,6 +107,8 @@ void hal_cfg(uint32_t addr, uint32_t data)
 		cfg_srqc[i][w] = data;
 	else if (t == RNIC_CFG_TBL_EQC)
 		cfg_eqc[i][w] = data;
+	else if (t == RNIC_CFG_TBL_ICM)
+		cfg_icm[i] = w ? (cfg_icm[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_icm[i] & ~0xffffffffull) | data;
 	else if (t == RNIC_CFG_TBL_MTT)
 		cfg_mtt[i] = w ? (cfg_mtt[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_mtt[i] & ~0xffffffffull) | data;
 	if (t == RNIC_CFG_TBL_MTT && w == 1)
@@ -288,7 +291,7 @@ static int icm_given(void)
 
 static void test_icm_take(void)
 {
-	uint32_t pd;
+	uint32_t i, pd;
 
 	icm_list_write();
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS - 1) == RNIC_ICM_ST_REFUSED); /* too few */
@@ -302,6 +305,8 @@ static void test_icm_take(void)
 	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
 	CHECK(run(3, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_OK);
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_TAKEN);
+	for (i = 0; i < RNIC_ICM_CHUNKS; i++) /* the kernels have the list too */
+		CHECK(cfg_icm[i] == ICM_AT + (RNIC_ICM_CHUNKS - 1 - i) * (1u << RNIC_ICM_CHUNK_LOG));
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED); /* given already */
 	CHECK(fw.icm_n == RNIC_ICM_CHUNKS);
 }
@@ -342,6 +347,12 @@ static void test_icm_images(void)
 	CHECK(bad == 0);
 	CHECK(live > 0 && fw.icm_writes > 100);
 	CHECK(give_icm(0, 0) == RNIC_ICM_ST_REFUSED && fw.icm_n == RNIC_ICM_CHUNKS);
+	/* every context gone: taken back, and the kernels' list with it */
+	for (i = 0; i < RNIC_NUM_CTX; i++)
+		fw_ctx_reset(i);
+	CHECK(give_icm(0, 0) == RNIC_ICM_ST_NONE && fw.icm_n == 0);
+	for (i = 0; i < RNIC_ICM_CHUNKS; i++)
+		CHECK(cfg_icm[i] == 0);
 }
 static void test_state_table(void)
 {

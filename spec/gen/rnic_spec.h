@@ -77,6 +77,7 @@
 #define RNIC_CFG_TBL_EQC 0x6u /* Event queue context, index = context */
 #define RNIC_CFG_TBL_SRQC 0x7u /* Shared receive queue context, index = SRQN */
 #define RNIC_CFG_TBL_FENCE 0x8u /* Fence, index 0, data = a token: each kernel shows the token (FW.FENCE) once nothing it started before the write can still touch host memory */
+#define RNIC_CFG_TBL_ICM 0x9u /* Context memory chunk list, index = chunk, words 0/1 = its bus address low/high (0: none), for the kernels' own reads and writes there */
 
 /* icm: Context memory (ICM): host memory the driver gives the NIC at bring-up (ADMIN.ICM_*), in chunks of 2^ICM_CHUNK_LOG bytes, each aligned to its size, listed in a host-memory array of 8-byte bus addresses. The firmware owns it: every entry it writes into a datapath table (CFG_TBL_*) it writes at the same place of the table's region here too, the image the kernels will fetch when their tables become caches in front of it. Offset of entry i of a table = its _OFF + i * its _STRIDE; word w of the entry at + 4 * w, little-endian. */
 #define RNIC_ICM_CHUNK_LOG 0x10u /* 64 KiB chunks (a kernel driver allocates them DMA-coherent without large contiguous memory) */
@@ -95,7 +96,9 @@
 #define RNIC_ICM_MTT_STRIDE 0x8u
 #define RNIC_ICM_FWQP_OFF 0x52000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
 #define RNIC_ICM_FWQP_STRIDE 0x80u
-#define RNIC_ICM_BYTES 0x5a000u /* The whole layout */
+#define RNIC_ICM_ATOMIC_OFF 0x5a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM 8-byte original values a QP, slot i at + 8 * i; the RX kernel writes them, its QP row says which PSN each belongs to */
+#define RNIC_ICM_ATOMIC_STRIDE 0x40u
+#define RNIC_ICM_BYTES 0x5e000u /* The whole layout */
 #define RNIC_ICM_CHUNKS 0x6u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */

@@ -76,6 +76,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CFG_TBL_EQC = 64'h6;
   localparam longint unsigned RNIC_CFG_TBL_SRQC = 64'h7;
   localparam longint unsigned RNIC_CFG_TBL_FENCE = 64'h8;
+  localparam longint unsigned RNIC_CFG_TBL_ICM = 64'h9;
 
   // icm: Context memory (ICM): host memory the driver gives the NIC at bring-up (ADMIN.ICM_*), in chunks of 2^ICM_CHUNK_LOG bytes, each aligned to its size, listed in a host-memory array of 8-byte bus addresses. The firmware owns it: every entry it writes into a datapath table (CFG_TBL_*) it writes at the same place of the table's region here too, the image the kernels will fetch when their tables become caches in front of it. Offset of entry i of a table = its _OFF + i * its _STRIDE; word w of the entry at + 4 * w, little-endian.
   localparam longint unsigned RNIC_ICM_CHUNK_LOG = 64'h10;
@@ -94,7 +95,9 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_ICM_MTT_STRIDE = 64'h8;
   localparam longint unsigned RNIC_ICM_FWQP_OFF = 64'h52000;
   localparam longint unsigned RNIC_ICM_FWQP_STRIDE = 64'h80;
-  localparam longint unsigned RNIC_ICM_BYTES = 64'h5a000;
+  localparam longint unsigned RNIC_ICM_ATOMIC_OFF = 64'h5a000;
+  localparam longint unsigned RNIC_ICM_ATOMIC_STRIDE = 64'h40;
+  localparam longint unsigned RNIC_ICM_BYTES = 64'h5e000;
   localparam longint unsigned RNIC_ICM_CHUNKS = 64'h6;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).

@@ -111,6 +111,24 @@ static inline void rnic_mpt_copy_cfg(uint32_t mpt[][RNIC_MPT_WORDS], uint32_t ad
 		mpt[idx][word] = data;
 }
 
+/* Context memory (ICM) as a kernel reaches it: the chunk list the firmware copies in
+ * (CFG_TBL_ICM), and the bus address of offset `off` there, 0 when no memory was given. */
+static inline void rnic_icm_cfg(uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t addr, uint32_t data)
+{
+	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
+
+	if (RNIC_CFG_TBL(addr) != RNIC_CFG_TBL_ICM || idx >= RNIC_ICM_MAX_CHUNKS || word > 1)
+		return;
+	icm[idx] = word ? (icm[idx] & 0xffffffffull) | ((uint64_t)data << 32) : (icm[idx] & ~0xffffffffull) | data;
+}
+
+static inline uint64_t rnic_icm_bus(const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t off)
+{
+	uint64_t c = icm[(off >> RNIC_ICM_CHUNK_LOG) % RNIC_ICM_MAX_CHUNKS];
+
+	return c ? c + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)) : 0;
+}
+
 /* Bus address of virtual address va inside the MR of `key` (pages of 2^PAGE.SHIFT bytes; DMA
  * requests never cross 4 KiB, so one translation serves a whole request). Only called for an
  * address rnic_key_live() admitted: the page lies inside the MR's own MTT entries. */

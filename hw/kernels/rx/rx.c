@@ -466,7 +466,7 @@ static void rwqe_gone(rnic_rx_state_t *st)
 	st->redo = 1;
 }
 
-/* The read the frame waits for (B_RWQE, B_ATOMIC), once the read channel has room */
+/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY), once the read channel has room */
 static void issue_wait(rnic_rx_state_t *st)
 {
 	if (!st->rd_issue || !rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
@@ -474,7 +474,7 @@ static void issue_wait(rnic_rx_state_t *st)
 	if (st->busy == B_RWQE)
 		read_rwqe(st, st->qpn);
 	else
-		read_req(st, st->at_addr, 8, RD_ATOMIC, st->qpn);
+		read_req(st, st->at_addr, 8, st->busy == B_REPLAY ? RD_REPLAY : RD_ATOMIC, st->qpn);
 	st->rd_issue = 0;
 }
 
@@ -706,7 +706,11 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 		st->send_rsp = 0;
 		st->busy = post_state(st);
 		break;
-	default: /* B_RWQE, B_ATOMIC: waiting for the DMA read */
+	case B_ATREC:
+		if (!st->o.wr_valid)
+			rx_atomic_record(st);
+		break;
+	default: /* B_RWQE, B_ATOMIC, B_REPLAY: waiting for the DMA read */
 		break;
 	}
 }
@@ -922,6 +926,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
 	if (in->cfg_valid) {
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
+		rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
 		rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
 		rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
 	}
@@ -932,7 +937,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	/* a fence is passed between two frames, with no DMA read outstanding and the last write
 	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
 	if (st->fence_pending && st->rd_head == st->rd_tail && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
-	    st->busy != B_RWQE && st->busy != B_ATOMIC) {
+	    st->busy != B_RWQE && st->busy != B_ATOMIC && st->busy != B_ATREC && st->busy != B_REPLAY) {
 		st->o.fence = st->fence_token;
 		st->fence_pending = 0;
 	}
@@ -948,6 +953,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			got_rwqe(st, qpn, in->rd_data);
 		else if (k == RD_ATOMIC)
 			rx_atomic_done(st, in->rd_data);
+		else if (k == RD_REPLAY)
+			rx_replay_done(st, in->rd_data);
 		else if (st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	} else if (!commit) {

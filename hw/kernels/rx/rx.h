@@ -19,7 +19,8 @@
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
 #define RX_RDP 512        /* entries for them (where the responses go), shared by all QPs */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
-					    as many as the requester may have outstanding */
+					    as many as the requester may have outstanding; the values
+					    in context memory (ICM_ATOMIC), their PSNs here */
 
 typedef struct {
 	uint16_t start; /* first beat in the frame store */
@@ -61,12 +62,12 @@ typedef struct {
 	uint32_t remaining; /* WRITE: bytes still to come */
 	uint32_t msg_len;   /* WRITE: its length; SEND: bytes so far */
 	uint64_t ts_first;  /* cycle the message's first packet arrived */
-	rx_sge_t sge[RNIC_MAX_SGE]; /* where the message in progress lands ... */
-	uint8_t nsge, c_sge;        /* ... and how far it got */
+	rx_sge_t wr;                /* where the WRITE in progress lands (a SEND: its receive WQE's
+	                             * scatter list, in its slot until it completes) ... */
+	uint8_t c_sge;              /* ... and how far the message got */
 	uint32_t c_off;
-	uint32_t at_psn[RX_ATOMIC_REPLAY];
-	uint64_t at_val[RX_ATOMIC_REPLAY];
-	uint8_t at_valid[RX_ATOMIC_REPLAY];
+	uint32_t at_psn[RX_ATOMIC_REPLAY]; /* the atomic whose result is in slot i of ICM_ATOMIC */
+	uint8_t at_valid;                  /* bit i: slot i holds one */
 	uint8_t at_next;
 } rx_qp_t;
 
@@ -123,6 +124,7 @@ typedef struct {
 	uint8_t qstate[RNIC_MAX_QP];
 	uint16_t rq_pi[RNIC_MAX_QP], rw_req[RNIC_MAX_QP], rw_got[RNIC_MAX_QP], rw_used[RNIC_MAX_QP];
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
+	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks (CFG_TBL_ICM) */
 	rx_srq_t srq[RNIC_MAX_SRQ];
 
 	/* reception side */
@@ -145,7 +147,8 @@ typedef struct {
 	uint8_t rd_kind[RX_RD_FIFO];
 	uint16_t rd_qpn[RX_RD_FIFO];
 	uint32_t rd_head, rd_tail;
-	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC: the read waited for is still to be requested */
+	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC, B_REPLAY: the read waited for is still to be
+	                             * requested */
 	uint16_t pf_q[RX_PF_HINTS]; /* QPs whose next receive WQEs to fetch ahead (a doorbell gave */
 	uint32_t pf_head, pf_tail;  /* them some, or they used one); a full queue forgets a hint */
 	uint32_t src;               /* next payload byte: the GRH's first, then the frame's from pay_off */
@@ -165,9 +168,11 @@ typedef struct {
 	rx_sge_t wsge[RNIC_MAX_SGE];/* placement cursor of the frame */
 	uint8_t wnsge, wc_sge;
 	uint32_t wc_off;
-	uint32_t at_psn;            /* the atomic being executed */
+	uint32_t at_psn;            /* the atomic being executed, or answered again */
 	uint64_t at_cmp, at_swap, at_addr;
 	uint8_t at_op;
+	uint8_t at_write;           /* B_ATREC: its compare matched (the target is written) */
+	uint64_t at_rec;            /* B_ATREC: where its result goes in ICM (0: none given) */
 	uint32_t ovr_off;           /* bytes [ovr_off, + ovr_n) of the frame being placed are ovr_val's */
 	uint64_t ovr_val;           /* (little-endian): an atomic's value, in place of the frame's */
 	uint8_t ovr_n;

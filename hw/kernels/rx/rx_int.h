@@ -12,6 +12,8 @@
 
 enum {
 	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
+	B_ATREC,  /* an atomic's result to its replay slot in ICM, then the target's write */
+	B_REPLAY, /* a duplicate atomic waits for its result read back from ICM */
 };
 
 #define SRQC_F(st, n, reg, f) RNIC_GET(RNIC_SRQC_##reg##_##f, (st)->srqc[n][RNIC_SRQC_##reg / 4])
@@ -28,7 +30,7 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 /* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_VOID };
+enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_VOID };
 
 void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
 int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn);
@@ -49,5 +51,7 @@ void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn);
 uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
+void rx_atomic_record(rnic_rx_state_t *st);
+void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd);
 
 #endif

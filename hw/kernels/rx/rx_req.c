@@ -23,11 +23,10 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
-		q->sge[0].addr = va;
-		q->sge[0].len = dlen;
-		q->sge[0].key = rkey;
-		q->sge[0].access = RNIC_ACCESS_REMOTE_WRITE;
-		q->nsge = 1;
+		q->wr.addr = va;
+		q->wr.len = dlen;
+		q->wr.key = rkey;
+		q->wr.access = RNIC_ACCESS_REMOTE_WRITE;
 		q->c_sge = 0;
 		q->c_off = 0;
 		q->remaining = dlen;
@@ -121,24 +120,35 @@ static void read_response(rnic_rx_state_t *st, const uint8_t *h, uint32_t kind, 
 	st->p_rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
 }
 
+/* Where slot i of QP qpn's atomic results is in context memory (0: none given) */
+static uint64_t atomic_slot(const rnic_rx_state_t *st, uint32_t qpn, uint32_t i)
+{
+	return rnic_icm_bus(st->icm, RNIC_ICM_ATOMIC_OFF + qpn * RNIC_ICM_ATOMIC_STRIDE + 8 * i);
+}
+
 /* Duplicate request (IBTA 9.7.5.1.2): READ executed again (if it passes every check a new one
- * would: else it is dropped, as the original was NAKed), atomic answered from the replay buffer,
- * SEND/WRITE acknowledged without being placed again. */
+ * would: else it is dropped, as the original was NAKed), atomic answered with its result read
+ * back from context memory (B_REPLAY; dropped if it is no longer kept), SEND/WRITE acknowledged
+ * without being placed again. */
 static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t i;
+	uint32_t i, slot = RX_ATOMIC_REPLAY;
 
 	st->o.stat_dup++;
 	if (op == RNIC_BTH_OP_READ_REQ) {
 		if (read_ok(st, h))
 			read_response(st, h, RNIC_RSP_KIND_READ_AGAIN, psn);
 	} else if (op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD) {
-		for (i = 0; i < RX_ATOMIC_REPLAY; i++) {
-			if (q->at_valid[i] && q->at_psn[i] == psn) {
-				rx_respond(st, RNIC_RSP_KIND_ATOMIC, psn, RNIC_AETH_ACK_NO_CREDIT);
-				st->p_rsp.atomic = q->at_val[i];
-			}
+		for (i = 0; i < RX_ATOMIC_REPLAY; i++)
+			if (((q->at_valid >> i) & 1) && q->at_psn[i] == psn)
+				slot = i;
+		if (slot < RX_ATOMIC_REPLAY) {
+			st->at_psn = psn;
+			st->at_addr = atomic_slot(st, st->qpn, slot);
+			st->busy = B_REPLAY;
+			st->rd_issue = 1;
+			return;
 		}
 	} else if (h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ) {
 		rx_respond(st, RNIC_RSP_KIND_ACK, q->epsn - 1, RNIC_AETH_ACK_NO_CREDIT);
@@ -334,7 +344,6 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, x->qpn, CTRL, PMTU));
 	int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
 	int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
-	int i;
 
 	if (first != (q->in_msg == MSG_NONE) || (!first && q->in_msg != MSG_SEND) ||
 	    (last ? plen > mtu : plen != mtu)) {
@@ -346,9 +355,6 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 	if (first) {
 		r.err = rx_rwqe_recheck(st, x->qpn, &r);
 		q->msg_len = 0;
-		q->nsge = r.nsge;
-		for (i = 0; i < (int)RNIC_MAX_SGE; i++)
-			q->sge[i] = i < (int)RNIC_MAX_RECV_SGE ? r.sge[i] : (rx_sge_t){0};
 		q->c_sge = 0;
 		q->c_off = 0;
 	}
@@ -364,7 +370,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 	}
 	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 	q->in_msg = last ? MSG_NONE : MSG_SEND;
-	rx_seek(st, q->sge, q->nsge, 0);
+	rx_seek(st, r.sge, r.nsge, 0);
 	st->wc_sge = q->c_sge;
 	st->wc_off = q->c_off;
 	st->back = 1;
@@ -414,7 +420,7 @@ static void req_write(rnic_rx_state_t *st, const rx_hdr_t *x)
 	if (x->ackreq)
 		rx_respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
 	st->o.stat_write_bytes += plen;
-	rx_seek(st, q->sge, 1, 0);
+	rx_seek(st, &q->wr, 1, 0);
 	st->wc_sge = q->c_sge;
 	st->wc_off = q->c_off;
 	st->back = 1;
@@ -582,7 +588,8 @@ void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	}
 }
 
-/* The atomic's operand arrived: compute, write back, answer. */
+/* The atomic's operand arrived: compute, keep the result for a duplicate (B_ATREC writes it to
+ * its slot in ICM, then the new value to the target), answer. */
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
@@ -597,12 +604,37 @@ void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
 	}
 	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
+	st->at_rec = atomic_slot(st, st->qpn, i);
 	q->at_psn[i] = st->at_psn;
-	q->at_val[i] = orig;
-	q->at_valid[i] = 1;
+	q->at_valid = (uint8_t)((q->at_valid & ~(1u << i)) | (st->at_rec != 0) << i);
 	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
 	st->p_rsp.atomic = orig;
 	rx_frame_value(st, RNIC_XTH_OFF + 12, v, 8);
-	rx_place(st, RNIC_XTH_OFF + 12, write ? 8 : 0);
+	st->at_write = (uint8_t)write;
+	st->busy = B_ATREC;
+}
+
+/* B_ATREC, the write port free: the result's beat to its slot, the new value's placement next */
+void rx_atomic_record(rnic_rx_state_t *st)
+{
+	uint32_t k;
+
+	if (st->at_rec) {
+		for (k = 0; k < RNIC_BEAT; k++)
+			st->o.wr_data[k] = k < 8 ? (uint8_t)(st->p_rsp.atomic >> 8 * k) : 0;
+		st->o.wr_valid = 1;
+		st->o.wr_addr = st->at_rec;
+		st->o.wr_len = 8;
+		st->o.wr_last = 1;
+	}
+	rx_place(st, RNIC_XTH_OFF + 12, st->at_write ? 8 : 0);
+}
+
+/* B_REPLAY: the duplicate's result, read back from ICM, answers it as the first was answered */
+void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd)
+{
+	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
+	st->p_rsp.atomic = rnic_rd_le(rd, 8);
+	rx_finish_frame(st);
 }
 
