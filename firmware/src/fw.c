@@ -227,22 +227,54 @@ static int owned(const struct fw_owner *o, uint32_t n, uint32_t max, uint32_t ct
 	return n < max && o[n].used && o[n].ctx == ctx;
 }
 
+static int slot_used(uint32_t kind, uint32_t i)
+{
+	switch (kind) {
+	case FW_OWN_PD:
+		return fw.pd[i].used;
+	case FW_OWN_CQ:
+		return fw.cq[i].used;
+	case FW_OWN_SRQ:
+		return fw.srq[i].used;
+	case FW_OWN_QP:
+		return (fw.qp_own[i] & FW_QP_USED) != 0;
+	default:
+		return fw.mr[i].used;
+	}
+}
+
+/* A free slot of a kind in [first, max), or max. Next fit: the search starts behind the slot
+ * found last, so making objects one after another costs a step each instead of a pass over all
+ * made before (thousands of QPs), and a number freed is not handed out again at once (a late
+ * packet or command for the old object finds nothing). */
+static uint32_t free_slot(uint32_t kind, uint32_t first, uint32_t max)
+{
+	uint32_t i = fw.next_slot[kind], n;
+
+	for (n = first; n < max; n++, i++) {
+		if (i < first || i >= max)
+			i = first;
+		if (!slot_used(kind, i)) {
+			fw.next_slot[kind] = i + 1;
+			return i;
+		}
+	}
+	return max;
+}
+
 static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, uint32_t ctx, uint32_t kind,
 			    uint8_t *out)
 {
-	uint32_t i;
+	uint32_t i = free_slot(kind, first, max);
 
-	for (i = first; i < max; i++) {
-		if (!o[i].used) {
-			o[i].used = 1;
-			o[i].ctx = (uint8_t)ctx;
-			fw.owned[ctx][kind]++;
-			o[i].refs = 0;
-			RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
-			return RNIC_CMD_ST_OK;
-		}
-	}
-	return RNIC_CMD_ST_NO_RESOURCES;
+	if (i == max)
+		return RNIC_CMD_ST_NO_RESOURCES;
+	o[i].used = 1;
+	o[i].ctx = (uint8_t)ctx;
+	fw.owned[ctx][kind]++;
+	o[i].refs = 0;
+	RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
+	return RNIC_CMD_ST_OK;
 }
 
 static void query_device(uint8_t *out)
@@ -445,8 +477,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	    !bus_ok(ctx, CMD_IN(in, CREATE_QP, SQ_BASE), (uint64_t)RNIC_WQE_BYTES << sq_log) ||
 	    (!CMD_IN(in, CREATE_QP, USE_SRQ) && !bus_ok(ctx, CMD_IN(in, CREATE_QP, RQ_BASE), (uint64_t)RNIC_RWQE_BYTES << rq_log)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	for (i = FW_FIRST_QPN; i < RNIC_MAX_QP && (fw.qp_own[i] & FW_QP_USED); i++)
-		;
+	i = free_slot(FW_OWN_QP, FW_FIRST_QPN, RNIC_MAX_QP);
 	if (i == RNIC_MAX_QP || !fw.icm_n) /* its record lives in context memory */
 		return RNIC_CMD_ST_NO_RESOURCES;
 	memset(q, 0, sizeof(*q));
@@ -743,8 +774,7 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	st = access_ok(access);
 	if (st)
 		return st;
-	for (i = 1; i < RNIC_MAX_MPT && fw.mr[i].used; i++)
-		;
+	i = free_slot(FW_OWN_MR, 1, RNIC_MAX_MPT);
 	if (i == RNIC_MAX_MPT)
 		return RNIC_CMD_ST_NO_RESOURCES;
 	m = &fw.mr[i];

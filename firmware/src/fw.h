@@ -66,6 +66,7 @@ struct fw {
 	uint8_t mac[6];
 	uint16_t ci[RNIC_NUM_CTX];
 	uint16_t owned[RNIC_NUM_CTX][FW_OWN_KINDS]; /* objects of each context, by kind */
+	uint32_t next_slot[FW_OWN_KINDS];  /* where the search for a free one starts (free_slot) */
 	struct fw_owner pd[RNIC_MAX_PD];
 	struct fw_owner cq[RNIC_MAX_CQ];
 	struct fw_owner srq[RNIC_MAX_SRQ];

@@ -354,6 +354,24 @@ static void test_icm_images(void)
 	for (i = 0; i < RNIC_ICM_CHUNKS; i++)
 		CHECK(cfg_icm[i] == 0);
 }
+/* Next fit: numbers freed are not handed out again at once, and the search does not start over
+ * from the first slot (a create after thousands of QPs is a step, not a pass) */
+static void test_next_fit(void)
+{
+	uint32_t a = make_qp(10, 0), b, low;
+
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), a);
+	CHECK(run(10, RNIC_CMD_DESTROY_QP) == RNIC_CMD_ST_OK);
+	b = make_qp(10, 0);
+	CHECK(b == a + 1 && fw.next_slot[FW_OWN_QP] == b + 1);
+	fw.next_slot[FW_OWN_QP] = RNIC_MAX_QP - 1; /* the end wraps to the first free QPN there is */
+	CHECK(make_qp(10, 0) == RNIC_MAX_QP - 1);
+	for (low = FW_FIRST_QPN; fw.qp_own[low] & FW_QP_USED; low++)
+		;
+	CHECK(make_qp(10, 0) == low);
+	fw_ctx_reset(10);
+}
+
 static void test_state_table(void)
 {
 	CHECK(fw_qp_transition_ok(RNIC_QPT_RC, RNIC_QPS_RESET, RNIC_QPS_INIT, RNIC_QP_ATTR_STATE | INIT_MASK) == 0);
@@ -430,6 +448,20 @@ static void test_commands(void)
 	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
 	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
 	key2 = handle();
+	CHECK(key2 >> RNIC_KEY_TAG_BITS != key >> RNIC_KEY_TAG_BITS); /* next fit: not the entry just freed */
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), key2);
+	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
+	fw.next_slot[FW_OWN_MR] = key >> RNIC_KEY_TAG_BITS; /* the first entry again */
+	p = in();
+	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
+	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000100);
+	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x8000);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
+	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
+	key2 = handle();
 	CHECK(key2 >> RNIC_KEY_TAG_BITS == key >> RNIC_KEY_TAG_BITS && key2 != key); /* same entry, new tag */
 }
 
@@ -458,6 +490,8 @@ static void test_keys(void)
 	pd = handle();
 	host[0x9000] = 0;
 	for (i = 0; i < 5000; i++) {
+		if (i)
+			fw.next_slot[FW_OWN_MR] = seen[0] >> RNIC_KEY_TAG_BITS; /* the same entry each time */
 		CHECK(reg_page(9, pd, 0x9000) == RNIC_CMD_ST_OK);
 		seen[i] = handle();
 		RNIC_CMDI_HANDLE_HANDLE_SET(in(), seen[i]);
@@ -936,6 +970,7 @@ int main(int argc, char **argv)
 	test_wrapping_region();
 	test_privileged_qkey();
 	test_unsolicited_arp_reply();
+	test_next_fit();
 	test_icm_images();
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
