@@ -1,7 +1,7 @@
 # Firmware for the RV32IM soft core (Debian's riscv64-unknown-elf-gcc), and its logic built for
 # the host with a fake HAL for the unit tests.
 FW_DIR := $(BUILD)/fw
-FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c icm.c neigh.c cm.c gsi.c util.c mem.c hal_rv.c)
+FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c gsi.c util.c mem.c hal_rv.c)
 FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
 FW_CC := riscv64-unknown-elf-gcc
 FW_CFLAGS := -march=rv32im -mabi=ilp32 -Os -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
@@ -25,7 +25,7 @@ fw: $(FW_HEX)
 ALL_TARGETS += fw
 
 # the firmware's logic on the host, with a fake HAL (firmware/tests)
-FW_LOGIC := firmware/src/fw.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/gsi.c firmware/src/util.c
+FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/gsi.c firmware/src/util.c
 FW_TEST := $(FW_DIR)/test_fw
 $(FW_TEST): firmware/tests/test_fw.c $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)

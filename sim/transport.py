@@ -4,7 +4,9 @@ verbs API (tests/apps/rc_ops.c).
     python sim/transport.py bench        the host's instructions per message (post + poll of an
                                          8 B WRITE, inline and not, callgrind); messages/s and
                                          goodput of small and large WRITEs and SENDs on 1 and 16
-                                         QPs beside the link's limit; goodput of 1 MiB WRITE /
+                                         QPs beside the link's limit; the same against the QP
+                                         count, 1 to max_qp, round robin and at random (a PNG);
+                                         goodput of 1 MiB WRITE /
                                          READ / SEND at MTU 4096, clean and at 1% frame loss
                                          (simulated time at 250 MHz); how many cycles a second
                                          two simulated NICs run with their link busy
@@ -195,11 +197,63 @@ def memory_per_qp():
     return 0
 
 
+# QPs (a pair each, one per NIC) of the curve, up to what a NIC gives a process (max_qp)
+CURVE_QPS = [n for n in (1, 4, 16, 64, 256, 1024, 4096, 16384) if n <= S.MAX_QP - 2] + [S.MAX_QP - 2]
+CURVE = [("64 B WRITE, round robin", 64, "M/s"), ("64 B WRITE, random QP", 64, "M/s"),
+         ("4 KiB WRITE, random QP", 4096, "Gb/s")]  # rc_ops curve, in this order
+
+
+def qp_curve(out):
+    """Message rate and goodput against the number of QPs sending at once, 1 up to the most a NIC
+    gives, each figure beside the link's limit; the curve as a PNG (build/bench/curve/qp_curve.png).
+    Every QP's context is on chip today, so no point may fall off; when the contexts move behind a
+    cache, the curve is where its misses show (issue 16)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    print(f"-- against the QP count (simulated time, 250 MHz, {LINK_GBPS} GbE; a QP pair each, up to max_qp "
+          f"{S.MAX_QP - 2})")
+    print(f"{'figure':28} {'QPs':>6} {'measured':>12} {'link limit':>12}   wall")
+    rc, points = 0, {}
+    for nq in CURVE_QPS:
+        code, text, _, wall = session(out / f"qps-{nq}", ["--mtu", "4096", "--qps", str(nq), "curve"])
+        lines = [ln for ln in text.splitlines() if ln.startswith("rate ")]
+        if code or len(lines) != len(CURVE):
+            print(text)
+            rc = 1
+            continue
+        for (name, size, unit), line in zip(CURVE, lines):
+            mps = float(RATE_LINE.search(line).group(2))
+            limit = 1e3 / wire_ns("write", size, 4096 if size > 64 else 1024)
+            v, lim = (mps, limit) if unit == "M/s" else (mps * size * 8 / 1e3, limit * size * 8 / 1e3)
+            points.setdefault(name, []).append((nq, v / lim))
+            print(f"{name:28} {nq:6d} {v:8.2f} {unit:4} {lim:8.2f} {unit:4}  {wall:4.0f} s (the three)")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, pts in points.items():
+        ax.plot([n for n, _ in pts], [100 * f for _, f in pts], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(CURVE_QPS, [str(n) for n in CURVE_QPS])
+    ax.minorticks_off()
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("QPs sending at once (a pair each)")
+    ax.set_ylabel("% of the 100 GbE link's limit")
+    ax.set_title(f"rnic-sim, 250 MHz: contexts of {S.MAX_QP - 2} QPs on chip")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / "qp_curve.png", dpi=100)
+    print(f"curve: {out / 'qp_curve.png'}")
+    return rc
+
+
 def bench():
     out = ROOT / "build" / "bench"
     rc = memory_per_qp()
     rc |= host_path(out / "host-path")
     rc |= message_rates(out / "rate")
+    rc |= qp_curve(out / "curve")
     rc |= latency(out / "lat")
     rc |= sim_speed(out / "speed")
     for label, sim_args, args in [("clean link", [], []),

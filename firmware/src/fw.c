@@ -174,48 +174,6 @@ uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_
 	return RNIC_CMD_ST_BAD_STATE;
 }
 
-/* ---- MTT allocation */
-static int mtt_busy(uint32_t i)
-{
-	return (fw.mtt_used[i / 32] >> (i % 32)) & 1;
-}
-
-/* First fit: the lowest run of n free entries. Whole words of the bitmap are passed over where
- * they are all taken, or all free and the run needs more than they hold: a page registered after
- * a thousand others costs a few hundred steps of the core, not 32 for every entry before it. */
-int32_t fw_mtt_alloc(uint32_t n)
-{
-	uint32_t start = 0, i = 0;
-
-	if (!n || n > RNIC_MAX_MTT)
-		return -1;
-	while (i < RNIC_MAX_MTT) {
-		uint32_t w = fw.mtt_used[i / 32];
-
-		if (i % 32 == 0 && w == ~0u) {
-			i += 32;
-			start = i;
-		} else if (i % 32 == 0 && !w && i + 32 - start < n) {
-			i += 32;
-		} else if (mtt_busy(i)) {
-			start = ++i;
-		} else if (++i - start == n) {
-			for (i = start; i < start + n; i++)
-				fw.mtt_used[i / 32] |= 1u << (i % 32);
-			return (int32_t)start;
-		}
-	}
-	return -1;
-}
-
-void fw_mtt_free(uint32_t base, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = base; i < base + n && i < RNIC_MAX_MTT; i++)
-		fw.mtt_used[i / 32] &= ~(1u << (i % 32));
-}
-
 /* ---- commands */
 static uint32_t get_handle(const uint8_t *in)
 {
@@ -227,45 +185,10 @@ static int owned(const struct fw_owner *o, uint32_t n, uint32_t max, uint32_t ct
 	return n < max && o[n].used && o[n].ctx == ctx;
 }
 
-static int slot_used(uint32_t kind, uint32_t i)
-{
-	switch (kind) {
-	case FW_OWN_PD:
-		return fw.pd[i].used;
-	case FW_OWN_CQ:
-		return fw.cq[i].used;
-	case FW_OWN_SRQ:
-		return fw.srq[i].used;
-	case FW_OWN_QP:
-		return (fw.qp_own[i] & FW_QP_USED) != 0;
-	default:
-		return fw.mr[i].used;
-	}
-}
-
-/* A free slot of a kind in [first, max), or max. Next fit: the search starts behind the slot
- * found last, so making objects one after another costs a step each instead of a pass over all
- * made before (thousands of QPs), and a number freed is not handed out again at once (a late
- * packet or command for the old object finds nothing). */
-static uint32_t free_slot(uint32_t kind, uint32_t first, uint32_t max)
-{
-	uint32_t i = fw.next_slot[kind], n;
-
-	for (n = first; n < max; n++, i++) {
-		if (i < first || i >= max)
-			i = first;
-		if (!slot_used(kind, i)) {
-			fw.next_slot[kind] = i + 1;
-			return i;
-		}
-	}
-	return max;
-}
-
 static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, uint32_t ctx, uint32_t kind,
 			    uint8_t *out)
 {
-	uint32_t i = free_slot(kind, first, max);
+	uint32_t i = fw_free_slot(kind, first, max);
 
 	if (i == max)
 		return RNIC_CMD_ST_NO_RESOURCES;
@@ -477,7 +400,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	    !bus_ok(ctx, CMD_IN(in, CREATE_QP, SQ_BASE), (uint64_t)RNIC_WQE_BYTES << sq_log) ||
 	    (!CMD_IN(in, CREATE_QP, USE_SRQ) && !bus_ok(ctx, CMD_IN(in, CREATE_QP, RQ_BASE), (uint64_t)RNIC_RWQE_BYTES << rq_log)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	i = free_slot(FW_OWN_QP, FW_FIRST_QPN, RNIC_MAX_QP);
+	i = fw_free_slot(FW_OWN_QP, FW_FIRST_QPN, RNIC_MAX_QP);
 	if (i == RNIC_MAX_QP || !fw.icm_n) /* its record lives in context memory */
 		return RNIC_CMD_ST_NO_RESOURCES;
 	memset(q, 0, sizeof(*q));
@@ -774,7 +697,7 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	st = access_ok(access);
 	if (st)
 		return st;
-	i = free_slot(FW_OWN_MR, 1, RNIC_MAX_MPT);
+	i = fw_free_slot(FW_OWN_MR, 1, RNIC_MAX_MPT);
 	if (i == RNIC_MAX_MPT)
 		return RNIC_CMD_ST_NO_RESOURCES;
 	m = &fw.mr[i];

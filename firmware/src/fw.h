@@ -141,6 +141,8 @@ void fw_qp_store(uint32_t qpn, const struct fw_qp *q);
 /* QP qpn exists and belongs to ctx */
 int fw_qp_owned(uint32_t qpn, uint32_t ctx);
 
+/* a free slot of kind FW_OWN_* in [first, max), or max (alloc.c: next fit) */
+uint32_t fw_free_slot(uint32_t kind, uint32_t first, uint32_t max);
 /* MTT allocation: first fit; returns the base or -1 */
 int32_t fw_mtt_alloc(uint32_t n);
 void fw_mtt_free(uint32_t base, uint32_t n);

@@ -104,11 +104,13 @@ int big(uint64_t size)
 	return 0;
 }
 
-/* ---- message rate: n messages of `size` bytes (WRITE or SEND), round-robin over nq QPs with up to
- * RATE_DEPTH in flight on each, every one signaled: n - 1 messages between the first and the last
- * completion (NIC timestamps of the CQE writes), the steady state. The host posts far faster than
- * simulated time passes, so the NIC is the limit. */
+/* ---- message rate: n messages of `size` bytes (WRITE or SEND), round-robin over nq QPs (or to a
+ * QP drawn at random for each) with up to RATE_DEPTH in flight on each (fewer with many QPs: the
+ * CQ holds RATE_CQ), every one signaled: n - 1 messages between the first and the last completion
+ * (NIC timestamps of the CQE writes), the steady state. The host posts far faster than simulated
+ * time passes, so the NIC is the limit. */
 #define RATE_DEPTH 64
+#define RATE_CQ 2048
 
 static int qp_of(const struct side *s, uint32_t qpn, int nq)
 {
@@ -140,9 +142,16 @@ static int rate_recv(int nq, uint32_t size, uint32_t *got)
 	return 0;
 }
 
-int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
+static uint32_t draw(uint32_t n)
 {
-	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i;
+	rng = rng * 1103515245u + 12345u;
+	return (rng >> 8) % n;
+}
+
+int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int random_order)
+{
+	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i, k;
+	uint32_t depth = RATE_CQ / (uint32_t)nq < RATE_DEPTH ? RATE_CQ / (uint32_t)nq : RATE_DEPTH;
 	uint64_t first = UINT64_MAX, last = 0, start, end;
 	time_t t0 = time(NULL);
 	struct timespec w0, w1;
@@ -150,8 +159,10 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 	int q;
 
 	for (q = 0; q < nq; q++) {
+		if (A.qp[q])
+			continue; /* connected by an earlier run (curve) */
 		new_pair(q);
-		for (i = 0; op == IBV_WR_SEND && i < 64; i++) {
+		for (i = 0; op == IBV_WR_SEND && i < depth; i++) {
 			struct ibv_sge r = sge(&B, (uint32_t)q * size, size);
 
 			if (post_recv(B.qp[q], i, &r, 1))
@@ -160,10 +171,12 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	while (done < n) {
-		for (q = 0; q < nq && posted < n; q++) {
-			struct ibv_sge s = sge(&A, (uint32_t)q * size, size);
+		for (k = 0; k < (uint32_t)nq && posted < n; k++) {
+			struct ibv_sge s;
 
-			if (out[q] == RATE_DEPTH)
+			q = random_order ? (int)draw((uint32_t)nq) : (int)k;
+			s = sge(&A, (uint32_t)q * size, size);
+			if (out[q] == depth)
 				continue;
 			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + (uint32_t)q * size, B.mr->rkey,
 				 inl ? IBV_SEND_INLINE : 0))
@@ -195,8 +208,8 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl)
 			return -1;
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	/* the wall time of the run says how fast the simulators went while the link was busy */
-	printf("rate %s %u B %s, %d QPs, %u messages: %llu cycles, %.3f M messages/s, %.3f s wall\n",
-	       op == IBV_WR_SEND ? "send" : "write", size, inl ? "inline" : "sge", nq, n,
+	printf("rate %s %u B %s, %d QPs%s, %u messages: %llu cycles, %.3f M messages/s, %.3f s wall\n",
+	       op == IBV_WR_SEND ? "send" : "write", size, inl ? "inline" : "sge", nq, random_order ? " random" : "", n,
 	       (unsigned long long)(last - first), (n - 1) / ((double)(last - first) / (double)rnicdv_clock_hz(A.ctx)) / 1e6,
 	       (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9);
 	return 0;

@@ -8,7 +8,7 @@
 
 #define REGION (4u << 20)
 #define GUARD 4096u
-#define MAXQ 16
+#define MAXQ 1024 /* QPs of one run: a pair each (rate mode sweeps up to it) */
 #define DEPTH 8
 #define TCLASS 0x6a /* DSCP 26 (AF31), ECN ECT(0): what the connected QPs' frames must carry */
 #define ALL_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
@@ -52,7 +52,7 @@ int settle(const uint8_t *a, const uint8_t *b, uint32_t n);
 int mix(uint64_t n, int nq, int keys);
 int bench(void);
 int big(uint64_t size);
-int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl);
+int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int random_order);
 int lat(enum ibv_wr_opcode op, uint32_t n, int inl);
 /* rc_limits.c */
 int limits(void);

@@ -568,7 +568,7 @@ static void checks(void)
 /* ---- mixed workload */
 int main(int argc, char **argv)
 {
-	int i = 1, nq = 4, keys = 1;
+	int i = 1, nq = 4, keys = 1, random_order = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -583,6 +583,8 @@ int main(int argc, char **argv)
 			gid_index = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seed"))
 			rng = (uint32_t)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--order"))
+			random_order = !strcmp(argv[i + 1], "random");
 		else if (!strcmp(argv[i], "--mix-keys"))
 			keys = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 3 ? 3 : atoi(argv[i + 1]);
 	}
@@ -612,12 +614,19 @@ int main(int argc, char **argv)
 	if (argc - i == 7 && !strcmp(argv[i], "rate")) {
 		uint32_t size = (uint32_t)strtoul(argv[i + 2], NULL, 0);
 
-		if (size > REGION / MAXQ || strtoul(argv[i + 3], NULL, 0) < 2)
+		if ((uint64_t)size * (uint32_t)nq > REGION || strtoul(argv[i + 3], NULL, 0) < 2)
 			die("rate: SIZE or N", EINVAL);
 		open_side(&A, argv[i + 5]);
 		open_side(&B, argv[i + 6]);
 		return rate(strcmp(argv[i + 1], "send") ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, size, nq,
-			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline")) != 0;
+			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline"), random_order) != 0;
+	}
+	if (argc - i == 3 && !strcmp(argv[i], "curve")) {
+		/* the QP-count curve's figures on one set of nq pairs (connected once, MTU as given) */
+		open_side(&A, argv[i + 1]);
+		open_side(&B, argv[i + 2]);
+		return rate(IBV_WR_RDMA_WRITE, 64, nq, 4000, 0, 0) || rate(IBV_WR_RDMA_WRITE, 64, nq, 4000, 0, 1) ||
+		       rate(IBV_WR_RDMA_WRITE, 4096, nq, 1000, 0, 1);
 	}
 	if (argc - i == 6 && !strcmp(argv[i], "lat")) {
 		enum ibv_wr_opcode op = !strcmp(argv[i + 1], "send") ? IBV_WR_SEND :
@@ -643,6 +652,8 @@ int main(int argc, char **argv)
 		printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
 		return failures != 0;
 	}
-	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--seed S] [--mix-keys 1-3] checks|limits|bench|big BYTES|mix N|rate OP SIZE N inline|sge|lat OP N inline|sge DEV_A DEV_B\n");
+	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--order rr|random] [--seed S] "
+			"[--mix-keys 1-3] checks|limits|bench|big BYTES|mix N|rate OP SIZE N inline|sge|curve|"
+			"lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
 }

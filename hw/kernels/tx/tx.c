@@ -127,7 +127,7 @@ static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 
 /* QP q's outstanding WQEs are dropped (go-back-N, reset): its list goes to the garbage list whole,
  * one obn write (send side, or a commit's clock). */
-void tx_ob_discard(rnic_tx_state_t *st, uint32_t q)
+static void ob_discard(rnic_tx_state_t *st, uint32_t q)
 {
 	uint32_t n = (uint16_t)(st->ob_tail[q] - st->ob_head[q]), h;
 
@@ -381,7 +381,7 @@ static void go_back(rnic_tx_state_t *st)
 	p->restart_index = st->rw_index;
 	p->restart_psn = st->rw_restart;
 	st->rd_wait[q] = 0;
-	tx_ob_discard(st, q);
+	ob_discard(st, q);
 	st->ob_tail[q] = st->ob_head[q];
 	st->rd_started[q] = st->rd_retired[q];
 	tx_stop_fetch(st, q);
@@ -563,7 +563,7 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 		*p = (tx_qs_t){0};
 		st->qc[q] = (tx_qc_t){0};
 		st->sq_pi[q] = st->sq_ci[q] = 0;
-		tx_ob_discard(st, q);
+		ob_discard(st, q);
 		st->ob_head[q] = st->ob_tail[q] = 0;
 		st->ob_fv[q] = 0;
 		st->rd_started[q] = st->rd_retired[q] = 0;
