@@ -389,6 +389,21 @@ static void test_state_table(void)
 	CHECK(fw_qp_transition_ok(RNIC_QPT_RC, RNIC_QPS_ERR, RNIC_QPS_RTS, RNIC_QP_ATTR_STATE) == RNIC_CMD_ST_BAD_STATE);
 }
 
+
+/* REG_MR in context 0 of 8 KiB at 0x7000100 (three pages, their list at 0x8000) */
+static uint32_t reg_three_pages(uint32_t pd)
+{
+	uint8_t *p = in();
+
+	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
+	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
+	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000100);
+	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x8000);
+	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
+	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
+	return run(0, RNIC_CMD_REG_MR);
+}
 static void test_commands(void)
 {
 	uint32_t pd, pd2, key, key2, i;
@@ -438,29 +453,13 @@ static void test_commands(void)
 	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
 	CHECK(RNIC_GET(RNIC_MPT_CTRL_VALID, cfg_mpt[key >> RNIC_KEY_TAG_BITS][0]) == 0);
 	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_BAD_HANDLE); /* stale key */
-	p = in();
-	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
-	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
-	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000100);
-	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
-	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x8000);
-	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
-	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
-	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
+	CHECK(reg_three_pages(pd) == RNIC_CMD_ST_OK);
 	key2 = handle();
 	CHECK(key2 >> RNIC_KEY_TAG_BITS != key >> RNIC_KEY_TAG_BITS); /* next fit: not the entry just freed */
 	RNIC_CMDI_HANDLE_HANDLE_SET(in(), key2);
 	CHECK(run(0, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
 	fw.next_slot[FW_OWN_MR] = key >> RNIC_KEY_TAG_BITS; /* the first entry again */
-	p = in();
-	RNIC_CMDI_REG_MR_PDN_SET(p, pd);
-	RNIC_CMDI_REG_MR_ACCESS_SET(p, RNIC_ACCESS_LOCAL_WRITE);
-	RNIC_CMDI_REG_MR_VA_SET(p, 0x7000100);
-	RNIC_CMDI_REG_MR_LENGTH_SET(p, 0x2000);
-	RNIC_CMDI_REG_MR_PAGELIST_SET(p, 0x8000);
-	RNIC_CMDI_REG_MR_NPAGES_SET(p, 3);
-	RNIC_CMDI_REG_MR_PAGE_SHIFT_SET(p, 12);
-	CHECK(run(0, RNIC_CMD_REG_MR) == RNIC_CMD_ST_OK);
+	CHECK(reg_three_pages(pd) == RNIC_CMD_ST_OK);
 	key2 = handle();
 	CHECK(key2 >> RNIC_KEY_TAG_BITS == key >> RNIC_KEY_TAG_BITS && key2 != key); /* same entry, new tag */
 }
