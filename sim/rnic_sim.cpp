@@ -445,8 +445,6 @@ private:
 	}
 
 public:
-	/* The context memory against the kernels' tables: the firmware writes both, so every entry of
-	 * every table must read the same in each (at the end of a run, with no command under way). */
 	/* a context whose process left is still being reset (its objects destroyed, its event queue
 	 * closed): the firmware is between writes that belong together */
 	bool resetting() const
@@ -469,12 +467,8 @@ public:
 				const uint8_t *k = static_cast<const uint8_t *>(tbl) + i * bytes;
 
 				std::memcpy(img, drv_.data() + icm_drv(off + i * stride), bytes);
-				uint32_t kw = 0;
-
-				if (disarm_word >= 0)
-					std::memcpy(&kw, k + 4 * disarm_word, 4);
-				if (disarm_word >= 0 && !kw)
-					std::memset(img + 4 * disarm_word, 0, 4);
+				if (disarm_word >= 0 && !std::memcmp(k + 4 * disarm_word, "\0\0\0", 4))
+					std::memset(img + 4 * disarm_word, 0, 4); /* the kernel's word is 0 */
 				if (std::memcmp(img, k, bytes) && differ++ < 4)
 					std::printf("rnic-sim %s: icm %s %u differs from the kernels' entry\n", o_.name.c_str(), name, i);
 			}

@@ -72,6 +72,12 @@ void fw_icm_poll(void)
 		hal_icm_answer(icm_take(hal_icm_list(), hal_icm_list_n()));
 }
 
+/* The bus address of ICM offset off (the chunk list in the driver's order) */
+static uint64_t icm_bus(uint32_t off)
+{
+	return fw.icm[off >> RNIC_ICM_CHUNK_LOG] + (off & (ICM_CHUNK - 1));
+}
+
 /* len bytes from src to offset off of ICM, staged in the DMA buffer: one write per 4 KiB page of
  * host memory (a chunk is a whole number of them). Nothing without ICM. */
 void fw_icm_write(uint32_t off, const void *src, uint32_t len)
@@ -83,7 +89,7 @@ void fw_icm_write(uint32_t off, const void *src, uint32_t len)
 		n = 4096 - (off & 4095);
 		n = n < len ? n : len;
 		memcpy(hal_dmabuf() + ICM_STAGE, s, n);
-		hal_dma(fw.icm[off >> RNIC_ICM_CHUNK_LOG] + (off & (ICM_CHUNK - 1)), ICM_STAGE, n, 1);
+		hal_dma(icm_bus(off), ICM_STAGE, n, 1);
 		fw.icm_writes++;
 		off += n;
 		s += n;
@@ -134,8 +140,7 @@ struct fw_qp *fw_qp_load(uint32_t qpn)
 	if (fw.qp_rec_qpn == qpn + 1)
 		return &fw.qp_rec;
 	/* a record never crosses a page: its stride is a power of two below 4 KiB */
-	if (!fw.icm_n ||
-	    hal_dma(fw.icm[off >> RNIC_ICM_CHUNK_LOG] + (off & (ICM_CHUNK - 1)), ICM_STAGE, sizeof(struct fw_qp), 0))
+	if (!fw.icm_n || hal_dma(icm_bus(off), ICM_STAGE, sizeof(struct fw_qp), 0))
 		return NULL;
 	memcpy(&fw.qp_rec, hal_dmabuf() + ICM_STAGE, sizeof(struct fw_qp));
 	fw.qp_rec_qpn = qpn + 1;
