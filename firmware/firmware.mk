@@ -4,8 +4,11 @@ FW_DIR := $(BUILD)/fw
 FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c gsi.c util.c mem.c hal_rv.c)
 FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
 FW_CC := riscv64-unknown-elf-gcc
+# the RAM's size from the spec (link.ld's LENGTH)
+FW_RAM_SIZE = $(shell sed -n 's/^\#define RNIC_FW_RAM_SIZE \(0x[0-9a-f]*\)u.*/\1/p' $(SPEC_INC)/rnic_spec.h)
 FW_CFLAGS := -march=rv32im -mabi=ilp32 -Os -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
-	-std=gnu11 -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common -Wl,--no-warn-rwx-segments -Wl,-T,firmware/src/link.ld
+	-std=gnu11 -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common -Wl,--no-warn-rwx-segments \
+	-Wl,--defsym=__fw_ram_size=$(FW_RAM_SIZE) -Wl,-T,firmware/src/link.ld
 FW_HEX := $(FW_DIR)/rnic-fw.hex
 
 $(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld

@@ -80,6 +80,7 @@ module rnic_soc #(
     output logic         rx_ready
 );
     localparam int RAM_WORDS = 32'(rnic_spec_pkg::RNIC_FW_RAM_SIZE / 4);
+    localparam int RAM_AW = $clog2(RAM_WORDS);
 
     // ---- CPU
     logic        mem_valid, mem_instr, mem_ready;
@@ -212,13 +213,13 @@ module rnic_soc #(
         if (|lane_we && is_ram)
             for (int b = 0; b < 4; b++)
                 if (lane_we[b])
-                    ram[a[16:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+                    ram[a[RAM_AW + 1:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
         if (|lane_we && is_dbuf)
             for (int w = 0; w < 16; w++)
                 for (int b = 0; b < 4; b++)
                     if (lane_we[b] && wsel == 4'(w))
                         dbuf[a[13:6]][w * 32 + b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
-        ram_rdata <= ram[a[16:2]];
+        ram_rdata <= ram[a[RAM_AW + 1:2]];
         dbuf_line <= dbuf[a[13:6]];
     end
 

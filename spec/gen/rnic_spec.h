@@ -12,8 +12,8 @@
 #define RNIC_BEAT_BYTES 0x40u /* Datapath width: one 512-bit beat per clock */
 #define RNIC_CLOCK_MHZ 0xfau /* Target clock of the datapath */
 #define RNIC_NUM_CTX 0x10u /* User contexts (doorbell pages, command queues, MSI-X vectors) */
-#define RNIC_MAX_QP 0x100u /* QP table entries (QPN = index; 0 and 1 are reserved) */
-#define RNIC_MAX_CQ 0x100u /* CQ table entries */
+#define RNIC_MAX_QP 0x4000u /* QP table entries (QPN = index; 0 and 1 are reserved) */
+#define RNIC_MAX_CQ 0x4000u /* CQ table entries */
 #define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
 #define RNIC_MAX_PD 0x100u /* Protection domains */
 #define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << KEY_TAG_BITS | tag) */
@@ -55,7 +55,7 @@
 
 /* fwmap: Soft-core (PicoRV32) address map. */
 #define RNIC_FW_RAM_BASE 0x0u /* Code and data RAM */
-#define RNIC_FW_RAM_SIZE 0x20000u /* 128 KiB */
+#define RNIC_FW_RAM_SIZE 0x40000u /* 256 KiB */
 #define RNIC_FW_REG_BASE 0x10000000u /* FW control block (see regblock FW) */
 #define RNIC_FW_CTXREG_BASE 0x10010000u /* Per-context registers, read by firmware (see regblock CTX) */
 #define RNIC_FW_CTXREG_STRIDE 0x100u /* Stride of the per-context window seen by firmware */
@@ -84,22 +84,22 @@
 #define RNIC_ICM_MAX_CHUNKS 0x100u /* Largest list the firmware takes */
 #define RNIC_ICM_QPC_OFF 0x0u /* QP contexts (struct QPC), MAX_QP entries */
 #define RNIC_ICM_QPC_STRIDE 0x80u
-#define RNIC_ICM_CQC_OFF 0x8000u /* CQ contexts (struct CQC), MAX_CQ entries */
+#define RNIC_ICM_CQC_OFF 0x200000u /* CQ contexts (struct CQC), MAX_CQ entries */
 #define RNIC_ICM_CQC_STRIDE 0x10u
-#define RNIC_ICM_SRQC_OFF 0x9000u /* SRQ contexts (struct SRQC), MAX_SRQ entries */
+#define RNIC_ICM_SRQC_OFF 0x240000u /* SRQ contexts (struct SRQC), MAX_SRQ entries */
 #define RNIC_ICM_SRQC_STRIDE 0x20u
-#define RNIC_ICM_EQC_OFF 0x9800u /* Event queue contexts (struct EQC), NUM_CTX entries */
+#define RNIC_ICM_EQC_OFF 0x241000u /* Event queue contexts (struct EQC), NUM_CTX entries */
 #define RNIC_ICM_EQC_STRIDE 0x10u
-#define RNIC_ICM_MPT_OFF 0xa000u /* Memory keys (struct MPT), MAX_MPT entries */
+#define RNIC_ICM_MPT_OFF 0x242000u /* Memory keys (struct MPT), MAX_MPT entries */
 #define RNIC_ICM_MPT_STRIDE 0x20u
-#define RNIC_ICM_MTT_OFF 0x12000u /* Translation entries (struct MTT), MAX_MTT entries */
+#define RNIC_ICM_MTT_OFF 0x24a000u /* Translation entries (struct MTT), MAX_MTT entries */
 #define RNIC_ICM_MTT_STRIDE 0x8u
-#define RNIC_ICM_FWQP_OFF 0x52000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
+#define RNIC_ICM_FWQP_OFF 0x28a000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
 #define RNIC_ICM_FWQP_STRIDE 0x80u
-#define RNIC_ICM_ATOMIC_OFF 0x5a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM 8-byte original values a QP, slot i at + 8 * i; the RX kernel writes them, its QP row says which PSN each belongs to */
+#define RNIC_ICM_ATOMIC_OFF 0x48a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM 8-byte original values a QP, slot i at + 8 * i; the RX kernel writes them, its QP row says which PSN each belongs to */
 #define RNIC_ICM_ATOMIC_STRIDE 0x40u
-#define RNIC_ICM_BYTES 0x5e000u /* The whole layout */
-#define RNIC_ICM_CHUNKS 0x6u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
+#define RNIC_ICM_BYTES 0x58a000u /* The whole layout */
+#define RNIC_ICM_CHUNKS 0x59u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */

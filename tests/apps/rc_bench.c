@@ -105,8 +105,9 @@ int big(uint64_t size)
 }
 
 /* ---- message rate: n messages of `size` bytes (WRITE or SEND), round-robin over nq QPs (or to a
- * QP drawn at random for each) with up to RATE_DEPTH in flight on each (fewer with many QPs: the
- * CQ holds RATE_CQ), every one signaled: n - 1 messages between the first and the last completion
+ * QP drawn at random for each) with up to RATE_DEPTH in flight on each (fewer with many QPs, at
+ * least one: the CQ holds RATE_CQ, and no more are in flight in all), every one signaled; QP q's
+ * messages at q * size in the region (wrapping round beyond it): n - 1 messages between the first and the last completion
  * (NIC timestamps of the CQE writes), the steady state. The host posts far faster than simulated
  * time passes, so the NIC is the limit. */
 #define RATE_DEPTH 64
@@ -134,7 +135,7 @@ static int rate_recv(int nq, uint32_t size, uint32_t *got)
 			printf("FAIL rate: receive completion %s, %u bytes\n", ibv_wc_status_str(wc.status), wc.byte_len);
 			return -1;
 		}
-		r = sge(&B, (uint32_t)q * size, size);
+		r = sge(&B, (uint32_t)q * size % REGION, size);
 		if (post_recv(B.qp[q], wc.wr_id, &r, 1))
 			return -1;
 		(*got)++;
@@ -152,18 +153,20 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 {
 	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i, k;
 	uint32_t depth = RATE_CQ / (uint32_t)nq < RATE_DEPTH ? RATE_CQ / (uint32_t)nq : RATE_DEPTH;
+	uint32_t off;
 	uint64_t first = UINT64_MAX, last = 0, start, end;
 	time_t t0 = time(NULL);
 	struct timespec w0, w1;
 	struct ibv_wc wc;
 	int q;
 
+	depth = depth ? depth : 1;
 	for (q = 0; q < nq; q++) {
 		if (A.qp[q])
 			continue; /* connected by an earlier run (curve) */
 		new_pair(q);
 		for (i = 0; op == IBV_WR_SEND && i < depth; i++) {
-			struct ibv_sge r = sge(&B, (uint32_t)q * size, size);
+			struct ibv_sge r = sge(&B, (uint32_t)q * size % REGION, size);
 
 			if (post_recv(B.qp[q], i, &r, 1))
 				return -1;
@@ -171,14 +174,15 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	while (done < n) {
-		for (k = 0; k < (uint32_t)nq && posted < n; k++) {
+		for (k = 0; k < (uint32_t)nq && posted < n && posted - done < RATE_CQ; k++) {
 			struct ibv_sge s;
 
 			q = random_order ? (int)draw((uint32_t)nq) : (int)k;
-			s = sge(&A, (uint32_t)q * size, size);
+			off = (uint32_t)q * size % REGION;
+			s = sge(&A, off, size);
 			if (out[q] == depth)
 				continue;
-			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + (uint32_t)q * size, B.mr->rkey,
+			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + off, B.mr->rkey,
 				 inl ? IBV_SEND_INLINE : 0))
 				return -1;
 			out[q]++;

@@ -8,7 +8,7 @@
 
 #define REGION (4u << 20)
 #define GUARD 4096u
-#define MAXQ 1024 /* QPs of one run: a pair each (rate mode sweeps up to it) */
+#define MAXQ 16384 /* QPs of one run: a pair each (rate mode sweeps up to it) */
 #define DEPTH 8
 #define TCLASS 0x6a /* DSCP 26 (AF31), ECN ECT(0): what the connected QPs' frames must carry */
 #define ALL_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)

@@ -614,7 +614,7 @@ int main(int argc, char **argv)
 	if (argc - i == 7 && !strcmp(argv[i], "rate")) {
 		uint32_t size = (uint32_t)strtoul(argv[i + 2], NULL, 0);
 
-		if ((uint64_t)size * (uint32_t)nq > REGION || strtoul(argv[i + 3], NULL, 0) < 2)
+		if (size > REGION || strtoul(argv[i + 3], NULL, 0) < 2)
 			die("rate: SIZE or N", EINVAL);
 		open_side(&A, argv[i + 5]);
 		open_side(&B, argv[i + 6]);

@@ -73,22 +73,34 @@ static void touch(uint32_t m, size_t word, int write)
 	}
 }
 
-/* n bytes at a: every word of a memory they cover */
+/* n bytes at a: every word of a memory they cover (each kernel's memories in address order: a
+ * binary search finds the first that may hold them) */
 static void access(uintptr_t a, size_t n, int write)
 {
-	uint32_t j, m;
+	uint32_t j, lo_j, hi_j, m;
+	size_t lo, hi, w;
 
 	if (kid < 0 || a < base || !n)
 		return;
-	for (j = 0; j < nkmem[kid]; j++) {
-		const struct tblchk_mem *t = &TBLCHK_MEMS[m = kmem[kid][j]];
-		size_t lo = a - base, hi = lo + n, w;
+	lo = a - base;
+	hi = lo + n;
+	for (lo_j = 0, hi_j = nkmem[kid]; lo_j < hi_j;) {
+		const struct tblchk_mem *t = &TBLCHK_MEMS[kmem[kid][j = (lo_j + hi_j) / 2]];
 
-		if (hi <= t->off || lo >= t->off + t->word * t->depth)
-			continue;
-		lo = lo > t->off ? lo - t->off : 0;
-		hi = hi - t->off < t->word * t->depth ? hi - t->off : t->word * t->depth;
-		for (w = lo / t->word; w * t->word < hi; w++)
+		if (t->off + t->word * t->depth <= lo)
+			lo_j = j + 1;
+		else
+			hi_j = j;
+	}
+	for (j = lo_j; j < nkmem[kid]; j++) {
+		const struct tblchk_mem *t = &TBLCHK_MEMS[m = kmem[kid][j]];
+		size_t l, h;
+
+		if (t->off >= hi)
+			break;
+		l = lo > t->off ? lo - t->off : 0;
+		h = hi - t->off < t->word * t->depth ? hi - t->off : t->word * t->depth;
+		for (w = l / t->word; w * t->word < h; w++)
 			touch(m, w, write);
 	}
 }
@@ -128,14 +140,23 @@ void tblchk_report(void)
 		fclose(f);
 }
 
+static int by_off(const void *a, const void *b)
+{
+	size_t x = TBLCHK_MEMS[*(const uint32_t *)a].off, y = TBLCHK_MEMS[*(const uint32_t *)b].off;
+
+	return x < y ? -1 : x > y;
+}
+
 __attribute__((constructor)) static void tblchk_init(void)
 {
 	uint32_t k, m;
 
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 3; k++) {
 		for (m = 0; m < NMEMS; m++)
 			if (!strcmp(TBLCHK_MEMS[m].kernel, KERNELS[k]))
 				kmem[k][nkmem[k]++] = m;
+		qsort(kmem[k], nkmem[k], sizeof(kmem[k][0]), by_off);
+	}
 	atexit(tblchk_report);
 }
 

@@ -418,12 +418,18 @@ static uint32_t rw_free(const rnic_rx_state_t *st)
 /* QP qpn gives its chunk back once it holds no receive WQE and has none on its way: after the
  * frame that used its last one is finished (a cut can still hand a WQE back until then), after a
  * flush completion, at a reset (its reads on the way are void). */
-void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn)
+static void rw_give_back(rnic_rx_state_t *st, uint32_t qpn)
 {
-	if (st->rw_has[qpn] && st->rw_req[qpn] == st->rw_used[qpn]) {
+	if (st->rw_has[qpn]) {
 		st->rw_has[qpn] = 0;
 		st->rwf[st->rwf_tail++ % RX_RWC] = st->rw_chunk[qpn];
 	}
+}
+
+void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn)
+{
+	if (st->rw_req[qpn] == st->rw_used[qpn])
+		rw_give_back(st, qpn);
 }
 
 /* Request the next receive WQE of QP qpn (the caller checked rd_room, and that the QP has a
@@ -737,8 +743,10 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.stat_drop_db++;
 		return;
 	}
-	st->rq_pi[q] = in->db_pi;
-	prefetch_hint(st, q);
+	/* its write lands at the clock's end (the QP's entry may be read in this clock) */
+	st->db_pend = 1;
+	st->db_q = (uint16_t)q;
+	st->db_pi = (uint16_t)in->db_pi;
 }
 
 /* The TX kernel sent a READ/atomic: remember where its responses go. Sent again after a
@@ -859,8 +867,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 			st->rcl_in[idx] = 1;
 			st->rcl[st->rcl_tail++ % RNIC_MAX_QP] = (uint16_t)idx;
 		}
-		st->rw_req[idx] = st->rw_used[idx];
-		rx_rw_release(st, idx);
+		rw_give_back(st, idx);
 		st->rq_pi[idx] = st->rw_req[idx] = st->rw_got[idx] = st->rw_used[idx] = 0;
 	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && st->qstate[idx] < RNIC_QPS_RTR) {
 		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
@@ -895,6 +902,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
 		st->commit_valid = 0;
+		st->db_pend = 0;
 		st->ovr_n = 0;
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
 		st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
@@ -968,6 +976,11 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		reclaim(st);
 	if (in->eth_valid)
 		receive(st, in);
+	if (st->db_pend) {
+		st->rq_pi[st->db_q] = st->db_pi;
+		prefetch_hint(st, st->db_q);
+		st->db_pend = 0;
+	}
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid;

@@ -118,11 +118,15 @@ typedef struct {
 	uint8_t rw_chunk[RNIC_MAX_QP], rw_has[RNIC_MAX_QP];
 	uint8_t rwf[RX_RWC];
 	uint32_t rw_fresh, rwf_head, rwf_tail;
-	/* LUT RAM, one writer each (IBTA 9.7.4: the receive queue): the committed state, receive WQEs
-	 * posted (doorbell), requested (read_rwqe), arrived (got_rwqe; for a QP's own ring also its
-	 * consumer index) and used (rx_completion). Fetched ahead: got - used; in flight: req - got. */
+	/* a block RAM each, one writer each (IBTA 9.7.4: the receive queue): the committed state,
+	 * receive WQEs posted (doorbell), requested (read_rwqe), arrived (got_rwqe; for a QP's own
+	 * ring also its consumer index) and used (rx_completion). Fetched ahead: got - used; in
+	 * flight: req - got. A doorbell's write lands at the clock's end (db_pend: its QP's entry
+	 * may be read in that clock), and its prefetch hint with it. */
 	uint8_t qstate[RNIC_MAX_QP];
 	uint16_t rq_pi[RNIC_MAX_QP], rw_req[RNIC_MAX_QP], rw_got[RNIC_MAX_QP], rw_used[RNIC_MAX_QP];
+	uint8_t db_pend;
+	uint16_t db_q, db_pi;
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
 	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks (CFG_TBL_ICM) */
 	rx_srq_t srq[RNIC_MAX_SRQ];

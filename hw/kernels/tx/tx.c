@@ -19,8 +19,8 @@
  * The packet builder is tx_build.c; the scheduler, emitter and acknowledgements are here.
  * Each QP's state is split between a send side (WQE start, go-back-N, pushed WQEs) and a
  * completion side (ACK notices, the ACK timer), a block RAM each with one event a clock, and
- * LUT RAM for what one side writes and the other reads (tx.h); the doorbell and the scheduler
- * take neither port.
+ * memories of their own for what one side writes and the other reads (tx.h); the doorbell and
+ * the scheduler take neither port.
  * DMA read data returns in request order; each read is tagged as WQE or payload so the beat
  * goes to the right stage.
  * ACK notices from the RX kernel retire outstanding WQEs whose last PSN they cover (coalesced
@@ -32,6 +32,8 @@
  * (RNR_RETRY_EXC_ERR); that and any other NAK move the QP to error and flush it (10.8).
  */
 #include "tx_int.h"
+
+_Static_assert(RNIC_MAX_QP <= 1u << ACT_TOK, "an active-list entry holds a QPN and its token");
 
 /* RNR timer (IBTA Vol. 1 Table 45) in units of 10 us */
 static const uint32_t rnr_units[32] = {
@@ -89,12 +91,12 @@ void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
-	if (tx_err(st, q))
+	if (send_side ? tx_err_s(st, q) : tx_err_c(st, q))
 		return;
 	if (send_side)
-		st->err_s[q] = 1;
+		tx_set_err_s(st, q, 1);
 	else
-		st->err_c[q] = 1;
+		tx_set_err_c(st, q, 1);
 	*c = (rnic_cpl_t){0};
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = q;
@@ -121,15 +123,15 @@ static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 		st->rd_retired[q]++; /* a WQE waiting for it (rd_wait) may go */
 	st->ob_he[q] = (uint16_t)tx_obn(st, e);
 	st->obf[st->obf_tail++ % TX_OBP] = (uint16_t)e;
-	st->ob_head[q]++;
+	tx_set_ob_head(st, q, st->ob_head[q] + 1u);
 	tx_wake(st, q);
 }
 
 /* QP q's outstanding WQEs are dropped (go-back-N, reset): its list goes to the garbage list whole,
- * one obn write (send side, or a commit's clock). */
+ * one obn write (a clock that has both sides' ports: a go-back-N's or a commit's). */
 static void ob_discard(rnic_tx_state_t *st, uint32_t q)
 {
-	uint32_t n = (uint16_t)(st->ob_tail[q] - st->ob_head[q]), h;
+	uint32_t n = tx_ob_n_c(st, q), h;
 
 	if (!n)
 		return;
@@ -192,22 +194,34 @@ static void emit_beat(rnic_tx_state_t *st)
 	}
 }
 
-/* QP q may send a further WQE: ready to send, room in its window, no READ/atomic or RNR wait */
+/* QP q may send a further WQE: ready to send, room in its window (ob_n outstanding, as the
+ * caller's side sees them), no READ/atomic or RNR wait */
 static uint32_t pf_n(const rnic_tx_state_t *st, uint32_t q)
 {
 	return (uint8_t)(st->pf_fetched[q] - st->pf_started[q]);
 }
 
-static int may_send(const rnic_tx_state_t *st, uint32_t q)
+static int may_send(const rnic_tx_state_t *st, uint32_t q, uint32_t ob_n)
 {
-	return st->qstate[q] == RNIC_QPS_RTS && (uint16_t)(st->ob_tail[q] - st->ob_head[q]) + pf_n(st, q) < TX_OB &&
+	return st->qstate[q] == RNIC_QPS_RTS && ob_n + pf_n(st, q) < TX_OB &&
 	       !(st->rd_wait[q] && st->rd_retired[q] == st->rd_mark[q]) && !st->held[q];
 }
 
-/* QP q has WQEs to fetch (to send, or to flush) */
+/* The scheduler's view of QP q (its copies of the window ends and error flags) */
+static uint32_t sched_ob_n(const rnic_tx_state_t *st, uint32_t q)
+{
+	return (uint16_t)(st->ob_tail_k[q] - st->ob_head_k[q]);
+}
+
+static int sched_err(const rnic_tx_state_t *st, uint32_t q)
+{
+	return st->err_s_k[q] | st->err_c_k[q];
+}
+
+/* QP q has WQEs to fetch (to send, or to flush; the scheduler asks) */
 static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 {
-	return st->sq_pi[q] != st->sq_ci[q] && (tx_err(st, q) || may_send(st, q));
+	return st->sq_pi[q] != st->sq_ci[q] && (sched_err(st, q) || may_send(st, q, sched_ob_n(st, q)));
 }
 
 int tx_req_full(const rnic_tx_state_t *st)
@@ -242,23 +256,35 @@ void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start)
 	st->fetch_w |= !at_start;
 }
 
-/* QP q may be able to fetch: it joins the active list (through `wake`) unless it is on its way
- * there or in it already: the scheduler looks at it then anyway. (The caller keeps to
- * TX_WAKE_CLK wakes per clock, and waits while wake_ok is 0 if it can.) */
+/* QP q may be able to fetch: it is woken (into `wake`) unless it is there already (the wakes are
+ * registers, compared at once). (The caller keeps to TX_WAKE_CLK wakes per clock, and waits while
+ * wake_ok is 0 if it can.) */
 void tx_wake(rnic_tx_state_t *st, uint32_t q)
 {
+	uint32_t i, there = 0;
+
 	st->wake_clk++;
-	if (st->act_in[q])
-		return;
-	st->act_in[q] = 1;
-	st->wake[st->wake_tail++ % TX_WAKE] = (uint16_t)q;
+	for (i = 0; i < TX_WAKE; i++)
+		there |= st->wake[i] == q && (uint32_t)(i - st->wake_head) % TX_WAKE < st->wake_tail - st->wake_head;
+	if (!there)
+		st->wake[st->wake_tail++ % TX_WAKE] = (uint16_t)q;
 }
 
-/* One wake per clock joins the active list. */
+/* One wake per clock joins the active list, unless its QP is in it already: act_set[q] !=
+ * act_clr[q] (the scheduler's pop of this clock forwarded: its act_clr write lands at the clock's
+ * end). The entry carries the act_set value, which the scheduler writes to act_clr as it pops it. */
 static void join(rnic_tx_state_t *st)
 {
-	if (st->wake_head != st->wake_tail)
-		st->act[st->act_tail++ % RNIC_MAX_QP] = st->wake[st->wake_head++ % TX_WAKE];
+	uint32_t q, clr;
+
+	if (st->wake_head == st->wake_tail)
+		return;
+	q = st->wake[st->wake_head++ % TX_WAKE];
+	clr = st->pop_valid && st->pop_q == q ? st->pop_tok : st->act_clr[q];
+	if (st->act_set[q] != clr)
+		return;
+	st->act_set[q] = (uint8_t)!clr;
+	st->act[st->act_tail++ % RNIC_MAX_QP] = (uint16_t)(q | !clr << ACT_TOK);
 }
 
 static int sched_want(const rnic_tx_state_t *st)
@@ -277,8 +303,10 @@ static void schedule(rnic_tx_state_t *st)
 
 	if (!sched_want(st) || st->fetch_w)
 		return;
-	q = st->act[st->act_head++ % RNIC_MAX_QP];
-	st->act_in[q] = 0;
+	q = st->act[st->act_head % RNIC_MAX_QP] & (RNIC_MAX_QP - 1);
+	st->pop_valid = 1;
+	st->pop_q = (uint16_t)q;
+	st->pop_tok = (uint8_t)(st->act[st->act_head++ % RNIC_MAX_QP] >> ACT_TOK);
 	if (qp_ready(st, q)) {
 		mask = (1u << st->sq_log[q]) - 1;
 		base = st->sq_base[q];
@@ -288,8 +316,8 @@ static void schedule(rnic_tx_state_t *st)
 		n = (uint16_t)(st->sq_pi[q] - st->sq_ci[q]);
 		room = TX_PF - (st->pf_tail - st->pf_head);
 		n = n < room ? n : room;
-		if (!tx_err(st, q)) { /* qp_ready: at least one */
-			room = TX_OB - (uint16_t)(st->ob_tail[q] - st->ob_head[q]) - pf_n(st, q);
+		if (!sched_err(st, q)) { /* qp_ready: at least one */
+			room = TX_OB - sched_ob_n(st, q) - pf_n(st, q);
 			n = n < room ? n : room;
 		}
 		room = mask + 1 - (st->sq_ci[q] & mask);
@@ -326,7 +354,7 @@ static void rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rn
 	const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
 	uint32_t limit;
 
-	if (st->ob_head[q] == st->ob_tail[q])
+	if (!tx_ob_n_c(st, q))
 		return;
 	if (rnr) {
 		limit = RNIC_GET(RNIC_QPC_RETRY_RNR_RETRY, st->qcf[q].retry);
@@ -373,6 +401,7 @@ static void go_back(rnic_tx_state_t *st)
 	tx_qs_t *p = &st->qs[q];
 
 	st->qs_port = 1;
+	st->qc_port = 1; /* it reads the completion side's list of the QP (ob_discard) */
 	st->rw_valid = 0;
 	st->sq_ci[q] = st->rw_index;
 	st->fetch_w = 1;
@@ -382,7 +411,7 @@ static void go_back(rnic_tx_state_t *st)
 	p->restart_psn = st->rw_restart;
 	st->rd_wait[q] = 0;
 	ob_discard(st, q);
-	st->ob_tail[q] = st->ob_head[q];
+	tx_set_ob_tail(st, q, st->ob_head[q]);
 	st->rd_started[q] = st->rd_retired[q];
 	tx_stop_fetch(st, q);
 	tx_wake(st, q);
@@ -401,13 +430,13 @@ static void check_timer(rnic_tx_state_t *st)
 		st->held[q] = 0; /* the RNR wait is over */
 		tx_wake(st, q);
 	}
-	if (tx_err(st, q) && st->ob_head[q] != st->ob_tail[q] && !st->ack_busy) {
+	if (tx_err_c(st, q) && tx_ob_n_c(st, q) && !st->ack_busy) {
 		/* in error with WQEs outstanding that no ACK will retire any more: flush them */
 		st->ack_busy = 1;
 		st->ack_qpn = q;
 		return;
 	}
-	if (st->ob_head[q] == st->ob_tail[q] || tx_err(st, q) || !t || st->ack_busy || tx_cpl_full(st) ||
+	if (!tx_ob_n_c(st, q) || tx_err_c(st, q) || !t || st->ack_busy || tx_cpl_full(st) ||
 	    st->held[q] || st->qcf[q].type != RNIC_QPT_RC || (st->phase && st->qpn == q))
 		return;
 	if (st->now - (st->t_sent[q] > p->t_prog ? st->t_sent[q] : p->t_prog) > (1024ull << t)) {
@@ -496,11 +525,11 @@ static void acknowledge(rnic_tx_state_t *st)
 
 	if (tx_cpl_full(st))
 		return;
-	if (st->ob_head[q] == st->ob_tail[q]) {
+	if (!tx_ob_n_c(st, q)) {
 		st->ack_busy = 0;
 		return;
 	}
-	if (tx_err(st, q)) {
+	if (tx_err_c(st, q)) {
 		ob_retire(st, q, ob->err ? ob->err : RNIC_WC_STATUS_WR_FLUSH_ERR);
 		return;
 	}
@@ -564,10 +593,12 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 		st->qc[q] = (tx_qc_t){0};
 		st->sq_pi[q] = st->sq_ci[q] = 0;
 		ob_discard(st, q);
-		st->ob_head[q] = st->ob_tail[q] = 0;
+		tx_set_ob_head(st, q, 0);
+		tx_set_ob_tail(st, q, 0);
 		st->ob_fv[q] = 0;
 		st->rd_started[q] = st->rd_retired[q] = 0;
-		st->err_s[q] = st->err_c[q] = 0;
+		tx_set_err_s(st, q, 0);
+		tx_set_err_c(st, q, 0);
 		st->held[q] = st->rd_wait[q] = 0;
 		if (st->rw_valid && st->rw_qpn == q)
 			st->rw_valid = 0;
@@ -575,7 +606,7 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	} else if (state == RNIC_QPS_RTS && st->qstate[q] != RNIC_QPS_RTS) {
 		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
 	} else if (state == RNIC_QPS_ERR) {
-		st->err_s[q] = 1;
+		tx_set_err_s(st, q, 1);
 	}
 	st->qstate[q] = (uint8_t)state;
 	tx_wake(st, q);
@@ -626,7 +657,7 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	q = RNIC_WQE_PUSH_QPN_GET(w) % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
-	       st->pf_tail - st->pf_head < TX_PF && !tx_err(st, q) && may_send(st, q);
+	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && may_send(st, q, tx_ob_n_s(st, q));
 	if (!ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
@@ -692,6 +723,20 @@ static void start_next(rnic_tx_state_t *st)
 	}
 }
 
+/* The copies' writes of this clock land (tx.h) */
+static void copies_land(rnic_tx_state_t *st)
+{
+	if (st->cw_head.valid)
+		st->ob_head_s[st->cw_head.q] = st->ob_head_k[st->cw_head.q] = st->cw_head.v;
+	if (st->cw_tail.valid)
+		st->ob_tail_c[st->cw_tail.q] = st->ob_tail_k[st->cw_tail.q] = st->cw_tail.v;
+	if (st->cw_err_s.valid)
+		st->err_s_c[st->cw_err_s.q] = st->err_s_k[st->cw_err_s.q] = (uint8_t)st->cw_err_s.v;
+	if (st->cw_err_c.valid)
+		st->err_c_s[st->cw_err_c.q] = st->err_c_k[st->cw_err_c.q] = (uint8_t)st->cw_err_c.v;
+	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
+}
+
 /* A configuration write from the firmware: the tables (the QPC table and the copies of its fields
  * the packet builder, the completion side and the doorbell read), a commit to act on next clock,
  * a fence. */
@@ -739,6 +784,52 @@ static uint32_t next_kind(const rnic_tx_state_t *st)
 	return st->req_left ? st->cur_kind : st->req_kind[st->req_head % TX_REQ_FIFO];
 }
 
+/* The reset: every QP's state and every queue empty */
+static void reset(rnic_tx_state_t *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < RNIC_MAX_QP; i++) {
+		st->qs[i] = (tx_qs_t){0};
+		st->qc[i] = (tx_qc_t){0};
+		st->sq_pi[i] = st->sq_ci[i] = 0;
+		st->ob_head[i] = st->ob_head_s[i] = st->ob_head_k[i] = 0;
+		st->ob_tail[i] = st->ob_tail_c[i] = st->ob_tail_k[i] = 0;
+		st->err_s[i] = st->err_s_c[i] = st->err_s_k[i] = 0;
+		st->err_c[i] = st->err_c_s[i] = st->err_c_k[i] = 0;
+		st->ob_fv[i] = 0;
+		st->rd_started[i] = st->rd_retired[i] = 0;
+		st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
+		st->pf_fetched[i] = st->pf_started[i] = 0;
+		st->act_set[i] = st->act_clr[i] = 0;
+	}
+	st->rw_valid = 0;
+	st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
+	st->obn_fw = 0;
+	st->phase = 0;
+	st->cancel = 0;
+	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
+	st->acc_n = 0;
+	st->frame_end = 0;
+	st->e_state = 0;
+	st->iss_left = 0;
+	st->rj_active = 0;
+	st->rsp_head = st->rsp_tail = 0;
+	st->pk_head = st->pk_tail = 0;
+	st->req_head = st->req_tail = st->req_left = st->credit = 0;
+	st->cpl_head = st->cpl_tail = 0;
+	st->ack_busy = 0;
+	st->fence_state = 0;
+	st->push_half = 0;
+	st->commit_valid = 0;
+	st->ts_pending = 0;
+	st->pop_valid = 0;
+	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
+	st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
+	st->wake_ok = 1;
+	st->o = (rnic_tx_out_t){0};
+}
+
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
@@ -747,40 +838,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	uint32_t i;
 
 	if (in->rst) {
-		for (i = 0; i < RNIC_MAX_QP; i++) {
-			st->qs[i] = (tx_qs_t){0};
-			st->qc[i] = (tx_qc_t){0};
-			st->sq_pi[i] = st->sq_ci[i] = st->ob_head[i] = st->ob_tail[i] = 0;
-			st->ob_fv[i] = 0;
-			st->rd_started[i] = st->rd_retired[i] = st->err_s[i] = st->err_c[i] = 0;
-			st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
-			st->pf_fetched[i] = st->pf_started[i] = 0;
-		}
-		st->rw_valid = 0;
-		st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
-		st->obn_fw = 0;
-		st->phase = 0;
-		st->cancel = 0;
-		st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
-		st->acc_n = 0;
-		st->frame_end = 0;
-		st->e_state = 0;
-		st->iss_left = 0;
-		st->rj_active = 0;
-		st->rsp_head = st->rsp_tail = 0;
-		st->pk_head = st->pk_tail = 0;
-		st->req_head = st->req_tail = st->req_left = st->credit = 0;
-		st->cpl_head = st->cpl_tail = 0;
-		st->ack_busy = 0;
-		st->fence_state = 0;
-		st->push_half = 0;
-		st->commit_valid = 0;
-		st->ts_pending = 0;
-		for (i = 0; i < RNIC_MAX_QP; i++)
-			st->act_in[i] = 0;
-		st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
-		st->wake_ok = 1;
-		st->o = (rnic_tx_out_t){0};
+		reset(st);
 		*out = st->o;
 		return;
 	}
@@ -877,6 +935,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	if (st->ts_pending)
 		st->t_sent[st->ts_qpn] = st->now;
 	st->ts_pending = 0;
+	if (st->pop_valid)
+		st->act_clr[st->pop_q] = st->pop_tok;
+	st->pop_valid = 0;
+	copies_land(st);
 	configure(st, in);
 
 	/* readies for the next clock: only what can surely be taken then */

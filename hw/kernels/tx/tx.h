@@ -18,6 +18,7 @@
 #define TX_HDR 160        /* header bytes of one packet, inline payload included */
 #define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
+#define ACT_TOK 15        /* the bit of an active-list entry above its QPN */
 #define TX_WAKE 32        /* QPs woken (registers), waiting to join the active list */
 #define TX_WAKE_CLK 9     /* wakes one clock can make: two doorbells (rung, pushed), an ACK or a
 			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
@@ -68,6 +69,12 @@ typedef struct {
 	uint8_t ctx, type;
 } tx_qcf_t;
 
+/* a write of a copy, landing at the clock's end */
+typedef struct {
+	uint8_t valid;
+	uint16_t q, v;
+} tx_copy_w_t;
+
 typedef struct {
 	uint64_t addr;
 	uint32_t len;
@@ -95,8 +102,10 @@ typedef struct {
 	 * - completion side, qc (and the QPC fields qcf): a commit, an ACK notice, a UC/UD WQE
 	 *   retired as its last packet leaves, the ACK timer (qc_port). A go-back-N is decided here
 	 *   (retry counts, RNR wait) and done on the send side next (ACK notices wait for it).
-	 * What one side writes and the other reads is in LUT RAM, one writer each (outstanding
-	 * window ends, READ/atomic counts, error flags, RNR hold, state). */
+	 * What one side writes and the other reads is in memories of their own, one writer each
+	 * (outstanding window ends, READ/atomic counts, error flags, RNR hold, state): at 16K QPs
+	 * block RAMs too, each kept to two accesses a clock (make tblchk), with a copy per reader
+	 * where three parts read one (the window ends and error flags). */
 	rnic_tables_t t;
 	/* copies of the MPT for a WQE's 2nd, 3rd and 4th SGE, checked in the clock it starts */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt3[RNIC_MAX_MPT][RNIC_MPT_WORDS];
@@ -107,6 +116,12 @@ typedef struct {
 	tx_qcf_t qcf[RNIC_MAX_QP];
 	uint16_t ob_head[RNIC_MAX_QP];   /* outstanding WQEs [ob_head, ob_tail): completion side */
 	uint16_t ob_tail[RNIC_MAX_QP];   /* ... send side */
+	/* copies of what one side writes for the other side's reads (_s send, _c completion) and
+	 * the scheduler's (_k): a block RAM has two ports, and three parts read these. Written at
+	 * the clock's end (cw_*): a reader sees a change a clock late (the scheduler then may
+	 * fetch one WQE beyond TX_OB: a window, not storage). */
+	uint16_t ob_head_s[RNIC_MAX_QP], ob_head_k[RNIC_MAX_QP], ob_tail_c[RNIC_MAX_QP], ob_tail_k[RNIC_MAX_QP];
+	tx_copy_w_t cw_head, cw_tail, cw_err_s, cw_err_c;
 	/* where they are in the shared pool (obp): a list per QP, linked through obn. The
 	 * completion side keeps the entry at its head (ob_he); the send side the last one
 	 * (ob_le), and the one it appended to an empty list (ob_first, at position ob_fpos,
@@ -117,6 +132,7 @@ typedef struct {
 	uint8_t rd_retired[RNIC_MAX_QP]; /* (completion side): outstanding, the difference */
 	uint8_t err_s[RNIC_MAX_QP];      /* in error (WQEs complete with WR_FLUSH_ERR), found by */
 	uint8_t err_c[RNIC_MAX_QP];      /* the send or the completion side */
+	uint8_t err_s_c[RNIC_MAX_QP], err_s_k[RNIC_MAX_QP], err_c_s[RNIC_MAX_QP], err_c_k[RNIC_MAX_QP];
 	uint8_t held[RNIC_MAX_QP];       /* waiting out an RNR NAK (completion side) */
 	uint8_t rd_wait[RNIC_MAX_QP];    /* the next WQE waits for a READ/atomic to complete (limit */
 	uint8_t rd_mark[RNIC_MAX_QP];    /* or fence): for rd_retired to move from rd_mark */
@@ -133,12 +149,12 @@ typedef struct {
 	uint16_t ts_qpn;
 	/* the packet builder's copy of the QPC table (a block RAM of its own, written by the same
 	 * configuration writes), and the two fields responder requests are checked with on arrival
-	 * (LUT RAM) */
+	 * (small memories of their own) */
 	uint32_t hq[RNIC_MAX_QP][RNIC_QPC_WORDS];
 	uint8_t rsp_pmtu[RNIC_MAX_QP], rsp_limit[RNIC_MAX_QP];
 	/* the doorbell's side, which takes no QP port: each QP's SQ producer index (doorbell) and
 	 * next WQE to fetch, and what a doorbell is checked against (QPC CTRL's low half, the SQ's
-	 * log size, kept from the configuration writes): LUT RAM, one writer a clock (a doorbell,
+	 * log size, kept from the configuration writes): one writer a clock each (a doorbell,
 	 * or the QP event; the readies keep them apart where both would write). The cycle of each
 	 * QP's last doorbell: a block RAM, written by the doorbell, read by the WQE started. */
 	uint16_t sq_pi[RNIC_MAX_QP], sq_ci[RNIC_MAX_QP];
@@ -146,7 +162,7 @@ typedef struct {
 	uint8_t sq_log[RNIC_MAX_QP];
 	uint64_t ts_db[RNIC_MAX_QP];
 	/* the scheduler's side, which takes no QP port either: each QP's WQEs fetched ahead and
-	 * started (LUT RAM: the prefetch ring holds the difference; the scheduler and a pushed WQE
+	 * started (the prefetch ring holds the difference; the scheduler and a pushed WQE
 	 * write the one, a WQE started the other; a clock where an event moves sq_ci or
 	 * pf_fetched otherwise, fetch_w, the scheduler waits), the SQ's base (a block RAM kept from
 	 * the configuration writes). */
@@ -170,14 +186,18 @@ typedef struct {
 	uint16_t ob_cur;             /* the entry of the message in progress */
 	/* the scheduler's active list: QPs that may have WQEs to fetch, served round-robin. An
 	 * event that may let a QP fetch (doorbell, retirement, go-back, RNR wait over, commit)
-	 * wakes it into `wake` unless act_in says it is there or in `act`; one wake per clock
-	 * joins `act`. */
+	 * wakes it into `wake` (registers) unless it is there; one wake per clock joins `act`
+	 * unless the QP is in it: act_set[q] != act_clr[q], a block RAM each with one writer (the
+	 * join, the scheduler's pop: the token, bit ACT_TOK of an entry of act, and pop_*, its
+	 * write landing at the clock's end). */
 	uint16_t wake[TX_WAKE];
 	uint32_t wake_head, wake_tail, wake_clk;
 	uint8_t wake_ok;             /* room for a clock's wakes: producers that can wait do */
 	uint16_t act[RNIC_MAX_QP];
 	uint32_t act_head, act_tail;
-	uint8_t act_in[RNIC_MAX_QP];
+	uint8_t act_set[RNIC_MAX_QP], act_clr[RNIC_MAX_QP];
+	uint8_t pop_valid, pop_tok;
+	uint16_t pop_q;
 
 	/* WQEs fetched ahead in batches, in the order requested: slots [pf_head, pf_tail) are
 	 * taken, data fills them from pf_fill on (DMA reads return in request order) */

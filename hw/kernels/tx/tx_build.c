@@ -60,18 +60,18 @@ static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
 	uint32_t e = st->ob_fresh < TX_OBP ? st->ob_fresh++ : st->obf[st->obf_head++ % TX_OBP];
 
 	st->obp[e] = *ob;
-	if (st->ob_tail[q] == st->ob_head[q]) {
+	if (!tx_ob_n_s(st, q)) {
 		st->ob_first[q] = (uint16_t)e;
 		st->ob_fpos[q] = st->ob_tail[q];
 		st->ob_fv[q] = 1;
 	} else {
 		tx_obn_write(st, st->ob_le[q], e);
-		if (st->ob_head[q] != st->ob_fpos[q])
+		if (st->ob_head_s[q] != st->ob_fpos[q])
 			st->ob_fv[q] = 0;
 	}
 	st->ob_le[q] = (uint16_t)e;
 	st->ob_cur = (uint16_t)e;
-	st->ob_tail[q]++;
+	tx_set_ob_tail(st, q, st->ob_tail[q] + 1u);
 }
 
 /* WQE arrived: check it and set the message up (or complete it in error, or put it back). */
@@ -88,7 +88,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	tx_wake(st, st->qpn); /* a slot of its window is taken; the QP may fetch further */
 	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
-	if (tx_err(st, st->qpn)) {
+	if (tx_err_s(st, st->qpn)) {
 		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
 		return;

@@ -12,10 +12,59 @@
  * issued) zero beats in place of payload that may not be read any more. */
 enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
 
-/* QP q is in error (found by either side) */
-static inline int tx_err(const rnic_tx_state_t *st, uint32_t q)
+/* QP q is in error (found by either side), as the send side, the completion side and the
+ * scheduler see it (each its own copies: tx.h) */
+static inline int tx_err_s(const rnic_tx_state_t *st, uint32_t q)
 {
-	return st->err_s[q] | st->err_c[q];
+	return st->err_s[q] | st->err_c_s[q];
+}
+
+static inline int tx_err_c(const rnic_tx_state_t *st, uint32_t q)
+{
+	return st->err_s_c[q] | st->err_c[q];
+}
+
+/* WQEs of QP q outstanding, as the send side and the completion side see them */
+static inline uint32_t tx_ob_n_s(const rnic_tx_state_t *st, uint32_t q)
+{
+	return (uint16_t)(st->ob_tail[q] - st->ob_head_s[q]);
+}
+
+static inline uint32_t tx_ob_n_c(const rnic_tx_state_t *st, uint32_t q)
+{
+	return (uint16_t)(st->ob_tail_c[q] - st->ob_head[q]);
+}
+
+/* Writes of the window ends and error flags: to the owner's memory now, to its readers' copies
+ * at the clock's end (tx_copies_land: a copy may be read in this clock; one write a clock each) */
+#define TX_COPY_WRITE(st, w, q, v)                                                               \
+	do {                                                                                     \
+		assert(!(st)->w.valid);                                                          \
+		(st)->w = (tx_copy_w_t){1, (uint16_t)(q), (uint16_t)(v)};                       \
+	} while (0)
+
+static inline void tx_set_ob_head(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+{
+	st->ob_head[q] = (uint16_t)v;
+	TX_COPY_WRITE(st, cw_head, q, v);
+}
+
+static inline void tx_set_ob_tail(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+{
+	st->ob_tail[q] = (uint16_t)v;
+	TX_COPY_WRITE(st, cw_tail, q, v);
+}
+
+static inline void tx_set_err_s(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+{
+	st->err_s[q] = (uint8_t)v;
+	TX_COPY_WRITE(st, cw_err_s, q, v);
+}
+
+static inline void tx_set_err_c(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+{
+	st->err_c[q] = (uint8_t)v;
+	TX_COPY_WRITE(st, cw_err_c, q, v);
 }
 
 /* READ/atomic WQEs of QP q outstanding */
@@ -31,7 +80,7 @@ static inline int tx_cpl_full(const rnic_tx_state_t *st)
 	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 4;
 }
 
-/* The pool entry of QP q's oldest outstanding WQE (there is one) */
+/* The pool entry of QP q's oldest outstanding WQE (there is one; completion side) */
 static inline uint32_t tx_ob_head(const rnic_tx_state_t *st, uint32_t q)
 {
 	return st->ob_fv[q] && st->ob_fpos[q] == st->ob_head[q] ? st->ob_first[q] : st->ob_he[q];
