@@ -200,7 +200,7 @@ def memory_per_qp():
 # QPs (a pair each, one per NIC) of the curve, up to what a NIC gives a process (max_qp)
 CURVE_QPS = [n for n in (1, 4, 16, 64, 256, 1024, 4096, 16384) if n <= S.MAX_QP - 2] + [S.MAX_QP - 2]
 CURVE = [("64 B WRITE, round robin", 64, "M/s"), ("64 B WRITE, random QP", 64, "M/s"),
-         ("4 KiB WRITE, random QP", 4096, "Gb/s")]  # rc_ops curve, in this order
+         ("4 KiB WRITE, random QP", 4096, "Gb/s"), ("64 KiB WRITE, round robin", 65536, "Gb/s")]  # rc_ops curve
 
 
 def qp_curve(out):
@@ -228,7 +228,7 @@ def qp_curve(out):
             limit = 1e3 / wire_ns("write", size, 4096 if size > 64 else 1024)
             v, lim = (mps, limit) if unit == "M/s" else (mps * size * 8 / 1e3, limit * size * 8 / 1e3)
             points.setdefault(name, []).append((nq, v / lim))
-            print(f"{name:28} {nq:6d} {v:8.2f} {unit:4} {lim:8.2f} {unit:4}  {wall:4.0f} s (the three)")
+            print(f"{name:28} {nq:6d} {v:8.2f} {unit:4} {lim:8.2f} {unit:4}  {wall:4.0f} s (the four)")
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, pts in points.items():
         ax.plot([n for n, _ in pts], [100 * f for _, f in pts], marker="o", label=name)

@@ -10,7 +10,7 @@
 
 #include "rc_common.h"
 
-#define MAXOBJ 2048 /* above any limit the device reports today */
+#define MAXOBJ 32768 /* above any limit the device reports today */
 
 struct kind {
 	const char *name;

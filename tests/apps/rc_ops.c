@@ -626,7 +626,7 @@ int main(int argc, char **argv)
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
 		return rate(IBV_WR_RDMA_WRITE, 64, nq, 4000, 0, 0) || rate(IBV_WR_RDMA_WRITE, 64, nq, 4000, 0, 1) ||
-		       rate(IBV_WR_RDMA_WRITE, 4096, nq, 1000, 0, 1);
+		       rate(IBV_WR_RDMA_WRITE, 4096, nq, 1000, 0, 1) || rate(IBV_WR_RDMA_WRITE, 65536, nq, 300, 0, 0);
 	}
 	if (argc - i == 6 && !strcmp(argv[i], "lat")) {
 		enum ibv_wr_opcode op = !strcmp(argv[i + 1], "send") ? IBV_WR_SEND :

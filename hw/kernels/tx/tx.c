@@ -97,6 +97,12 @@ void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 		tx_set_err_s(st, q, 1);
 	else
 		tx_set_err_c(st, q, 1);
+	if (send_side && !st->fl_pend && !st->fl_valid) {
+		/* the completion side looks at it next, not in its turn of the timer scan: its
+		 * outstanding WQEs complete now (a hint: a second one waits for the scan) */
+		st->fl_pend = 1;
+		st->fl_q = (uint16_t)q;
+	}
 	*c = (rnic_cpl_t){0};
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = q;
@@ -210,12 +216,12 @@ static int may_send(const rnic_tx_state_t *st, uint32_t q, uint32_t ob_n)
 /* The scheduler's view of QP q (its copies of the window ends and error flags) */
 static uint32_t sched_ob_n(const rnic_tx_state_t *st, uint32_t q)
 {
-	return (uint16_t)(st->ob_tail_k[q] - st->ob_head_k[q]);
+	return (uint16_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
 }
 
 static int sched_err(const rnic_tx_state_t *st, uint32_t q)
 {
-	return st->err_s_k[q] | st->err_c_k[q];
+	return tx_fwd(&st->cw_err_s, q, st->err_s_k[q]) | tx_fwd(&st->cw_err_c, q, st->err_c_k[q]);
 }
 
 /* QP q has WQEs to fetch (to send, or to flush; the scheduler asks) */
@@ -403,7 +409,7 @@ static void go_back(rnic_tx_state_t *st)
 	st->qs_port = 1;
 	st->qc_port = 1; /* it reads the completion side's list of the QP (ob_discard) */
 	st->rw_valid = 0;
-	st->sq_ci[q] = st->rw_index;
+	tx_set_sq_ci_late(st, q, st->rw_index);
 	st->fetch_w = 1;
 	p->psn = st->rw_psn;
 	p->restart = 1;
@@ -417,15 +423,16 @@ static void go_back(rnic_tx_state_t *st)
 	tx_wake(st, q);
 }
 
-/* ACK timers, one QP per clock: 4.096 us * 2^timeout without progress (0: no timer). The QP whose
- * message is being built is not late (its packets are going out). */
+/* ACK timers, one QP per clock (a pass over all takes MAX_QP clocks: 65 us at 16,384), a QP the
+ * send side has just found in error first: 4.096 us * 2^timeout without progress (0: no timer).
+ * The QP whose message is being built is not late (its packets are going out). */
 static void check_timer(rnic_tx_state_t *st)
 {
-	uint32_t q = st->timer_q % RNIC_MAX_QP;
+	uint32_t q = st->fl_valid ? st->fl_q : st->timer_q++ % RNIC_MAX_QP;
 	tx_qc_t *p = &st->qc[q];
 	uint32_t t = RNIC_GET(RNIC_QPC_RETRY_TIMEOUT, st->qcf[q].retry);
 
-	st->timer_q++;
+	st->fl_valid = 0;
 	if (st->held[q] && (int64_t)(st->now - p->hold_until) >= 0) {
 		st->held[q] = 0; /* the RNR wait is over */
 		tx_wake(st, q);
@@ -622,7 +629,7 @@ static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint
 
 	q %= RNIC_MAX_QP;
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != ctx ||
-	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - st->sq_ci[q]) > size) {
+	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - tx_fwd(&st->sq_ci_w, q, st->sq_ci[q])) > size) {
 		st->o.stat_drop_db++;
 		return 0;
 	}
@@ -723,7 +730,7 @@ static void start_next(rnic_tx_state_t *st)
 	}
 }
 
-/* The copies' writes of this clock land (tx.h) */
+/* The copies' writes of this clock land (tx.h), and a send-side event's sq_ci write */
 static void copies_land(rnic_tx_state_t *st)
 {
 	if (st->cw_head.valid)
@@ -735,6 +742,11 @@ static void copies_land(rnic_tx_state_t *st)
 	if (st->cw_err_c.valid)
 		st->err_c_s[st->cw_err_c.q] = st->err_c_k[st->cw_err_c.q] = (uint8_t)st->cw_err_c.v;
 	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
+	if (st->sq_ci_w.valid)
+		st->sq_ci[st->sq_ci_w.q] = st->sq_ci_w.v;
+	st->sq_ci_w.valid = 0;
+	st->fl_valid |= st->fl_pend; /* its error flag's copy is written now */
+	st->fl_pend = 0;
 }
 
 /* A configuration write from the firmware: the tables (the QPC table and the copies of its fields
@@ -824,6 +836,8 @@ static void reset(rnic_tx_state_t *st)
 	st->commit_valid = 0;
 	st->ts_pending = 0;
 	st->pop_valid = 0;
+	st->fl_pend = st->fl_valid = 0;
+	st->sq_ci_w.valid = 0;
 	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
 	st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
 	st->wake_ok = 1;

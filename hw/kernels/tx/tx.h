@@ -118,8 +118,7 @@ typedef struct {
 	uint16_t ob_tail[RNIC_MAX_QP];   /* ... send side */
 	/* copies of what one side writes for the other side's reads (_s send, _c completion) and
 	 * the scheduler's (_k): a block RAM has two ports, and three parts read these. Written at
-	 * the clock's end (cw_*): a reader sees a change a clock late (the scheduler then may
-	 * fetch one WQE beyond TX_OB: a window, not storage). */
+	 * the clock's end (cw_*); a read in that clock takes the word from the write's register. */
 	uint16_t ob_head_s[RNIC_MAX_QP], ob_head_k[RNIC_MAX_QP], ob_tail_c[RNIC_MAX_QP], ob_tail_k[RNIC_MAX_QP];
 	tx_copy_w_t cw_head, cw_tail, cw_err_s, cw_err_c;
 	/* where they are in the shared pool (obp): a list per QP, linked through obn. The
@@ -158,6 +157,7 @@ typedef struct {
 	 * or the QP event; the readies keep them apart where both would write). The cycle of each
 	 * QP's last doorbell: a block RAM, written by the doorbell, read by the WQE started. */
 	uint16_t sq_pi[RNIC_MAX_QP], sq_ci[RNIC_MAX_QP];
+	tx_copy_w_t sq_ci_w;         /* a go-back's or a READ limit's sq_ci write (clock's end) */
 	uint16_t db_ctrl[RNIC_MAX_QP];
 	uint8_t sq_log[RNIC_MAX_QP];
 	uint64_t ts_db[RNIC_MAX_QP];
@@ -207,6 +207,8 @@ typedef struct {
 	uint32_t pf_beats;           /* beats of slot pf_fill received */
 
 	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
+	uint8_t fl_pend, fl_valid;   /* a QP the send side found in error, looked at before the */
+	uint16_t fl_q;               /* scan's next (its WQEs outstanding complete) */
 
 	uint8_t push_beat[RNIC_BEAT];/* the first half of a WQE being pushed */
 	uint8_t push_half;

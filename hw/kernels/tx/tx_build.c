@@ -66,7 +66,7 @@ static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
 		st->ob_fv[q] = 1;
 	} else {
 		tx_obn_write(st, st->ob_le[q], e);
-		if (st->ob_head_s[q] != st->ob_fpos[q])
+		if (tx_head_s(st, q) != st->ob_fpos[q])
 			st->ob_fv[q] = 0;
 	}
 	st->ob_le[q] = (uint16_t)e;
@@ -97,7 +97,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	if ((tx_is_rd(op) && rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && rd_out)) {
 		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
 		 * and fetch it and the WQEs behind it again then */
-		st->sq_ci[st->qpn] = st->wqe_index;
+		tx_set_sq_ci_late(st, st->qpn, st->wqe_index);
 		st->fetch_w = 1;
 		st->rd_wait[st->qpn] = 1;
 		st->rd_mark[st->qpn] = st->rd_retired[st->qpn];

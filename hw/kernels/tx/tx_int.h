@@ -12,31 +12,43 @@
  * issued) zero beats in place of payload that may not be read any more. */
 enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
 
-/* QP q is in error (found by either side), as the send side, the completion side and the
- * scheduler see it (each its own copies: tx.h) */
+/* A copy's word for QP q: its write of this clock, not landed yet, forwarded (a register) */
+static inline uint32_t tx_fwd(const tx_copy_w_t *w, uint32_t q, uint32_t mem)
+{
+	return w->valid && w->q == q ? w->v : mem;
+}
+
+/* QP q is in error (found by either side), as the send side and the completion side see it */
 static inline int tx_err_s(const rnic_tx_state_t *st, uint32_t q)
 {
-	return st->err_s[q] | st->err_c_s[q];
+	return st->err_s[q] | tx_fwd(&st->cw_err_c, q, st->err_c_s[q]);
 }
 
 static inline int tx_err_c(const rnic_tx_state_t *st, uint32_t q)
 {
-	return st->err_s_c[q] | st->err_c[q];
+	return tx_fwd(&st->cw_err_s, q, st->err_s_c[q]) | st->err_c[q];
+}
+
+/* The oldest outstanding WQE's position, as the send side sees it */
+static inline uint32_t tx_head_s(const rnic_tx_state_t *st, uint32_t q)
+{
+	return tx_fwd(&st->cw_head, q, st->ob_head_s[q]);
 }
 
 /* WQEs of QP q outstanding, as the send side and the completion side see them */
 static inline uint32_t tx_ob_n_s(const rnic_tx_state_t *st, uint32_t q)
 {
-	return (uint16_t)(st->ob_tail[q] - st->ob_head_s[q]);
+	return (uint16_t)(st->ob_tail[q] - tx_head_s(st, q));
 }
 
 static inline uint32_t tx_ob_n_c(const rnic_tx_state_t *st, uint32_t q)
 {
-	return (uint16_t)(st->ob_tail_c[q] - st->ob_head[q]);
+	return (uint16_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_c[q]) - st->ob_head[q]);
 }
 
 /* Writes of the window ends and error flags: to the owner's memory now, to its readers' copies
- * at the clock's end (tx_copies_land: a copy may be read in this clock; one write a clock each) */
+ * at the clock's end (copies_land: a copy may be read in this clock, and a read of it then gets
+ * the new word from the write's register, tx_fwd; one write a clock each) */
 #define TX_COPY_WRITE(st, w, q, v)                                                               \
 	do {                                                                                     \
 		assert(!(st)->w.valid);                                                          \
@@ -78,6 +90,13 @@ static inline uint32_t tx_rd_out(const rnic_tx_state_t *st, uint32_t q)
 static inline int tx_cpl_full(const rnic_tx_state_t *st)
 {
 	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 4;
+}
+
+/* A send-side event moves QP q's next WQE to fetch back: the write lands at the clock's end (the
+ * doorbell, later in the clock, reads the word through tx_fwd; the scheduler waits, fetch_w) */
+static inline void tx_set_sq_ci_late(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+{
+	TX_COPY_WRITE(st, sq_ci_w, q, v);
 }
 
 /* The pool entry of QP q's oldest outstanding WQE (there is one; completion side) */
