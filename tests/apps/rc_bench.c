@@ -153,9 +153,9 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 {
 	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i, k;
 	uint32_t depth = RATE_CQ / (uint32_t)nq < RATE_DEPTH ? RATE_CQ / (uint32_t)nq : RATE_DEPTH;
-	uint32_t off;
+	uint32_t off, next = 0; /* round robin: the QP after the last one offered a message */
 	uint64_t first = UINT64_MAX, last = 0, start, end;
-	time_t t0 = time(NULL);
+	time_t t0;
 	struct timespec w0, w1;
 	struct ibv_wc wc;
 	int q;
@@ -172,12 +172,13 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 				return -1;
 		}
 	}
+	t0 = time(NULL); /* the 600 s allowed are the messages', not the connections' */
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	while (done < n) {
 		for (k = 0; k < (uint32_t)nq && posted < n && posted - done < RATE_CQ; k++) {
 			struct ibv_sge s;
 
-			q = random_order ? (int)draw((uint32_t)nq) : (int)k;
+			q = random_order ? (int)draw((uint32_t)nq) : (int)(next++ % (uint32_t)nq);
 			off = (uint32_t)q * size % REGION;
 			s = sge(&A, off, size);
 			if (out[q] == depth)

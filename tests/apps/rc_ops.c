@@ -622,11 +622,16 @@ int main(int argc, char **argv)
 			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline"), random_order) != 0;
 	}
 	if (argc - i == 3 && !strcmp(argv[i], "curve")) {
-		/* the QP-count curve's figures on one set of nq pairs (connected once, MTU as given) */
+		/* the QP-count curve's figures on one set of nq pairs (connected once, MTU as given),
+		 * with enough messages that every QP has some */
+		uint32_t m = (uint32_t)nq;
+
 		open_side(&A, argv[i + 1]);
 		open_side(&B, argv[i + 2]);
-		return rate(IBV_WR_RDMA_WRITE, 64, nq, 4000, 0, 0) || rate(IBV_WR_RDMA_WRITE, 64, nq, 4000, 0, 1) ||
-		       rate(IBV_WR_RDMA_WRITE, 4096, nq, 1000, 0, 1) || rate(IBV_WR_RDMA_WRITE, 65536, nq, 300, 0, 0);
+		return rate(IBV_WR_RDMA_WRITE, 64, nq, m * 2 > 4000 ? m * 2 : 4000, 0, 0) ||
+		       rate(IBV_WR_RDMA_WRITE, 64, nq, m * 2 > 4000 ? m * 2 : 4000, 0, 1) ||
+		       rate(IBV_WR_RDMA_WRITE, 4096, nq, m > 1000 ? m : 1000, 0, 1) ||
+		       rate(IBV_WR_RDMA_WRITE, 65536, nq, m > 300 ? m : 300, 0, 0);
 	}
 	if (argc - i == 6 && !strcmp(argv[i], "lat")) {
 		enum ibv_wr_opcode op = !strcmp(argv[i + 1], "send") ? IBV_WR_SEND :
