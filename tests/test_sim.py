@@ -285,10 +285,10 @@ def test_open_close_while_traffic_runs(tmp_path):
         opened = opener.stdout.read()
         # the victim is killed once its QPs are connected and its operations under way
         log0 = tmp_path / "rnic0.log"
-        rts = log0.read_text().count("RTR->RTS")
+        rtr = log0.read_text().count("INIT->RTR")
         victim = traffic()
         deadline = time.time() + 120
-        while log0.read_text().count("RTR->RTS") < rts + 4 and time.time() < deadline:
+        while log0.read_text().count("INIT->RTR") < rtr + 4 and time.time() < deadline:
             time.sleep(0.05)
         time.sleep(0.5)
         victim.kill()

@@ -11,7 +11,7 @@ $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 RC_OPS_SRCS := tests/apps/rc_ops.c tests/apps/rc_common.c tests/apps/rc_mix.c tests/apps/rc_bench.c tests/apps/rc_limits.c
 $(TESTAPP_DIR)/rc_ops: $(RC_OPS_SRCS) tests/apps/rc_common.h $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $(RC_OPS_SRCS) -o $@ $(HOSTLIB_LINK)
+	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $(RC_OPS_SRCS) -o $@ -pthread $(HOSTLIB_LINK)
 
 # one through librdmacm: the project's, as a program built against Debian's headers finds it
 $(TESTAPP_DIR)/cm_cycles: tests/apps/cm_cycles.c $(RDMACM_SO)

@@ -14,10 +14,7 @@ static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "
  * image into context memory. */
 static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_t n)
 {
-	uint32_t i;
-
-	for (i = 1; i < n; i++)
-		hal_cfg(fw_cfg_addr(table, index, i), w[i]);
+	hal_cfg_words(fw_cfg_addr(table, index, 1), w + 1, n - 1);
 	hal_cfg(fw_cfg_addr(table, index, 0), w[0]);
 	fw_icm_entry(table, index, 0, w, n);
 }
@@ -84,9 +81,9 @@ void fw_init(void)
 /* ---- QP context toward the kernels */
 static void qpc_write(uint32_t qpn, const struct fw_qp *q)
 {
-	uint32_t w[RNIC_QPC_WORDS], i, own = fw.qp_own[qpn];
+	uint32_t *w = (uint32_t *)(void *)(hal_dmabuf() + FW_STAGE_ENTRY), i, own = fw.qp_own[qpn];
 
-	memset(w, 0, sizeof(w));
+	memset(w, 0, RNIC_QPC_WORDS * 4);
 	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, (own & FW_QP_USED) && q->state != RNIC_QPS_RESET) |
 			       RNIC_SET(RNIC_QPC_CTRL_STATE, q->state) | RNIC_SET(RNIC_QPC_CTRL_TYPE, q->type) |
 			       RNIC_SET(RNIC_QPC_CTRL_CTX, FW_QP_CTX(own)) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu) |
@@ -549,17 +546,14 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 		n.srqn = q->srqn;
 		n.pmtu = q->type == RNIC_QPT_UD ? RNIC_MTU_4096 : RNIC_MTU_1024;
 	}
-	if (next != q->state) {
-		if (next == RNIC_QPS_RTR && n.ipv6)
-			fw_printf("qp %u ctx %u: %s->%s peer %x%x::%x%x (IPv6) qp %u mtu %u\n", qpn, ctx,
-				  state_name[q->state], state_name[next], n.dip6[0], n.dip6[1], n.dip6[14], n.dip6[15],
-				  n.dest_qpn, 128u << n.pmtu);
-		else if (next == RNIC_QPS_RTR)
-			fw_printf("qp %u ctx %u: %s->%s peer %I qp %u mtu %u\n", qpn, ctx, state_name[q->state],
-				  state_name[next], n.dip, n.dest_qpn, 128u << n.pmtu);
-		else
-			fw_printf("qp %u ctx %u: %s->%s\n", qpn, ctx, state_name[q->state], state_name[next]);
-	}
+	/* the log names a connection's peer once; other transitions, thousands a second at
+	 * connection time, would cost the soft core more than the command itself */
+	if (next != q->state && next == RNIC_QPS_RTR && n.ipv6)
+		fw_printf("qp %u ctx %u: %s->RTR peer %x%x::%x%x (IPv6) qp %u mtu %u\n", qpn, ctx, state_name[q->state],
+			  n.dip6[0], n.dip6[1], n.dip6[14], n.dip6[15], n.dest_qpn, 128u << n.pmtu);
+	else if (next != q->state && next == RNIC_QPS_RTR)
+		fw_printf("qp %u ctx %u: %s->RTR peer %I qp %u mtu %u\n", qpn, ctx, state_name[q->state], n.dip,
+			  n.dest_qpn, 128u << n.pmtu);
 	n.state = (uint8_t)next;
 	fw_qp_store(qpn, &n);
 	qpc_write(qpn, &n);

@@ -44,6 +44,11 @@ struct fw_mr {
 	uint8_t used, ctx, page_shift;
 };
 
+/* Places in the DMA buffer (past the command and its completion) where the DMA engine reads and
+ * writes in place what the soft core would otherwise copy, a few clocks a byte */
+#define FW_STAGE_REC 2048    /* the QP record fw_qp_load read or fw_qp_store wrote last */
+#define FW_STAGE_ENTRY 2176  /* a QPC entry, as the kernels and ICM are given it */
+
 #define FW_QP_USED 0x80u
 #define FW_QP_CTX(own) ((own) & 0x7fu)
 _Static_assert(RNIC_NUM_CTX <= 0x80, "a QP's owner byte holds its context");
@@ -72,8 +77,7 @@ struct fw {
 	struct fw_owner srq[RNIC_MAX_SRQ];
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS]; /* what the RX kernel was given, for MODIFY_SRQ */
 	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context */
-	struct fw_qp qp_rec;              /* the record fw_qp_load read last (qp_rec_qpn - 1), or 0 */
-	uint32_t qp_rec_qpn;
+	uint32_t qp_rec_qpn;              /* the record in the DMA buffer is this QP's (+ 1), or 0 */
 	struct fw_mr mr[RNIC_MAX_MPT];
 	uint32_t mtt_used[RNIC_MAX_MTT / 32];
 	struct fw_arp arp[FW_ARP_ENTRIES];

@@ -34,6 +34,8 @@ void hal_icm_answer(uint32_t st);
 
 /* datapath table write (CFG_ADDR/CFG_DATA); the fence tokens the kernels have passed (FW.FENCE) */
 void hal_cfg(uint32_t addr, uint32_t data);
+/* n words to addr, addr + 4, ...: the address written once (CFG_DATA steps it) */
+void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n);
 uint32_t hal_fence(void);
 
 /* DMA between host bus address and the DMA buffer: 0 when done, -1 when the host refused a

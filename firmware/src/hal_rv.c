@@ -46,6 +46,13 @@ void hal_cfg(uint32_t addr, uint32_t data)
 	REG(RNIC_FW_CFG_DATA) = data;
 }
 
+void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n)
+{
+	REG(RNIC_FW_CFG_ADDR) = addr;
+	while (n--)
+		REG(RNIC_FW_CFG_DATA) = *w++;
+}
+
 int hal_dma(uint64_t host, uint32_t local, uint32_t len, int write)
 {
 	uint32_t st;

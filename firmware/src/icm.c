@@ -78,18 +78,24 @@ static uint64_t icm_bus(uint32_t off)
 	return fw.icm[off >> RNIC_ICM_CHUNK_LOG] + (off & (ICM_CHUNK - 1));
 }
 
-/* len bytes from src to offset off of ICM, staged in the DMA buffer: one write per 4 KiB page of
- * host memory (a chunk is a whole number of them). Nothing without ICM. */
+/* len bytes from src to offset off of ICM: one write per 4 KiB page of host memory (a chunk is a
+ * whole number of them), from where the bytes are if they are in the DMA buffer at a line's start,
+ * else staged there. Nothing without ICM. */
 void fw_icm_write(uint32_t off, const void *src, uint32_t len)
 {
 	const uint8_t *s = src;
+	uintptr_t at;
 	uint32_t n;
 
 	while (fw.icm_n && len) {
 		n = 4096 - (off & 4095);
 		n = n < len ? n : len;
-		memcpy(hal_dmabuf() + ICM_STAGE, s, n);
-		hal_dma(icm_bus(off), ICM_STAGE, n, 1);
+		at = (uintptr_t)s - (uintptr_t)hal_dmabuf();
+		if (at >= RNIC_FW_DMABUF_SIZE || (at & 63)) {
+			memcpy(hal_dmabuf() + ICM_STAGE, s, n);
+			at = ICM_STAGE;
+		}
+		hal_dma(icm_bus(off), (uint32_t)at, n, 1);
 		fw.icm_writes++;
 		off += n;
 		s += n;
@@ -127,32 +133,36 @@ void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *wo
 	fw_icm_write(off + index * stride + 4 * w, words, 4 * n);
 }
 
-/* QP records: one kept on chip, the last one read or written; the rest are in ICM only. */
+/* QP records: one kept on chip, the last one read or written, where the DMA engine reads and
+ * writes it (a copy through the soft core costs a few clocks a byte); the rest are in ICM only. */
 static uint32_t fwqp_off(uint32_t qpn)
 {
 	return RNIC_ICM_FWQP_OFF + qpn * RNIC_ICM_FWQP_STRIDE;
 }
 
+static struct fw_qp *rec(void)
+{
+	return (struct fw_qp *)(void *)(hal_dmabuf() + FW_STAGE_REC);
+}
+
 struct fw_qp *fw_qp_load(uint32_t qpn)
 {
-	uint32_t off = fwqp_off(qpn);
-
 	if (fw.qp_rec_qpn == qpn + 1)
-		return &fw.qp_rec;
+		return rec();
+	fw.qp_rec_qpn = 0;
 	/* a record never crosses a page: its stride is a power of two below 4 KiB */
-	if (!fw.icm_n || hal_dma(icm_bus(off), ICM_STAGE, sizeof(struct fw_qp), 0))
+	if (!fw.icm_n || hal_dma(icm_bus(fwqp_off(qpn)), FW_STAGE_REC, sizeof(struct fw_qp), 0))
 		return NULL;
-	memcpy(&fw.qp_rec, hal_dmabuf() + ICM_STAGE, sizeof(struct fw_qp));
 	fw.qp_rec_qpn = qpn + 1;
-	return &fw.qp_rec;
+	return rec();
 }
 
 void fw_qp_store(uint32_t qpn, const struct fw_qp *q)
 {
-	if (q != &fw.qp_rec)
-		memcpy(&fw.qp_rec, q, sizeof(*q));
+	if (q != rec())
+		memcpy(rec(), q, sizeof(*q));
 	fw.qp_rec_qpn = qpn + 1;
-	fw_icm_write(fwqp_off(qpn), q, sizeof(*q));
+	fw_icm_write(fwqp_off(qpn), rec(), sizeof(*q));
 }
 
 int fw_qp_owned(uint32_t qpn, uint32_t ctx)

@@ -32,7 +32,7 @@ static uint8_t host[2 << 20];        /* host memory: bus address = offset */
 #define ICM_AT DRV_AT
 #define ICM_LIST_AT (DRV_AT + (RNIC_ICM_CHUNKS << RNIC_ICM_CHUNK_LOG))
 static uint8_t drv[(RNIC_ICM_CHUNKS << RNIC_ICM_CHUNK_LOG) + 4096];
-static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE];
+static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE] __attribute__((aligned(64)));
 static uint8_t txbuf[2048], rxbuf[2048];
 static uint32_t rx_len, tx_count, tx_last_len, irq_count;
 static uint64_t now;
@@ -122,6 +122,12 @@ void hal_cfg(uint32_t addr, uint32_t data)
 			fuzz_check("RQ base",
 				   ((uint64_t)cfg_qpc[i][RNIC_QPC_RQ_BASE_HI / 4] << 32) | cfg_qpc[i][RNIC_QPC_RQ_BASE_LO / 4]);
 	}
+}
+
+void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n)
+{
+	for (; n; n--, addr += 4)
+		hal_cfg(addr, *w++);
 }
 
 int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)

@@ -161,11 +161,11 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	int q;
 
 	depth = depth ? depth : 1;
-	for (q = 0; q < nq; q++) {
-		if (A.qp[q])
-			continue; /* connected by an earlier run (curve) */
-		new_pair(q);
-		for (i = 0; op == IBV_WR_SEND && i < depth; i++) {
+	for (q = 0; q < nq && A.qp[q]; q++)
+		; /* connected by an earlier run (curve) */
+	new_pairs(q, nq);
+	for (; op == IBV_WR_SEND && q < nq; q++) {
+		for (i = 0; i < depth; i++) {
 			struct ibv_sge r = sge(&B, (uint32_t)q * size % REGION, size);
 
 			if (post_recv(B.qp[q], i, &r, 1))

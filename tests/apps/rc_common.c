@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,40 @@ void new_pair(int i)
 	A.qp[i] = make_qp(&A);
 	B.qp[i] = make_qp(&B);
 	connect_pair(i, 7);
+}
+
+/* QPs [from, to) of both sides, each side's commands from a thread of its own: the two NICs'
+ * firmware work at once, and a run of thousands of pairs takes half the time to set up. */
+struct pairs_job {
+	struct side *s, *peer;
+	int from, to, connect;
+};
+
+static void *pairs_side(void *arg)
+{
+	struct pairs_job *j = arg;
+	int i;
+
+	for (i = j->from; i < j->to; i++) {
+		if (j->connect)
+			connect_qp(j->s->qp[i], j->peer, j->peer->qp[i], 7, ALL_ACCESS);
+		else
+			j->s->qp[i] = make_qp(j->s);
+	}
+	return NULL;
+}
+
+void new_pairs(int from, int to)
+{
+	struct pairs_job ja = {&A, &B, from, to, 0}, jb = {&B, &A, from, to, 0};
+	pthread_t t;
+
+	for (; ja.connect < 2; ja.connect++, jb.connect++) {
+		if (pthread_create(&t, NULL, pairs_side, &ja))
+			die("pthread_create", EAGAIN);
+		pairs_side(&jb);
+		pthread_join(t, NULL);
+	}
 }
 
 /* One completion from s's CQ */

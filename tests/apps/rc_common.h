@@ -40,6 +40,8 @@ struct ibv_qp *make_qp(struct side *s);
 void connect_qp(struct ibv_qp *qp, const struct side *peer, const struct ibv_qp *pq, int rnr_retry, int access);
 void connect_pair(int i, int rnr_retry);
 void new_pair(int i);
+/* pairs from..to-1, both sides set up at once (a thread each) */
+void new_pairs(int from, int to);
 int poll1(struct side *s, struct ibv_wc *wc, int secs);
 void fill(uint8_t *p, uint32_t n, uint32_t seed);
 struct ibv_sge sge(struct side *s, uint32_t off, uint32_t len);
