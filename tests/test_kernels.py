@@ -49,7 +49,7 @@ class Memory:
         return data, last
 
 
-def qpc_words(dmac, dip, dest_qpn, sq_psn, rq_psn, pmtu=S.MTU["1024"], state=S.QPS["RTS"]):
+def qpc_words(dmac, dip, dest_qpn, sq_psn, rq_psn, pmtu=S.MTU["1024"], state=S.QPS["RTS"], timeout=14):
     w = [0] * 18
     f = S.QPC
     w[0] = 1 | (state << 1) | (S.QPT["RC"] << 4) | (0 << 8) | (pmtu << 16)
@@ -65,7 +65,7 @@ def qpc_words(dmac, dip, dest_qpn, sq_psn, rq_psn, pmtu=S.MTU["1024"], state=S.Q
     w[f["DIP"][0] // 4] = dip
     w[f["ACCESS"][0] // 4] = S.ACCESS["REMOTE_WRITE"]
     w[f["NET"][0] // 4] = 0xC000 | (64 << 24)
-    w[f["RETRY"][0] // 4] = 14 | (7 << 8) | (7 << 12)  # timeout 14, retry_cnt 7, rnr_retry 7
+    w[f["RETRY"][0] // 4] = timeout | (7 << 8) | (7 << 12)  # retry_cnt 7, rnr_retry 7
     return w
 
 
@@ -98,16 +98,18 @@ def pair():
     return new_pair()
 
 
-def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=(), push=False, reads=None):
+def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=(), push=False, reads=None,
+              timeout=14, sent=None):
     """Post one signaled WRITE of `size` bytes from A to B (a doorbell, or with `push` the WQE
     pushed through the window); returns (frames A->B, frames B->A, memory B, CQE bytes, cycles).
-    `reads` collects A's DMA read requests (address, length)."""
+    `reads` collects A's DMA read requests (address, length); `sent` the cycle each frame A->B
+    ended. A's local ACK timeout is `timeout` (4.096 us * 2^timeout)."""
     ka, kb = pair
     rxb, txb = kb["rx"], kb["tx"]
     length = 1 << 20
     for k in (ka["tx"], ka["rx"]):
         program(k, MAC_A, IP_A, 1, length)
-        k.cfg_entry(S.CFG_TBL_QPC, QPN_A, qpc_words(MAC_B, IP_B, QPN_B, 100, 200, pmtu))
+        k.cfg_entry(S.CFG_TBL_QPC, QPN_A, qpc_words(MAC_B, IP_B, QPN_B, 100, 200, pmtu, timeout=timeout))
     for k in (rxb, txb):
         program(k, MAC_B, IP_B, 1, length)
         k.cfg_entry(S.CFG_TBL_QPC, QPN_B, qpc_words(MAC_A, IP_A, QPN_A, 200, 100, pmtu))
@@ -168,6 +170,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
             if o.get("eth_last"):
                 a2b.append(cur_ab)
                 cur_ab = b""
+                if sent is not None:
+                    sent.append(cycle)
         # B.rx -> memory B, ACKs -> A.rx
         ob = rxb.out
         if ob.get("wr_valid"):
@@ -282,6 +286,22 @@ def test_go_back_n_after_lost_packets(pair, drop):
     assert psns.count(100 + min(drop)) >= 2
     if min(drop):
         assert psns.count(100) == 1
+
+
+def test_ack_timeout_fires_on_time(pair):
+    """The last packet of a message is lost: nothing follows it for the responder to NAK, so the
+    requester's ACK timer (timeout 1: 4.096 us * 2, 2,048 cycles) sends it again. The timer wheel
+    looks at a QP in the tick (1,024 cycles) its timer falls due in, whatever the QP count (a
+    scan of 16,384 QPs, one a clock, could be 16,384 cycles late)."""
+    sent = []
+    a2b, b2a, mem_b, cqe, cycles, payload = run_write(pair, 3 * 1024, drop=(2,), timeout=1, sent=sent)
+    assert cqe is not None and cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+    assert mem_b.read(BUF_BASE + 50, len(payload)) == payload
+    assert [R.bth(f)[2] for f in a2b] == [100, 101, 102, 100, 101, 102]
+    # due 2,048 cycles after the last packet went out; then a tick at most, the WQE's and the
+    # payload's reads (a round trip each) and the frame (16 beats) before it is on the wire again
+    late = sent[3] - sent[2] - 2048
+    assert 0 < late <= 1024 + 2 * RD_LATENCY + 64, f"sent again {late} cycles after the timeout"
 
 
 def test_parallel_crc_matches_zlib():

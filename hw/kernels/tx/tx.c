@@ -34,6 +34,7 @@
 #include "tx_int.h"
 
 _Static_assert(RNIC_MAX_QP <= 1u << ACT_TOK, "an active-list entry holds a QPN and its token");
+_Static_assert(RNIC_MAX_QP <= TW_NIL, "a timer wheel's link holds a QPN, and an end");
 
 /* RNR timer (IBTA Vol. 1 Table 45) in units of 10 us */
 static const uint32_t rnr_units[32] = {
@@ -423,30 +424,48 @@ static void go_back(rnic_tx_state_t *st)
 	tx_wake(st, q);
 }
 
-/* ACK timers, one QP per clock (a pass over all takes MAX_QP clocks: 65 us at 16,384), a QP the
- * send side has just found in error first: 4.096 us * 2^timeout without progress (0: no timer).
- * The QP whose message is being built is not late (its packets are going out). */
-static void check_timer(rnic_tx_state_t *st)
+/* The tick at which a timer due at cycle `due` is looked at: within the wheel's reach, and
+ * never the current slot (the cursor holds its list). */
+static uint64_t tw_slot_tick(const rnic_tx_state_t *st, uint64_t due)
 {
-	uint32_t q = st->fl_valid ? st->fl_q : st->timer_q++ % RNIC_MAX_QP;
-	tx_qc_t *p = &st->qc[q];
-	uint32_t t = RNIC_GET(RNIC_QPC_RETRY_TIMEOUT, st->qcf[q].retry);
+	uint64_t t = (due + (1u << TW_SHIFT) - 1) >> TW_SHIFT, lo = st->tw_tick + 1, hi = st->tw_tick + TW_SLOTS - 1;
 
-	st->fl_valid = 0;
-	if (st->held[q] && (int64_t)(st->now - p->hold_until) >= 0) {
+	return t < lo ? lo : t > hi ? hi : t;
+}
+
+/* The timers of QP q (from the wheel, or the send side's hint of a QP in error): an RNR wait
+ * over, WQEs outstanding in error to flush, the ACK timer (4.096 us * 2^timeout without progress;
+ * 0: none). Returns when to look at q again, or UINT64_MAX when it has nothing to time. The QP
+ * whose message is being built is not late (its packets are going out). */
+static uint64_t check_qp(rnic_tx_state_t *st, uint32_t q)
+{
+	tx_qc_t *p = &st->qc[q];
+	uint32_t t = RNIC_GET(RNIC_QPC_RETRY_TIMEOUT, st->qcf[q].retry), held = st->held[q];
+	uint64_t soon = st->now + (1u << TW_SHIFT), from, due = UINT64_MAX;
+
+	if (held && (int64_t)(st->now - p->hold_until) >= 0) {
 		st->held[q] = 0; /* the RNR wait is over */
+		held = 0;
 		tx_wake(st, q);
 	}
-	if (tx_err_c(st, q) && tx_ob_n_c(st, q) && !st->ack_busy) {
+	if (held)
+		due = p->hold_until;
+	if (!tx_ob_n_c(st, q))
+		return due;
+	if (tx_err_c(st, q)) {
 		/* in error with WQEs outstanding that no ACK will retire any more: flush them */
-		st->ack_busy = 1;
-		st->ack_qpn = q;
-		return;
+		if (!st->ack_busy) {
+			st->ack_busy = 1;
+			st->ack_qpn = q;
+		}
+		return soon;
 	}
-	if (!tx_ob_n_c(st, q) || tx_err_c(st, q) || !t || st->ack_busy || tx_cpl_full(st) ||
-	    st->held[q] || st->qcf[q].type != RNIC_QPT_RC || (st->phase && st->qpn == q))
-		return;
-	if (st->now - (st->t_sent[q] > p->t_prog ? st->t_sent[q] : p->t_prog) > (1024ull << t)) {
+	if (!t || st->qcf[q].type != RNIC_QPT_RC)
+		return held ? due : st->now + ((uint64_t)TW_SLOTS << TW_SHIFT); /* kept: a modify may set one */
+	if (held || st->ack_busy || tx_cpl_full(st) || (st->phase && st->qpn == q))
+		return due < soon ? due : soon;
+	from = st->t_sent[q] > p->t_prog ? st->t_sent[q] : p->t_prog;
+	if (st->now - from > (1024ull << t)) {
 		/* a READ partly answered is asked again from its first response missing, with the
 		 * address and length moved on (IBTA 9.7.5.1.6; a responder may ignore it otherwise) */
 		const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
@@ -454,6 +473,79 @@ static void check_timer(rnic_tx_state_t *st)
 			     rnic_psn_diff(p->rd_next, ob->last_psn) <= 0;
 
 		rewind_qp(st, q, resume ? p->rd_next : ob->first_psn, 0);
+		return soon;
+	}
+	return from + (1024ull << t) + 1;
+}
+
+/* The completion side's spare clock: the QP the send side found in error, else the next QP of
+ * the wheel's current slot (none while a reinsert still waits for tw_nxt's write port). */
+static void check_timer(rnic_tx_state_t *st)
+{
+	uint32_t q, w;
+	uint64_t due;
+
+	if (st->fl_valid) {
+		st->fl_valid = 0;
+		check_qp(st, st->fl_q);
+		return;
+	}
+	if (st->tw_re || st->tw_cur == TW_NIL)
+		return;
+	q = st->tw_cur;
+	w = st->tw_nxt[q];
+	st->tw_cur = (uint16_t)(w & TW_NIL);
+	due = check_qp(st, q);
+	if (due == UINT64_MAX) {
+		st->tw_drop = 1;
+		st->tw_drop_q = (uint16_t)q;
+		st->tw_drop_tok = (uint16_t)(w >> TW_TOK);
+	} else {
+		st->tw_re = 1;
+		st->tw_re_q = (uint16_t)q;
+		st->tw_re_w = (uint16_t)(w & (1u << TW_TOK));
+		st->tw_re_tick = tw_slot_tick(st, due);
+	}
+}
+
+/* The wheel at the clock's end: a drop's token lands; the send side's add (a QP whose first WQE
+ * went out, unless it is in the wheel: the drop of this clock forwarded) takes tw_nxt's write
+ * port, else a reinsert does; in a clock with neither, the cursor moves to the next slot once
+ * the current one is empty and its tick has passed (at once to now when the wheel is empty). */
+static void tw_end(rnic_tx_state_t *st)
+{
+	uint32_t q = st->tw_add_q, clr, s, added = 0;
+	uint64_t now_tick = st->now >> TW_SHIFT;
+
+	if (st->tw_add) {
+		clr = st->tw_drop && st->tw_drop_q == q ? st->tw_drop_tok : st->tw_clr[q];
+		if (st->tw_set[q] == clr) {
+			s = (st->tw_tick + 1) % TW_SLOTS;
+			st->tw_nxt[q] = (uint16_t)(st->tw_head[s] | !clr << TW_TOK);
+			st->tw_head[s] = (uint16_t)q;
+			st->tw_set[q] = (uint8_t)!clr;
+			st->tw_n++;
+			added = 1;
+		}
+	}
+	if (st->tw_drop) {
+		st->tw_clr[st->tw_drop_q] = (uint8_t)st->tw_drop_tok;
+		st->tw_n--;
+	}
+	if (st->tw_re && !added) {
+		s = st->tw_re_tick % TW_SLOTS;
+		st->tw_nxt[st->tw_re_q] = (uint16_t)(st->tw_head[s] | st->tw_re_w);
+		st->tw_head[s] = st->tw_re_q;
+		st->tw_re = 0;
+		added = 1;
+	}
+	st->tw_add = st->tw_drop = 0;
+	if (!st->tw_n)
+		st->tw_tick = now_tick;
+	else if (!added && st->tw_cur == TW_NIL && st->tw_tick < now_tick) {
+		s = ++st->tw_tick % TW_SLOTS;
+		st->tw_cur = st->tw_head[s];
+		st->tw_head[s] = TW_NIL;
 	}
 }
 
@@ -814,7 +906,13 @@ static void reset(rnic_tx_state_t *st)
 		st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
 		st->pf_fetched[i] = st->pf_started[i] = 0;
 		st->act_set[i] = st->act_clr[i] = 0;
+		st->tw_set[i] = st->tw_clr[i] = 0;
 	}
+	for (i = 0; i < TW_SLOTS; i++)
+		st->tw_head[i] = TW_NIL;
+	st->tw_cur = TW_NIL;
+	st->tw_tick = st->tw_n = 0;
+	st->tw_add = st->tw_re = st->tw_drop = 0;
 	st->rw_valid = 0;
 	st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
 	st->obn_fw = 0;
@@ -952,6 +1050,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	if (st->pop_valid)
 		st->act_clr[st->pop_q] = st->pop_tok;
 	st->pop_valid = 0;
+	tw_end(st);
 	copies_land(st);
 	configure(st, in);
 

@@ -19,6 +19,11 @@
 #define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
 #define ACT_TOK 15        /* the bit of an active-list entry above its QPN */
+#define TW_SHIFT 10       /* the timer wheel's tick: 1,024 cycles (4.096 us, the unit of the ACK
+			   * timeout, IBTA 9.7.6.1.3) */
+#define TW_SLOTS 256      /* ticks ahead it holds (1 ms); a timer further out is looked at then */
+#define TW_TOK 15         /* the bit of a tw_nxt word above the next QPN */
+#define TW_NIL 0x7fffu    /* no QP: the end of a slot's list */
 #define TX_WAKE 32        /* QPs woken (registers), waiting to join the active list */
 #define TX_WAKE_CLK 9     /* wakes one clock can make: two doorbells (rung, pushed), an ACK or a
 			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
@@ -206,9 +211,28 @@ typedef struct {
 	uint32_t pf_head, pf_fill, pf_tail;
 	uint32_t pf_beats;           /* beats of slot pf_fill received */
 
-	uint32_t timer_q;            /* ACK timers are checked one QP per clock */
+	/* The timer wheel: every QP with WQEs outstanding or an RNR wait to sit out is in it once,
+	 * in the slot of the tick (2^TW_SHIFT cycles) its timer falls due in, up to TW_SLOTS - 1 ticks
+	 * ahead (further: that slot, and looked at again then). A slot is a list: its head in
+	 * tw_head (LUT RAM: one write a clock, the insert's, or the cursor's, which empties the slot
+	 * into the register tw_cur), each QP's next in tw_nxt (a block RAM: the pop's read, the
+	 * insert's write), with the QP's token in bit TW_TOK. The completion side pops one QP a
+	 * clock it has nothing else to do, from the current slot once its tick has come, checks it
+	 * and puts it back where its timer falls due now, or drops it (nothing to time). Membership,
+	 * for the send side, which adds a QP as its first WQE goes out: tw_set[q] != tw_clr[q], one
+	 * writer each (the add; a drop, with the token, landing at the clock's end, forwarded). */
+	uint16_t tw_nxt[RNIC_MAX_QP];
+	uint8_t tw_set[RNIC_MAX_QP], tw_clr[RNIC_MAX_QP];
+	uint16_t tw_head[TW_SLOTS];
+	uint16_t tw_cur;             /* the current slot's QPs not yet popped (list head) */
+	uint64_t tw_tick;            /* the current slot's tick: now >> TW_SHIFT, or behind */
+	uint32_t tw_n;               /* QPs in the wheel */
+	uint8_t tw_add, tw_re, tw_drop; /* this clock: the send side's add, a reinsert (kept to */
+	uint16_t tw_add_q, tw_re_q, tw_drop_q; /* the next clock when the add takes tw_nxt's */
+	uint16_t tw_re_w, tw_drop_tok;  /* write port), a drop; a reinsert's word, a drop's token */
+	uint64_t tw_re_tick;
 	uint8_t fl_pend, fl_valid;   /* a QP the send side found in error, looked at before the */
-	uint16_t fl_q;               /* scan's next (its WQEs outstanding complete) */
+	uint16_t fl_q;               /* wheel's next (its WQEs outstanding complete) */
 
 	uint8_t push_beat[RNIC_BEAT];/* the first half of a WQE being pushed */
 	uint8_t push_half;

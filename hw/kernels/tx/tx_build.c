@@ -61,6 +61,8 @@ static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
 
 	st->obp[e] = *ob;
 	if (!tx_ob_n_s(st, q)) {
+		st->tw_add = 1; /* its ACK timer starts: into the wheel, unless it is there */
+		st->tw_add_q = (uint16_t)q;
 		st->ob_first[q] = (uint16_t)e;
 		st->ob_fpos[q] = st->ob_tail[q];
 		st->ob_fv[q] = 1;
