@@ -13,7 +13,7 @@ FW_CFLAGS := -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfile
 	-Wl,--defsym=__fw_ram_size=$(FW_RAM_SIZE) -Wl,-T,firmware/src/link.ld
 FW_HEX := $(FW_DIR)/rnic-fw.hex
 
-$(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld
+$(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld firmware/firmware.mk
 	@mkdir -p $(dir $@)
 	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) -lgcc -o $@
 
