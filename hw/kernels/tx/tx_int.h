@@ -137,5 +137,8 @@ void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r);
 void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q);
 void tx_build(rnic_tx_state_t *st);
 void tx_wake(rnic_tx_state_t *st, uint32_t q);
+void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr);
+void tx_check_timer(rnic_tx_state_t *st);
+void tx_tw_end(rnic_tx_state_t *st);
 
 #endif
