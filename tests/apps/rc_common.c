@@ -130,13 +130,6 @@ void connect_pair(int i, int rnr_retry)
 	connect_qp(B.qp[i], &A, A.qp[i], 7, ALL_ACCESS);
 }
 
-/* QP i of A and of B, made and connected to each other */
-void new_pair(int i)
-{
-	A.qp[i] = make_qp(&A);
-	B.qp[i] = make_qp(&B);
-	connect_pair(i, 7);
-}
 
 /* QPs [from, to) of both sides, each side's commands from a thread of its own: the two NICs'
  * firmware work at once, and a run of thousands of pairs takes half the time to set up. */
@@ -170,6 +163,12 @@ void new_pairs(int from, int to)
 		pairs_side(&jb);
 		pthread_join(t, NULL);
 	}
+}
+
+/* QP i of A and of B, made and connected to each other */
+void new_pair(int i)
+{
+	new_pairs(i, i + 1);
 }
 
 /* One completion from s's CQ */

@@ -88,6 +88,15 @@ void tx_check_timer(rnic_tx_state_t *st)
 	}
 }
 
+/* QP q (its token in `tok`, bit TW_TOK) at the head of the list of tick `tick`'s slot */
+static void tw_link(rnic_tx_state_t *st, uint32_t q, uint64_t tick, uint32_t tok)
+{
+	uint32_t s = (uint32_t)(tick % TW_SLOTS);
+
+	st->tw_nxt[q] = (uint16_t)(st->tw_head[s] | tok);
+	st->tw_head[s] = (uint16_t)q;
+}
+
 /* The wheel at the clock's end: a drop's token lands; the send side's add (a QP whose first WQE
  * went out, unless it is in the wheel: the drop of this clock forwarded) takes tw_nxt's write
  * port, else a reinsert does; in a clock with neither, the cursor moves to the next slot once
@@ -100,9 +109,7 @@ void tx_tw_end(rnic_tx_state_t *st)
 	if (st->tw_add) {
 		clr = st->tw_drop && st->tw_drop_q == q ? st->tw_drop_tok : st->tw_clr[q];
 		if (st->tw_set[q] == clr) {
-			s = (st->tw_tick + 1) % TW_SLOTS;
-			st->tw_nxt[q] = (uint16_t)(st->tw_head[s] | !clr << TW_TOK);
-			st->tw_head[s] = (uint16_t)q;
+			tw_link(st, q, st->tw_tick + 1, !clr << TW_TOK);
 			st->tw_set[q] = (uint8_t)!clr;
 			st->tw_n++;
 			added = 1;
@@ -113,9 +120,7 @@ void tx_tw_end(rnic_tx_state_t *st)
 		st->tw_n--;
 	}
 	if (st->tw_re && !added) {
-		s = st->tw_re_tick % TW_SLOTS;
-		st->tw_nxt[st->tw_re_q] = (uint16_t)(st->tw_head[s] | st->tw_re_w);
-		st->tw_head[s] = st->tw_re_q;
+		tw_link(st, st->tw_re_q, st->tw_re_tick, st->tw_re_w);
 		st->tw_re = 0;
 		added = 1;
 	}
