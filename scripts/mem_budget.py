@@ -155,6 +155,10 @@ def read_layout(headers, roots, includes=()):
         return read_types(obj, roots)
 
 
+# the caches in front of context memory (kernel, array): lines and tags shared by all QPs
+CACHES = {("rx", "qc_line"), ("rx", "qc_tag")}
+
+
 def main():
     types = read_layout([h for _, h, _ in KERNELS], [s for _, _, s in KERNELS], INCLUDES)
     print("On-chip memory of the datapath kernels: arrays of 1 KiB or more; BRAM36 in its best aspect ratio (32Kx1 .. 512x72), URAM 4096x72")
@@ -203,6 +207,13 @@ def main():
     print("per object, in every array indexed by its number: " +
           ", ".join(f"{k} {n:,d} bytes a {u}" for (k, u), n in per.items()) +
           f"; {sum(n for (_, u), n in per.items() if u == 'QP'):,d} bytes a QP in all")
+    # The caches in front of context memory are shared by every QP: a QP's share at MAX_QP
+    cached = [(k, t) for k, _, root in KERNELS for t in tables(types, root) if (k, t.name) in CACHES]
+    share = sum(t.size for _, t in cached) / spec_const("MAX_QP")
+    qp = sum(n for (_, u), n in per.items() if u == 'QP') + share
+    print(f"caches in front of context memory ({', '.join(f'{k} {t.name}' for k, t in cached)}):"
+          f" {sum(t.size for _, t in cached):,d} bytes, {share:.0f} bytes a QP at {spec_const('MAX_QP'):,d} QPs;"
+          f" {qp:.0f} bytes a QP with its cache share")
     print(f"budget: {BUDGET:.0%} of each board's BRAM36 and URAM (the rest is for XDMA, CMAC, the"
           " RISC-V core's memory and FIFOs)")
     over = []

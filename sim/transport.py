@@ -187,13 +187,14 @@ def memory_per_qp():
     """The kernels' on-chip memory a QP costs (scripts/mem_budget.py), beside issue 16's target."""
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "mem_budget.py")], capture_output=True, text=True)
     m = re.search(r"per object, in every array indexed by its number: (.*); ([\d,]+) bytes a QP in all", r.stdout)
-    if r.returncode or not m:
+    c = re.search(r"caches in front of context memory \((.*)\): ([\d,]+) bytes, (\d+) bytes a QP .*; (\d+) bytes a QP "
+                  r"with its cache share", r.stdout)
+    if r.returncode or not m or not c:
         print(r.stdout + r.stderr)
         return 1
-    per_qp = int(m.group(2).replace(",", ""))
-    print(f"-- on-chip memory a QP costs (datapath kernels, every array indexed by QP number): {per_qp:,d} bytes"
-          f" ({m.group(1)}); target (issue 16) <= 256 bytes with the hot context and cache share;"
-          f" {S.MAX_QP} QPs on chip today")
+    print(f"-- on-chip memory a QP costs (datapath kernels): {c.group(4)} bytes, target (issue 16) <= 256 bytes:"
+          f" {int(m.group(2).replace(',', '')):,d} in every array indexed by QP number ({m.group(1)}) and"
+          f" {c.group(3)} of the caches ({c.group(1)}: {c.group(2)} bytes) at {S.MAX_QP} QPs")
     return 0
 
 
@@ -203,11 +204,19 @@ CURVE = [("64 B WRITE, round robin", 64, "M/s"), ("64 B WRITE, random QP", 64, "
          ("4 KiB WRITE, random QP", 4096, "Gb/s"), ("64 KiB WRITE, round robin", 65536, "Gb/s")]  # rc_ops curve
 
 
+def qpc_cache_line(c):
+    """The RX kernel's QPC cache counters of one NIC, one line."""
+    hits, misses, evicted, wait = (c["RX_QPC_" + k] for k in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
+    return (f"{'':28} QPC cache (receiver's RX): {hits} hits, {misses} misses"
+            f" ({100 * misses / max(1, hits + misses):.2f}%), {evicted} evictions, no write-backs (clean lines),"
+            f" {wait / max(1, misses):.0f} cycles a miss")
+
+
 def qp_curve(out):
     """Message rate and goodput against the number of QPs sending at once, 1 up to the most a NIC
-    gives, each figure beside the link's limit; the curve as a PNG (build/bench/curve/qp_curve.png).
-    Every QP's context is on chip today, so no point may fall off; when the contexts move behind a
-    cache, the curve is where its misses show (issue 16)."""
+    gives, each figure beside the link's limit, with the receiver's QPC cache counters; the curve as
+    a PNG (build/bench/curve/qp_curve.png). The RX kernel's QPC cache holds 4,096 contexts: up to
+    4,096 QPs nothing misses once each QP was seen, beyond it is where the misses show (issue 16)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -217,7 +226,7 @@ def qp_curve(out):
     print(f"{'figure':28} {'QPs':>6} {'measured':>12} {'link limit':>12}   wall")
     rc, points = 0, {}
     for nq in CURVE_QPS:
-        code, text, _, wall = session(out / f"qps-{nq}", ["--mtu", "4096", "--qps", str(nq), "curve"])
+        code, text, stats, wall = session(out / f"qps-{nq}", ["--mtu", "4096", "--qps", str(nq), "curve"])
         lines = [ln for ln in text.splitlines() if ln.startswith("rate ")]
         if code or len(lines) != len(CURVE):
             print(text)
@@ -229,6 +238,7 @@ def qp_curve(out):
             v, lim = (mps, limit) if unit == "M/s" else (mps * size * 8 / 1e3, limit * size * 8 / 1e3)
             points.setdefault(name, []).append((nq, v / lim))
             print(f"{name:28} {nq:6d} {v:8.2f} {unit:4} {lim:8.2f} {unit:4}  {wall:4.0f} s (the four)")
+        print(qpc_cache_line(stats["rnic1"]))
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, pts in points.items():
         ax.plot([n for n, _ in pts], [100 * f for _, f in pts], marker="o", label=name)
@@ -238,7 +248,7 @@ def qp_curve(out):
     ax.set_ylim(0, 105)
     ax.set_xlabel("QPs sending at once (a pair each)")
     ax.set_ylabel("% of the 100 GbE link's limit")
-    ax.set_title(f"rnic-sim, 250 MHz: contexts of {S.MAX_QP - 2} QPs on chip")
+    ax.set_title("rnic-sim, 250 MHz: RX QP contexts behind a 4,096-line cache")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()

@@ -193,12 +193,17 @@ class RxMem(Rx):
             for i in range(min(64, o.get("wr_len"))):
                 self.mem[self.at + i] = data[i]
         if o.get("rdreq_valid"):
-            self.reads.append((k.cycle + RD_LATENCY, o.get("rdreq_addr")))
+            self.reads.append([k.cycle + RD_LATENCY, o.get("rdreq_addr"), o.get("rdreq_len"), 0])
         due = self.reads and self.reads[0][0] <= k.cycle and o.get("rd_ready")
         k.inp.set("rd_valid", int(bool(due)))
         if due:
-            a = self.reads.pop(0)[1]
+            r = self.reads[0]
+            a = r[1] + 64 * r[3]
+            r[3] += 1
             k.inp.set("rd_data", bytes(self.mem.get(a + i, 0) for i in range(64)))
+            k.inp.set("rd_last", int(64 * r[3] >= r[2]))
+            if 64 * r[3] >= r[2]:
+                self.reads.pop(0)
         super().step()
         if o.get("wr_valid") and o.get("wr_last"):
             self.at = None

@@ -63,9 +63,9 @@ def qpc_words(dmac, dip, dest_qpn, sq_psn, rq_psn, pmtu=S.MTU["1024"], state=S.Q
     w[f["DMAC_LO"][0] // 4] = dmac & 0xFFFFFFFF
     w[f["DMAC_HI"][0] // 4] = dmac >> 32
     w[f["DIP"][0] // 4] = dip
-    w[f["ACCESS"][0] // 4] = S.ACCESS["REMOTE_WRITE"]
+    w[f["ACCESS"][0] // 4] = S.ACCESS["REMOTE_WRITE"] | S.ACCESS["REMOTE_READ"]
     w[f["NET"][0] // 4] = 0xC000 | (64 << 24)
-    w[f["RETRY"][0] // 4] = timeout | (7 << 8) | (7 << 12)  # retry_cnt 7, rnr_retry 7
+    w[f["RETRY"][0] // 4] = timeout | (7 << 8) | (7 << 12) | (1 << 24) | (1 << 28)  # retry_cnt 7, rnr_retry 7, one READ
     return w
 
 
@@ -74,7 +74,7 @@ def program(k, mac, ip, key_index, length):
     pages = (length + 4095) // 4096
     for p in range(pages):
         k.cfg_entry(S.CFG_TBL_MTT, p, [(BUF_BASE + 4096 * p) & 0xFFFFFFFF, (BUF_BASE + 4096 * p) >> 32])
-    access = S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"]
+    access = S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"] | S.ACCESS["REMOTE_READ"]
     k.cfg_entry(S.CFG_TBL_MPT, key_index, [1 | (access << 4) | (TAG << 8), PD, BUF_BASE, 0, length, 0, 0, 12])
 
 
@@ -99,26 +99,30 @@ def pair():
 
 
 def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=(), push=False, reads=None,
-              timeout=14, sent=None):
+              timeout=14, sent=None, op="RDMA_WRITE", psn=100):
     """Post one signaled WRITE of `size` bytes from A to B (a doorbell, or with `push` the WQE
     pushed through the window); returns (frames A->B, frames B->A, memory B, CQE bytes, cycles).
     `reads` collects A's DMA read requests (address, length); `sent` the cycle each frame A->B
-    ended. A's local ACK timeout is `timeout` (4.096 us * 2^timeout)."""
+    ended. A's local ACK timeout is `timeout` (4.096 us * 2^timeout); its first PSN `psn`. With
+    op "RDMA_READ", A reads the same bytes from B instead: the memory returned is A's, where they land."""
     ka, kb = pair
     rxb, txb = kb["rx"], kb["tx"]
     length = 1 << 20
     for k in (ka["tx"], ka["rx"]):
         program(k, MAC_A, IP_A, 1, length)
-        k.cfg_entry(S.CFG_TBL_QPC, QPN_A, qpc_words(MAC_B, IP_B, QPN_B, 100, 200, pmtu, timeout=timeout))
+        k.cfg_entry(S.CFG_TBL_QPC, QPN_A, qpc_words(MAC_B, IP_B, QPN_B, psn, 200, pmtu, timeout=timeout))
     for k in (rxb, txb):
         program(k, MAC_B, IP_B, 1, length)
-        k.cfg_entry(S.CFG_TBL_QPC, QPN_B, qpc_words(MAC_A, IP_A, QPN_A, 200, 100, pmtu))
+        k.cfg_entry(S.CFG_TBL_QPC, QPN_B, qpc_words(MAC_A, IP_A, QPN_A, 200, psn, pmtu))
     ka["cq"].cfg_entry(S.CFG_TBL_CQC, 5, [1 | (4 << 4), CQ_BASE, 0, 0])
-    mem_a, mem_b = Memory(), Memory()
+    mem_a, mem_b, placed, placed_n = Memory(), Memory(), Memory(), 0
     payload = bytes((i * 7 + 3) & 0xFF for i in range(size))
-    mem_a.write(BUF_BASE + 100, payload)
+    if op == "RDMA_READ":
+        mem_b.write(BUF_BASE + 50, payload)
+    else:
+        mem_a.write(BUF_BASE + 100, payload)
     wqe = bytearray(128)
-    struct.pack_into("<QBBB", wqe, 0, 0xABCD, S.WQE_OP["RDMA_WRITE"], S.WQE_FLAG["SIGNALED"], 1)
+    struct.pack_into("<QBBB", wqe, 0, 0xABCD, S.WQE_OP[op], S.WQE_FLAG["SIGNALED"], 1)
     struct.pack_into("<QII", wqe, 16, BUF_BASE + 50, key(1) if rkey is None else rkey, size)
     struct.pack_into("<QII", wqe, 64, BUF_BASE + 100, size, key(1))
     struct.pack_into("<HH", wqe, S.WQE[1]["PUSH_QPN"][0], QPN_A, 0)
@@ -186,6 +190,14 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
         txb.inp.set("rsp_valid", ob.get("rsp_valid"))
         txb.inp.set("rsp", ob.get("rsp"))
         ob = txb.out
+        # B.tx reads READ responses' payload from memory B
+        if ob.get("rdreq_valid"):
+            mem_b.request(cycle, ob.get("rdreq_addr"), ob.get("rdreq_len"))
+        beat = mem_b.beat(cycle) if ob.get("rd_ready") else None
+        txb.inp.set("rd_valid", 1 if beat else 0)
+        if beat:
+            txb.inp.set("rd_data", beat[0])
+            txb.inp.set("rd_last", int(beat[1]))
         rxa.inp.set("eth_valid", ob.get("eth_valid"))
         if ob.get("eth_valid"):
             n = bin(ob.get("eth_keep")).count("1")
@@ -196,8 +208,11 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
             if ob.get("eth_last"):
                 b2a.append(cur_ba)
                 cur_ba = b""
-        # A.rx ack -> A.tx, A.tx cpl -> A.cq
+        # A.rx ack -> A.tx, A.tx cpl -> A.cq; READ responses placed into memory A
         oa = rxa.out
+        if oa.get("wr_valid"):
+            placed.write(oa.get("wr_addr") + placed_n, oa.get("wr_data")[:min(64, oa.get("wr_len") - placed_n)])
+            placed_n = 0 if oa.get("wr_last") else placed_n + 64
         tx.inp.set("ack_valid", oa.get("ack_valid"))
         for f in ("qpn", "psn", "syndrome", "msn", "rd"):
             tx.inp.set("ack_" + f, oa.get("ack_" + f))
@@ -222,7 +237,7 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
         elif pending == "push2" and push_taken:
             tx.inp.set("push_valid", 0)
             pending = None
-    return a2b, b2a, mem_b, cqe, cycle, payload
+    return a2b, b2a, placed if op == "RDMA_READ" else mem_b, cqe, cycle, payload
 
 
 @pytest.mark.parametrize("size,pmtu", [(1, 3), (1000, 3), (4096, 3), (10000, 3), (9000, 5)])
@@ -302,6 +317,20 @@ def test_ack_timeout_fires_on_time(pair):
     # payload's reads (a round trip each) and the frame (16 beats) before it is on the wire again
     late = sent[3] - sent[2] - 2048
     assert 0 < late <= 1024 + 2 * RD_LATENCY + 64, f"sent again {late} cycles after the timeout"
+
+
+def test_read_asked_again_across_the_psn_wrap(pair):
+    """A READ of three packets from PSN 0xFFFFFE (its responses FFFFFE, FFFFFF, 0) whose request
+    is lost: the ACK timer asks again from its first PSN. The place to resume a READ partly
+    answered must not be a stale one that the READ's PSN range holds across the wrap (it was 0,
+    the QP's initial value: the request went again from PSN 0, which the responder drops as out
+    of sequence, and a lost NAK then left the QP to exhaust its retries)."""
+    a2b, b2a, mem_a, cqe, cycles, payload = run_write(pair, 3 * 1024, drop=(0,), timeout=1, op="RDMA_READ",
+                                                      psn=0xFFFFFE)
+    assert cqe is not None and cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+    assert [R.bth(f)[:3:2] for f in a2b] == [(0x0C, 0xFFFFFE)] * 2
+    assert [R.bth(f)[2] for f in b2a] == [0xFFFFFE, 0xFFFFFF, 0]
+    assert mem_a.read(BUF_BASE + 100, len(payload)) == payload
 
 
 def test_parallel_crc_matches_zlib():

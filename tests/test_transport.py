@@ -11,6 +11,8 @@ import sys
 import pytest
 
 import roce_check as R
+from kernel_tb import S
+from link_client import LinkClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sim"))
@@ -28,13 +30,19 @@ XTH.update({op | 0x20: XTH[op] for op in range(0x00, 0x0C)})  # UC: SEND and WRI
 XTH.update({0x64: 8, 0x65: 12})  # UD SEND (DETH)
 
 
-def run_ops(out, args, sim_args=(), timeout=900, per_nic=None, devs=("rnic0", "rnic1")):
+def run_ops(out, args, sim_args=(), timeout=900, per_nic=None, devs=("rnic0", "rnic1"), counters=None):
+    """rc_ops between two fresh simulators: (exit code, output, link faults injected); each NIC's
+    datapath counters into `counters` if given."""
     out.mkdir(parents=True, exist_ok=True)
     procs = run_demo.start_sims(out, sim_args, per_nic=per_nic)
     try:
         env = dict(os.environ, RNIC_SIM_DIR=str(out / "sock"))
         p = subprocess.run([str(RC_OPS), *args, *devs], env=env, capture_output=True, text=True,
                            timeout=timeout)
+        for name in () if counters is None else ("rnic0", "rnic1"):
+            c = LinkClient(str(out / "sock" / f"{name}.sock"))
+            counters[name] = {k: c.stat(k) for k in S.STAT}
+            c.close()
     finally:
         run_demo.stop_sims(procs)
     faults = [0, 0, 0, 0]
@@ -178,6 +186,24 @@ def test_mixed_workload_on_a_lossy_link(faults):
     assert "600 operations on 4 QPs completed exactly once" in text
     assert sum(counts) > 0, "the link injected no fault"
     check_capture(out / "rnic0.pcap", corrupted=counts[3] + counts[1])  # a corrupted frame may be duplicated
+
+
+def test_contexts_evicted_mid_message(monkeypatch):
+    """The RX kernel's QPC cache cut to two lines (build/qc2): the frames of four QPs keep evicting
+    each other's contexts, between the packets of a message and between a request and its retry,
+    on a link that drops, duplicates, reorders and corrupts frames. Every operation completes
+    exactly once with exact data; the counters show the hits, misses, evictions and their latency."""
+    monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
+    out = ROOT / "build" / "test-transport" / "qc2"
+    faults = ["--drop", "0.02", "--dup", "0.02", "--reorder", "0.02", "--corrupt", "0.02", "--seed", "7"]
+    counters = {}
+    rc, text, counts = run_ops(out, ["--ack-timeout", "6", "--seed", "5", "mix", "600"], faults, counters=counters)
+    assert rc == 0 and "600 operations on 4 QPs completed exactly once" in text, text[-4000:]
+    assert sum(counts) > 0, "the link injected no fault"
+    for name, c in counters.items():
+        hits, misses, evicted, wait = (c["RX_QPC_" + k] for k in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
+        assert hits > 1000 and misses > 20 and evicted > 20 and evicted <= misses, (name, c)
+        assert 100 < wait / misses < 2000, (name, wait / misses)
 
 
 def test_large_message_needs_large_pages():

@@ -69,6 +69,27 @@ $(TBLCHK)/sim/rnic-sim: $(SIM_BIN) $(TBLCHK)/libkernels.a
 	$(CXX) -o $@ $(addprefix $(SIM_DIR)/obj/,rnic_sim.o host.o eth.o verilated.o verilated_dpi.o \
 		verilated_threads.o Vrnic_top__ALL.a) $(TBLCHK)/libkernels.a -pthread -latomic
 
+# rnic-sim with a QPC cache of two lines (RX_QC_LOG=1): with four QPs, frames miss and evict each
+# other's contexts mid-message all the time (tests/test_transport.py). The Verilated model is the
+# simulator's own; the kernels and rnic_sim.cpp (which holds their state) are built again.
+QC2 := $(BUILD)/qc2
+QC2_FLAGS := -DRX_QC_LOG=1
+$(QC2)/libkernels.a: $(KERNEL_SRCS) $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
+	@mkdir -p $(QC2)/obj
+	set -e; for f in $(filter-out %_dpi.c,$(KERNEL_SRCS)); do \
+		$(CC) $(KERNEL_CFLAGS) $(addprefix -Ihw/kernels/,tx rx cq) $(QC2_FLAGS) -c $$f \
+			-o $(QC2)/obj/$$(basename $$f .c).o; done
+	rm -f $@ && ar rcs $@ $(QC2)/obj/*.o
+$(QC2)/sim/rnic-sim: $(SIM_BIN) $(QC2)/libkernels.a sim/rnic_sim.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -faligned-new -I$(SIM_DIR)/obj -I/usr/share/verilator/include \
+		-I/usr/share/verilator/include/vltstd -DVM_COVERAGE=0 -DVM_SC=0 -DVM_TRACE=0 -DVM_TRACE_FST=0 \
+		-DVM_TRACE_VCD=0 -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq) $(QC2_FLAGS) \
+		-c sim/rnic_sim.cpp -o $(QC2)/rnic_sim.o
+	$(CXX) -o $@ $(QC2)/rnic_sim.o $(addprefix $(SIM_DIR)/obj/,host.o eth.o verilated.o verilated_dpi.o \
+		verilated_threads.o Vrnic_top__ALL.a) $(QC2)/libkernels.a -pthread -latomic
+ALL_TARGETS += $(QC2)/sim/rnic-sim
+
 # the kernels' cycle tests (tests/test_tblchk.py: make test), then two simulators under traffic
 .PHONY: tblchk-kernels tblchk
 tblchk-kernels: $(TBLCHK_LIB) $(KERNEL_LIB)

@@ -10,13 +10,14 @@ struct fw fw;
 
 static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
 
-/* Write a table entry into the kernels: words 1..n-1, then word 0, which commits it; and its
- * image into context memory. */
+/* Write a table entry: its image into context memory first (a kernel's cache that misses on it
+ * from then on reads the new entry), then into the kernels: words 1..n-1, then word 0, which
+ * commits it. */
 static void cfg_entry(uint32_t table, uint32_t index, const uint32_t *w, uint32_t n)
 {
+	fw_icm_entry(table, index, 0, w, n);
 	hal_cfg_words(fw_cfg_addr(table, index, 1), w + 1, n - 1);
 	hal_cfg(fw_cfg_addr(table, index, 0), w[0]);
-	fw_icm_entry(table, index, 0, w, n);
 }
 
 /* Wait until no kernel can touch host memory any more for what was invalidated before the call:

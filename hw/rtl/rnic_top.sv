@@ -363,6 +363,10 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_CUT] = rx_out.stat_cut;
         stats[rnic_spec_pkg::RNIC_STAT_TX_POISONED] = tx_out.stat_poisoned;
         stats[rnic_spec_pkg::RNIC_STAT_TX_PUSHED] = tx_out.stat_pushed;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_HITS] = rx_out.stat_qpc_hits;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_MISSES] = rx_out.stat_qpc_misses;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_EVICTIONS] = rx_out.stat_qpc_evictions;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_MISS_CYCLES] = rx_out.stat_qpc_miss_cycles;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

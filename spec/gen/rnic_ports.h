@@ -419,7 +419,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 106u
+#define RNIC_RX_OUT_WORDS 110u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -469,6 +469,10 @@ typedef struct {
 	uint32_t stat_drop_norecv;
 	uint32_t stat_drop_src;
 	uint32_t stat_cut;
+	uint32_t stat_qpc_hits;
+	uint32_t stat_qpc_misses;
+	uint32_t stat_qpc_evictions;
+	uint32_t stat_qpc_miss_cycles;
 	uint8_t fence;
 } rnic_rx_out_t;
 
@@ -525,7 +529,11 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[102] = (uint32_t)s->stat_drop_norecv & 0xffffffffu;
 	w[103] = (uint32_t)s->stat_drop_src & 0xffffffffu;
 	w[104] = (uint32_t)s->stat_cut & 0xffffffffu;
-	w[105] = (uint32_t)s->fence & 0xffu;
+	w[105] = (uint32_t)s->stat_qpc_hits & 0xffffffffu;
+	w[106] = (uint32_t)s->stat_qpc_misses & 0xffffffffu;
+	w[107] = (uint32_t)s->stat_qpc_evictions & 0xffffffffu;
+	w[108] = (uint32_t)s->stat_qpc_miss_cycles & 0xffffffffu;
+	w[109] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -578,7 +586,11 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_drop_norecv = (uint32_t)(w[102] & 0xffffffffu);
 	s->stat_drop_src = (uint32_t)(w[103] & 0xffffffffu);
 	s->stat_cut = (uint32_t)(w[104] & 0xffffffffu);
-	s->fence = (uint8_t)(w[105] & 0xffu);
+	s->stat_qpc_hits = (uint32_t)(w[105] & 0xffffffffu);
+	s->stat_qpc_misses = (uint32_t)(w[106] & 0xffffffffu);
+	s->stat_qpc_evictions = (uint32_t)(w[107] & 0xffffffffu);
+	s->stat_qpc_miss_cycles = (uint32_t)(w[108] & 0xffffffffu);
+	s->fence = (uint8_t)(w[109] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

@@ -18,7 +18,7 @@ module rnic_rx_kernel (
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
     wire [1999:0] hls_in;
-    wire [2823:0] hls_out;
+    wire [2951:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdreq_ready),
@@ -123,7 +123,11 @@ module rnic_rx_kernel (
         k_out.stat_drop_norecv <= hls_out[2751:2720];
         k_out.stat_drop_src <= hls_out[2783:2752];
         k_out.stat_cut <= hls_out[2815:2784];
-        k_out.fence <= hls_out[2823:2816];
+        k_out.stat_qpc_hits <= hls_out[2847:2816];
+        k_out.stat_qpc_misses <= hls_out[2879:2848];
+        k_out.stat_qpc_evictions <= hls_out[2911:2880];
+        k_out.stat_qpc_miss_cycles <= hls_out[2943:2912];
+        k_out.fence <= hls_out[2951:2944];
     end
 endmodule
 `else

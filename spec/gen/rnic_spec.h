@@ -385,7 +385,11 @@
 #define RNIC_STAT_RX_CUT 0x21u
 #define RNIC_STAT_TX_POISONED 0x22u
 #define RNIC_STAT_TX_PUSHED 0x23u
-#define RNIC_STAT_COUNT 36u
+#define RNIC_STAT_RX_QPC_HITS 0x24u
+#define RNIC_STAT_RX_QPC_MISSES 0x25u
+#define RNIC_STAT_RX_QPC_EVICTIONS 0x26u
+#define RNIC_STAT_RX_QPC_MISS_CYCLES 0x27u
+#define RNIC_STAT_COUNT 40u
 
 /* CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them. */
 #define RNIC_CM_EV_CONNECT_REQUEST 0x1u

@@ -361,6 +361,10 @@ STAT = {
     'RX_CUT': 0x21,
     'TX_POISONED': 0x22,
     'TX_PUSHED': 0x23,
+    'RX_QPC_HITS': 0x24,
+    'RX_QPC_MISSES': 0x25,
+    'RX_QPC_EVICTIONS': 0x26,
+    'RX_QPC_MISS_CYCLES': 0x27,
 }
 CM_EV = {
     'CONNECT_REQUEST': 0x1,
@@ -956,7 +960,7 @@ PORT_RX_IN = (77, [
     ('cpl_ready', 'bit', 1, 75, 1),
     ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (106, [
+PORT_RX_OUT = (110, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -1005,7 +1009,11 @@ PORT_RX_OUT = (106, [
     ('stat_drop_norecv', 'u32', 32, 102, 1),
     ('stat_drop_src', 'u32', 32, 103, 1),
     ('stat_cut', 'u32', 32, 104, 1),
-    ('fence', 'u8', 8, 105, 1),
+    ('stat_qpc_hits', 'u32', 32, 105, 1),
+    ('stat_qpc_misses', 'u32', 32, 106, 1),
+    ('stat_qpc_evictions', 'u32', 32, 107, 1),
+    ('stat_qpc_miss_cycles', 'u32', 32, 108, 1),
+    ('fence', 'u8', 8, 109, 1),
 ])
 PORT_CQ_IN = (45, [
     ('rst', 'bit', 1, 0, 1),

@@ -384,7 +384,11 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_CUT = 'h21;
   localparam int unsigned RNIC_STAT_TX_POISONED = 'h22;
   localparam int unsigned RNIC_STAT_TX_PUSHED = 'h23;
-  localparam int unsigned RNIC_STAT_COUNT = 36;
+  localparam int unsigned RNIC_STAT_RX_QPC_HITS = 'h24;
+  localparam int unsigned RNIC_STAT_RX_QPC_MISSES = 'h25;
+  localparam int unsigned RNIC_STAT_RX_QPC_EVICTIONS = 'h26;
+  localparam int unsigned RNIC_STAT_RX_QPC_MISS_CYCLES = 'h27;
+  localparam int unsigned RNIC_STAT_COUNT = 40;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
@@ -922,10 +926,14 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 106;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 110;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_qpc_miss_cycles;
+    logic [31:0] stat_qpc_evictions;
+    logic [31:0] stat_qpc_misses;
+    logic [31:0] stat_qpc_hits;
     logic [31:0] stat_cut;
     logic [31:0] stat_drop_src;
     logic [31:0] stat_drop_norecv;

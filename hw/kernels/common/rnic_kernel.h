@@ -14,9 +14,10 @@
 #include "rnic_frame.h"
 
 /* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
- * copy, written by the same configuration writes: a BRAM per reader instead of a shared port). */
+ * copy, written by the same configuration writes: a BRAM per reader instead of a shared port).
+ * QP contexts are not here: the TX kernel keeps a table of them (rnic_qpc_cfg), the RX kernel a
+ * cache in front of context memory (rx.h). */
 typedef struct {
-	uint32_t qpc[RNIC_MAX_QP][RNIC_QPC_WORDS];
 	uint32_t mpt[RNIC_MAX_MPT][RNIC_MPT_WORDS];
 	uint64_t mtt[RNIC_MAX_MTT];
 	uint32_t port[8];
@@ -27,17 +28,20 @@ typedef struct {
 #define RNIC_CFG_IDX(addr) (((addr) >> RNIC_CFG_INDEX_SHIFT) & 0xffff)
 #define RNIC_CFG_WORD(addr) (((addr) >> RNIC_CFG_WORD_SHIFT) & 0x3f)
 
-/* Apply one configuration write; returns the table number if it committed an entry of a table
- * with running state (word 0 of QPC/CQC/EQC), else 0. *index gets the entry index. */
-static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data, uint32_t *index)
+/* A configuration write of a QP context word: the entry and word it writes, or -1 for none */
+static inline int rnic_qpc_word(uint32_t addr, uint32_t *index)
+{
+	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
+
+	*index = idx;
+	return RNIC_CFG_TBL(addr) == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS ? (int)word : -1;
+}
+
+/* Apply one configuration write to the MPT, MTT or port addresses. */
+static inline void rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data)
 {
 	uint32_t tbl = RNIC_CFG_TBL(addr), idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
 
-	*index = idx;
-	if (tbl == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS) {
-		t->qpc[idx][word] = data;
-		return word == 0 ? RNIC_CFG_TBL_QPC : 0;
-	}
 	if (tbl == RNIC_CFG_TBL_MPT && idx < RNIC_MAX_MPT && word < RNIC_MPT_WORDS)
 		t->mpt[idx][word] = data;
 	else if (tbl == RNIC_CFG_TBL_MTT && idx < RNIC_MAX_MTT && word < 2)
@@ -45,12 +49,9 @@ static inline int rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data
 				   : (t->mtt[idx] & ~0xffffffffull) | data;
 	else if (tbl == RNIC_CFG_TBL_PORT && idx == 0 && word < 8)
 		t->port[word] = data;
-	return 0;
 }
 
-#define QPC_W(t, qpn, reg) ((t)->qpc[qpn][RNIC_QPC_##reg / 4])
-#define QPC_F(t, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_W(t, qpn, reg))
-/* the same on one QPC entry (a row read once, or a copy of the table) */
+/* a field of one QPC entry (a row read once, or a copy of the table) */
 #define QPC_RW(row, reg) ((row)[RNIC_QPC_##reg / 4])
 #define QPC_RF(row, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_RW(row, reg))
 #define MPT_W(t, i, reg) ((t)->mpt[i][RNIC_MPT_##reg / 4])

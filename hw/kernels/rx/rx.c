@@ -138,9 +138,9 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 /* The QP's receive WQEs come from a shared receive queue: its number, else -1. */
 static int qp_srq(const rnic_rx_state_t *st, uint32_t qpn)
 {
-	uint32_t n = QPC_F(&st->t, qpn, SRQ, SRQN);
+	uint32_t n = st->rq_srq[qpn] & ~RQ_SRQ;
 
-	return QPC_F(&st->t, qpn, SRQ, USE) && n < RNIC_MAX_SRQ && SRQC_F(st, n, CTRL, VALID) ? (int)n : -1;
+	return st->rq_srq[qpn] & RQ_SRQ && n < RNIC_MAX_SRQ && SRQC_F(st, n, CTRL, VALID) ? (int)n : -1;
 }
 
 /* A receive WQE is posted and not yet fetched for QP qpn (its own ring or its SRQ's). */
@@ -148,7 +148,7 @@ int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
 {
 	int n = qp_srq(st, qpn);
 
-	if (QPC_F(&st->t, qpn, SRQ, USE))
+	if (st->rq_srq[qpn] & RQ_SRQ)
 		return n >= 0 && st->srq[n].pi != st->srq[n].ci;
 	return st->rq_pi[qpn] != st->rw_got[qpn];
 }
@@ -250,7 +250,7 @@ void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK && !st->uc &&
 	    !st->qp[st->qpn].fatal) {
 		st->qp[st->qpn].fatal = 1;
-		raise_event(st, RNIC_EQE_TYPE_QP_FATAL, st->qpn, QPC_F(&st->t, st->qpn, CTRL, CTX));
+		raise_event(st, RNIC_EQE_TYPE_QP_FATAL, st->qpn, RQ_CTX(st->rq_ctl[st->qpn]));
 	}
 	rx_respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
 }
@@ -277,9 +277,9 @@ void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_
 	rx_qp_t *q = &st->qp[st->qpn];
 
 	st->p_cpl = (rnic_cpl_t){0};
-	st->p_cpl.cqn = (uint16_t)QPC_F(&st->t, st->qpn, CQN, RECV);
+	st->p_cpl.cqn = (uint16_t)RQ_CQN(st->rq_ctl[st->qpn]);
 	st->p_cpl.qpn = st->qpn;
-	st->p_cpl.src_qp = QPC_F(&st->t, st->qpn, DEST_QPN, QPN);
+	st->p_cpl.src_qp = st->dest_qpn[st->qpn];
 	st->p_cpl.wr_id = wr_id;
 	st->p_cpl.byte_len = status ? 0 : len;
 	st->p_cpl.opcode = (uint8_t)opcode;
@@ -438,8 +438,8 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 {
 	int n = qp_srq(st, qpn);
 	/* its own ring: behind the ones requested */
-	uint32_t mask = (1u << QPC_F(&st->t, qpn, RING_LOG, RQ)) - 1, ci = st->rw_req[qpn];
-	uint64_t base = ((uint64_t)QPC_W(&st->t, qpn, RQ_BASE_HI) << 32) | QPC_W(&st->t, qpn, RQ_BASE_LO);
+	uint32_t mask = (1u << RQ_LOG(st->rq_ctl[qpn])) - 1, ci = st->rw_req[qpn];
+	uint64_t base = st->rq_base[qpn];
 
 	if (n >= 0) {
 		mask = (1u << SRQC_F(st, n, CTRL, LOG_SIZE)) - 1;
@@ -472,13 +472,16 @@ static void rwqe_gone(rnic_rx_state_t *st)
 	st->redo = 1;
 }
 
-/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY), once the read channel has room */
+/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY, B_QPC), once the read channel has room */
 static void issue_wait(rnic_rx_state_t *st)
 {
 	if (!st->rd_issue || !rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
 		return;
 	if (st->busy == B_RWQE)
 		read_rwqe(st, st->qpn);
+	else if (st->busy == B_QPC)
+		read_req(st, rnic_icm_bus(st->icm, RNIC_ICM_QPC_OFF + st->qc_qpn * RNIC_ICM_QPC_STRIDE),
+			 RNIC_QPC_WORDS * 4, RD_QPC, st->qc_qpn);
 	else
 		read_req(st, st->at_addr, 8, st->busy == B_REPLAY ? RD_REPLAY : RD_ATOMIC, st->qpn);
 	st->rd_issue = 0;
@@ -496,7 +499,7 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending)
 		return;
 	if ((state == RNIC_QPS_RTR || state == RNIC_QPS_RTS) && (uint16_t)(st->rw_req[qpn] - st->rw_used[qpn]) < RX_RWQE &&
-	    st->rq_pi[qpn] != st->rw_req[qpn] && !QPC_F(&st->t, qpn, SRQ, USE) && rw_free(st) >= RX_RW_RESERVE)
+	    st->rq_pi[qpn] != st->rw_req[qpn] && !(st->rq_srq[qpn] & RQ_SRQ) && rw_free(st) >= RX_RW_RESERVE)
 		read_rwqe(st, qpn);
 	else
 		st->pf_head++;
@@ -510,7 +513,7 @@ _Static_assert(RNIC_MAX_RECV_SGE == 3, "an MPT copy per SGE of a receive WQE");
 uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r)
 {
 	int s = qp_srq(st, qpn);
-	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : QPC_W(&st->t, qpn, PDN), k;
+	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : st->qp_pdn[qpn], k;
 	uint8_t err = r->err;
 
 	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) /* entry k against copy k of the MPT */
@@ -583,7 +586,7 @@ static void flush_scan(rnic_rx_state_t *st)
 		rx_completion(st, CUR_RWQE(st, qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		rx_rw_release(st, qpn);
 		st->busy = post_state(st);
-	} else if (rx_rq_avail(st, qpn) && !QPC_F(&st->t, qpn, SRQ, USE)) {
+	} else if (rx_rq_avail(st, qpn) && !(st->rq_srq[qpn] & RQ_SRQ)) {
 		st->flush = 1;
 		rx_fetch_rwqe(st, qpn);
 	}
@@ -716,7 +719,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 		if (!st->o.wr_valid)
 			rx_atomic_record(st);
 		break;
-	default: /* B_RWQE, B_ATOMIC, B_REPLAY: waiting for the DMA read */
+	default: /* B_RWQE, B_ATOMIC, B_REPLAY, B_QPC: waiting for the DMA read */
 		break;
 	}
 }
@@ -724,7 +727,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 /* Receive doorbell: the host posted receive WQEs up to PI. */
 static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
-	uint32_t q = in->db_qpn, ctrl;
+	uint32_t q = in->db_qpn, c;
 
 	if (in->db_srq) {
 		if (q >= RNIC_MAX_SRQ || !SRQC_F(st, q, CTRL, VALID) || SRQC_F(st, q, CTRL, CTX) != in->db_ctx ||
@@ -736,10 +739,8 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 
-	ctrl = q < RNIC_MAX_QP ? QPC_W(&st->t, q, CTRL) : 0;
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != in->db_ctx ||
-	    RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl) == RNIC_QPS_RESET ||
-	    (uint16_t)(in->db_pi - st->rw_got[q]) > (1u << QPC_F(&st->t, q, RING_LOG, RQ))) {
+	c = q < RNIC_MAX_QP ? st->rq_ctl[q] : 0;
+	if (!(c & RQ_LIVE) || RQ_CTX(c) != in->db_ctx || (uint16_t)(in->db_pi - st->rw_got[q]) > (1u << RQ_LOG(c))) {
 		st->o.stat_drop_db++;
 		return;
 	}
@@ -846,7 +847,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
 	rx_rdq_t *r = &st->rdq[idx];
-	uint32_t ctrl = QPC_W(&st->t, idx, CTRL);
+	uint32_t ctrl = st->qc_stage[RNIC_QPC_CTRL / 4];
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state == RNIC_QPS_RESET) {
@@ -870,7 +871,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 		rw_give_back(st, idx);
 		st->rq_pi[idx] = st->rw_req[idx] = st->rw_got[idx] = st->rw_used[idx] = 0;
 	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && st->qstate[idx] < RNIC_QPS_RTR) {
-		q->epsn = QPC_F(&st->t, idx, RQ_PSN, PSN);
+		q->epsn = RNIC_GET(RNIC_QPC_RQ_PSN_PSN, st->qc_stage[RNIC_QPC_RQ_PSN / 4]);
 		q->msn = 0;
 	}
 	st->qstate[idx] = (uint8_t)state;
@@ -879,7 +880,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint32_t idx, commit, rdx = in->rdx_valid && st->o.rdx_ready;
+	uint32_t commit, rdx = in->rdx_valid && st->o.rdx_ready;
 
 	if (in->rst) {
 		uint32_t q;
@@ -891,7 +892,11 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			st->rw_has[q] = 0;
 			st->qstate[q] = 0;
 			st->rq_pi[q] = st->rw_req[q] = st->rw_got[q] = st->rw_used[q] = 0;
+			st->rq_ctl[q] = 0;
+			st->rq_srq[q] = 0;
 		}
+		for (q = 0; q < RX_QC_LINES; q++)
+			st->qc_tag[q] = 0;
 		for (q = 0; q < RNIC_MAX_SRQ; q++)
 			st->srq[q] = (rx_srq_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
@@ -901,7 +906,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
-		st->commit_valid = 0;
+		st->commit_valid = st->qc_wrote = 0;
 		st->db_pend = 0;
 		st->ovr_n = 0;
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
@@ -929,10 +934,10 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->rdq_busy = commit;
 	if (commit)
 		commit_qp(st, st->commit_qpn);
-	st->commit_valid = in->cfg_valid &&
-			   rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
-	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
+	st->commit_valid = st->qc_wrote = 0;
 	if (in->cfg_valid) {
+		rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data);
+		rx_qpc_cfg(st, in->cfg_addr, in->cfg_data);
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
 		rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
 		rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
@@ -945,7 +950,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	/* a fence is passed between two frames, with no DMA read outstanding and the last write
 	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
 	if (st->fence_pending && st->rd_head == st->rd_tail && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
-	    st->busy != B_RWQE && st->busy != B_ATOMIC && st->busy != B_ATREC && st->busy != B_REPLAY) {
+	    st->busy != B_RWQE && st->busy != B_ATOMIC && st->busy != B_ATREC && st->busy != B_REPLAY && st->busy != B_QPC) {
 		st->o.fence = st->fence_token;
 		st->fence_pending = 0;
 	}
@@ -956,8 +961,10 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
 
-		st->rd_head++;
-		if (k == RD_RWQE)
+		st->rd_head += in->rd_last;
+		if (k == RD_QPC)
+			rx_qc_fill(st, in);
+		else if (k == RD_RWQE)
 			got_rwqe(st, qpn, in->rd_data);
 		else if (k == RD_ATOMIC)
 			rx_atomic_done(st, in->rd_data);

@@ -18,6 +18,12 @@
                           * ahead stops below, so idle QPs holding WQEs never starve a SEND */
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
 #define RX_RDP 512        /* entries for them (where the responses go), shared by all QPs */
+#ifndef RX_QC_LOG
+#define RX_QC_LOG 12       /* QPC cache: 4,096 lines, direct-mapped (line = QPN mod 4,096); a test
+                            * build has two (tests/tests.mk) */
+#endif
+#define RX_QC_LINES (1u << RX_QC_LOG)
+#define RX_QC_VALID 0x8000u /* qc_tag: the line holds the context of the QPN in the low bits */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding; the values
 					    in context memory (ICM_ATOMIC), their PSNs here */
@@ -95,6 +101,29 @@ typedef struct {
 	rnic_tables_t t;
 	/* copies of the MPT for a receive WQE's 2nd and 3rd SGE, checked in the clock it is used */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS];
+	/* The QPC cache in front of context memory (docs/ARCHITECTURE.md "Context memory"): what
+	 * the frame being dispatched reads of its QP's context. Its lines are written whole, by a
+	 * commit (the entry the firmware wrote, word by word, into qc_stage) or by a fill (a miss's
+	 * 92 bytes read from ICM, the first beat held in qc_fill). Never written by the datapath:
+	 * an eviction writes nothing back. One fill at a time, for the frame at the head (B_QPC);
+	 * a commit of its QP meanwhile makes it stale (dropped: the commit's line is newer). */
+	uint32_t qc_line[RX_QC_LINES][RNIC_QPC_WORDS];
+	uint16_t qc_tag[RX_QC_LINES];
+	uint32_t qc_stage[RNIC_QPC_WORDS];
+	uint32_t qc_fill[RNIC_BEAT / 4];
+	uint16_t qc_qpn;             /* the fill's QP */
+	uint8_t qc_stale;
+	uint8_t qc_wrote;            /* a commit wrote line qc_wline this clock (a fill there waits) */
+	uint32_t qc_wline;
+	uint64_t qc_t0;              /* cycle the miss was found */
+	/* the fields of every QP's context that a doorbell, a receive WQE's fetch, check or
+	 * completion read (for any QP, not only the head frame's), written at its commit: */
+	uint64_t rq_base[RNIC_MAX_QP];  /* its receive ring */
+	uint32_t rq_ctl[RNIC_MAX_QP];   /* CTX | RQ ring log << 8 | RQ_LIVE (valid, not in RESET) |
+	                                 * CQN.RECV << 16 (rx_int.h) */
+	uint16_t rq_srq[RNIC_MAX_QP];   /* SRQ.SRQN | RQ_SRQ: its receive WQEs come from that SRQ */
+	uint32_t qp_pdn[RNIC_MAX_QP];
+	uint32_t dest_qpn[RNIC_MAX_QP]; /* its completions' source QP */
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];

@@ -14,7 +14,18 @@ enum {
 	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
 	B_ATREC,  /* an atomic's result to its replay slot in ICM, then the target's write */
 	B_REPLAY, /* a duplicate atomic waits for its result read back from ICM */
+	B_QPC,    /* the frame waits for its QP's context read from ICM (a QPC cache miss) */
 };
+
+/* the frame's QP context, in the QPC cache (rx_qc_lookup said it is there) */
+#define QCL_W(st, qpn, reg) ((st)->qc_line[(qpn) % RX_QC_LINES][RNIC_QPC_##reg / 4])
+#define QCL_F(st, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QCL_W(st, qpn, reg))
+/* rq_ctl and rq_srq (rx.h) */
+#define RQ_CTX(c) ((c) & 0xffu)
+#define RQ_LOG(c) (((c) >> 8) & 0x1fu)
+#define RQ_LIVE 0x8000u
+#define RQ_CQN(c) ((c) >> 16)
+#define RQ_SRQ 0x8000u
 
 #define SRQC_F(st, n, reg, f) RNIC_GET(RNIC_SRQC_##reg##_##f, (st)->srqc[n][RNIC_SRQC_##reg / 4])
 #define SRQC_W(st, n, reg) ((st)->srqc[n][RNIC_SRQC_##reg / 4])
@@ -30,7 +41,7 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 /* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_VOID };
+enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_VOID };
 
 void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
 int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn);
@@ -50,6 +61,9 @@ void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
 void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn);
 uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
+int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn, uint64_t cycle);
+void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in);
+void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
 void rx_atomic_record(rnic_rx_state_t *st);
 void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd);

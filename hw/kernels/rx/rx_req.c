@@ -6,7 +6,7 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 			    uint32_t xoff)
 {
 	rx_qp_t *q = &st->qp[qpn];
-	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, qpn, CTRL, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_F(st, qpn, CTRL, PMTU));
 	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
 	int last = op != RNIC_BTH_OP_WRITE_FIRST && op != RNIC_BTH_OP_WRITE_MIDDLE;
 
@@ -17,9 +17,9 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 		uint32_t rkey = rnic_be32(h + xoff + 8);
 		uint32_t dlen = rnic_be32(h + xoff + 12);
 
-		if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
+		if (!(QCL_W(st, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
 			return RNIC_AETH_NAK_REM_ACCESS;
-		if (dlen && rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE, va, dlen))
+		if (dlen && rnic_key_check(&st->t, rkey, QCL_W(st, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE, va, dlen))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
@@ -45,7 +45,7 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	rx_rdq_t *q = &st->rdq[st->qpn];
 	uint32_t pe = q->e[q->rd_head % RX_RDX];
 	const rx_rdx_t *x = &st->rdp[pe];
-	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_F(st, st->qpn, CTRL, PMTU));
 	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
 	int32_t d = rnic_psn_diff(psn, exp);
 	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
@@ -107,8 +107,8 @@ static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
 {
 	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
 
-	return (QPC_W(&st->t, st->qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
-	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QPC_W(&st->t, st->qpn, PDN),
+	return (QCL_W(st, st->qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
+	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QCL_W(st, st->qpn, PDN),
 					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
 }
 
@@ -164,7 +164,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	rx_qp_t *q = &st->qp[st->qpn];
 	rx_rwqe_t r;
 
-	if (rnic_be32(h + RNIC_XTH_OFF) != QPC_W(&st->t, st->qpn, QKEY)) {
+	if (rnic_be32(h + RNIC_XTH_OFF) != QCL_W(st, st->qpn, QKEY)) {
 		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
 		rx_finish_frame(st);
 		return;
@@ -212,12 +212,12 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
  * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
 static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
 {
-	uint32_t ok = QPC_F(&st->t, qpn, CTRL, IPV6) == v6, i;
+	uint32_t ok = QCL_F(st, qpn, CTRL, IPV6) == v6, i;
 
 	if (!v6)
-		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QPC_W(&st->t, qpn, DIP);
+		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QCL_W(st, qpn, DIP);
 	for (i = 0; i < 4; i++)
-		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == st->t.qpc[qpn][RNIC_QPC_DIP6_0 / 4 + i];
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == st->qc_line[qpn % RX_QC_LINES][RNIC_QPC_DIP6_0 / 4 + i];
 	return ok;
 }
 
@@ -318,7 +318,9 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 	}
 	x->xth = (uint32_t)xth;
 	x->plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
-	ctrl = x->qpn < RNIC_MAX_QP ? QPC_W(&st->t, x->qpn, CTRL) : 0;
+	if (x->qpn < RNIC_MAX_QP && !rx_qc_lookup(st, x->qpn, in->cycle))
+		return 0;
+	ctrl = x->qpn < RNIC_MAX_QP ? QCL_W(st, x->qpn, CTRL) : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
 	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
@@ -341,7 +343,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 	rx_qp_t *q = &st->qp[x->qpn];
 	rx_rwqe_t r = *CUR_RWQE(st, x->qpn);
 	uint32_t op = x->op, psn = x->psn, plen = x->plen;
-	uint32_t mtu = rnic_mtu_bytes(QPC_F(&st->t, x->qpn, CTRL, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_F(st, x->qpn, CTRL, PMTU));
 	int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
 	int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
 
@@ -440,7 +442,7 @@ static void req_read(rnic_rx_state_t *st, const rx_hdr_t *x)
 		return;
 	}
 	st->o.stat_read_reqs++;
-	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QPC_F(&st->t, x->qpn, CTRL, PMTU))) &
+	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QCL_F(st, x->qpn, CTRL, PMTU))) &
 		  RNIC_PSN_MASK;
 	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
 	read_response(st, x->h, RNIC_RSP_KIND_READ, x->psn);
@@ -460,8 +462,8 @@ static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
 		rx_finish_frame(st);
 		return;
 	}
-	if (!(QPC_W(&st->t, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
-	    rnic_key_check(&st->t, rkey, QPC_W(&st->t, qpn, PDN), RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
+	if (!(QCL_W(st, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
+	    rnic_key_check(&st->t, rkey, QCL_W(st, qpn, PDN), RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
 		rx_nak(st, x->psn, RNIC_AETH_NAK_REM_ACCESS);
 		rx_finish_frame(st);
 		return;
@@ -540,7 +542,7 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 		 * packets are dropped until the requester comes back to this PSN */
 		q->nak_sent = 1;
 		st->o.stat_nak_rnr++;
-		rx_nak(st, psn, RNIC_AETH_RNR | QPC_F(&st->t, qpn, RETRY, MIN_RNR));
+		rx_nak(st, psn, RNIC_AETH_RNR | QCL_F(st, qpn, RETRY, MIN_RNR));
 		rx_finish_frame(st);
 		return;
 	}

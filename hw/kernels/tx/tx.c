@@ -107,7 +107,7 @@ void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 	*c = (rnic_cpl_t){0};
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = q;
-	c->ctx = (uint8_t)(send_side ? QPC_F(&st->t, q, CTRL, CTX) : st->qcf[q].ctx);
+	c->ctx = (uint8_t)(send_side ? QPC_F(st, q, CTRL, CTX) : st->qcf[q].ctx);
 	st->cpl_tail++;
 }
 
@@ -126,6 +126,9 @@ static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 	const tx_ob_t *ob = &st->obp[e];
 
 	ob_cpl(st, q, ob, status);
+	/* no response of the next WQE is placed yet: a READ's resume point is never a stale one
+	 * that its PSN range happens to hold across the wrap */
+	st->qc[q].rd_next = (ob->last_psn + 1) & RNIC_PSN_MASK;
 	if (tx_is_rd(ob->op) && tx_rd_out(st, q))
 		st->rd_retired[q]++; /* a WQE waiting for it (rd_wait) may go */
 	st->ob_he[q] = (uint16_t)tx_obn(st, e);
@@ -555,7 +558,7 @@ static void acknowledge(rnic_tx_state_t *st)
 static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 {
 	tx_qs_t *p = &st->qs[q];
-	uint32_t ctrl = QPC_W(&st->t, q, CTRL);
+	uint32_t ctrl = QPC_W(st, q, CTRL);
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
 	/* destroyed or reset: nothing more is read from its rings or memory */
@@ -576,9 +579,11 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 		st->held[q] = st->rd_wait[q] = 0;
 		if (st->rw_valid && st->rw_qpn == q)
 			st->rw_valid = 0;
-		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
+		p->psn = QPC_F(st, q, SQ_PSN, PSN);
+		st->qc[q].rd_next = p->psn;
 	} else if (state == RNIC_QPS_RTS && st->qstate[q] != RNIC_QPS_RTS) {
-		p->psn = QPC_F(&st->t, q, SQ_PSN, PSN);
+		p->psn = QPC_F(st, q, SQ_PSN, PSN);
+		st->qc[q].rd_next = p->psn;
 	} else if (state == RNIC_QPS_ERR) {
 		tx_set_err_s(st, q, 1);
 	}
@@ -721,16 +726,19 @@ static void copies_land(rnic_tx_state_t *st)
  * a fence. */
 static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
-	uint32_t tbl = RNIC_CFG_TBL(in->cfg_addr), idx = RNIC_CFG_IDX(in->cfg_addr), word = RNIC_CFG_WORD(in->cfg_addr);
+	uint32_t idx;
+	int word = in->cfg_valid ? rnic_qpc_word(in->cfg_addr, &idx) : -1;
 
-	st->commit_valid = in->cfg_valid && rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data, &idx) == RNIC_CFG_TBL_QPC;
+	st->commit_valid = word == 0;
 	st->commit_qpn = (uint16_t)(st->commit_valid ? idx : 0);
 	if (!in->cfg_valid)
 		return;
+	rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt3, in->cfg_addr, in->cfg_data);
-	if (tbl == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS) {
+	if (word >= 0) {
+		st->qpc[idx][word] = in->cfg_data;
 		st->hq[idx][word] = in->cfg_data;
 		if (word == RNIC_QPC_CTRL / 4) {
 			st->rsp_pmtu[idx] = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, in->cfg_data);
@@ -751,7 +759,7 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 			st->qcf[idx].retry = in->cfg_data;
 		}
 	}
-	if (tbl == RNIC_CFG_TBL_FENCE) {
+	if (RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
 		st->fence_token = (uint8_t)in->cfg_data;
 		st->fence_state = 1;
 	}

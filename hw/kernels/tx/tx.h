@@ -112,6 +112,7 @@ typedef struct {
 	 * block RAMs too, each kept to two accesses a clock (make tblchk), with a copy per reader
 	 * where three parts read one (the window ends and error flags). */
 	rnic_tables_t t;
+	uint32_t qpc[RNIC_MAX_QP][RNIC_QPC_WORDS]; /* the QP contexts, as the firmware wrote them */
 	/* copies of the MPT for a WQE's 2nd, 3rd and 4th SGE, checked in the clock it starts */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt3[RNIC_MAX_MPT][RNIC_MPT_WORDS];
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */

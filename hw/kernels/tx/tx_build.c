@@ -80,22 +80,22 @@ static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
 void tx_start_message(rnic_tx_state_t *st)
 {
 	tx_qs_t *p = &st->qs[st->qpn];
-	uint32_t cqn = QPC_F(&st->t, st->qpn, CQN, SEND), rd_out = tx_rd_out(st, st->qpn);
+	uint32_t cqn = QPC_F(st, st->qpn, CQN, SEND), rd_out = tx_rd_out(st, st->qpn);
 	const uint8_t *w = st->wqe;
 	uint32_t op = RNIC_WQE_OPCODE_GET(w), flags = RNIC_WQE_FLAGS_GET(w);
-	uint32_t pdn = QPC_W(&st->t, st->qpn, PDN);
+	uint32_t pdn = QPC_W(st, st->qpn, PDN);
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
 	tx_ob_t ob;
 
 	tx_wake(st, st->qpn); /* a slot of its window is taken; the QP may fetch further */
-	if (!QPC_F(&st->t, st->qpn, CTRL, VALID))
+	if (!QPC_F(st, st->qpn, CTRL, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (tx_err_s(st, st->qpn)) {
 		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
 		return;
 	}
-	limit = QPC_F(&st->t, st->qpn, RETRY, MAX_RD_ATOMIC);
+	limit = QPC_F(st, st->qpn, RETRY, MAX_RD_ATOMIC);
 	if ((tx_is_rd(op) && rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && rd_out)) {
 		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
 		 * and fetch it and the WQEs behind it again then */
@@ -108,7 +108,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	}
 	st->o.stat_wqes++;
 	st->op = (uint8_t)op;
-	st->type = (uint8_t)QPC_F(&st->t, st->qpn, CTRL, TYPE);
+	st->type = (uint8_t)QPC_F(st, st->qpn, CTRL, TYPE);
 	st->inline_data = (flags & RNIC_WQE_FLAG_INLINE) != 0;
 	st->msg_len = 0;
 	st->nsge = 0;
@@ -133,7 +133,7 @@ void tx_start_message(rnic_tx_state_t *st)
 		tx_qp_fatal(st, st->qpn, 1);
 		return;
 	}
-	st->mtu = rnic_mtu_bytes(QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	st->mtu = rnic_mtu_bytes(QPC_F(st, st->qpn, CTRL, PMTU));
 	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
 		/* a datagram is one packet */
 		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, st->ts_db[st->qpn],
@@ -141,7 +141,7 @@ void tx_start_message(rnic_tx_state_t *st)
 		tx_qp_fatal(st, st->qpn, 1);
 		return;
 	}
-	npsn = rnic_npkts(st->msg_len, QPC_F(&st->t, st->qpn, CTRL, PMTU));
+	npsn = rnic_npkts(st->msg_len, QPC_F(st, st->qpn, CTRL, PMTU));
 	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
 	if (op >= RNIC_WQE_OP_ATOMIC_CS)
 		npsn = 1;
