@@ -156,7 +156,7 @@ def read_layout(headers, roots, includes=()):
 
 
 # the caches in front of context memory (kernel, array): lines and tags shared by all QPs
-CACHES = {("rx", "qc_line"), ("rx", "qc_tag")}
+CACHES = {("rx", "qc_line"), ("rx", "qc_tag"), ("rx", "qc_tagp")}
 
 
 def main():

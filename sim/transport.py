@@ -206,10 +206,11 @@ CURVE = [("64 B WRITE, round robin", 64, "M/s"), ("64 B WRITE, random QP", 64, "
 
 def qpc_cache_line(c):
     """The RX kernel's QPC cache counters of one NIC, one line."""
-    hits, misses, evicted, wait = (c["RX_QPC_" + k] for k in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
-    return (f"{'':28} QPC cache (receiver's RX): {hits} hits, {misses} misses"
+    hits, misses, evicted, lat, wait = (c["RX_QPC_" + k] for k in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES",
+                                                                   "WAIT_CYCLES"))
+    return (f"{'':28} QPC cache (receiver's RX): {hits} frames hit, {misses} contexts read"
             f" ({100 * misses / max(1, hits + misses):.2f}%), {evicted} evictions, no write-backs (clean lines),"
-            f" {wait / max(1, misses):.0f} cycles a miss")
+            f" {lat / max(1, misses):.0f} cycles a read, {wait} cycles waited at the head")
 
 
 def qp_curve(out):

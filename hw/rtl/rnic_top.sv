@@ -367,6 +367,7 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_MISSES] = rx_out.stat_qpc_misses;
         stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_EVICTIONS] = rx_out.stat_qpc_evictions;
         stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_MISS_CYCLES] = rx_out.stat_qpc_miss_cycles;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_WAIT_CYCLES] = rx_out.stat_qpc_wait_cycles;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

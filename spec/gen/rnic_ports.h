@@ -419,7 +419,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 110u
+#define RNIC_RX_OUT_WORDS 111u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -473,6 +473,7 @@ typedef struct {
 	uint32_t stat_qpc_misses;
 	uint32_t stat_qpc_evictions;
 	uint32_t stat_qpc_miss_cycles;
+	uint32_t stat_qpc_wait_cycles;
 	uint8_t fence;
 } rnic_rx_out_t;
 
@@ -533,7 +534,8 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[106] = (uint32_t)s->stat_qpc_misses & 0xffffffffu;
 	w[107] = (uint32_t)s->stat_qpc_evictions & 0xffffffffu;
 	w[108] = (uint32_t)s->stat_qpc_miss_cycles & 0xffffffffu;
-	w[109] = (uint32_t)s->fence & 0xffu;
+	w[109] = (uint32_t)s->stat_qpc_wait_cycles & 0xffffffffu;
+	w[110] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -590,7 +592,8 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_qpc_misses = (uint32_t)(w[106] & 0xffffffffu);
 	s->stat_qpc_evictions = (uint32_t)(w[107] & 0xffffffffu);
 	s->stat_qpc_miss_cycles = (uint32_t)(w[108] & 0xffffffffu);
-	s->fence = (uint8_t)(w[109] & 0xffu);
+	s->stat_qpc_wait_cycles = (uint32_t)(w[109] & 0xffffffffu);
+	s->fence = (uint8_t)(w[110] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

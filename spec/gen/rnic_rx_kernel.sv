@@ -18,7 +18,7 @@ module rnic_rx_kernel (
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
     wire [1999:0] hls_in;
-    wire [2951:0] hls_out;
+    wire [2983:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdreq_ready),
@@ -127,7 +127,8 @@ module rnic_rx_kernel (
         k_out.stat_qpc_misses <= hls_out[2879:2848];
         k_out.stat_qpc_evictions <= hls_out[2911:2880];
         k_out.stat_qpc_miss_cycles <= hls_out[2943:2912];
-        k_out.fence <= hls_out[2951:2944];
+        k_out.stat_qpc_wait_cycles <= hls_out[2975:2944];
+        k_out.fence <= hls_out[2983:2976];
     end
 endmodule
 `else

@@ -389,7 +389,8 @@
 #define RNIC_STAT_RX_QPC_MISSES 0x25u
 #define RNIC_STAT_RX_QPC_EVICTIONS 0x26u
 #define RNIC_STAT_RX_QPC_MISS_CYCLES 0x27u
-#define RNIC_STAT_COUNT 40u
+#define RNIC_STAT_RX_QPC_WAIT_CYCLES 0x28u
+#define RNIC_STAT_COUNT 41u
 
 /* CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them. */
 #define RNIC_CM_EV_CONNECT_REQUEST 0x1u

@@ -365,6 +365,7 @@ STAT = {
     'RX_QPC_MISSES': 0x25,
     'RX_QPC_EVICTIONS': 0x26,
     'RX_QPC_MISS_CYCLES': 0x27,
+    'RX_QPC_WAIT_CYCLES': 0x28,
 }
 CM_EV = {
     'CONNECT_REQUEST': 0x1,
@@ -960,7 +961,7 @@ PORT_RX_IN = (77, [
     ('cpl_ready', 'bit', 1, 75, 1),
     ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (110, [
+PORT_RX_OUT = (111, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -1013,7 +1014,8 @@ PORT_RX_OUT = (110, [
     ('stat_qpc_misses', 'u32', 32, 106, 1),
     ('stat_qpc_evictions', 'u32', 32, 107, 1),
     ('stat_qpc_miss_cycles', 'u32', 32, 108, 1),
-    ('fence', 'u8', 8, 109, 1),
+    ('stat_qpc_wait_cycles', 'u32', 32, 109, 1),
+    ('fence', 'u8', 8, 110, 1),
 ])
 PORT_CQ_IN = (45, [
     ('rst', 'bit', 1, 0, 1),

@@ -388,7 +388,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_QPC_MISSES = 'h25;
   localparam int unsigned RNIC_STAT_RX_QPC_EVICTIONS = 'h26;
   localparam int unsigned RNIC_STAT_RX_QPC_MISS_CYCLES = 'h27;
-  localparam int unsigned RNIC_STAT_COUNT = 40;
+  localparam int unsigned RNIC_STAT_RX_QPC_WAIT_CYCLES = 'h28;
+  localparam int unsigned RNIC_STAT_COUNT = 41;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
@@ -926,10 +927,11 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 110;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 111;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_qpc_wait_cycles;
     logic [31:0] stat_qpc_miss_cycles;
     logic [31:0] stat_qpc_evictions;
     logic [31:0] stat_qpc_misses;

@@ -115,6 +115,7 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 			tail[i] = (uint32_t)i < k ? st->held[RNIC_BEAT - k + i] : in->eth_data[i - k];
 		icrc = (uint32_t)rnic_rd_le(tail, 4);
 	}
+	rx_qc_note(st, in->eth_data);
 	st->cur_beats++;
 	st->cur_len += n;
 	st->o.stat_frames += in->eth_last;
@@ -126,6 +127,7 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.stat_drop_overflow++;
 		return;
 	}
+	st->qc_cand = st->qc_pf && st->cur_len > RNIC_XTH_OFF && ~st->crc == icrc;
 	st->frames[st->fr_tail % RX_MAX_FRAMES] = (rx_frame_t){
 		.start = (uint16_t)(st->cur_start % RX_BUF_BEATS),
 		.beats = (uint16_t)st->cur_beats,
@@ -394,7 +396,7 @@ void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n)
 	st->ovr_n = (uint8_t)n; /* n <= 8 */
 }
 
-static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
+void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
 {
 	st->o.rdreq_valid = 1;
 	st->o.rdreq_addr = addr;
@@ -404,7 +406,7 @@ static void read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t k
 	st->rd_tail++;
 }
 
-static int rd_room(const rnic_rx_state_t *st)
+int rx_rd_room(const rnic_rx_state_t *st)
 {
 	return !st->o.rdreq_valid && st->rd_tail - st->rd_head < RX_RD_FIFO;
 }
@@ -446,7 +448,7 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 		base = ((uint64_t)SRQC_W(st, n, BASE_HI) << 32) | SRQC_W(st, n, BASE_LO);
 		ci = st->srq[n].ci;
 	}
-	read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, RD_RWQE, qpn);
+	rx_read_req(st, base + (uint64_t)(ci & mask) * RNIC_RWQE_BYTES, RNIC_RWQE_BYTES, RD_RWQE, qpn);
 	st->rw_req[qpn]++;
 	if (!st->rw_has[qpn]) {
 		st->rw_has[qpn] = 1;
@@ -475,15 +477,14 @@ static void rwqe_gone(rnic_rx_state_t *st)
 /* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY, B_QPC), once the read channel has room */
 static void issue_wait(rnic_rx_state_t *st)
 {
-	if (!st->rd_issue || !rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
+	if (!st->rd_issue || !rx_rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
 		return;
 	if (st->busy == B_RWQE)
 		read_rwqe(st, st->qpn);
 	else if (st->busy == B_QPC)
-		read_req(st, rnic_icm_bus(st->icm, RNIC_ICM_QPC_OFF + st->qc_qpn * RNIC_ICM_QPC_STRIDE),
-			 RNIC_QPC_WORDS * 4, RD_QPC, st->qc_qpn);
+		rx_qc_issue(st);
 	else
-		read_req(st, st->at_addr, 8, st->busy == B_REPLAY ? RD_REPLAY : RD_ATOMIC, st->qpn);
+		rx_read_req(st, st->at_addr, 8, st->busy == B_REPLAY ? RD_REPLAY : RD_ATOMIC, st->qpn);
 	st->rd_issue = 0;
 }
 
@@ -496,7 +497,7 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 	uint32_t qpn = st->pf_q[st->pf_head % RX_PF_HINTS];
 	uint32_t state = st->qstate[qpn];
 
-	if (st->pf_head == st->pf_tail || !rd_room(st) || st->fence_pending)
+	if (st->pf_head == st->pf_tail || !rx_rd_room(st) || st->fence_pending)
 		return;
 	if ((state == RNIC_QPS_RTR || state == RNIC_QPS_RTS) && (uint16_t)(st->rw_req[qpn] - st->rw_used[qpn]) < RX_RWQE &&
 	    st->rq_pi[qpn] != st->rw_req[qpn] && !(st->rq_srq[qpn] & RQ_SRQ) && rw_free(st) >= RX_RW_RESERVE)
@@ -896,7 +897,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			st->rq_srq[q] = 0;
 		}
 		for (q = 0; q < RX_QC_LINES; q++)
-			st->qc_tag[q] = 0;
+			st->qc_tag[q] = st->qc_tagp[q] = 0;
 		for (q = 0; q < RNIC_MAX_SRQ; q++)
 			st->srq[q] = (rx_srq_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
@@ -906,7 +907,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
-		st->commit_valid = st->qc_wrote = 0;
+		st->commit_valid = st->qc_cand = 0;
+		st->qf_head = st->qf_tail = 0;
 		st->db_pend = 0;
 		st->ovr_n = 0;
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
@@ -915,6 +917,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		*out = st->o;
 		return;
 	}
+	st->now = in->cycle;
+	rx_qc_check(st); /* before this clock's tag writes: it reads the tags as the clock starts */
 	/* handshakes of the outputs presented during this cycle */
 	if (st->o.wr_valid && in->wr_ready)
 		st->o.wr_valid = 0;
@@ -934,7 +938,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->rdq_busy = commit;
 	if (commit)
 		commit_qp(st, st->commit_qpn);
-	st->commit_valid = st->qc_wrote = 0;
+	st->commit_valid = 0;
 	if (in->cfg_valid) {
 		rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data);
 		rx_qpc_cfg(st, in->cfg_addr, in->cfg_data);
@@ -962,8 +966,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
 
 		st->rd_head += in->rd_last;
-		if (k == RD_QPC)
-			rx_qc_fill(st, in);
+		if (k == RD_QPC || k == RD_QPC_OLD)
+			rx_qc_fill(st, in, qpn, k);
 		else if (k == RD_RWQE)
 			got_rwqe(st, qpn, in->rd_data);
 		else if (k == RD_ATOMIC)
@@ -977,6 +981,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	}
 	if (!commit) {
 		issue_wait(st);
+		rx_qc_prefetch(st);
 		prefetch_rwqe(st);
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)

@@ -24,6 +24,7 @@
 #endif
 #define RX_QC_LINES (1u << RX_QC_LOG)
 #define RX_QC_VALID 0x8000u /* qc_tag: the line holds the context of the QPN in the low bits */
+#define RX_QC_Q 64         /* misses found as frames come in, waiting for the read channel */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding; the values
 					    in context memory (ICM_ATOMIC), their PSNs here */
@@ -101,21 +102,21 @@ typedef struct {
 	rnic_tables_t t;
 	/* copies of the MPT for a receive WQE's 2nd and 3rd SGE, checked in the clock it is used */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS];
-	/* The QPC cache in front of context memory (docs/ARCHITECTURE.md "Context memory"): what
-	 * the frame being dispatched reads of its QP's context. Its lines are written whole, by a
-	 * commit (the entry the firmware wrote, word by word, into qc_stage) or by a fill (a miss's
-	 * 92 bytes read from ICM, the first beat held in qc_fill). Never written by the datapath:
-	 * an eviction writes nothing back. One fill at a time, for the frame at the head (B_QPC);
-	 * a commit of its QP meanwhile makes it stale (dropped: the commit's line is newer). */
+	/* The QPC cache in front of context memory (rx_qpc.c): lines, the tag a copy per reader,
+	 * the queue of misses found as frames come in, the entry the firmware is writing (words
+	 * gathered until word 0 commits it) and a fill's first beat. */
 	uint32_t qc_line[RX_QC_LINES][RNIC_QPC_WORDS];
-	uint16_t qc_tag[RX_QC_LINES];
+	uint16_t qc_tag[RX_QC_LINES], qc_tagp[RX_QC_LINES];
+	uint16_t qc_q[RX_QC_Q];
+	uint32_t qf_head, qf_tail;
 	uint32_t qc_stage[RNIC_QPC_WORDS];
 	uint32_t qc_fill[RNIC_BEAT / 4];
-	uint16_t qc_qpn;             /* the fill's QP */
-	uint8_t qc_stale;
-	uint8_t qc_wrote;            /* a commit wrote line qc_wline this clock (a fill there waits) */
-	uint32_t qc_wline;
-	uint64_t qc_t0;              /* cycle the miss was found */
+	uint8_t qc_pf;               /* the frame coming in looks like RoCEv2 for us ... */
+	uint32_t qc_pf_qpn;          /* ... to this QP */
+	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) */
+	uint16_t qc_qpn;             /* the QP the frame at the head waits for (B_QPC) */
+	uint64_t qc_wait0;           /* the cycle it started waiting */
+	uint64_t now;
 	/* the fields of every QP's context that a doorbell, a receive WQE's fetch, check or
 	 * completion read (for any QP, not only the head frame's), written at its commit: */
 	uint64_t rq_base[RNIC_MAX_QP];  /* its receive ring */
@@ -179,6 +180,7 @@ typedef struct {
 	/* DMA reads in flight, in request order (their data returns so): kind and QP of each */
 	uint8_t rd_kind[RX_RD_FIFO];
 	uint16_t rd_qpn[RX_RD_FIFO];
+	uint32_t rd_t0[RX_RD_FIFO];  /* a context read's issue cycle (its latency, counted) */
 	uint32_t rd_head, rd_tail;
 	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC, B_REPLAY: the read waited for is still to be
 	                             * requested */

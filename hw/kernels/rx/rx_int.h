@@ -41,7 +41,7 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 /* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_VOID };
+enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID }; /* RD_QPC_OLD: its QP committed since */
 
 void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
 int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn);
@@ -61,8 +61,14 @@ void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
 void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn);
 uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
+void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
+int rx_rd_room(const rnic_rx_state_t *st);
+void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d);
+void rx_qc_check(rnic_rx_state_t *st);
+void rx_qc_issue(rnic_rx_state_t *st);
+void rx_qc_prefetch(rnic_rx_state_t *st);
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn, uint64_t cycle);
-void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in);
+void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t kind);
 void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
 void rx_atomic_record(rnic_rx_state_t *st);
