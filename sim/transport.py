@@ -46,7 +46,7 @@ def session(out, args, sim_args=()):
         stats = {}
         for name, _, _ in run_demo.NICS:
             c = LinkClient(str(out / "sock" / f"{name}.sock"))
-            stats[name] = {k: c.stat(k) for k in S.STAT}
+            stats[name] = c.counters()
             c.close()
     finally:
         run_demo.stop_sims(procs)

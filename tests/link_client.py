@@ -106,6 +106,10 @@ class LinkClient:
     def stat(self, name):
         return self.read32(S.STATS["COUNTER0"][0] + 4 * S.STAT[name])
 
+    def counters(self):
+        """Every datapath counter, by name (enum STAT)."""
+        return {k: self.stat(k) for k in S.STAT}
+
     def close(self):
         try:
             self._send(MSG["BYE"])

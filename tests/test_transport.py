@@ -11,7 +11,6 @@ import sys
 import pytest
 
 import roce_check as R
-from kernel_tb import S
 from link_client import LinkClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -41,7 +40,7 @@ def run_ops(out, args, sim_args=(), timeout=900, per_nic=None, devs=("rnic0", "r
                            timeout=timeout)
         for name in () if counters is None else ("rnic0", "rnic1"):
             c = LinkClient(str(out / "sock" / f"{name}.sock"))
-            counters[name] = {k: c.stat(k) for k in S.STAT}
+            counters[name] = c.counters()
             c.close()
     finally:
         run_demo.stop_sims(procs)

@@ -63,11 +63,12 @@ $(TBLCHK)/libkernels.a: tests/tblchk/tblchk.c $(TBLCHK)/tblchk_map.h $(KERNEL_SR
 	rm -f $@ && ar rcs $@ $(TBLCHK)/obj/*.o
 $(TBLCHK_LIB): $(TBLCHK)/libkernels.a
 	$(CC) $(KERNEL_CFLAGS) -shared -o $@ $(filter %_dpi.c,$(KERNEL_SRCS)) -Wl,--whole-archive $< -Wl,--no-whole-archive
-# the simulator's own objects (the kernels are outside the Verilated model) with these kernels
+# the simulator's own objects but rnic_sim.o (the kernels are outside the Verilated model), for
+# builds with kernels of their own
+SIM_OBJS := $(addprefix $(SIM_DIR)/obj/,host.o eth.o verilated.o verilated_dpi.o verilated_threads.o Vrnic_top__ALL.a)
 $(TBLCHK)/sim/rnic-sim: $(SIM_BIN) $(TBLCHK)/libkernels.a
 	@mkdir -p $(dir $@)
-	$(CXX) -o $@ $(addprefix $(SIM_DIR)/obj/,rnic_sim.o host.o eth.o verilated.o verilated_dpi.o \
-		verilated_threads.o Vrnic_top__ALL.a) $(TBLCHK)/libkernels.a -pthread -latomic
+	$(CXX) -o $@ $(SIM_DIR)/obj/rnic_sim.o $(SIM_OBJS) $(TBLCHK)/libkernels.a -pthread -latomic
 
 # rnic-sim with a QPC cache of two lines (RX_QC_LOG=1): with four QPs, frames miss and evict each
 # other's contexts mid-message all the time (tests/test_transport.py). The Verilated model is the
@@ -86,8 +87,7 @@ $(QC2)/sim/rnic-sim: $(SIM_BIN) $(QC2)/libkernels.a sim/rnic_sim.cpp
 		-I/usr/share/verilator/include/vltstd -DVM_COVERAGE=0 -DVM_SC=0 -DVM_TRACE=0 -DVM_TRACE_FST=0 \
 		-DVM_TRACE_VCD=0 -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq) $(QC2_FLAGS) \
 		-c sim/rnic_sim.cpp -o $(QC2)/rnic_sim.o
-	$(CXX) -o $@ $(QC2)/rnic_sim.o $(addprefix $(SIM_DIR)/obj/,host.o eth.o verilated.o verilated_dpi.o \
-		verilated_threads.o Vrnic_top__ALL.a) $(QC2)/libkernels.a -pthread -latomic
+	$(CXX) -o $@ $(QC2)/rnic_sim.o $(SIM_OBJS) $(QC2)/libkernels.a -pthread -latomic
 ALL_TARGETS += $(QC2)/sim/rnic-sim
 
 # the kernels' cycle tests (tests/test_tblchk.py: make test), then two simulators under traffic

@@ -96,7 +96,7 @@ void rx_qc_prefetch(rnic_rx_state_t *st)
 /* The QPC cache's line for the frame at the head: 1 if it holds QP qpn's context; else the frame
  * waits for it (B_QPC: read now, or coming) and 0. Without context memory there is nothing to
  * read: the frame is dropped as one for an unknown QP. */
-int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn, uint64_t cycle)
+int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 {
 	if (st->qc_tag[qpn % RX_QC_LINES] == (RX_QC_VALID | qpn)) {
 		if (!st->redo)
@@ -109,7 +109,7 @@ int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn, uint64_t cycle)
 		return 0;
 	}
 	st->qc_qpn = (uint16_t)qpn;
-	st->qc_wait0 = cycle;
+	st->qc_wait0 = st->now;
 	st->busy = B_QPC;
 	st->rd_issue = !qc_coming(st, qpn);
 	return 0;

@@ -318,7 +318,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 	}
 	x->xth = (uint32_t)xth;
 	x->plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
-	if (x->qpn < RNIC_MAX_QP && !rx_qc_lookup(st, x->qpn, in->cycle))
+	if (x->qpn < RNIC_MAX_QP && !rx_qc_lookup(st, x->qpn))
 		return 0;
 	ctrl = x->qpn < RNIC_MAX_QP ? QCL_W(st, x->qpn, CTRL) : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
