@@ -248,7 +248,7 @@ static int mix_check_b(const struct ibv_wc *wc, int nq)
 int mix(uint64_t n, int nq, int keys)
 {
 	struct ibv_wc wc[16];
-	uint64_t total = 0, posted = 0;
+	uint64_t total = 0, posted = 0, fa, cas, want[2];
 	time_t last = time(NULL);
 	int q, i, k;
 
@@ -313,9 +313,14 @@ int mix(uint64_t n, int nq, int keys)
 			printf("FAIL mix: QP %d: WRITE data\n", q);
 			return -1;
 		}
-		if (*(uint64_t *)(B.buf + (uint32_t)q * LANE + LANE - 8) != lanes[q].fa ||
-		    *(uint64_t *)(B.buf + (uint32_t)q * LANE + LANE - 16) != lanes[q].cas) {
-			printf("FAIL mix: QP %d: atomic targets\n", q);
+		want[0] = lanes[q].cas;
+		want[1] = lanes[q].fa;
+		if (!settle(B.buf + (uint32_t)q * LANE + LANE - 16, (const uint8_t *)want, 16)) {
+			memcpy(&cas, B.buf + (uint32_t)q * LANE + LANE - 16, 8);
+			memcpy(&fa, B.buf + (uint32_t)q * LANE + LANE - 8, 8);
+			printf("FAIL mix: QP %d: atomic targets: fetch-and-add %llu, want %llu; compare-and-swap %llu, want %llu\n",
+			       q, (unsigned long long)fa, (unsigned long long)lanes[q].fa, (unsigned long long)cas,
+			       (unsigned long long)lanes[q].cas);
 			return -1;
 		}
 	}
