@@ -127,7 +127,7 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.stat_drop_overflow++;
 		return;
 	}
-	st->qc_cand = st->qc_pf && st->cur_len > RNIC_XTH_OFF && ~st->crc == icrc;
+	rx_qc_arrived(st, st->fr_tail % RX_MAX_FRAMES, st->cur_len > RNIC_XTH_OFF && ~st->crc == icrc);
 	st->frames[st->fr_tail % RX_MAX_FRAMES] = (rx_frame_t){
 		.start = (uint16_t)(st->cur_start % RX_BUF_BEATS),
 		.beats = (uint16_t)st->cur_beats,
@@ -896,8 +896,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			st->rq_ctl[q] = 0;
 			st->rq_srq[q] = 0;
 		}
-		for (q = 0; q < RX_QC_LINES; q++)
-			st->qc_tag[q] = st->qc_tagp[q] = 0;
+		rx_qc_reset(st);
 		for (q = 0; q < RNIC_MAX_SRQ; q++)
 			st->srq[q] = (rx_srq_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
@@ -907,8 +906,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
 		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
 		st->fence_pending = 0;
-		st->commit_valid = st->qc_cand = 0;
-		st->qf_head = st->qf_tail = 0;
+		st->commit_valid = 0;
 		st->db_pend = 0;
 		st->ovr_n = 0;
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
@@ -964,10 +962,11 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		expect(st, &in->rdx);
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
+		uint32_t slot = st->rd_slot[st->rd_head % RX_RD_FIFO];
 
 		st->rd_head += in->rd_last;
 		if (k == RD_QPC || k == RD_QPC_OLD)
-			rx_qc_fill(st, in, qpn, k);
+			rx_qc_fill(st, in, qpn, slot, k);
 		else if (k == RD_RWQE)
 			got_rwqe(st, qpn, in->rd_data);
 		else if (k == RD_ATOMIC)

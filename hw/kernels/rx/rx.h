@@ -24,7 +24,6 @@
 #endif
 #define RX_QC_LINES (1u << RX_QC_LOG)
 #define RX_QC_VALID 0x8000u /* qc_tag: the line holds the context of the QPN in the low bits */
-#define RX_QC_Q 64         /* misses found as frames come in, waiting for the read channel */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding; the values
 					    in context memory (ICM_ATOMIC), their PSNs here */
@@ -102,18 +101,26 @@ typedef struct {
 	rnic_tables_t t;
 	/* copies of the MPT for a receive WQE's 2nd and 3rd SGE, checked in the clock it is used */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS];
-	/* The QPC cache in front of context memory (rx_qpc.c): lines, the tag a copy per reader,
-	 * the queue of misses found as frames come in, the entry the firmware is writing (words
-	 * gathered until word 0 commits it) and a fill's first beat. */
+	/* The QPC cache in front of context memory (rx_qpc.c): lines and their tags; the tag each
+	 * line will hold once the frames in the store are through (qc_tagf); a context read for a
+	 * frame, kept beside it until it reaches the head (qc_stg, a slot per frame of the store)
+	 * and what each slot holds; the slots whose read is still to be issued; the entry the
+	 * firmware is writing (words gathered until word 0 commits it) and a fill's first beat. */
 	uint32_t qc_line[RX_QC_LINES][RNIC_QPC_WORDS];
-	uint16_t qc_tag[RX_QC_LINES], qc_tagp[RX_QC_LINES];
-	uint16_t qc_q[RX_QC_Q];
+	uint16_t qc_tag[RX_QC_LINES], qc_tagf[RX_QC_LINES];
+	uint32_t qc_stg[RX_MAX_FRAMES][RNIC_QPC_WORDS];
+	uint16_t qs_qpn[RX_MAX_FRAMES];  /* the QP of the frame in the slot */
+	uint8_t qs_pend[RX_MAX_FRAMES];  /* its context is to be read, or on its way */
+	uint8_t qs_ready[RX_MAX_FRAMES]; /* its context is in qc_stg */
+	uint8_t qc_q[RX_MAX_FRAMES];
 	uint32_t qf_head, qf_tail;
 	uint32_t qc_stage[RNIC_QPC_WORDS];
 	uint32_t qc_fill[RNIC_BEAT / 4];
 	uint8_t qc_pf;               /* the frame coming in looks like RoCEv2 for us ... */
 	uint32_t qc_pf_qpn;          /* ... to this QP */
-	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) */
+	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) ... */
+	uint8_t qc_cand_slot;        /* ... its slot */
+	uint8_t qc_staged, qc_slot;  /* the frame at the head reads its context from this slot */
 	uint16_t qc_qpn;             /* the QP the frame at the head waits for (B_QPC) */
 	uint64_t qc_wait0;           /* the cycle it started waiting */
 	uint64_t now;
@@ -180,6 +187,7 @@ typedef struct {
 	/* DMA reads in flight, in request order (their data returns so): kind and QP of each */
 	uint8_t rd_kind[RX_RD_FIFO];
 	uint16_t rd_qpn[RX_RD_FIFO];
+	uint8_t rd_slot[RX_RD_FIFO]; /* a context read's frame slot */
 	uint32_t rd_t0[RX_RD_FIFO];  /* a context read's issue cycle (its latency, counted) */
 	uint32_t rd_head, rd_tail;
 	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC, B_REPLAY: the read waited for is still to be

@@ -17,8 +17,14 @@ enum {
 	B_QPC,    /* the frame waits for its QP's context read from ICM (a QPC cache miss) */
 };
 
-/* the frame's QP context, in the QPC cache (rx_qc_lookup said it is there) */
-#define QCL_W(st, qpn, reg) ((st)->qc_line[(qpn) % RX_QC_LINES][RNIC_QPC_##reg / 4])
+/* word w of the context of the frame at the head (QP qpn): in its line of the QPC cache, or in
+ * the frame's slot when it was read while the frame waited (rx_qc_lookup said which) */
+static inline uint32_t rx_qc_word(const rnic_rx_state_t *st, uint32_t qpn, uint32_t w)
+{
+	return st->qc_staged ? st->qc_stg[st->qc_slot][w] : st->qc_line[qpn % RX_QC_LINES][w];
+}
+
+#define QCL_W(st, qpn, reg) rx_qc_word(st, qpn, RNIC_QPC_##reg / 4)
 #define QCL_F(st, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QCL_W(st, qpn, reg))
 /* rq_ctl and rq_srq (rx.h) */
 #define RQ_CTX(c) ((c) & 0xffu)
@@ -64,11 +70,13 @@ void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
 void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rnic_rx_state_t *st);
 void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d);
+void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good);
 void rx_qc_check(rnic_rx_state_t *st);
+void rx_qc_reset(rnic_rx_state_t *st);
 void rx_qc_issue(rnic_rx_state_t *st);
 void rx_qc_prefetch(rnic_rx_state_t *st);
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn);
-void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t kind);
+void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
 void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
 void rx_atomic_record(rnic_rx_state_t *st);

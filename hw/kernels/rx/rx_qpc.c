@@ -1,20 +1,26 @@
 /* RX kernel: the QPC cache in front of context memory (docs/ARCHITECTURE.md "Context memory").
  *
  * 4,096 lines of one QP context each (92 bytes), direct-mapped: the line of QPN q is q mod 4,096,
- * its tag q and a valid bit. The frame at the head of the queue reads its QP's context when it is
- * dispatched (a tag and a line). A frame's QP is looked up as soon as the frame is in whole with
- * a good ICRC: a miss then joins a queue and is read from ICM while the frames before it are
- * processed, so that by the time it reaches the head its context is there; one that still misses
- * waits at the head for its read (B_QPC). A QP whose read is on its way or queued is not read
- * again. Lines are never written by the datapath (the per-packet responder state is in qp[]): a
- * line taken by another QP is simply overwritten, and the firmware's commits write theirs whole.
+ * its tag q and a valid bit. Lines change in the order frames reach the head, so that what a
+ * line will hold when a frame gets there is known as the frame comes in: qc_tagf is the tag each
+ * line will have once the frames in the store are through. A frame's QP is looked up there as
+ * soon as the frame is in whole with a good ICRC. Found, its context will be in the line (a hit
+ * at the head). Not found, the line's next owner is this QP: its context is read from ICM into
+ * the frame's own slot (qc_stg, one per frame of the store) while the frames before it are
+ * processed, and when it reaches the head the frame takes it from there and writes it into the
+ * line. So a context read ahead is never put out by another QP's before its frame uses it, and
+ * the head waits only for a read that is slower than the frames before it (B_QPC). A frame that
+ * finds the line not as foretold (a commit took it, a frame before it was dropped unprocessed)
+ * reads its context at the head. Lines are never written by the datapath (the per-packet
+ * responder state is in qp[]): a line taken by another QP is simply overwritten, and the
+ * firmware's commits write theirs whole.
  *
- * Memories: qc_line (4,096 x 736 bits, URAM: a dispatch's read, a fill's and a commit's write);
- * the tag in two copies, a reader each: qc_tag (the dispatch's read; a fill's and a commit's
- * write, in clocks with no dispatch but a commit's), qc_tagp (the arrival's look-up, at the start
- * of a clock; a commit's write, else a fill's: a fill in a commit's clock leaves it old, which
- * costs at most a needless read). The queue of misses (64 QPNs), the reads on their way (the RX
- * kernel's read FIFO, 64 entries), the stage and a fill's first beat are registers. II 1. */
+ * Memories: qc_line (4,096 x 736 bits, URAM: the head's read or its write of a slot's context;
+ * a commit's write: a head's write of the same line in that clock is left out), qc_tag (the
+ * head's read or write; a commit's write), qc_tagf (the arrival's read and write, a clock after
+ * the frame's last beat), qc_stg (128 x 736 bits: a fill's write, the head's read). The slots'
+ * QPNs and flags, the queue of slots to read (128), the reads on their way (the RX kernel's read
+ * FIFO, 64 entries), the stage and a fill's first beat are registers. II 1. */
 #include "rx_int.h"
 
 _Static_assert(RNIC_MAX_QP <= 0x8000, "a tag holds the QPN in 15 bits");
@@ -38,67 +44,95 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 	st->qc_pf &= st->qc_pf_qpn < RNIC_MAX_QP && st->qc_pf_qpn != RNIC_GSI_QPN;
 }
 
-/* QP q's context is on its way from ICM (a read of the FIFO's, not made stale by a commit), or
- * queued to be read: a bounded compare over registers */
-static int qc_coming(const rnic_rx_state_t *st, uint32_t q)
+/* A frame came in whole into slot `slot` of the store: nothing read for it yet; looked up next
+ * clock if it is RoCEv2 for one of our QPs with a good ICRC */
+void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good)
 {
-	uint32_t i, n = 0;
-
-	for (i = 0; i < RX_RD_FIFO; i++)
-		n |= st->rd_kind[i] == RD_QPC && st->rd_qpn[i] == q &&
-		     (uint32_t)(i - st->rd_head) % RX_RD_FIFO < st->rd_tail - st->rd_head;
-	for (i = 0; i < RX_QC_Q; i++)
-		n |= st->qc_q[i] == q && (uint32_t)(i - st->qf_head) % RX_QC_Q < st->qf_tail - st->qf_head;
-	return (int)n;
+	st->qc_cand = st->qc_pf && good;
+	st->qc_cand_slot = (uint8_t)slot;
+	st->qs_pend[slot] = st->qs_ready[slot] = 0;
 }
 
-/* A clock after a frame came in whole (qc_cand): its QP's tag; not there, nor coming, the QP
- * joins the queue of misses (a full queue forgets it: the frame reads it at the head) */
+/* A clock after a frame came in whole (qc_cand): what its QP's line will hold when the frame is
+ * at the head. Its QP: a hit foretold. Another: the frame's QP takes the line, its context is
+ * to be read into the frame's slot. */
 void rx_qc_check(rnic_rx_state_t *st)
 {
-	uint32_t q = st->qc_pf_qpn, tag;
+	uint32_t q = st->qc_pf_qpn, s = st->qc_cand_slot, tag;
 
 	if (!st->qc_cand)
 		return;
 	st->qc_cand = 0;
-	tag = st->qc_tagp[q % RX_QC_LINES];
-	if (tag == (RX_QC_VALID | q) || st->qf_tail - st->qf_head >= RX_QC_Q || qc_coming(st, q))
+	tag = st->qc_tagf[q % RX_QC_LINES];
+	st->qs_qpn[s] = (uint16_t)q;
+	if (tag == (RX_QC_VALID | q))
 		return;
-	st->qc_q[st->qf_tail++ % RX_QC_Q] = (uint16_t)q;
+	if (tag & RX_QC_VALID)
+		st->o.stat_qpc_evictions++;
+	st->qc_tagf[q % RX_QC_LINES] = (uint16_t)(RX_QC_VALID | q);
+	if (st->qf_tail - st->qf_head >= RX_MAX_FRAMES)
+		return; /* slots of frames gone unprocessed still queued: read at the head */
+	st->qs_pend[s] = 1;
+	st->qc_q[st->qf_tail++ % RX_MAX_FRAMES] = (uint8_t)s;
 }
 
-/* Read QP qpn's context from ICM (the caller checked the read channel has room) */
-static void qc_read(rnic_rx_state_t *st, uint32_t qpn)
+/* Read QP qpn's context from ICM into slot s (the caller checked the read channel has room) */
+static void qc_read(rnic_rx_state_t *st, uint32_t qpn, uint32_t s)
 {
 	st->rd_t0[st->rd_tail % RX_RD_FIFO] = (uint32_t)st->now;
+	st->rd_slot[st->rd_tail % RX_RD_FIFO] = (uint8_t)s;
 	rx_read_req(st, rnic_icm_bus(st->icm, RNIC_ICM_QPC_OFF + qpn * RNIC_ICM_QPC_STRIDE), RNIC_QPC_WORDS * 4,
 		    RD_QPC, qpn);
 	st->o.stat_qpc_misses++;
 }
 
-/* The frame at the head waits for its QP's context (B_QPC), not coming yet: read it */
+/* The frame at the head waits for its QP's context (B_QPC), not asked for yet: read it */
 void rx_qc_issue(rnic_rx_state_t *st)
 {
-	qc_read(st, st->qc_qpn);
+	qc_read(st, st->qc_qpn, st->fr_head % RX_MAX_FRAMES);
 	st->rd_issue = 0;
 }
 
-/* The queue of misses: the oldest read from ICM, when the channel has room and no fence waits
- * for the reads to drain */
+/* The slots to read: the oldest read from ICM, when the channel has room and no fence waits for
+ * the reads to drain (unless the frame at the head waits for one: it goes first in the queue).
+ * A slot whose frame went without it is passed over. */
 void rx_qc_prefetch(rnic_rx_state_t *st)
 {
-	if (st->qf_head == st->qf_tail || !rx_rd_room(st) || st->fence_pending ||
-	    !rnic_icm_bus(st->icm, RNIC_ICM_QPC_OFF))
+	uint32_t s = st->qc_q[st->qf_head % RX_MAX_FRAMES];
+
+	if (st->qf_head == st->qf_tail || !rx_rd_room(st) || (st->fence_pending && st->busy != B_QPC))
 		return;
-	qc_read(st, st->qc_q[st->qf_head++ % RX_QC_Q]);
+	st->qf_head++;
+	if (!st->qs_pend[s])
+		return;
+	if (!rnic_icm_bus(st->icm, RNIC_ICM_QPC_OFF)) {
+		st->qs_pend[s] = 0; /* nothing to read: the frame is dropped at the head */
+		return;
+	}
+	qc_read(st, st->qs_qpn[s], s);
 }
 
-/* The QPC cache's line for the frame at the head: 1 if it holds QP qpn's context; else the frame
- * waits for it (B_QPC: read now, or coming) and 0. Without context memory there is nothing to
- * read: the frame is dropped as one for an unknown QP. */
+/* The context of QP qpn for the frame at the head: 1 if it is in the frame's slot (which then
+ * goes into the line, unless a commit writes the line in this clock) or in the line; else the
+ * frame waits for it (B_QPC: read now, or on its way) and 0. Without context memory there is
+ * nothing to read: the frame is dropped as one for an unknown QP. */
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 {
-	if (st->qc_tag[qpn % RX_QC_LINES] == (RX_QC_VALID | qpn)) {
+	uint32_t s = st->fr_head % RX_MAX_FRAMES, line = qpn % RX_QC_LINES, k;
+
+	st->qc_staged = 0;
+	if (st->qs_ready[s] && st->qs_qpn[s] == qpn) {
+		st->qs_ready[s] = 0;
+		st->qc_staged = 1;
+		st->qc_slot = (uint8_t)s;
+		if (!(st->commit_valid && st->commit_qpn % RX_QC_LINES == line)) {
+			for (k = 0; k < RNIC_QPC_WORDS; k++)
+				st->qc_line[line][k] = st->qc_stg[s][k];
+			st->qc_tag[line] = (uint16_t)(RX_QC_VALID | qpn);
+		}
+		return 1;
+	}
+	if (st->qc_tag[line] == (RX_QC_VALID | qpn)) {
 		if (!st->redo)
 			st->o.stat_qpc_hits++;
 		return 1;
@@ -111,35 +145,34 @@ int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 	st->qc_qpn = (uint16_t)qpn;
 	st->qc_wait0 = st->now;
 	st->busy = B_QPC;
-	st->rd_issue = !qc_coming(st, qpn);
+	st->rd_issue = !(st->qs_pend[s] && st->qs_qpn[s] == qpn);
+	st->qs_qpn[s] = (uint16_t)qpn;
+	st->qs_pend[s] = 1;
 	return 0;
 }
 
-/* A beat of a context read from ICM (QP qpn's; kind RD_QPC, or RD_QPC_OLD: its QP was committed
- * since, the commit's line is newer): the first waits in registers, the second writes the line
- * whole and its tag, unless a commit writes the same line in this clock. The frame waiting for it,
- * if any, is dispatched again. */
-void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t kind)
+/* A beat of a context read from ICM (QP qpn's, for slot s; kind RD_QPC, or RD_QPC_OLD: its QP was
+ * committed since, the commit's line is newer): the first waits in registers, the second writes
+ * the slot whole, if the slot still waits for QP qpn's. The frame at the head waiting for it is
+ * dispatched again. */
+void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t s, uint32_t kind)
 {
-	uint32_t line = qpn % RX_QC_LINES, k;
+	uint32_t k, mine = st->qs_pend[s] && st->qs_qpn[s] == qpn;
 
 	if (!in->rd_last) {
 		for (k = 0; k < RNIC_BEAT / 4; k++)
 			st->qc_fill[k] = (uint32_t)rnic_rd_le(in->rd_data + 4 * k, 4);
 		return;
 	}
-	if (kind == RD_QPC && !(st->commit_valid && st->commit_qpn % RX_QC_LINES == line)) {
-		if (!st->commit_valid && st->qc_tag[line] & RX_QC_VALID && (st->qc_tag[line] & ~RX_QC_VALID) != qpn)
-			st->o.stat_qpc_evictions++;
+	if (mine && kind == RD_QPC) {
 		for (k = 0; k < RNIC_QPC_WORDS; k++)
-			st->qc_line[line][k] = k < RNIC_BEAT / 4 ? st->qc_fill[k] :
-					       (uint32_t)rnic_rd_le(in->rd_data + 4 * (k - RNIC_BEAT / 4), 4);
-		st->qc_tag[line] = (uint16_t)(RX_QC_VALID | qpn);
-		if (!st->commit_valid)
-			st->qc_tagp[line] = (uint16_t)(RX_QC_VALID | qpn);
+			st->qc_stg[s][k] = k < RNIC_BEAT / 4 ? st->qc_fill[k] :
+					   (uint32_t)rnic_rd_le(in->rd_data + 4 * (k - RNIC_BEAT / 4), 4);
+		st->qs_ready[s] = 1;
 	}
+	st->qs_pend[s] = (uint8_t)(st->qs_pend[s] && !mine);
 	st->o.stat_qpc_miss_cycles += (uint32_t)in->cycle - st->rd_t0[(st->rd_head - 1) % RX_RD_FIFO]; /* taken */
-	if (st->busy == B_QPC && st->qc_qpn == qpn) {
+	if (mine && st->busy == B_QPC && st->fr_head % RX_MAX_FRAMES == s) {
 		st->o.stat_qpc_wait_cycles += (uint32_t)(in->cycle - st->qc_wait0);
 		st->busy = B_IDLE;
 		st->rd_issue = 0;
@@ -166,10 +199,13 @@ void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 	line = idx % RX_QC_LINES;
 	for (k = 0; k < RNIC_QPC_WORDS; k++)
 		st->qc_line[line][k] = e[k];
-	st->qc_tag[line] = st->qc_tagp[line] = (uint16_t)(RX_QC_VALID | idx);
+	st->qc_tag[line] = (uint16_t)(RX_QC_VALID | idx);
 	for (k = 0; k < RX_RD_FIFO; k++)
 		if (st->rd_kind[k] == RD_QPC && st->rd_qpn[k] == idx)
 			st->rd_kind[k] = RD_QPC_OLD;
+	for (k = 0; k < RX_MAX_FRAMES; k++)
+		if (st->qs_qpn[k] == idx)
+			st->qs_ready[k] = 0;
 	st->rq_ctl[idx] = RNIC_GET(RNIC_QPC_CTRL_CTX, data) | (RNIC_GET(RNIC_QPC_RING_LOG_RQ, e[RNIC_QPC_RING_LOG / 4]) & 0x1f) << 8 |
 			  (RNIC_GET(RNIC_QPC_CTRL_VALID, data) && state != RNIC_QPS_RESET ? RQ_LIVE : 0) |
 			  RNIC_GET(RNIC_QPC_CQN_RECV, e[RNIC_QPC_CQN / 4]) << 16;
@@ -178,4 +214,16 @@ void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 	st->rq_base[idx] = (uint64_t)e[RNIC_QPC_RQ_BASE_HI / 4] << 32 | e[RNIC_QPC_RQ_BASE_LO / 4];
 	st->qp_pdn[idx] = e[RNIC_QPC_PDN / 4];
 	st->dest_qpn[idx] = RNIC_GET(RNIC_QPC_DEST_QPN_QPN, e[RNIC_QPC_DEST_QPN / 4]);
+}
+
+/* Reset: every line empty, nothing foretold, read or queued */
+void rx_qc_reset(rnic_rx_state_t *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < RX_QC_LINES; i++)
+		st->qc_tag[i] = st->qc_tagf[i] = 0;
+	for (i = 0; i < RX_MAX_FRAMES; i++)
+		st->qs_pend[i] = st->qs_ready[i] = 0;
+	st->qf_head = st->qf_tail = st->qc_cand = 0;
 }

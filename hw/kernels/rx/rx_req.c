@@ -217,7 +217,7 @@ static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw
 	if (!v6)
 		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QCL_W(st, qpn, DIP);
 	for (i = 0; i < 4; i++)
-		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == st->qc_line[qpn % RX_QC_LINES][RNIC_QPC_DIP6_0 / 4 + i];
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == rx_qc_word(st, qpn, RNIC_QPC_DIP6_0 / 4 + i);
 	return ok;
 }
 
