@@ -12,6 +12,7 @@ import pytest
 
 import roce_check as R
 from link_client import LinkClient
+from test_tblchk import judge
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sim"))
@@ -192,7 +193,8 @@ def test_contexts_evicted_mid_message(monkeypatch):
     each other's contexts, between the packets of a message and between a request and its retry,
     on a link that drops, duplicates, reorders and corrupts frames. Every operation completes
     exactly once with exact data; the counters show the hits, misses, evictions, their latency and
-    the clocks frames waited at the head for them."""
+    the clocks frames waited at the head for them; the build's table check (tests/tblchk) finds
+    every memory, the cache's too, within its ports under these misses."""
     monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
     out = ROOT / "build" / "test-transport" / "qc2"
     faults = ["--drop", "0.02", "--dup", "0.02", "--reorder", "0.02", "--corrupt", "0.02", "--seed", "7"]
@@ -206,6 +208,11 @@ def test_contexts_evicted_mid_message(monkeypatch):
         assert hits > 1000 and misses > 20 and evicted > 20 and evicted <= misses, (name, c)
         assert 100 < lat / misses < 2000, (name, lat / misses)
         assert 0 < wait, (name, c)
+        log = (out / f"{name}.log").read_text()
+        report = log[log.find("tblchk:"):]
+        assert "rx   qc_stg" in report, log[-3000:]
+        worse = judge(report)
+        assert not worse, f"{name}:\n{worse}\n{report}"
 
 
 def test_large_message_needs_large_pages():

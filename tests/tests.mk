@@ -45,22 +45,27 @@ ALL_TARGETS += fuzz-build
 # The table check's build of the kernels (tests/tblchk/tblchk.c): every access of the kernels'
 # code reported to it (gcc -fsanitize=kernel-address, a call per access), their memories mapped by
 # scripts/mem_budget.py, their step functions renamed so that the check marks each clock; the DPI
-# glue as it is. kernel_tb.py takes it with RNIC_KERNELS_LIB (make tblchk).
+# glue as it is. kernel_tb.py takes it with RNIC_KERNELS_LIB (make tblchk). tblchk_kernels builds
+# one into $(1) with the kernels' sizes changed by the flags $(2) (the memories still those of the
+# default build).
 TBLCHK := $(BUILD)/tblchk
 TBLCHK_LIB := $(TBLCHK)/libkernels.so
 TBLCHK_FLAGS := -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 \
 	--param asan-stack=0 --param asan-globals=0 $(foreach k,tx rx cq,-Drnic_$(k)_step=rnic_$(k)_step_k)
-$(TBLCHK)/tblchk_map.h: scripts/mem_budget.py $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
-	@mkdir -p $(dir $@)
-	$(PY) scripts/mem_budget.py --c-map > $@.tmp && mv $@.tmp $@
-$(TBLCHK)/libkernels.a: tests/tblchk/tblchk.c $(TBLCHK)/tblchk_map.h $(KERNEL_SRCS) $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
-	@mkdir -p $(TBLCHK)/obj
-	set -e; for f in $(TX_SRCS) $(RX_SRCS) hw/kernels/cq/cq.c hw/kernels/common/rnic_crc.c; do \
-		$(CC) $(KERNEL_CFLAGS) $(addprefix -Ihw/kernels/,tx rx cq) $(TBLCHK_FLAGS) -c $$f \
-			-o $(TBLCHK)/obj/$$(basename $$f .c).o; done
-	$(CC) $(KERNEL_CFLAGS) -I$(TBLCHK) $(addprefix -Ihw/kernels/,tx rx cq) -c tests/tblchk/tblchk.c \
-		-o $(TBLCHK)/obj/tblchk.o
-	rm -f $@ && ar rcs $@ $(TBLCHK)/obj/*.o
+define tblchk_kernels
+$(1)/tblchk_map.h: scripts/mem_budget.py $$(KERNEL_HDRS) $$(wildcard hw/kernels/*/*.h)
+	@mkdir -p $$(dir $$@)
+	$$(PY) scripts/mem_budget.py --c-map $(2) > $$@.tmp && mv $$@.tmp $$@
+$(1)/libkernels.a: tests/tblchk/tblchk.c $(1)/tblchk_map.h $$(KERNEL_SRCS) $$(KERNEL_HDRS) $$(wildcard hw/kernels/*/*.h)
+	@mkdir -p $(1)/obj
+	set -e; for f in $$(TX_SRCS) $$(RX_SRCS) hw/kernels/cq/cq.c hw/kernels/common/rnic_crc.c; do \
+		$$(CC) $$(KERNEL_CFLAGS) $$(addprefix -Ihw/kernels/,tx rx cq) $$(TBLCHK_FLAGS) $(2) -c $$$$f \
+			-o $(1)/obj/$$$$(basename $$$$f .c).o; done
+	$$(CC) $$(KERNEL_CFLAGS) -I$(1) $$(addprefix -Ihw/kernels/,tx rx cq) $(2) -c tests/tblchk/tblchk.c \
+		-o $(1)/obj/tblchk.o
+	rm -f $$@ && ar rcs $$@ $(1)/obj/*.o
+endef
+$(eval $(call tblchk_kernels,$(TBLCHK),))
 $(TBLCHK_LIB): $(TBLCHK)/libkernels.a
 	$(CC) $(KERNEL_CFLAGS) -shared -o $@ $(filter %_dpi.c,$(KERNEL_SRCS)) -Wl,--whole-archive $< -Wl,--no-whole-archive
 # the simulator's own objects but rnic_sim.o (the kernels are outside the Verilated model), for
@@ -70,17 +75,13 @@ $(TBLCHK)/sim/rnic-sim: $(SIM_BIN) $(TBLCHK)/libkernels.a
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $(SIM_DIR)/obj/rnic_sim.o $(SIM_OBJS) $(TBLCHK)/libkernels.a -pthread -latomic
 
-# rnic-sim with a QPC cache of two lines (RX_QC_LOG=1): with four QPs, frames miss and evict each
-# other's contexts mid-message all the time (tests/test_transport.py). The Verilated model is the
-# simulator's own; the kernels and rnic_sim.cpp (which holds their state) are built again.
+# rnic-sim with a QPC cache of two lines (RX_QC_LOG=1) and the table check: with four QPs, frames
+# miss and evict each other's contexts mid-message all the time (tests/test_transport.py), and
+# the cache's memories are checked as block RAMs under it. The Verilated model is the simulator's
+# own; the kernels and rnic_sim.cpp (which holds their state) are built again.
 QC2 := $(BUILD)/qc2
 QC2_FLAGS := -DRX_QC_LOG=1
-$(QC2)/libkernels.a: $(KERNEL_SRCS) $(KERNEL_HDRS) $(wildcard hw/kernels/*/*.h)
-	@mkdir -p $(QC2)/obj
-	set -e; for f in $(filter-out %_dpi.c,$(KERNEL_SRCS)); do \
-		$(CC) $(KERNEL_CFLAGS) $(addprefix -Ihw/kernels/,tx rx cq) $(QC2_FLAGS) -c $$f \
-			-o $(QC2)/obj/$$(basename $$f .c).o; done
-	rm -f $@ && ar rcs $@ $(QC2)/obj/*.o
+$(eval $(call tblchk_kernels,$(QC2),$(QC2_FLAGS)))
 $(QC2)/sim/rnic-sim: $(SIM_BIN) $(QC2)/libkernels.a sim/rnic_sim.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -faligned-new -I$(SIM_DIR)/obj -I/usr/share/verilator/include \
