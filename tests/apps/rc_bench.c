@@ -109,7 +109,8 @@ int big(uint64_t size)
  * least one: the CQ holds RATE_CQ, and no more are in flight in all), every one signaled; QP q's
  * messages at q * size in the region (wrapping round beyond it): n - 1 messages between the first and the last completion
  * (NIC timestamps of the CQE writes), the steady state. The host posts far faster than simulated
- * time passes, so the NIC is the limit. */
+ * time passes, so the NIC is the limit. Checked as it goes: each QP's WRs complete once each, in
+ * the order posted; at the end the bytes that landed in B are A's. */
 #define RATE_DEPTH 64
 #define RATE_CQ 2048
 
@@ -151,7 +152,9 @@ static uint32_t draw(uint32_t n)
 
 int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int random_order)
 {
+	static uint64_t low[MAXQ]; /* the lowest wr_id QP q may complete next */
 	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i, k;
+	uint32_t span = (uint64_t)nq * size < REGION ? (uint32_t)nq * size : REGION;
 	uint32_t depth = RATE_CQ / (uint32_t)nq < RATE_DEPTH ? RATE_CQ / (uint32_t)nq : RATE_DEPTH;
 	uint32_t off, next = 0; /* round robin: the QP after the last one offered a message */
 	uint64_t first = UINT64_MAX, last = 0, start, end;
@@ -161,6 +164,9 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	int q;
 
 	depth = depth ? depth : 1;
+	memset(low, 0, sizeof(low));
+	fill(A.buf, span, size + (uint32_t)nq);
+	memset(B.buf, 0, span);
 	for (q = 0; q < nq && A.qp[q]; q++)
 		; /* connected by an earlier run (curve) */
 	new_pairs(q, nq);
@@ -191,10 +197,13 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 		}
 		if (ibv_poll_cq(A.cq, 1, &wc) == 1) {
 			q = qp_of(&A, wc.qp_num, nq);
-			if (wc.status != IBV_WC_SUCCESS || wc.byte_len != size || q < 0) {
-				printf("FAIL rate: completion %s, %u bytes\n", ibv_wc_status_str(wc.status), wc.byte_len);
+			if (wc.status != IBV_WC_SUCCESS || wc.byte_len != size || q < 0 || !out[q] ||
+			    wc.wr_id < low[q]) {
+				printf("FAIL rate: completion %s, %u bytes, wr_id %llu\n", ibv_wc_status_str(wc.status),
+				       wc.byte_len, (unsigned long long)wc.wr_id);
 				return -1;
 			}
+			low[q] = wc.wr_id + 1;
 			rnicdv_cq_last_ts(A.cq, &start, &end);
 			first = end < first ? end : first;
 			last = end > last ? end : last;
@@ -212,6 +221,10 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 		if (rate_recv(nq, size, &got))
 			return -1;
 	clock_gettime(CLOCK_MONOTONIC, &w1);
+	if (!settle(B.buf, A.buf, span)) {
+		printf("FAIL rate: the data in B is not A's\n");
+		return -1;
+	}
 	/* the wall time of the run says how fast the simulators went while the link was busy */
 	printf("rate %s %u B %s, %d QPs%s, %u messages: %llu cycles, %.3f M messages/s, %.3f s wall\n",
 	       op == IBV_WR_SEND ? "send" : "write", size, inl ? "inline" : "sge", nq, random_order ? " random" : "", n,
