@@ -161,8 +161,9 @@ def read_layout(headers, roots, includes=(), defines=()):
         return read_types(obj, roots)
 
 
-# the caches in front of context memory (kernel, array): lines and tags shared by all QPs
-CACHES = {("rx", "qc_line"), ("rx", "qc_tag"), ("rx", "qc_tagp")}
+# the caches in front of context memory (kernel, array): lines, tags and the slots a context read
+# ahead waits in, shared by all QPs
+CACHES = {("rx", "qc_line"), ("rx", "qc_tag"), ("rx", "qc_tagf"), ("rx", "qc_stg")}
 
 
 def main():
