@@ -881,7 +881,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint32_t commit, rdx = in->rdx_valid && st->o.rdx_ready;
+	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready;
 
 	if (in->rst) {
 		uint32_t q;
@@ -960,24 +960,24 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		doorbell(st, in);
 	if (rdx)
 		expect(st, &in->rdx);
+	go = !commit;
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
 		uint32_t slot = st->rd_slot[st->rd_head % RX_RD_FIFO];
 
 		st->rd_head += in->rd_last;
-		if (k == RD_QPC || k == RD_QPC_OLD)
-			rx_qc_fill(st, in, qpn, slot, k);
-		else if (k == RD_RWQE)
+		go &= (k == RD_QPC || k == RD_QPC_OLD) && !rx_qc_fill(st, in, qpn, slot, k); /* a context: to its slot */
+		if (k == RD_RWQE)
 			got_rwqe(st, qpn, in->rd_data);
 		else if (k == RD_ATOMIC)
 			rx_atomic_done(st, in->rd_data);
 		else if (k == RD_REPLAY)
 			rx_replay_done(st, in->rd_data);
-		else if (st->busy == B_RWQE && st->qpn == qpn)
+		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
-	} else if (!commit) {
-		process(st, in, rdx);
 	}
+	if (go)
+		process(st, in, rdx);
 	if (!commit) {
 		issue_wait(st);
 		rx_qc_prefetch(st);

@@ -76,7 +76,7 @@ void rx_qc_reset(rnic_rx_state_t *st);
 void rx_qc_issue(rnic_rx_state_t *st);
 void rx_qc_prefetch(rnic_rx_state_t *st);
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn);
-void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
+int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
 void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
 void rx_atomic_record(rnic_rx_state_t *st);

@@ -153,16 +153,16 @@ int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 
 /* A beat of a context read from ICM (QP qpn's, for slot s; kind RD_QPC, or RD_QPC_OLD: its QP was
  * committed since, the commit's line is newer): the first waits in registers, the second writes
- * the slot whole, if the slot still waits for QP qpn's. The frame at the head waiting for it is
- * dispatched again. */
-void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t s, uint32_t kind)
+ * the slot whole, if the slot still waits for QP qpn's. 1 when that is the slot of the frame at
+ * the head: it is dispatched (again, if it waited) next clock, when the slot can be read. */
+int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t s, uint32_t kind)
 {
 	uint32_t k, mine = st->qs_pend[s] && st->qs_qpn[s] == qpn;
 
 	if (!in->rd_last) {
 		for (k = 0; k < RNIC_BEAT / 4; k++)
 			st->qc_fill[k] = (uint32_t)rnic_rd_le(in->rd_data + 4 * k, 4);
-		return;
+		return 0;
 	}
 	if (mine && kind == RD_QPC) {
 		for (k = 0; k < RNIC_QPC_WORDS; k++)
@@ -172,12 +172,15 @@ void rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint3
 	}
 	st->qs_pend[s] = (uint8_t)(st->qs_pend[s] && !mine);
 	st->o.stat_qpc_miss_cycles += (uint32_t)in->cycle - st->rd_t0[(st->rd_head - 1) % RX_RD_FIFO]; /* taken */
-	if (mine && st->busy == B_QPC && st->fr_head % RX_MAX_FRAMES == s) {
+	if (!mine || st->fr_head % RX_MAX_FRAMES != s)
+		return 0;
+	if (st->busy == B_QPC) {
 		st->o.stat_qpc_wait_cycles += (uint32_t)(in->cycle - st->qc_wait0);
 		st->busy = B_IDLE;
 		st->rd_issue = 0;
 		st->redo = 1;
 	}
+	return 1;
 }
 
 /* A QP context word from the firmware, into the stage. Word 0 (written last) commits the entry:
