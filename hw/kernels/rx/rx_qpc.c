@@ -170,7 +170,8 @@ int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32
 					   (uint32_t)rnic_rd_le(in->rd_data + 4 * (k - RNIC_BEAT / 4), 4);
 		st->qs_ready[s] = 1;
 	}
-	st->qs_pend[s] = (uint8_t)(st->qs_pend[s] && !mine);
+	if (mine)
+		st->qs_pend[s] = 0;
 	st->o.stat_qpc_miss_cycles += (uint32_t)in->cycle - st->rd_t0[(st->rd_head - 1) % RX_RD_FIFO]; /* taken */
 	if (!mine || st->fr_head % RX_MAX_FRAMES != s)
 		return 0;
