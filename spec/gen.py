@@ -22,6 +22,7 @@ def load():
     with open(SPEC, "rb") as f:
         spec = tomllib.load(f)
     check_icm(spec)
+    check_qpn(spec)
     return spec
 
 
@@ -42,6 +43,15 @@ def check_icm(spec):
     chunk = 1 << c["ICM_CHUNK_LOG"]
     if c["ICM_BYTES"] != end or c["ICM_CHUNKS"] != -(-end // chunk) or c["ICM_CHUNKS"] > c["ICM_MAX_CHUNKS"]:
         raise SystemExit(f"spec: ICM_BYTES must be {end:#x}, ICM_CHUNKS {-(-end // chunk)}")
+
+
+def check_qpn(spec):
+    """A QP's number is QPN_BASE | its index (rnic_qpn): the bits never overlap, and it fits a doorbell."""
+    c = {n: v for g in spec["const"] for n, v, *_ in g["values"]}
+    base, n = c["QPN_BASE"], c["MAX_QP"]
+    if base & (base - 1) or base < n or base + n > 1 << 16:
+        raise SystemExit("spec: QPN_BASE must be a power of two, at least MAX_QP, and QPN_BASE | index fit the "
+                         "doorbells' 16 bits")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,7 +165,11 @@ def gen_c(spec):
             "\t\t__builtin_memcpy(p, &v, (unsigned)n);",
             "\t\treturn;", "\t}", "#endif",
             "\tfor (i = 0; i < n; i++) {", "\t\tp[i] = (uint8_t)v;",
-            "\t\tv >>= 8;", "\t}", "}", ""]
+            "\t\tv >>= 8;", "\t}", "}", "",
+            "/* A QP's number and its table entry (QPN_BASE): the entry is the number ^ QPN_BASE, MAX_QP",
+            " * or more for a number that is none of this NIC's QPs */",
+            "static inline uint32_t rnic_qp_index(uint32_t qpn) { return qpn ^ RNIC_QPN_BASE; }",
+            "static inline uint32_t rnic_qpn(uint32_t index) { return index | RNIC_QPN_BASE; }", ""]
     for st in spec["struct"]:
         s = st["name"]
         out.append(f"/* {s}: {st['doc']} */")

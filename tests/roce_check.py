@@ -122,6 +122,16 @@ def bth(frame):
             int.from_bytes(frame[b + 9:b + 12], "big"), bool(frame[b + 8] & 0x80))
 
 
+def with_dest_qpn(frame, qpn):
+    """The frame sent to another QP: its BTH dest QPN replaced, its ICRC computed again (still
+    wrong if it was)."""
+    b = 14 + _ip_len(frame) + 8
+    f = bytearray(frame)
+    f[b + 5:b + 8] = qpn.to_bytes(3, "big")
+    struct.pack_into("<I", f, len(f) - 4, icrc(bytes(f)) ^ (0 if icrc_ok(frame) else 1))
+    return bytes(f)
+
+
 def tshark_fields(path, fields, display_filter="udp.dstport == 4791"):
     """Rows of tshark's decode of the capture (RoCEv2 on 4791), one list of strings per frame."""
     cmd = ["tshark", "-r", str(path), "-o", "infiniband.rroce.port:4791", "-Y", display_filter,

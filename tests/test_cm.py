@@ -15,6 +15,7 @@ ROOT = R.RXE_DIR.parent.parent.parent
 FW = ROOT / "build" / "fw" / "test_fw"
 SERVER = ("525400990003", "10.99.0.3")
 CLIENT = ("525400990002", "10.99.0.2")
+OUR_QPN = S.QPN_BASE  # the first QP the firmware makes: QPN_BASE | entry 0
 SERVER_IP6 = bytes.fromhex("fe80000000000000505400fffe990003")  # GID 0 of the server's NIC
 CM_FIELDS = ["infiniband.mad.method", "infiniband.mad.attributeid", "infiniband.mad.transactionid"]
 
@@ -224,13 +225,13 @@ def server_setup():
             cmd("CREATE_CQ", S.CMDI_CREATE_CQ, BASE=0x20000, LOG_SIZE=4),
             cmd("CREATE_QP", S.CMDI_CREATE_QP, PDN=1, TYPE=S.QPT["RC"], SQ_LOG=4, RQ_LOG=4, SQ_BASE=0x30000,
                 RQ_BASE=0x40000, SEND_CQN=1, RECV_CQN=1),
-            cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["PKEY_INDEX"] |
+            cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=OUR_QPN, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["PKEY_INDEX"] |
                 S.QP_ATTR["PORT"] | S.QP_ATTR["ACCESS_FLAGS"], NEW_STATE=S.QPS["INIT"], PORT=1,
                 ACCESS=S.ACCESS["LOCAL_WRITE"] | S.ACCESS["REMOTE_WRITE"] | S.ACCESS["REMOTE_READ"]),
             "ARP 10.99.0.2 525400990002"]
 
 
-def accept(qpn=2):
+def accept(qpn=OUR_QPN):
     return cmd("CM_ACCEPT", S.CMDI_CM_ACCEPT, ID=1, QPN=qpn, RESP_RES=1, INIT_DEPTH=1, RNR_RETRY=7,
                MIN_RNR_TIMER=12)
 
@@ -264,10 +265,10 @@ def test_passive_side_connects_as_linux_does(tmp_path):
     assert decode(tmp_path, rep, fields) == decode(tmp_path, rep_linux, fields)
     mine = decode(tmp_path, rep, ["infiniband.cm.rep.localqpn", "infiniband.cm.rep.startpsn",
                                   "infiniband.cm.rep.tgtackdelay"])
-    assert int(mine[0], 16) == 2 and int(mine[2], 0) == 0
+    assert int(mine[0], 16) == OUR_QPN and int(mine[2], 0) == 0
     local_id, psn = struct.unpack_from(">I", rep, mad_off(rep) + 24)[0], int(mine[1], 16)
     # the QP: RTS toward the requester's QP, receiving from its starting PSN, sending from ours
-    q = Run(server_setup() + [req.hex(), accept(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)]).cmds[-1]
+    q = Run(server_setup() + [req.hex(), accept(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)]).cmds[-1]
     assert q[0] == 0
     Q = S.CMDO_QUERY_QP
     assert (field(Q, q[1], "STATE"), field(Q, q[1], "DEST_QPN"), field(Q, q[1], "RQ_PSN"),
@@ -298,7 +299,7 @@ def test_lost_rtu_is_recovered_and_a_silent_peer_given_up():
     assert len(dup.events) == 1
     wait = 1024 << 20
     lines = server_setup() + [req.hex(), accept()] + [f"WAIT {wait + 1000}"] * 16 + \
-        [cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)]
+        [cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)]
     silent = Run(lines)
     reps = [f for f in silent.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x13]
     assert len(reps) == 16
@@ -338,7 +339,7 @@ def client_setup():
 
 
 def connect(**over):
-    args = dict(ID=0, QPN=2, SERVICE_ID=SID, DGID=bytes(10) + b"\xff\xff" + bytes([10, 99, 0, 3]), RESP_RES=1,
+    args = dict(ID=0, QPN=OUR_QPN, SERVICE_ID=SID, DGID=bytes(10) + b"\xff\xff" + bytes([10, 99, 0, 3]), RESP_RES=1,
                 INIT_DEPTH=1, RETRY_CNT=7, RNR_RETRY=7, RESP_TIMEOUT=20, MAX_RETRIES=15, ACK_TIMEOUT=19,
                 TCLASS=0, PATH_MTU=3)
     args.update(over)
@@ -371,10 +372,10 @@ def test_active_side_connects_as_linux_does(tmp_path):
     m, ml = mad_off(req), mad_off(req_linux)
     assert req[m + 24 + 136:m + 24 + 228] == req_linux[ml + 24 + 136:ml + 24 + 228]  # private data
     local_id = struct.unpack_from(">I", req, m + 24)[0]
-    assert struct.unpack_from(">I", req, m + 24 + 32)[0] >> 8 == 2  # our QPN
+    assert struct.unpack_from(">I", req, m + 24 + 32)[0] >> 8 == OUR_QPN
     psn = struct.unpack_from(">I", req, m + 24 + 44)[0] >> 8
     reply = with_remote_id(rep, 4, local_id)
-    full = Run(client_setup() + [connect(), reply.hex(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2), reply.hex()],
+    full = Run(client_setup() + [connect(), reply.hex(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN), reply.hex()],
                nic=CLIENT)
     rtus = [f for f in full.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x14]
     assert len(rtus) == 2 and full.counters["dup"] == 1
@@ -423,7 +424,7 @@ def test_disconnect_both_ways(tmp_path):
     local_id = struct.unpack_from(">I", first.mads[-1], mad_off(first.mads[-1]) + 24)[0]
     up = client_setup() + [connect(), with_remote_id(rep, 4, local_id).hex()]
     disc = cmd("CM_DISCONNECT", S.CMDI_HANDLE, HANDLE=0)
-    r = Run(up + [disc, cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2), with_remote_id(drep, 4, local_id).hex()],
+    r = Run(up + [disc, cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN), with_remote_id(drep, 4, local_id).hex()],
             nic=CLIENT)
     dreq = bytearray(r.mads[-1][mad_off(r.mads[-1]):][:256])
     ml = mad_off(dreq_linux)
@@ -444,7 +445,7 @@ def test_disconnect_both_ways(tmp_path):
     m = mad_off(theirs)
     struct.pack_into(">II", theirs, m + 24, 0xA19ED5FF, local_id)
     struct.pack_into("<I", theirs, len(theirs) - 4, R.icrc(bytes(theirs)))
-    passive = Run(up + [bytes(theirs).hex(), disc, cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)],
+    passive = Run(up + [bytes(theirs).hex(), disc, cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)],
                   nic=CLIENT)
     drep_mine = passive.mads[-1]
     assert struct.unpack_from(">HII", drep_mine, mad_off(drep_mine) + 16)[0] == 0x16
@@ -459,14 +460,14 @@ def test_our_active_and_passive_sides_connect():
     req = Run(client_setup() + [connect()], nic=CLIENT).mads[-1]
     server = server_setup() + [req.hex(), accept()]
     rep = Run(server).mads[-1]
-    query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)
+    query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)
     client = Run(client_setup() + [connect(), rep.hex(), query], nic=CLIENT)
     rtu = client.mads[-1]
     server = Run(server + [rtu.hex(), query])
     Q, E = S.CMDO_QUERY_QP, S.CM_EVENT
     for me, peer in ((client, server), (server, client)):
         q, p = me.cmds[-1][1], peer.cmds[-1][1]
-        assert field(Q, q, "STATE") == S.QPS["RTS"] and field(Q, q, "DEST_QPN") == 2
+        assert field(Q, q, "STATE") == S.QPS["RTS"] and field(Q, q, "DEST_QPN") == OUR_QPN
         assert field(Q, q, "RQ_PSN") == field(Q, p, "SQ_PSN")
         assert field(E, me.events[-1], "TYPE") == S.ENUM["CM_EV"]["ESTABLISHED"]
 
@@ -595,7 +596,7 @@ def test_sidr_passive_side(tmp_path):
     req, hdr = sidr_req()
     rid = req[mad_off(req) + 24:][:4]
     for run, status in ((Run(ud_setup(listen=False) + [req.hex()]), 1),
-                        (Run(ud_setup() + [req.hex(), req.hex(), cmd("CM_ACCEPT", S.CMDI_CM_ACCEPT, ID=1, QPN=2,
+                        (Run(ud_setup() + [req.hex(), req.hex(), cmd("CM_ACCEPT", S.CMDI_CM_ACCEPT, ID=1, QPN=OUR_QPN,
                                                                     QKEY=0x01234567)]), 0),
                         (Run(ud_setup() + [req.hex(), cmd("CM_REJECT", S.CMDI_CM_REJECT, ID=1, REASON=28)]), 2)):
         assert len(run.mads) == 1, run.out
@@ -606,7 +607,7 @@ def test_sidr_passive_side(tmp_path):
         assert rep[d:d + 4] == rid and rep[d + 4] == status
         assert int.from_bytes(rep[d + 12:d + 20], "big") == UDP_SID
         if status == 0:
-            assert int.from_bytes(rep[d + 8:d + 11], "big") == 2 and rep[d + 20:d + 24] == bytes.fromhex("01234567")
+            assert int.from_bytes(rep[d + 8:d + 11], "big") == OUR_QPN and rep[d + 20:d + 24] == bytes.fromhex("01234567")
             ev = run.events[0]
             E = S.CM_EVENT
             assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["CONNECT_REQUEST"] and field(E, ev, "UD") == 1
@@ -658,12 +659,12 @@ def test_a_qp_the_host_moves():
     PSN, ours) and moves nothing; CM_ESTABLISH sends the RTU. A passive QP already in RTS is left
     so, and the REP carries its send PSN."""
     req = Run(client_setup() + [connect(EXTERNAL=1)], nic=CLIENT).mads[-1]
-    rts = [cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["AV"] |
+    rts = [cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=OUR_QPN, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["AV"] |
                S.QP_ATTR["PATH_MTU"] | S.QP_ATTR["DEST_QPN"] | S.QP_ATTR["RQ_PSN"] | S.QP_ATTR["MAX_DEST_RD_ATOMIC"] |
-               S.QP_ATTR["MIN_RNR_TIMER"], NEW_STATE=S.QPS["RTR"], PATH_MTU=3, DEST_QPN=2, RQ_PSN=0x123,
+               S.QP_ATTR["MIN_RNR_TIMER"], NEW_STATE=S.QPS["RTR"], PATH_MTU=3, DEST_QPN=OUR_QPN, RQ_PSN=0x123,
                MAX_DEST_RD_ATOMIC=1, MIN_RNR_TIMER=12, IS_GLOBAL=1, HOP_LIMIT=64,
                DGID=bytes(10) + b"\xff\xff" + bytes([10, 99, 0, 2])),
-           cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=2, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["SQ_PSN"] |
+           cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=OUR_QPN, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["SQ_PSN"] |
                S.QP_ATTR["TIMEOUT"] | S.QP_ATTR["RETRY_CNT"] | S.QP_ATTR["RNR_RETRY"] | S.QP_ATTR["MAX_QP_RD_ATOMIC"],
                NEW_STATE=S.QPS["RTS"], SQ_PSN=0xABCDE, TIMEOUT=14, RETRY_CNT=7, RNR_RETRY=7, MAX_RD_ATOMIC=1)]
     server = Run(server_setup() + [req.hex()] + rts + [accept()])
@@ -673,7 +674,7 @@ def test_a_qp_the_host_moves():
     assert [st for st, _ in server.cmds[-3:]] == [0, 0, 0]
     assert int.from_bytes(rep[m + 20:m + 23], "big") == 0xABCDE
     establish = cmd("CM_ESTABLISH", S.CMDI_HANDLE, HANDLE=0)
-    query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=2)
+    query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)
     client = Run(client_setup() + [connect(EXTERNAL=1), rep.hex(), query, establish], nic=CLIENT)
     E = S.CM_EVENT
     ev = client.events[-1]

@@ -19,7 +19,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
 import roce_check as R
-from link_client import LinkClient
+from link_client import LinkClient, S
 from roce_layers import RETH
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -163,6 +163,9 @@ CASES = {
     "bad_icrc": (lambda i, psn: write_only(i["qpn"], psn, i["addr"], i["rkey"], b"x" * 64, corrupt_icrc=True),
                  None, "RX_DROP_ICRC"),
     "bad_qpn": (lambda i, psn: write_only(0x77, psn, i["addr"], i["rkey"], b"x" * 64), None, "RX_DROP_QPN"),
+    # the QP's table entry alone, without QPN_BASE, is no QP's number
+    "qp_entry": (lambda i, psn: write_only(i["qpn"] ^ S.QPN_BASE, psn, i["addr"], i["rkey"], b"x" * 64), None,
+                 "RX_DROP_QPN"),
     "bad_rkey": (lambda i, psn: write_only(i["qpn"], psn, i["addr"], i["rkey"] ^ 0x100, b"x" * 64),
                  0x62, "RX_NAK_ACCESS"),
     "no_remote_write": (lambda i, psn: write_only(i["qpn"], psn, i["addr_ro"], i["rkey_ro"], b"x" * 64),

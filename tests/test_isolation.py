@@ -20,7 +20,8 @@ from roce_layers import RETH
 
 NIC_MAC, PEER_MAC = 0x020000000031, 0x020000000099
 NIC_IP, PEER_IP, STRANGER_IP = "10.0.0.31", "10.0.0.99", "10.0.0.66"
-QPN, PEER_QPN, PD = 3, 0x123, 1
+IDX, PEER_QPN, PD = 3, 0x123, 1  # the QP's table entry; its number (the wire, doorbells) QPN
+QPN = S.QPN_BASE | IDX
 TAG = 0x3A5C7
 KEY = (1 << S.KEY_TAG_BITS) | TAG
 MR_VA, MR_BUS, OTHER_BUS = 0x10000, 0x4000_0000, 0x5000_0000
@@ -65,7 +66,7 @@ def program(k, qpt="RC", access=WR | RD, mpt=None):
         k.cfg_entry(S.CFG_TBL_MTT, p, [MR_BUS + 4096 * p, 0])
         k.cfg_entry(S.CFG_TBL_MTT, 16 + p, [OTHER_BUS + 4096 * p, 0])
     k.cfg_entry(S.CFG_TBL_MPT, 1, mpt or mpt_words())
-    k.cfg_entry(S.CFG_TBL_QPC, QPN, qpc_words(qpt, access))
+    k.cfg_entry(S.CFG_TBL_QPC, IDX, qpc_words(qpt, access))
 
 
 def frame(op, psn, payload=b"", reth=None, src=PEER_IP):
@@ -229,7 +230,7 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     rx.mem.update({target + i: b for i, b in enumerate((1000).to_bytes(8, "little"))})
     rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
     value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
-    slot = ICM_BUS + S.ICM_ATOMIC_OFF + QPN * S.ICM_ATOMIC_STRIDE
+    slot = ICM_BUS + S.ICM_ATOMIC_OFF + IDX * S.ICM_ATOMIC_STRIDE
     kept = int.from_bytes(bytes(rx.mem.get(slot + i, 0) for i in range(8)), "little")
     acks = [(r["kind"], r["psn"], r["atomic"]) for r in rx.rsps]
     assert value == 1005 and kept == 1000 and acks == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
@@ -240,10 +241,10 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     assert [(r["kind"], r["psn"], r["atomic"]) for r in rx.rsps] == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
     # reset, and back to RTS expecting PSN 101: PSN 100 is a duplicate whose result the QP
     # before had, not this one
-    rx.k.cfg_entry(S.CFG_TBL_QPC, QPN, qpc_words(state="RESET"))
+    rx.k.cfg_entry(S.CFG_TBL_QPC, IDX, qpc_words(state="RESET"))
     w = qpc_words(access=WR | RD | S.ACCESS["REMOTE_ATOMIC"])
     w[S.QPC["RQ_PSN"][0] // 4] = 101
-    rx.k.cfg_entry(S.CFG_TBL_QPC, QPN, w)
+    rx.k.cfg_entry(S.CFG_TBL_QPC, IDX, w)
     rx.rsps.clear()
     rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
     assert rx.stat("dup") == 2 and rx.rsps == []
@@ -353,7 +354,7 @@ def test_read_response_is_not_read_after_deregistration():
     more is read from it, the cut packet is poisoned, and the stream ends there."""
     tx = Tx()
     tx.k.inp.set("rsp_valid", 1)
-    tx.k.inp.set("rsp", {"kind": S.RSP_KIND["READ"], "qpn": QPN, "psn": 100, "syndrome": S.AETH["ACK_NO_CREDIT"],
+    tx.k.inp.set("rsp", {"kind": S.RSP_KIND["READ"], "qpn": IDX, "psn": 100, "syndrome": S.AETH["ACK_NO_CREDIT"],
                          "msn": 1, "va": MR_VA, "key": KEY, "len": BIG, "atomic": 0})
     tx.run_until_frames(4)
     cut = tx.k.cycle

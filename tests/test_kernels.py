@@ -13,7 +13,8 @@ from kernel_tb import Kernel, S
 
 MAC_A, MAC_B = 0x020000000001, 0x020000000002
 IP_A, IP_B = 0x0A000001, 0x0A000002
-QPN_A, QPN_B = 2, 3
+IDX_A, IDX_B = 2, 3  # QP table entries; their numbers (doorbells, the wire) QPN_BASE | entry
+QPN_A, QPN_B = S.QPN_BASE | IDX_A, S.QPN_BASE | IDX_B
 PD = 1
 SQ_BASE, CQ_BASE, BUF_BASE = 0x1000_0000, 0x2000_0000, 0x4000_0000
 RD_LATENCY = 150
@@ -110,10 +111,10 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
     length = 1 << 20
     for k in (ka["tx"], ka["rx"]):
         program(k, MAC_A, IP_A, 1, length)
-        k.cfg_entry(S.CFG_TBL_QPC, QPN_A, qpc_words(MAC_B, IP_B, QPN_B, psn, 200, pmtu, timeout=timeout))
+        k.cfg_entry(S.CFG_TBL_QPC, IDX_A, qpc_words(MAC_B, IP_B, QPN_B, psn, 200, pmtu, timeout=timeout))
     for k in (rxb, txb):
         program(k, MAC_B, IP_B, 1, length)
-        k.cfg_entry(S.CFG_TBL_QPC, QPN_B, qpc_words(MAC_A, IP_A, QPN_A, 200, psn, pmtu))
+        k.cfg_entry(S.CFG_TBL_QPC, IDX_B, qpc_words(MAC_A, IP_A, QPN_A, 200, psn, pmtu))
     ka["cq"].cfg_entry(S.CFG_TBL_CQC, 5, [1 | (4 << 4), CQ_BASE, 0, 0])
     mem_a, mem_b, placed, placed_n = Memory(), Memory(), Memory(), 0
     payload = bytes((i * 7 + 3) & 0xFF for i in range(size))

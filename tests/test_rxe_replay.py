@@ -88,7 +88,9 @@ class Responder:
                 k.cfg_entry(S.CFG_TBL_MTT, 200 + p, [RECV_BUF + 4096 * p, 0])
             k.cfg_entry(S.CFG_TBL_QPC, qpn, w)
         self.k["cq"].cfg_entry(S.CFG_TBL_CQC, 5, [1 | (10 << 4), CQ_RING, 0, 0])
-        self.qpn = qpn
+        # rxe numbered both peers' QPs alike; ours, at that entry, is numbered QPN_BASE | entry:
+        # the requests go to it (inject)
+        self.qpn = S.QPN_BASE | qpn
         for name, ready in (("tx", ("rdreq_ready", "eth_ready", "cpl_ready", "rdx_ready")),
                             ("rx", ("wr_ready", "fw_ready", "ack_ready", "cpl_ready", "rdreq_ready")),
                             ("cq", ("wr_ready", "irq_ready"))):
@@ -163,6 +165,7 @@ class Responder:
         self.cycle += 1
 
     def inject(self, frame, gap=60):
+        frame = R.with_dest_qpn(frame, self.qpn)
         for i in range(0, len(frame), 64):
             chunk = frame[i:i + 64]
             self.step((chunk.ljust(64, b"\0"), (1 << len(chunk)) - 1, int(i + 64 >= len(frame))))

@@ -119,6 +119,7 @@ def test_debian_tool_between_two_simulated_nics(i, case, tmp_path):
         assert re.search(r"fw_ver:\s+\d+\.\d+\.\d+", text) and "link_layer:\t\tEthernet" in text
         assert "GID[  0]:\t\t::ffff:10.0.0.1, RoCE v2" in text
         assert re.search(r"max_qp_rd_atom:\s+8\b", text) and "PORT_ACTIVE" in text
+        assert re.search(r"max_qp:\s+16384\b", text)  # every entry of the QP tables is a QP's
     if case[3] in ("bw", "lat"):
         assert fig and sim, text  # the tool's figure, and the traffic seen in the capture
 

@@ -82,7 +82,8 @@ void fw_init(void)
 /* ---- QP context toward the kernels */
 static void qpc_write(uint32_t qpn, const struct fw_qp *q)
 {
-	uint32_t *w = (uint32_t *)(void *)(hal_dmabuf() + FW_STAGE_ENTRY), i, own = fw.qp_own[qpn];
+	uint32_t *w = (uint32_t *)(void *)(hal_dmabuf() + FW_STAGE_ENTRY), i, idx = rnic_qp_index(qpn);
+	uint32_t own = fw.qp_own[idx];
 
 	memset(w, 0, RNIC_QPC_WORDS * 4);
 	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, (own & FW_QP_USED) && q->state != RNIC_QPS_RESET) |
@@ -104,7 +105,7 @@ static void qpc_write(uint32_t qpn, const struct fw_qp *q)
 	w[RNIC_QPC_DIP / 4] = q->dip;
 	w[RNIC_QPC_ACCESS / 4] = q->access;
 	/* RoCEv2 A17.3.4: the UDP source port carries per-QP entropy for ECMP */
-	w[RNIC_QPC_NET / 4] = RNIC_SET(RNIC_QPC_NET_SPORT, 0xc000 | (qpn & 0x3fff)) |
+	w[RNIC_QPC_NET / 4] = RNIC_SET(RNIC_QPC_NET_SPORT, 0xc000 | (idx & 0x3fff)) |
 			      RNIC_SET(RNIC_QPC_NET_TOS, q->tclass) |
 			      RNIC_SET(RNIC_QPC_NET_TTL, q->hop_limit ? q->hop_limit : 64);
 	w[RNIC_QPC_RETRY / 4] = RNIC_SET(RNIC_QPC_RETRY_TIMEOUT, q->timeout) |
@@ -117,7 +118,7 @@ static void qpc_write(uint32_t qpn, const struct fw_qp *q)
 	w[RNIC_QPC_SRQ / 4] = RNIC_SET(RNIC_QPC_SRQ_SRQN, q->srqn) | RNIC_SET(RNIC_QPC_SRQ_USE, q->use_srq);
 	for (i = 0; i < 4; i++)
 		w[RNIC_QPC_DIP6_0 / 4 + i] = rnic_be32(q->dip6 + 4 * i);
-	cfg_entry(RNIC_CFG_TBL_QPC, qpn, w, RNIC_QPC_WORDS);
+	cfg_entry(RNIC_CFG_TBL_QPC, idx, w, RNIC_QPC_WORDS);
 }
 
 /* ---- IBTA Vol. 1 10.3.1 / 11.2.5 (as Linux ib_modify_qp_is_ok for RC): required and optional
@@ -201,7 +202,7 @@ static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, ui
 static void query_device(uint8_t *out)
 {
 	RNIC_CMDO_QUERY_DEVICE_FW_VERSION_SET(out, FW_VERSION_CODE);
-	RNIC_CMDO_QUERY_DEVICE_MAX_QP_SET(out, RNIC_MAX_QP - FW_FIRST_QPN);
+	RNIC_CMDO_QUERY_DEVICE_MAX_QP_SET(out, RNIC_MAX_QP);
 	RNIC_CMDO_QUERY_DEVICE_MAX_CQ_SET(out, RNIC_MAX_CQ - 1);
 	RNIC_CMDO_QUERY_DEVICE_MAX_MR_SET(out, RNIC_MAX_MPT - 1);
 	RNIC_CMDO_QUERY_DEVICE_MAX_PD_SET(out, RNIC_MAX_PD - 1);
@@ -398,7 +399,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	    !bus_ok(ctx, CMD_IN(in, CREATE_QP, SQ_BASE), (uint64_t)RNIC_WQE_BYTES << sq_log) ||
 	    (!CMD_IN(in, CREATE_QP, USE_SRQ) && !bus_ok(ctx, CMD_IN(in, CREATE_QP, RQ_BASE), (uint64_t)RNIC_RWQE_BYTES << rq_log)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	i = fw_free_slot(FW_OWN_QP, FW_FIRST_QPN, RNIC_MAX_QP);
+	i = fw_free_slot(FW_OWN_QP, 0, RNIC_MAX_QP);
 	if (i == RNIC_MAX_QP || !fw.icm_n) /* its record lives in context memory */
 		return RNIC_CMD_ST_NO_RESOURCES;
 	memset(q, 0, sizeof(*q));
@@ -420,9 +421,9 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	fw.pd[pdn].refs++;
 	fw.cq[scq].refs++;
 	fw.cq[rcq].refs++;
-	fw_qp_store(i, q);
-	qpc_write(i, q);
-	RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
+	fw_qp_store(rnic_qpn(i), q);
+	qpc_write(rnic_qpn(i), q);
+	RNIC_CMDO_HANDLE_HANDLE_SET(out, rnic_qpn(i));
 	return RNIC_CMD_ST_OK;
 }
 
@@ -442,8 +443,8 @@ static void destroy_qp(uint32_t qpn)
 		fw_printf("qp %u: record unreadable, its PD and CQs stay referenced\n", qpn);
 		q = &none;
 	}
-	fw.owned[FW_QP_CTX(fw.qp_own[qpn])][FW_OWN_QP]--;
-	fw.qp_own[qpn] = 0;
+	fw.owned[FW_QP_CTX(fw.qp_own[rnic_qp_index(qpn)])][FW_OWN_QP]--;
+	fw.qp_own[rnic_qp_index(qpn)] = 0;
 	qpc_write(qpn, q);
 	fw_cm_qp_gone(qpn);
 }
@@ -872,8 +873,8 @@ int fw_ctx_reset(uint32_t ctx)
 	uint32_t i, n = own[FW_OWN_PD] + own[FW_OWN_CQ] + own[FW_OWN_SRQ] + own[FW_OWN_QP] + own[FW_OWN_MR];
 
 	for (i = 0; own[FW_OWN_QP] && i < RNIC_MAX_QP; i++)
-		if (fw_qp_owned(i, ctx))
-			destroy_qp(i);
+		if (fw_qp_owned(rnic_qpn(i), ctx))
+			destroy_qp(rnic_qpn(i));
 	for (i = 0; own[FW_OWN_MR] && i < RNIC_MAX_MPT; i++)
 		if (fw.mr[i].used && fw.mr[i].ctx == ctx)
 			dereg_mr(i);

@@ -11,7 +11,6 @@
 #define FW_ARP_ENTRIES 16
 #define FW_ARP_TRIES 8 /* a lossy link still resolves: 8 tries of 50 us */
 #define FW_ARP_WAIT_CYCLES 12500 /* 50 us at 250 MHz */
-#define FW_FIRST_QPN 2
 #define FW_FENCE_POLLS 1000000 /* about 30M clocks: a fence is a few hundred */
 
 enum { FW_OWN_PD, FW_OWN_CQ, FW_OWN_SRQ, FW_OWN_QP, FW_OWN_MR, FW_OWN_KINDS };
@@ -76,8 +75,8 @@ struct fw {
 	struct fw_owner cq[RNIC_MAX_CQ];
 	struct fw_owner srq[RNIC_MAX_SRQ];
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS]; /* what the RX kernel was given, for MODIFY_SRQ */
-	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context */
-	uint32_t qp_rec_qpn;              /* the record in the DMA buffer is this QP's (+ 1), or 0 */
+	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context, by QP index */
+	uint32_t qp_rec_qpn;              /* the record in the DMA buffer is this QP's, or 0 (no QPN) */
 	struct fw_mr mr[RNIC_MAX_MPT];
 	uint32_t mtt_used[RNIC_MAX_MTT / 32];
 	struct fw_arp arp[FW_ARP_ENTRIES];

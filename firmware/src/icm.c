@@ -137,7 +137,7 @@ void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *wo
  * writes it (a copy through the soft core costs a few clocks a byte); the rest are in ICM only. */
 static uint32_t fwqp_off(uint32_t qpn)
 {
-	return RNIC_ICM_FWQP_OFF + qpn * RNIC_ICM_FWQP_STRIDE;
+	return RNIC_ICM_FWQP_OFF + rnic_qp_index(qpn) * RNIC_ICM_FWQP_STRIDE;
 }
 
 static struct fw_qp *rec(void)
@@ -147,13 +147,13 @@ static struct fw_qp *rec(void)
 
 struct fw_qp *fw_qp_load(uint32_t qpn)
 {
-	if (fw.qp_rec_qpn == qpn + 1)
+	if (fw.qp_rec_qpn == qpn)
 		return rec();
 	fw.qp_rec_qpn = 0;
 	/* a record never crosses a page: its stride is a power of two below 4 KiB */
 	if (!fw.icm_n || hal_dma(icm_bus(fwqp_off(qpn)), FW_STAGE_REC, sizeof(struct fw_qp), 0))
 		return NULL;
-	fw.qp_rec_qpn = qpn + 1;
+	fw.qp_rec_qpn = qpn;
 	return rec();
 }
 
@@ -161,11 +161,13 @@ void fw_qp_store(uint32_t qpn, const struct fw_qp *q)
 {
 	if (q != rec())
 		memcpy(rec(), q, sizeof(*q));
-	fw.qp_rec_qpn = qpn + 1;
+	fw.qp_rec_qpn = qpn;
 	fw_icm_write(fwqp_off(qpn), rec(), sizeof(*q));
 }
 
 int fw_qp_owned(uint32_t qpn, uint32_t ctx)
 {
-	return qpn < RNIC_MAX_QP && (fw.qp_own[qpn] & FW_QP_USED) && FW_QP_CTX(fw.qp_own[qpn]) == ctx;
+	uint32_t i = rnic_qp_index(qpn);
+
+	return i < RNIC_MAX_QP && (fw.qp_own[i] & FW_QP_USED) && FW_QP_CTX(fw.qp_own[i]) == ctx;
 }

@@ -361,20 +361,27 @@ static void test_icm_images(void)
 		CHECK(cfg_icm[i] == 0);
 }
 /* Next fit: numbers freed are not handed out again at once, and the search does not start over
- * from the first slot (a create after thousands of QPs is a step, not a pass) */
+ * from the first slot (a create after thousands of QPs is a step, not a pass). Every entry of the
+ * table is a QP's, the first two too; a QP's number is QPN_BASE | its index, and its index alone
+ * (or the GSI QP's number) names none. */
 static void test_next_fit(void)
 {
 	uint32_t a = make_qp(10, 0), b, low;
 
+	CHECK((a & RNIC_QPN_BASE) && rnic_qp_index(a) < RNIC_MAX_QP);
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), rnic_qp_index(a));
+	CHECK(run(10, RNIC_CMD_DESTROY_QP) == RNIC_CMD_ST_BAD_HANDLE);
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), RNIC_GSI_QPN);
+	CHECK(run(10, RNIC_CMD_QUERY_QP) == RNIC_CMD_ST_BAD_HANDLE);
 	RNIC_CMDI_HANDLE_HANDLE_SET(in(), a);
 	CHECK(run(10, RNIC_CMD_DESTROY_QP) == RNIC_CMD_ST_OK);
 	b = make_qp(10, 0);
-	CHECK(b == a + 1 && fw.next_slot[FW_OWN_QP] == b + 1);
-	fw.next_slot[FW_OWN_QP] = RNIC_MAX_QP - 1; /* the end wraps to the first free QPN there is */
-	CHECK(make_qp(10, 0) == RNIC_MAX_QP - 1);
-	for (low = FW_FIRST_QPN; fw.qp_own[low] & FW_QP_USED; low++)
+	CHECK(b == a + 1 && fw.next_slot[FW_OWN_QP] == rnic_qp_index(b) + 1);
+	fw.next_slot[FW_OWN_QP] = RNIC_MAX_QP - 1; /* the end wraps to the first free entry there is */
+	CHECK(make_qp(10, 0) == rnic_qpn(RNIC_MAX_QP - 1));
+	for (low = 0; fw.qp_own[low] & FW_QP_USED; low++)
 		;
-	CHECK(make_qp(10, 0) == low);
+	CHECK(make_qp(10, 0) == rnic_qpn(low));
 	fw_ctx_reset(10);
 }
 
@@ -699,21 +706,21 @@ static void test_qp_and_arp(void)
 
 	CHECK(modify(2, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_BAD_STATE); /* RESET->RTR */
 	CHECK(modify(2, qp, RNIC_QPS_INIT, INIT_MASK, 0) == RNIC_CMD_ST_OK);
-	CHECK(RNIC_GET(RNIC_QPC_CTRL_STATE, cfg_qpc[qp][0]) == RNIC_QPS_INIT);
+	CHECK(RNIC_GET(RNIC_QPC_CTRL_STATE, cfg_qpc[rnic_qp_index(qp)][0]) == RNIC_QPS_INIT);
 	CHECK(modify(3, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_BAD_HANDLE); /* other ctx */
 	/* nobody answers: three ARP requests, then UNREACHABLE; the QP stays in INIT */
 	sent = tx_count;
 	CHECK(modify(2, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_UNREACHABLE);
 	CHECK(tx_count - sent == FW_ARP_TRIES && tx_last_len == 42 && txbuf[21] == 1);
-	CHECK(RNIC_GET(RNIC_QPC_CTRL_STATE, cfg_qpc[qp][0]) == RNIC_QPS_INIT);
+	CHECK(RNIC_GET(RNIC_QPC_CTRL_STATE, cfg_qpc[rnic_qp_index(qp)][0]) == RNIC_QPS_INIT);
 	/* a peer that answers */
 	arp_replies_to_send = 0x0a000009;
 	CHECK(modify(2, qp, RNIC_QPS_RTR, RTR_MASK, 0x0a000009) == RNIC_CMD_ST_OK);
 	CHECK(fw_arp_lookup(0x0a000009, mac) == 0 && mac[5] == 9);
-	CHECK(cfg_qpc[qp][RNIC_QPC_DIP / 4] == 0x0a000009 && cfg_qpc[qp][RNIC_QPC_DMAC_LO / 4] == 9);
-	CHECK(RNIC_GET(RNIC_QPC_NET_SPORT, cfg_qpc[qp][RNIC_QPC_NET / 4]) == (0xc000 | qp));
+	CHECK(cfg_qpc[rnic_qp_index(qp)][RNIC_QPC_DIP / 4] == 0x0a000009 && cfg_qpc[rnic_qp_index(qp)][RNIC_QPC_DMAC_LO / 4] == 9);
+	CHECK(RNIC_GET(RNIC_QPC_NET_SPORT, cfg_qpc[rnic_qp_index(qp)][RNIC_QPC_NET / 4]) == (0xc000 | rnic_qp_index(qp)));
 	CHECK(modify(2, qp, RNIC_QPS_RTS, RTS_MASK, 0) == RNIC_CMD_ST_OK);
-	CHECK(cfg_qpc[qp][RNIC_QPC_SQ_PSN / 4] == 200 && RNIC_GET(RNIC_QPC_CTRL_VALID, cfg_qpc[qp][0]));
+	CHECK(cfg_qpc[rnic_qp_index(qp)][RNIC_QPC_SQ_PSN / 4] == 200 && RNIC_GET(RNIC_QPC_CTRL_VALID, cfg_qpc[rnic_qp_index(qp)][0]));
 
 	/* an ARP request for our address is answered */
 	memset(rxbuf, 0, sizeof(rxbuf));

@@ -17,7 +17,7 @@
 static void qp_refresh(struct rnic_context *c, uint32_t qpn)
 {
 	uint8_t out[RNIC_CMDO_QUERY_QP_SIZE];
-	struct rnic_qp *qp = qpn < RNIC_MAX_QP ? c->qps[qpn] : NULL;
+	struct rnic_qp *qp = rnic_qp_get(c, qpn);
 
 	if (!qp || rnic_query_qp(&c->dev, qpn, out))
 		return;

@@ -559,8 +559,7 @@ void rnic_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, struct rnic_srq *srq)
 static inline __attribute__((always_inline)) int cq_advance(struct rnic_cq *cq, const uint8_t *e, uint32_t ci)
 {
 	struct rnic_context *c = to_ctx(cq->ex.context);
-	uint32_t qpn = RNIC_CQE_QPN_GET(e);
-	struct rnic_qp *qp = __builtin_expect(qpn < RNIC_MAX_QP, 1) ? c->qps[qpn] : NULL;
+	struct rnic_qp *qp = rnic_qp_get(c, RNIC_CQE_QPN_GET(e));
 
 	_Static_assert(RNIC_CQE_TS_END_OFF == RNIC_CQE_TS_START_OFF + 8 &&
 			       offsetof(struct rnic_cq, ts_end) == offsetof(struct rnic_cq, ts_start) + 8,

@@ -49,17 +49,18 @@ static void comp_event(struct rnic_context *c, uint32_t cqn)
 
 static void async_event(struct rnic_context *c, uint32_t type, uint32_t data)
 {
+	struct rnic_qp *qp = type == RNIC_EQE_TYPE_QP_FATAL ? rnic_qp_get(c, data) : NULL;
 	struct ibv_async_event *e;
 
 	if (c->async_tail - c->async_head >= ASYNC_Q)
 		return;
 	e = &c->async[c->async_tail % ASYNC_Q];
 	memset(e, 0, sizeof(*e));
-	if (type == RNIC_EQE_TYPE_QP_FATAL && data < RNIC_MAX_QP && c->qps[data]) {
+	if (qp) {
 		e->event_type = IBV_EVENT_QP_FATAL;
-		e->element.qp = &c->qps[data]->ex.qp_base;
-		c->qps[data]->ex.qp_base.state = IBV_QPS_ERR;
-		c->qps[data]->attr.qp_state = IBV_QPS_ERR;
+		e->element.qp = &qp->ex.qp_base;
+		qp->ex.qp_base.state = IBV_QPS_ERR;
+		qp->attr.qp_state = IBV_QPS_ERR;
 	} else if (type == RNIC_EQE_TYPE_SRQ_LIMIT && data < RNIC_MAX_SRQ && c->srqs[data]) {
 		e->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
 		e->element.srq = &c->srqs[data]->ibv;

@@ -32,7 +32,7 @@ struct rnic_context {
 	int irq_fd;                /* read(): 8 bytes, MSI-X messages of the context's vector */
 	pthread_mutex_t cmd_lock;  /* one firmware command at a time */
 	pthread_mutex_t eq_lock;   /* the event queue and what it feeds (below) */
-	struct rnic_qp *qps[RNIC_MAX_QP];
+	struct rnic_qp *qps[RNIC_MAX_QP];         /* by index: rnic_qp_get() */
 	struct rnic_srq *srqs[RNIC_MAX_SRQ];
 	struct rnic_cq *cqs[RNIC_MAX_CQ];
 	struct ibv_async_event async[ASYNC_Q]; /* events read from the EQ, not yet handed out */
@@ -47,6 +47,14 @@ struct rnic_context {
 	uint32_t cm_qpn[RNIC_MAX_CM_ID]; /* the QP of each CM ID's connection */
 	int cm_fd[2];              /* rnicdv_cm_event_fd: a byte per interrupt once the ring exists */
 };
+
+/* The context's QP numbered qpn (QPN_BASE | its index), or NULL */
+static inline struct rnic_qp *rnic_qp_get(const struct rnic_context *c, uint32_t qpn)
+{
+	uint32_t i = rnic_qp_index(qpn);
+
+	return __builtin_expect(i < RNIC_MAX_QP, 1) ? c->qps[i] : NULL;
+}
 
 /* The QP, CQ and SRQ locks: test-and-set spinlocks, inline on the data path (an uncontended
  * lock is one atomic bit test-and-set, an unlock one store: no call), taken by ibv_post_send and

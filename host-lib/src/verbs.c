@@ -330,7 +330,7 @@ static uint32_t cq_due(struct rnic_context *c, struct rnic_cq *cq, uint32_t n)
 
 	for (i = cq->ci; i != cq->ci + n; i++) {
 		const uint8_t *e = cq->ring + (size_t)(i & ((1u << cq->log) - 1)) * RNIC_CQE_BYTES;
-		struct rnic_qp *qp = RNIC_CQE_QPN_GET(e) < RNIC_MAX_QP ? c->qps[RNIC_CQE_QPN_GET(e)] : NULL;
+		struct rnic_qp *qp = rnic_qp_get(c, RNIC_CQE_QPN_GET(e));
 
 		if (qp && qp->ex.qp_base.send_cq == (struct ibv_cq *)cq && RNIC_CQE_OPCODE_GET(e) < IBV_WC_RECV &&
 		    !RNIC_CQE_STATUS_GET(e))
@@ -534,7 +534,7 @@ struct ibv_qp *rnic_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 
 		qp->push_addr = push && !strcmp(push, "0") ? 0 : c->dev.page + RNIC_CTX_SQ_PUSH;
 	}
-	c->qps[qpn] = qp;
+	c->qps[rnic_qp_index(qpn)] = qp;
 	return &qp->ex.qp_base;
 fail:
 	if (qp->sq)
@@ -671,7 +671,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	rnic_cq_clean(ibqp->recv_cq, ibqp->qp_num, qp->srq);
 	if (ibqp->send_cq != ibqp->recv_cq)
 		rnic_cq_clean(ibqp->send_cq, ibqp->qp_num, NULL);
-	c->qps[ibqp->qp_num] = NULL;
+	c->qps[rnic_qp_index(ibqp->qp_num)] = NULL;
 	c->dev.ops->dma_free(c->dev.bus, qp->sq, (size_t)RNIC_WQE_BYTES << qp->sq_log);
 	c->dev.ops->dma_free(c->dev.bus, qp->rq, (size_t)RNIC_RWQE_BYTES << qp->rq_log);
 	free(qp);

@@ -12,7 +12,8 @@
 #define RNIC_BEAT_BYTES 0x40u /* Datapath width: one 512-bit beat per clock */
 #define RNIC_CLOCK_MHZ 0xfau /* Target clock of the datapath */
 #define RNIC_NUM_CTX 0x10u /* User contexts (doorbell pages, command queues, MSI-X vectors) */
-#define RNIC_MAX_QP 0x4000u /* QP table entries (QPN = index; 0 and 1 are reserved) */
+#define RNIC_MAX_QP 0x4000u /* QP table entries, every one a QP's (QPN = QPN_BASE | index) */
+#define RNIC_QPN_BASE 0x4000u /* A QP's number (verbs, commands, doorbells, CQEs, events, the wire) is QPN_BASE | its table index: a power of two at least MAX_QP, so QPN 0 and the GSI QP1 are never a table entry's, and QPN ^ QPN_BASE is the index (at least MAX_QP: not one of ours) */
 #define RNIC_MAX_CQ 0x4000u /* CQ table entries */
 #define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
 #define RNIC_MAX_PD 0x100u /* Protection domains */
@@ -69,7 +70,7 @@
 #define RNIC_CFG_TABLE_SHIFT 0x18u
 #define RNIC_CFG_INDEX_SHIFT 0x8u
 #define RNIC_CFG_WORD_SHIFT 0x2u
-#define RNIC_CFG_TBL_QPC 0x1u /* QP context, index = QPN */
+#define RNIC_CFG_TBL_QPC 0x1u /* QP context, index = QPN ^ QPN_BASE */
 #define RNIC_CFG_TBL_MPT 0x2u /* Memory key table, index = key >> KEY_TAG_BITS */
 #define RNIC_CFG_TBL_MTT 0x3u /* Page translation, index = MTT entry */
 #define RNIC_CFG_TBL_CQC 0x4u /* CQ context, index = CQN */
@@ -610,7 +611,7 @@
 #define RNIC_FW_ICM_STATUS_PENDING_MASK 0x80000000u
 #define RNIC_FW_CMDQ_PENDING 0x74u /* Bitmap of contexts whose CMDQ_PI the host wrote since the bit was cleared; write 1s to clear (the firmware polls this one register, not every queue) */
 
-/* QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last. */
+/* QPC: QP context (table CFG_TBL_QPC, index = QPN ^ QPN_BASE). Word 0 last. */
 #define RNIC_QPC_BASE 0x0u
 #define RNIC_QPC_WORDS 23u /* 32-bit words of an entry */
 #define RNIC_QPC_CTRL 0x0u
@@ -838,6 +839,11 @@ static inline void rnic_wr_le(uint8_t *p, int n, uint64_t v)
 		v >>= 8;
 	}
 }
+
+/* A QP's number and its table entry (QPN_BASE): the entry is the number ^ QPN_BASE, MAX_QP
+ * or more for a number that is none of this NIC's QPs */
+static inline uint32_t rnic_qp_index(uint32_t qpn) { return qpn ^ RNIC_QPN_BASE; }
+static inline uint32_t rnic_qpn(uint32_t index) { return index | RNIC_QPN_BASE; }
 
 /* WQE: Send WQE (SQ entry, WQE_BYTES). */
 #define RNIC_WQE_SIZE 128u

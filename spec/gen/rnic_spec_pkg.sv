@@ -12,6 +12,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_CLOCK_MHZ = 64'hfa;
   localparam longint unsigned RNIC_NUM_CTX = 64'h10;
   localparam longint unsigned RNIC_MAX_QP = 64'h4000;
+  localparam longint unsigned RNIC_QPN_BASE = 64'h4000;
   localparam longint unsigned RNIC_MAX_CQ = 64'h4000;
   localparam longint unsigned RNIC_MAX_SRQ = 64'h40;
   localparam longint unsigned RNIC_MAX_PD = 64'h100;
@@ -571,7 +572,7 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_ICM_STATUS_PENDING_WIDTH = 1;
   localparam int unsigned RNIC_FW_CMDQ_PENDING = 'h74;
 
-  // QPC: QP context (table CFG_TBL_QPC, index = QPN). Word 0 last.
+  // QPC: QP context (table CFG_TBL_QPC, index = QPN ^ QPN_BASE). Word 0 last.
   localparam int unsigned RNIC_QPC_BASE = 'h0;
   localparam int unsigned RNIC_QPC_CTRL = 'h0;
   localparam int unsigned RNIC_QPC_CTRL_VALID_SHIFT = 0;

@@ -21,7 +21,7 @@
 #define MR_VA(i) (0x100000ull * (uint64_t)(i))
 #define RQ_BUS(q) (0x90000000ull + 0x10000ull * (uint64_t)(q))
 #define RQ_LOG 4
-#define NQP 6 /* QPs 2..5 */
+#define NQP 6 /* QP entries 2..5 (their numbers rnic_qpn(entry)) */
 
 static rnic_rx_state_t st;
 static rnic_rx_in_t in;
@@ -239,7 +239,7 @@ static uint32_t build(uint8_t *f)
 	f[RNIC_BTH_OFF + 1] = (uint8_t)(((4 - (pay & 3)) & 3) << RNIC_BTH_PAD_SHIFT);
 	rnic_put_be16(f + RNIC_BTH_OFF + 2, 0xffff);
 	f[RNIC_BTH_OFF + 4] = 0;
-	rnic_put_be24(f + RNIC_BTH_OFF + 5, q);
+	rnic_put_be24(f + RNIC_BTH_OFF + 5, rnic_qpn(q));
 	f[RNIC_BTH_OFF + 8] = RNIC_BTH_ACKREQ;
 	rnic_put_be24(f + RNIC_BTH_OFF + 9, psn & RNIC_PSN_MASK);
 	/* extension headers: RETH/AtomicETH with a key and address in or near a region */
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 	uint64_t frames = argc > 1 ? strtoull(argv[1], NULL, 0) : 100000, n;
 	struct timespec t0, t1;
 	double wall;
-	uint32_t i, off;
+	uint32_t i, off, q;
 
 	if (argc > 2)
 		rng = strtoull(argv[2], NULL, 0) | 1;
@@ -298,8 +298,9 @@ int main(int argc, char **argv)
 		}
 		if (!pick(4)) {
 			in.db_valid = 1;
-			in.db_qpn = 2 + pick(NQP - 2);
-			in.db_pi = (uint16_t)(st.rw_got[in.db_qpn] + pick(1u << RQ_LOG));
+			q = 2 + pick(NQP - 2);
+			in.db_qpn = (uint16_t)rnic_qpn(q);
+			in.db_pi = (uint16_t)(st.rw_got[q] + pick(1u << RQ_LOG));
 			in.db_ctx = 0;
 		}
 		for (off = 0; off < len; off += RNIC_BEAT) {

@@ -252,7 +252,7 @@ void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 	if (syndrome != RNIC_AETH_NAK_PSN_SEQ && (syndrome & RNIC_AETH_TYPE_MASK) == RNIC_AETH_TYPE_NAK && !st->uc &&
 	    !st->qp[st->qpn].fatal) {
 		st->qp[st->qpn].fatal = 1;
-		raise_event(st, RNIC_EQE_TYPE_QP_FATAL, st->qpn, RQ_CTX(st->rq_ctl[st->qpn]));
+		raise_event(st, RNIC_EQE_TYPE_QP_FATAL, rnic_qpn(st->qpn), RQ_CTX(st->rq_ctl[st->qpn]));
 	}
 	rx_respond(st, RNIC_RSP_KIND_ACK, psn, syndrome);
 }
@@ -280,7 +280,7 @@ void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_
 
 	st->p_cpl = (rnic_cpl_t){0};
 	st->p_cpl.cqn = (uint16_t)RQ_CQN(st->rq_ctl[st->qpn]);
-	st->p_cpl.qpn = st->qpn;
+	st->p_cpl.qpn = rnic_qpn(st->qpn);
 	st->p_cpl.src_qp = st->dest_qpn[st->qpn];
 	st->p_cpl.wr_id = wr_id;
 	st->p_cpl.byte_len = status ? 0 : len;
@@ -725,7 +725,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 	}
 }
 
-/* Receive doorbell: the host posted receive WQEs up to PI. */
+/* Receive doorbell: the host posted receive WQEs of the SRQ or QP up to PI. */
 static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
 	uint32_t q = in->db_qpn, c;
@@ -740,6 +740,7 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		return;
 	}
 
+	q = rnic_qp_index(q);
 	c = q < RNIC_MAX_QP ? st->rq_ctl[q] : 0;
 	if (!(c & RQ_LIVE) || RQ_CTX(c) != in->db_ctx || (uint16_t)(in->db_pi - st->rw_got[q]) > (1u << RQ_LOG(c))) {
 		st->o.stat_drop_db++;

@@ -37,11 +37,11 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 		st->qc_pf = st->cur_v6 ? d[20] == RNIC_IPPROTO_UDP && rnic_be16(d + 56) == RNIC_ROCE_UDP_PORT && me6 :
 			    rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV4 && d[14] == 0x45 && d[23] == RNIC_IPPROTO_UDP &&
 			    rnic_be16(d + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(d + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
-		st->qc_pf_qpn = rnic_be24(d + RNIC_BTH_OFF + 5);
+		st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + 5));
 	} else if (st->cur_beats == 1 && st->cur_v6) {
-		st->qc_pf_qpn = rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT);
+		st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT));
 	}
-	st->qc_pf &= st->qc_pf_qpn < RNIC_MAX_QP && st->qc_pf_qpn != RNIC_GSI_QPN;
+	st->qc_pf &= st->qc_pf_qpn < RNIC_MAX_QP; /* the GSI QP's number is no entry's */
 }
 
 /* A frame came in whole into slot `slot` of the store: nothing read for it yet; looked up next

@@ -76,7 +76,7 @@ void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id
 
 	*c = (rnic_cpl_t){0};
 	c->cqn = (uint16_t)cqn;
-	c->qpn = qpn;
+	c->qpn = rnic_qpn(qpn);
 	c->wr_id = wr_id;
 	c->byte_len = len;
 	c->opcode = (uint8_t)wc_opcode(op);
@@ -106,7 +106,7 @@ void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 	}
 	*c = (rnic_cpl_t){0};
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
-	c->qpn = q;
+	c->qpn = rnic_qpn(q);
 	c->ctx = (uint8_t)(send_side ? QPC_F(st, q, CTRL, CTX) : st->qcf[q].ctx);
 	st->cpl_tail++;
 }
@@ -591,9 +591,10 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 	tx_wake(st, q);
 }
 
-/* The doorbell of QP q from context ctx: its SQ holds WQEs up to pi. A doorbell behind the one
- * the QP has (a pushed WQE may overtake a doorbell written before it) changes nothing. 0: not
- * the context's QP, or not in a state to send (dropped, counted). */
+/* The doorbell of QP entry q (rnic_qp_index of the QPN written) from context ctx: its SQ holds
+ * WQEs up to pi. A doorbell behind the one the QP has (a pushed WQE may overtake a doorbell
+ * written before it) changes nothing. 0: none of our QPs, not the context's, or not in a state to
+ * send (dropped, counted). */
 static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
 {
 	uint32_t ctrl = q < RNIC_MAX_QP ? st->db_ctrl[q] : 0;
@@ -633,11 +634,11 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 		return;
 	}
 	st->push_half = 0;
-	q = RNIC_WQE_PUSH_QPN_GET(w) % RNIC_MAX_QP;
+	q = rnic_qp_index(RNIC_WQE_PUSH_QPN_GET(w)) % RNIC_MAX_QP; /* ring() checks it */
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
 	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && may_send(st, q, tx_ob_n_s(st, q));
-	if (!ring(st, RNIC_WQE_PUSH_QPN_GET(w), in->push_ctx, idx + 1, in->cycle) || !take)
+	if (!ring(st, rnic_qp_index(RNIC_WQE_PUSH_QPN_GET(w)), in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
 	for (i = 0; i < RNIC_BEAT; i++) {
@@ -877,7 +878,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		 st->acc_n + RNIC_BEAT <= TX_ACC)
 		rd = zero_beat;
 	if (in->db_valid && st->o.db_ready)
-		ring(st, in->db_qpn, in->db_ctx, in->db_pi, in->cycle);
+		ring(st, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
 		pushed(st, in);
 	if (in->rsp_valid && st->o.rsp_ready)

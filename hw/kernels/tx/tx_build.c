@@ -283,7 +283,7 @@ static void build_request(rnic_tx_state_t *st)
 
 		op = imm ? RNIC_BTH_OP_UD_SEND_ONLY_IMM : RNIC_BTH_OP_UD_SEND_ONLY;
 		rnic_put_be32(x, qkey & 0x80000000u ? QPC_RW(q, QKEY) : qkey);
-		rnic_put_be32(x + 4, st->qpn);
+		rnic_put_be32(x + 4, rnic_qpn(st->qpn));
 		xth = RNIC_DETH_LEN;
 	}
 	if (st->type != RNIC_QPT_RC) {
