@@ -620,7 +620,7 @@ static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint
 static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
 	const uint8_t *w = st->push_beat;
-	uint32_t q, idx, i, take;
+	uint32_t qe, q, idx, i, take;
 	tx_pf_t *f;
 
 	if (!in->push_last) {
@@ -634,11 +634,12 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 		return;
 	}
 	st->push_half = 0;
-	q = rnic_qp_index(RNIC_WQE_PUSH_QPN_GET(w)) % RNIC_MAX_QP; /* ring() checks it */
+	qe = rnic_qp_index(RNIC_WQE_PUSH_QPN_GET(w)); /* ring() checks it is one of ours */
+	q = qe % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
 	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && may_send(st, q, tx_ob_n_s(st, q));
-	if (!ring(st, rnic_qp_index(RNIC_WQE_PUSH_QPN_GET(w)), in->push_ctx, idx + 1, in->cycle) || !take)
+	if (!ring(st, qe, in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
 	for (i = 0; i < RNIC_BEAT; i++) {
