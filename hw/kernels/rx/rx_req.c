@@ -250,7 +250,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 	const uint8_t *raw = x->raw;
 	uint8_t *h = x->h;
 	uint8_t mac[6];
-	uint32_t op, pad, ctrl, state, v6, l3, me6 = 1;
+	uint32_t op, pad, ctrl, state, v6, l3, me6 = 1, qpn;
 	int bcast, ours, i, xth, roce;
 
 	rx_frame_bytes(st, f, 0, x->raw);
@@ -291,7 +291,8 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 	st->l3 = l3;
 	op = h[RNIC_BTH_OFF];
 	pad = (h[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
-	x->qpn = rnic_qp_index(rnic_be24(h + RNIC_BTH_OFF + 5)); /* MAX_QP or more: none of ours */
+	qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
+	x->qpn = rnic_qp_index(qpn); /* MAX_QP or more: none of ours */
 	x->psn = rnic_be24(h + RNIC_BTH_OFF + 9);
 	x->ackreq = h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
 	x->v6 = v6;
@@ -312,7 +313,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 		rx_finish_frame(st);
 		return 0;
 	}
-	if (rnic_be24(h + RNIC_BTH_OFF + 5) == RNIC_GSI_QPN && op == RNIC_BTH_OP_UD_SEND_ONLY) {
+	if (qpn == RNIC_GSI_QPN && op == RNIC_BTH_OP_UD_SEND_ONLY) {
 		to_fw(st, in); /* the GSI QP is the firmware's: the CM's MADs */
 		return 0;
 	}
