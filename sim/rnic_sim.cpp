@@ -475,7 +475,23 @@ public:
 		};
 		static_assert(RNIC_ICM_QPC_STRIDE >= RNIC_ICM_MPT_STRIDE && RNIC_ICM_QPC_STRIDE >= RNIC_ICM_SRQC_STRIDE &&
 			      RNIC_ICM_QPC_STRIDE >= RNIC_ICM_CQC_STRIDE, "icm_report: the QPC is the largest entry");
-		cmp("QPC", RNIC_ICM_QPC_OFF, RNIC_ICM_QPC_STRIDE, tx_->qpc, RNIC_MAX_QP, RNIC_QPC_WORDS * 4, -1);
+		/* the TX kernel keeps each QPC's fields, not its words: the fields of the ICM copy */
+		for (uint32_t i = 0; i < RNIC_MAX_QP; i++, entries++) {
+			uint32_t w[RNIC_QPC_WORDS];
+			tx_qsf_t f;
+			rnic_path_t p;
+
+			std::memcpy(w, drv_.data() + icm_drv(RNIC_ICM_QPC_OFF + i * RNIC_ICM_QPC_STRIDE), sizeof(w));
+			std::memset(&f, 0, sizeof(f)); /* the kernel's state started zeroed, padding too */
+			std::memset(&p, 0, sizeof(p));
+			for (uint32_t j = 0; j < RNIC_QPC_WORDS; j++) {
+				tx_qsf_cfg(&f, j, w[j]);
+				rnic_path_cfg(&p, j, w[j]);
+			}
+			if ((std::memcmp(&f, &tx_->qsf[i], sizeof(f)) || std::memcmp(&p, &tx_->hq[i], sizeof(p))) &&
+			    differ++ < 4)
+				std::printf("rnic-sim %s: icm QPC %u differs from the kernels' entry\n", o_.name.c_str(), i);
+		}
 		cmp("MPT", RNIC_ICM_MPT_OFF, RNIC_ICM_MPT_STRIDE, tx_->t.mpt, RNIC_MAX_MPT, RNIC_MPT_WORDS * 4, -1);
 		cmp("MTT", RNIC_ICM_MTT_OFF, RNIC_ICM_MTT_STRIDE, tx_->t.mtt, RNIC_MAX_MTT, 8, -1);
 		cmp("CQC", RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4, -1);

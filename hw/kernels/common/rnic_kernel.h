@@ -165,16 +165,48 @@ static inline void rnic_port_mac(const uint32_t *port, uint8_t *p)
 	rnic_put_be32(p + 2, port[RNIC_PORTC_MAC_LO / 4]);
 }
 
+/* A QP's path: the QPC fields its packets' headers carry (DMAC, DIP or DIP6, NET, DEST_QPN, and
+ * the QKEY a UD send may take), with the CTRL bits the packet builder reads. The packet builder
+ * keeps one a QP (the hot part of the QPC it needs per packet), set by rnic_path_cfg. */
+typedef struct {
+	uint8_t valid, pmtu, v6;
+	uint16_t dmac_hi;
+	uint32_t dmac_lo, dip, dip6[4], net, dest_qpn, qkey;
+} rnic_path_t;
+
+/* Apply the firmware's write of QPC word `word` to a QP's path. */
+static inline void rnic_path_cfg(rnic_path_t *p, uint32_t word, uint32_t v)
+{
+	switch (word) {
+	case RNIC_QPC_CTRL / 4:
+		p->valid = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_VALID, v);
+		p->pmtu = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, v);
+		p->v6 = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_IPV6, v);
+		break;
+	case RNIC_QPC_DMAC_HI / 4: p->dmac_hi = (uint16_t)v; break;
+	case RNIC_QPC_DMAC_LO / 4: p->dmac_lo = v; break;
+	case RNIC_QPC_DIP / 4: p->dip = v; break;
+	case RNIC_QPC_DIP6_0 / 4: p->dip6[0] = v; break;
+	case RNIC_QPC_DIP6_1 / 4: p->dip6[1] = v; break;
+	case RNIC_QPC_DIP6_2 / 4: p->dip6[2] = v; break;
+	case RNIC_QPC_DIP6_3 / 4: p->dip6[3] = v; break;
+	case RNIC_QPC_NET / 4: p->net = v; break;
+	case RNIC_QPC_DEST_QPN / 4: p->dest_qpn = RNIC_GET(RNIC_QPC_DEST_QPN_QPN, v); break;
+	case RNIC_QPC_QKEY / 4: p->qkey = v; break;
+	default: break;
+	}
+}
+
 /* Build Ethernet + IPv4 or IPv6 + UDP + BTH for a RoCEv2 packet of `payload_len` bytes after the
- * BTH (extension headers + payload + pad + ICRC) toward the peer of the QP whose QPC entry is `q`,
- * or, for a UD send, toward the address vector `av` (struct UD_AV); `port`: the PORT table.
+ * BTH (extension headers + payload + pad + ICRC) toward the peer on the QP's path `q`, or, for a
+ * UD send, toward the address vector `av` (struct UD_AV); `port`: the PORT table.
  * Returns the offset of the first extension header. */
-static inline uint32_t rnic_build_headers(const uint32_t *q, const uint32_t *port, uint8_t *h, uint32_t opcode,
+static inline uint32_t rnic_build_headers(const rnic_path_t *q, const uint32_t *port, uint8_t *h, uint32_t opcode,
 					  uint32_t pad, uint32_t ackreq, uint32_t psn, uint32_t payload_len,
 					  const uint8_t *av)
 {
-	uint32_t net = QPC_RW(q, NET);
-	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_RF(q, CTRL, IPV6);
+	uint32_t net = q->net;
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : q->v6;
 	uint32_t udp = RNIC_UDP_OFF + (v6 ? RNIC_IP6_EXTRA : 0), bth = udp + RNIC_UDP_HLEN;
 	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + payload_len;
 	uint32_t i;
@@ -183,8 +215,8 @@ static inline uint32_t rnic_build_headers(const uint32_t *q, const uint32_t *por
 		for (i = 0; i < 6; i++)
 			h[i] = av[RNIC_UD_AV_DMAC_OFF + i];
 	} else {
-		rnic_put_be16(h, QPC_RW(q, DMAC_HI));
-		rnic_put_be32(h + 2, QPC_RW(q, DMAC_LO));
+		rnic_put_be16(h, q->dmac_hi);
+		rnic_put_be32(h + 2, q->dmac_lo);
 	}
 	rnic_port_mac(port, h + 6);
 	if (v6) {
@@ -204,7 +236,7 @@ static inline uint32_t rnic_build_headers(const uint32_t *q, const uint32_t *por
 			if (av)
 				rnic_put_be32(h + 38 + 4 * i, rnic_be32(av + RNIC_UD_AV_DIP6_OFF + 4 * i));
 			else
-				rnic_put_be32(h + 38 + 4 * i, q[RNIC_QPC_DIP6_0 / 4 + i]);
+				rnic_put_be32(h + 38 + 4 * i, q->dip6[i]);
 		}
 	} else {
 		rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV4);
@@ -216,7 +248,7 @@ static inline uint32_t rnic_build_headers(const uint32_t *q, const uint32_t *por
 		h[22] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
 		h[23] = RNIC_IPPROTO_UDP;
 		rnic_put_be32(h + 26, port[RNIC_PORTC_IPV4 / 4]);
-		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : QPC_RW(q, DIP));
+		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : q->dip);
 		rnic_put_be16(h + 24, 0);
 		rnic_put_be16(h + 24, rnic_ipv4_csum(h + 14));
 	}
@@ -228,7 +260,7 @@ static inline uint32_t rnic_build_headers(const uint32_t *q, const uint32_t *por
 	h[bth + 1] = (uint8_t)(pad << RNIC_BTH_PAD_SHIFT);
 	rnic_put_be16(h + bth + 2, 0xffff);
 	h[bth + 4] = 0;
-	rnic_put_be24(h + bth + 5, av ? RNIC_UD_AV_QPN_GET(av) : QPC_RF(q, DEST_QPN, QPN));
+	rnic_put_be24(h + bth + 5, av ? RNIC_UD_AV_QPN_GET(av) : q->dest_qpn);
 	h[bth + 8] = ackreq ? RNIC_BTH_ACKREQ : 0;
 	rnic_put_be24(h + bth + 9, psn & RNIC_PSN_MASK);
 	return bth + RNIC_BTH_LEN;

@@ -97,6 +97,34 @@ typedef struct {
 	uint16_t pi, ci;    /* posted (doorbell) and fetched receive WQEs */
 } rx_srq_t;
 
+/* A line of the QPC cache: the fields of a QP's context that its frames are checked and placed
+ * with (the rest of the context is read by nothing on the receive side) */
+typedef struct {
+	uint32_t ctrl;      /* QPC CTRL: valid, state, type, PMTU, IPv6 */
+	uint32_t pdn, qkey;
+	uint32_t dip, dip6[4]; /* the peer, which a connected QP takes frames from */
+	uint8_t access;     /* ACCESS (enum ACCESS) */
+	uint8_t min_rnr;    /* RETRY.MIN_RNR */
+} rx_qcl_t;
+
+/* Apply QPC word `word` (a commit's, or one read from context memory) to a line's fields. */
+static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
+{
+	switch (word) {
+	case RNIC_QPC_CTRL / 4: l->ctrl = v; break;
+	case RNIC_QPC_PDN / 4: l->pdn = v; break;
+	case RNIC_QPC_QKEY / 4: l->qkey = v; break;
+	case RNIC_QPC_DIP / 4: l->dip = v; break;
+	case RNIC_QPC_DIP6_0 / 4: l->dip6[0] = v; break;
+	case RNIC_QPC_DIP6_1 / 4: l->dip6[1] = v; break;
+	case RNIC_QPC_DIP6_2 / 4: l->dip6[2] = v; break;
+	case RNIC_QPC_DIP6_3 / 4: l->dip6[3] = v; break;
+	case RNIC_QPC_ACCESS / 4: l->access = (uint8_t)v; break;
+	case RNIC_QPC_RETRY / 4: l->min_rnr = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MIN_RNR, v); break;
+	default: break;
+	}
+}
+
 typedef struct {
 	rnic_tables_t t;
 	/* copies of the MPT for a receive WQE's 2nd and 3rd SGE, checked in the clock it is used */
@@ -106,16 +134,16 @@ typedef struct {
 	 * frame, kept beside it until it reaches the head (qc_stg, a slot per frame of the store)
 	 * and what each slot holds; the slots whose read is still to be issued; the entry the
 	 * firmware is writing (words gathered until word 0 commits it) and a fill's first beat. */
-	uint32_t qc_line[RX_QC_LINES][RNIC_QPC_WORDS];
+	rx_qcl_t qc_line[RX_QC_LINES];
 	uint16_t qc_tag[RX_QC_LINES], qc_tagf[RX_QC_LINES];
-	uint32_t qc_stg[RX_MAX_FRAMES][RNIC_QPC_WORDS];
+	rx_qcl_t qc_stg[RX_MAX_FRAMES];
 	uint16_t qs_qpn[RX_MAX_FRAMES];  /* the QP of the frame in the slot */
 	uint8_t qs_pend[RX_MAX_FRAMES];  /* its context is to be read, or on its way */
 	uint8_t qs_ready[RX_MAX_FRAMES]; /* its context is in qc_stg */
 	uint8_t qc_q[RX_MAX_FRAMES];
 	uint32_t qf_head, qf_tail;
 	uint32_t qc_stage[RNIC_QPC_WORDS];
-	uint32_t qc_fill[RNIC_BEAT / 4];
+	rx_qcl_t qc_fill;            /* a fill's fields from its first beat */
 	uint8_t qc_pf;               /* the frame coming in looks like RoCEv2 for us ... */
 	uint32_t qc_pf_qpn;          /* ... to this QP */
 	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) ... */

@@ -17,15 +17,14 @@ enum {
 	B_QPC,    /* the frame waits for its QP's context read from ICM (a QPC cache miss) */
 };
 
-/* word w of the context of the frame at the head (QP qpn): in its line of the QPC cache, or in
- * the frame's slot when it was read while the frame waited (rx_qc_lookup said which) */
-static inline uint32_t rx_qc_word(const rnic_rx_state_t *st, uint32_t qpn, uint32_t w)
+/* the context of the frame at the head (QP qpn): in its line of the QPC cache, or in the frame's
+ * slot when it was read while the frame waited (rx_qc_lookup said which) */
+static inline const rx_qcl_t *rx_qcl(const rnic_rx_state_t *st, uint32_t qpn)
 {
-	return st->qc_staged ? st->qc_stg[st->qc_slot][w] : st->qc_line[qpn % RX_QC_LINES][w];
+	return st->qc_staged ? &st->qc_stg[st->qc_slot] : &st->qc_line[qpn % RX_QC_LINES];
 }
 
-#define QCL_W(st, qpn, reg) rx_qc_word(st, qpn, RNIC_QPC_##reg / 4)
-#define QCL_F(st, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QCL_W(st, qpn, reg))
+#define QCL_CTRL(st, qpn, f) RNIC_GET(RNIC_QPC_CTRL_##f, rx_qcl(st, qpn)->ctrl)
 /* rq_ctl and rq_srq (rx.h) */
 #define RQ_CTX(c) ((c) & 0xffu)
 #define RQ_LOG(c) (((c) >> 8) & 0x1fu)

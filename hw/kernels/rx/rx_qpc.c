@@ -1,9 +1,10 @@
 /* RX kernel: the QPC cache in front of context memory (docs/ARCHITECTURE.md "Context memory").
  *
- * 4,096 lines of one QP context each (92 bytes), direct-mapped: the line of QPN q is q mod 4,096,
- * its tag q and a valid bit. Lines change in the order frames reach the head, so that what a
- * line will hold when a frame gets there is known as the frame comes in: qc_tagf is the tag each
- * line will have once the frames in the store are through. A frame's QP is looked up there as
+ * 4,096 lines of one QP context each (the 34 bytes of it that frames are checked and placed with,
+ * rx_qcl_t), direct-mapped: the line of QPN q is q mod 4,096, its tag q and a valid bit. Lines
+ * change in the order frames reach the head, so that what a line will hold when a frame gets
+ * there is known as the frame comes in: qc_tagf is the tag each line will have once the frames
+ * in the store are through. A frame's QP is looked up there as
  * soon as the frame is in whole with a good ICRC. Found, its context will be in the line (a hit
  * at the head). Not found, the line's next owner is this QP: its context is read from ICM into
  * the frame's own slot (qc_stg, one per frame of the store) while the frames before it are
@@ -15,10 +16,10 @@
  * responder state is in qp[]): a line taken by another QP is simply overwritten, and the
  * firmware's commits write theirs whole.
  *
- * Memories: qc_line (4,096 x 736 bits, URAM: the head's read or its write of a slot's context;
+ * Memories: qc_line (4,096 x 272 bits, URAM: the head's read or its write of a slot's context;
  * a commit's write: a head's write of the same line in that clock is left out), qc_tag (the
  * head's read or write; a commit's write), qc_tagf (the arrival's read and write, a clock after
- * the frame's last beat), qc_stg (128 x 736 bits: a fill's write, the head's read). The slots'
+ * the frame's last beat), qc_stg (128 x 272 bits: a fill's write, the head's read). The slots'
  * QPNs and flags, the queue of slots to read (128), the reads on their way (the RX kernel's read
  * FIFO, 64 entries), the stage and a fill's first beat are registers. II 1. */
 #include "rx_int.h"
@@ -118,7 +119,7 @@ void rx_qc_prefetch(rnic_rx_state_t *st)
  * nothing to read: the frame is dropped as one for an unknown QP. */
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 {
-	uint32_t s = st->fr_head % RX_MAX_FRAMES, line = qpn % RX_QC_LINES, k;
+	uint32_t s = st->fr_head % RX_MAX_FRAMES, line = qpn % RX_QC_LINES;
 
 	st->qc_staged = 0;
 	if (st->qs_ready[s] && st->qs_qpn[s] == qpn) {
@@ -126,8 +127,7 @@ int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 		st->qc_staged = 1;
 		st->qc_slot = (uint8_t)s;
 		if (!(st->commit_valid && st->commit_qpn % RX_QC_LINES == line)) {
-			for (k = 0; k < RNIC_QPC_WORDS; k++)
-				st->qc_line[line][k] = st->qc_stg[s][k];
+			st->qc_line[line] = st->qc_stg[s];
 			st->qc_tag[line] = (uint16_t)(RX_QC_VALID | qpn);
 		}
 		return 1;
@@ -161,13 +161,15 @@ int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32
 
 	if (!in->rd_last) {
 		for (k = 0; k < RNIC_BEAT / 4; k++)
-			st->qc_fill[k] = (uint32_t)rnic_rd_le(in->rd_data + 4 * k, 4);
+			rx_qcl_cfg(&st->qc_fill, k, (uint32_t)rnic_rd_le(in->rd_data + 4 * k, 4));
 		return 0;
 	}
 	if (mine && kind == RD_QPC) {
-		for (k = 0; k < RNIC_QPC_WORDS; k++)
-			st->qc_stg[s][k] = k < RNIC_BEAT / 4 ? st->qc_fill[k] :
-					   (uint32_t)rnic_rd_le(in->rd_data + 4 * (k - RNIC_BEAT / 4), 4);
+		rx_qcl_t l = st->qc_fill;
+
+		for (k = RNIC_BEAT / 4; k < RNIC_QPC_WORDS; k++)
+			rx_qcl_cfg(&l, k, (uint32_t)rnic_rd_le(in->rd_data + 4 * (k - RNIC_BEAT / 4), 4));
+		st->qc_stg[s] = l;
 		st->qs_ready[s] = 1;
 	}
 	if (mine)
@@ -202,7 +204,7 @@ void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 	st->commit_qpn = (uint16_t)idx;
 	line = idx % RX_QC_LINES;
 	for (k = 0; k < RNIC_QPC_WORDS; k++)
-		st->qc_line[line][k] = e[k];
+		rx_qcl_cfg(&st->qc_line[line], k, e[k]);
 	st->qc_tag[line] = (uint16_t)(RX_QC_VALID | idx);
 	for (k = 0; k < RX_RD_FIFO; k++)
 		if (st->rd_kind[k] == RD_QPC && st->rd_qpn[k] == idx)

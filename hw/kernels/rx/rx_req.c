@@ -6,7 +6,7 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 			    uint32_t xoff)
 {
 	rx_qp_t *q = &st->qp[qpn];
-	uint32_t mtu = rnic_mtu_bytes(QCL_F(st, qpn, CTRL, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, qpn, PMTU));
 	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
 	int last = op != RNIC_BTH_OP_WRITE_FIRST && op != RNIC_BTH_OP_WRITE_MIDDLE;
 
@@ -17,9 +17,9 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 		uint32_t rkey = rnic_be32(h + xoff + 8);
 		uint32_t dlen = rnic_be32(h + xoff + 12);
 
-		if (!(QCL_W(st, qpn, ACCESS) & RNIC_ACCESS_REMOTE_WRITE))
+		if (!(rx_qcl(st, qpn)->access & RNIC_ACCESS_REMOTE_WRITE))
 			return RNIC_AETH_NAK_REM_ACCESS;
-		if (dlen && rnic_key_check(&st->t, rkey, QCL_W(st, qpn, PDN), RNIC_ACCESS_REMOTE_WRITE, va, dlen))
+		if (dlen && rnic_key_check(&st->t, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_WRITE, va, dlen))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
@@ -45,7 +45,7 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	rx_rdq_t *q = &st->rdq[st->qpn];
 	uint32_t pe = q->e[q->rd_head % RX_RDX];
 	const rx_rdx_t *x = &st->rdp[pe];
-	uint32_t mtu = rnic_mtu_bytes(QCL_F(st, st->qpn, CTRL, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, st->qpn, PMTU));
 	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
 	int32_t d = rnic_psn_diff(psn, exp);
 	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
@@ -107,8 +107,8 @@ static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
 {
 	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
 
-	return (QCL_W(st, st->qpn, ACCESS) & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
-	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), QCL_W(st, st->qpn, PDN),
+	return (rx_qcl(st, st->qpn)->access & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
+	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), rx_qcl(st, st->qpn)->pdn,
 					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
 }
 
@@ -164,7 +164,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	rx_qp_t *q = &st->qp[st->qpn];
 	rx_rwqe_t r;
 
-	if (rnic_be32(h + RNIC_XTH_OFF) != QCL_W(st, st->qpn, QKEY)) {
+	if (rnic_be32(h + RNIC_XTH_OFF) != rx_qcl(st, st->qpn)->qkey) {
 		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
 		rx_finish_frame(st);
 		return;
@@ -212,12 +212,13 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
  * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
 static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
 {
-	uint32_t ok = QCL_F(st, qpn, CTRL, IPV6) == v6, i;
+	const rx_qcl_t *l = rx_qcl(st, qpn);
+	uint32_t ok = RNIC_GET(RNIC_QPC_CTRL_IPV6, l->ctrl) == v6, i;
 
 	if (!v6)
-		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == QCL_W(st, qpn, DIP);
+		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == l->dip;
 	for (i = 0; i < 4; i++)
-		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == rx_qc_word(st, qpn, RNIC_QPC_DIP6_0 / 4 + i);
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == l->dip6[i];
 	return ok;
 }
 
@@ -321,7 +322,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 	x->plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
 	if (x->qpn < RNIC_MAX_QP && !rx_qc_lookup(st, x->qpn))
 		return 0;
-	ctrl = x->qpn < RNIC_MAX_QP ? QCL_W(st, x->qpn, CTRL) : 0;
+	ctrl = x->qpn < RNIC_MAX_QP ? rx_qcl(st, x->qpn)->ctrl : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
 	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
@@ -344,7 +345,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 	rx_qp_t *q = &st->qp[x->qpn];
 	rx_rwqe_t r = *CUR_RWQE(st, x->qpn);
 	uint32_t op = x->op, psn = x->psn, plen = x->plen;
-	uint32_t mtu = rnic_mtu_bytes(QCL_F(st, x->qpn, CTRL, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, x->qpn, PMTU));
 	int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
 	int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
 
@@ -443,7 +444,7 @@ static void req_read(rnic_rx_state_t *st, const rx_hdr_t *x)
 		return;
 	}
 	st->o.stat_read_reqs++;
-	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QCL_F(st, x->qpn, CTRL, PMTU))) &
+	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QCL_CTRL(st, x->qpn, PMTU))) &
 		  RNIC_PSN_MASK;
 	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
 	read_response(st, x->h, RNIC_RSP_KIND_READ, x->psn);
@@ -463,8 +464,8 @@ static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
 		rx_finish_frame(st);
 		return;
 	}
-	if (!(QCL_W(st, qpn, ACCESS) & RNIC_ACCESS_REMOTE_ATOMIC) ||
-	    rnic_key_check(&st->t, rkey, QCL_W(st, qpn, PDN), RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
+	if (!(rx_qcl(st, qpn)->access & RNIC_ACCESS_REMOTE_ATOMIC) ||
+	    rnic_key_check(&st->t, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
 		rx_nak(st, x->psn, RNIC_AETH_NAK_REM_ACCESS);
 		rx_finish_frame(st);
 		return;
@@ -543,7 +544,7 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 		 * packets are dropped until the requester comes back to this PSN */
 		q->nak_sent = 1;
 		st->o.stat_nak_rnr++;
-		rx_nak(st, psn, RNIC_AETH_RNR | QCL_F(st, qpn, RETRY, MIN_RNR));
+		rx_nak(st, psn, RNIC_AETH_RNR | rx_qcl(st, qpn)->min_rnr);
 		rx_finish_frame(st);
 		return;
 	}

@@ -107,7 +107,7 @@ void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 	*c = (rnic_cpl_t){0};
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = rnic_qpn(q);
-	c->ctx = (uint8_t)(send_side ? QPC_F(st, q, CTRL, CTX) : st->qcf[q].ctx);
+	c->ctx = (uint8_t)(send_side ? QSF_CTRL(st, q, CTX) : st->qcf[q].ctx);
 	st->cpl_tail++;
 }
 
@@ -558,7 +558,7 @@ static void acknowledge(rnic_tx_state_t *st)
 static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 {
 	tx_qs_t *p = &st->qs[q];
-	uint32_t ctrl = QPC_W(st, q, CTRL);
+	uint32_t ctrl = st->qsf[q].ctrl;
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 
 	/* destroyed or reset: nothing more is read from its rings or memory */
@@ -579,10 +579,10 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
 		st->held[q] = st->rd_wait[q] = 0;
 		if (st->rw_valid && st->rw_qpn == q)
 			st->rw_valid = 0;
-		p->psn = QPC_F(st, q, SQ_PSN, PSN);
+		p->psn = st->qsf[q].sq_psn;
 		st->qc[q].rd_next = p->psn;
 	} else if (state == RNIC_QPS_RTS && st->qstate[q] != RNIC_QPS_RTS) {
-		p->psn = QPC_F(st, q, SQ_PSN, PSN);
+		p->psn = st->qsf[q].sq_psn;
 		st->qc[q].rd_next = p->psn;
 	} else if (state == RNIC_QPS_ERR) {
 		tx_set_err_s(st, q, 1);
@@ -723,9 +723,9 @@ static void copies_land(rnic_tx_state_t *st)
 	st->fl_pend = 0;
 }
 
-/* A configuration write from the firmware: the tables (the QPC table and the copies of its fields
- * the packet builder, the completion side and the doorbell read), a commit to act on next clock,
- * a fence. */
+/* A configuration write from the firmware: the tables (the QPC fields the send side, the packet
+ * builder, the completion side and the doorbell read: no kernel keeps a whole QPC), a commit to
+ * act on next clock, a fence. */
 static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
 	uint32_t idx;
@@ -740,8 +740,8 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt3, in->cfg_addr, in->cfg_data);
 	if (word >= 0) {
-		st->qpc[idx][word] = in->cfg_data;
-		st->hq[idx][word] = in->cfg_data;
+		tx_qsf_cfg(&st->qsf[idx], (uint32_t)word, in->cfg_data);
+		rnic_path_cfg(&st->hq[idx], (uint32_t)word, in->cfg_data);
 		if (word == RNIC_QPC_CTRL / 4) {
 			st->rsp_pmtu[idx] = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, in->cfg_data);
 			st->db_ctrl[idx] = (uint16_t)in->cfg_data;

@@ -67,6 +67,31 @@ typedef struct {
 	uint64_t t_prog;    /* last progress (an ACK, a go-back-N): with t_sent, the ACK timer's start */
 } tx_qc_t;
 
+/* The QPC fields the send side reads (a block RAM kept from the configuration writes, read with
+ * qs): the hot part of the context; the rest of it is in context memory only */
+typedef struct {
+	uint32_t ctrl;      /* QPC CTRL: valid, state, type, context, PMTU */
+	uint32_t pdn;
+	uint32_t sq_psn;    /* QPC SQ_PSN */
+	uint16_t cqn;       /* send CQ */
+	uint8_t rd_atom;    /* RETRY.MAX_RD_ATOMIC */
+} tx_qsf_t;
+
+/* Apply the firmware's write of QPC word `word` to a QP's send-side fields. */
+static inline void tx_qsf_cfg(tx_qsf_t *f, uint32_t word, uint32_t v)
+{
+	if (word == RNIC_QPC_CTRL / 4)
+		f->ctrl = v;
+	else if (word == RNIC_QPC_PDN / 4)
+		f->pdn = v;
+	else if (word == RNIC_QPC_SQ_PSN / 4)
+		f->sq_psn = RNIC_GET(RNIC_QPC_SQ_PSN_PSN, v);
+	else if (word == RNIC_QPC_CQN / 4)
+		f->cqn = (uint16_t)RNIC_GET(RNIC_QPC_CQN_SEND, v);
+	else if (word == RNIC_QPC_RETRY / 4)
+		f->rd_atom = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MAX_RD_ATOMIC, v);
+}
+
 /* The QPC fields the completion side reads (a block RAM kept from the configuration writes) */
 typedef struct {
 	uint32_t retry;     /* QPC RETRY */
@@ -101,7 +126,7 @@ typedef struct {
 	/* Each QP's state is in two block RAMs, each a port of events: one event a clock reads and
 	 * writes one QP's entry (read on one port, written back on the other, a forwarding register
 	 * between back-to-back events of one QP).
-	 * - send side, qs (and the QPC table t, read with it): a commit or a pushed WQE (the
+	 * - send side, qs (and the QPC fields qsf, read with it): a commit or a pushed WQE (the
 	 *   readies let in one of them a clock), a go-back-N of a QP (rw_*), a WQE started, a
 	 *   message poisoned, in this priority (qs_port);
 	 * - completion side, qc (and the QPC fields qcf): a commit, an ACK notice, a UC/UD WQE
@@ -112,7 +137,7 @@ typedef struct {
 	 * block RAMs too, each kept to two accesses a clock (make tblchk), with a copy per reader
 	 * where three parts read one (the window ends and error flags). */
 	rnic_tables_t t;
-	uint32_t qpc[RNIC_MAX_QP][RNIC_QPC_WORDS]; /* the QP contexts, as the firmware wrote them */
+	tx_qsf_t qsf[RNIC_MAX_QP];
 	/* copies of the MPT for a WQE's 2nd, 3rd and 4th SGE, checked in the clock it starts */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt3[RNIC_MAX_MPT][RNIC_MPT_WORDS];
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
@@ -152,10 +177,10 @@ typedef struct {
 	uint64_t t_sent[RNIC_MAX_QP];
 	uint8_t ts_pending;
 	uint16_t ts_qpn;
-	/* the packet builder's copy of the QPC table (a block RAM of its own, written by the same
-	 * configuration writes), and the two fields responder requests are checked with on arrival
-	 * (small memories of their own) */
-	uint32_t hq[RNIC_MAX_QP][RNIC_QPC_WORDS];
+	/* the packet builder's QPC fields, each QP's path (a block RAM of its own, written by the
+	 * same configuration writes), and the two fields responder requests are checked with on
+	 * arrival (small memories of their own) */
+	rnic_path_t hq[RNIC_MAX_QP];
 	uint8_t rsp_pmtu[RNIC_MAX_QP], rsp_limit[RNIC_MAX_QP];
 	/* the doorbell's side, which takes no QP port: each QP's SQ producer index (doorbell) and
 	 * next WQE to fetch, and what a doorbell is checked against (QPC CTRL's low half, the SQ's

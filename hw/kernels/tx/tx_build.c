@@ -80,22 +80,22 @@ static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
 void tx_start_message(rnic_tx_state_t *st)
 {
 	tx_qs_t *p = &st->qs[st->qpn];
-	uint32_t cqn = QPC_F(st, st->qpn, CQN, SEND), rd_out = tx_rd_out(st, st->qpn);
+	uint32_t cqn = st->qsf[st->qpn].cqn, rd_out = tx_rd_out(st, st->qpn);
 	const uint8_t *w = st->wqe;
 	uint32_t op = RNIC_WQE_OPCODE_GET(w), flags = RNIC_WQE_FLAGS_GET(w);
-	uint32_t pdn = QPC_W(st, st->qpn, PDN);
+	uint32_t pdn = st->qsf[st->qpn].pdn;
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
 	tx_ob_t ob;
 
 	tx_wake(st, st->qpn); /* a slot of its window is taken; the QP may fetch further */
-	if (!QPC_F(st, st->qpn, CTRL, VALID))
+	if (!QSF_CTRL(st, st->qpn, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (tx_err_s(st, st->qpn)) {
 		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
 			 st->wqe_index);
 		return;
 	}
-	limit = QPC_F(st, st->qpn, RETRY, MAX_RD_ATOMIC);
+	limit = st->qsf[st->qpn].rd_atom;
 	if ((tx_is_rd(op) && rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && rd_out)) {
 		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
 		 * and fetch it and the WQEs behind it again then */
@@ -108,7 +108,7 @@ void tx_start_message(rnic_tx_state_t *st)
 	}
 	st->o.stat_wqes++;
 	st->op = (uint8_t)op;
-	st->type = (uint8_t)QPC_F(st, st->qpn, CTRL, TYPE);
+	st->type = (uint8_t)QSF_CTRL(st, st->qpn, TYPE);
 	st->inline_data = (flags & RNIC_WQE_FLAG_INLINE) != 0;
 	st->msg_len = 0;
 	st->nsge = 0;
@@ -133,7 +133,7 @@ void tx_start_message(rnic_tx_state_t *st)
 		tx_qp_fatal(st, st->qpn, 1);
 		return;
 	}
-	st->mtu = rnic_mtu_bytes(QPC_F(st, st->qpn, CTRL, PMTU));
+	st->mtu = rnic_mtu_bytes(QSF_CTRL(st, st->qpn, PMTU));
 	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
 		/* a datagram is one packet */
 		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, st->ts_db[st->qpn],
@@ -141,7 +141,7 @@ void tx_start_message(rnic_tx_state_t *st)
 		tx_qp_fatal(st, st->qpn, 1);
 		return;
 	}
-	npsn = rnic_npkts(st->msg_len, QPC_F(st, st->qpn, CTRL, PMTU));
+	npsn = rnic_npkts(st->msg_len, QSF_CTRL(st, st->qpn, PMTU));
 	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
 	if (op >= RNIC_WQE_OP_ATOMIC_CS)
 		npsn = 1;
@@ -226,8 +226,8 @@ static void build_request(rnic_tx_state_t *st)
 	tx_pkt_t *k = pkt_slot(st);
 	const uint8_t *w = st->wqe;
 	const uint8_t *av = st->type == RNIC_QPT_UD ? w + RNIC_WQE_UD_AV_OFF : 0;
-	const uint32_t *q = st->hq[st->qpn];
-	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : QPC_RF(q, CTRL, IPV6);
+	const rnic_path_t *q = &st->hq[st->qpn];
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : q->v6;
 	uint32_t xoff = RNIC_XTH_OFF + (v6 ? RNIC_IP6_EXTRA : 0);
 	uint8_t *x = k->hdr + xoff;
 	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
@@ -282,7 +282,7 @@ static void build_request(rnic_tx_state_t *st)
 		uint32_t qkey = RNIC_UD_AV_QKEY_GET(w + RNIC_WQE_UD_AV_OFF);
 
 		op = imm ? RNIC_BTH_OP_UD_SEND_ONLY_IMM : RNIC_BTH_OP_UD_SEND_ONLY;
-		rnic_put_be32(x, qkey & 0x80000000u ? QPC_RW(q, QKEY) : qkey);
+		rnic_put_be32(x, qkey & 0x80000000u ? q->qkey : qkey);
 		rnic_put_be32(x + 4, rnic_qpn(st->qpn));
 		xth = RNIC_DETH_LEN;
 	}
@@ -372,14 +372,14 @@ void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
 static void build_response(rnic_tx_state_t *st)
 {
 	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
-	const uint32_t *q = st->hq[r->qpn % RNIC_MAX_QP];
+	const rnic_path_t *q = &st->hq[r->qpn % RNIC_MAX_QP];
 	tx_pkt_t *k;
 	uint8_t *x;
 	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
 
 	st->iss_left = 0;
 	/* skipped: made useless by a later request, or its QP is gone (nothing is read for it) */
-	if (r->kind == RSP_SKIP || st->rj_cancel || !QPC_RF(q, CTRL, VALID)) {
+	if (r->kind == RSP_SKIP || st->rj_cancel || !q->valid) {
 		st->rj_active = 0;
 		st->rj_cancel = 0;
 		st->rsp_head++;
@@ -387,7 +387,7 @@ static void build_response(rnic_tx_state_t *st)
 	}
 	k = pkt_slot(st);
 	k->qpn = (uint16_t)r->qpn;
-	k->v6 = (uint8_t)QPC_RF(q, CTRL, IPV6);
+	k->v6 = q->v6;
 	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
 	if (r->kind == RNIC_RSP_KIND_READ) {
 		uint32_t first, last;
@@ -395,8 +395,8 @@ static void build_response(rnic_tx_state_t *st)
 		if (!st->rj_active) {
 			st->rj_active = 1;
 			st->rj_pkt = 0;
-			st->rj_mtu = rnic_mtu_bytes(QPC_RF(q, CTRL, PMTU));
-			st->rj_npkts = rnic_npkts(r->len, QPC_RF(q, CTRL, PMTU));
+			st->rj_mtu = rnic_mtu_bytes(q->pmtu);
+			st->rj_npkts = rnic_npkts(r->len, q->pmtu);
 		}
 		first = st->rj_pkt == 0;
 		last = st->rj_pkt == st->rj_npkts - 1;

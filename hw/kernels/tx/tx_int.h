@@ -12,8 +12,8 @@
  * issued) zero beats in place of payload that may not be read any more. */
 enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
 
-#define QPC_W(st, qpn, reg) ((st)->qpc[qpn][RNIC_QPC_##reg / 4])
-#define QPC_F(st, qpn, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_W(st, qpn, reg))
+/* a field of QP q's QPC CTRL, as the send side reads it */
+#define QSF_CTRL(st, q, f) RNIC_GET(RNIC_QPC_CTRL_##f, (st)->qsf[q].ctrl)
 
 /* A copy's word for QP q: its write of this clock, not landed yet, forwarded (a register) */
 static inline uint32_t tx_fwd(const tx_copy_w_t *w, uint32_t q, uint32_t mem)
