@@ -36,13 +36,15 @@ def check_icm(spec):
                        ("MPT", "MAX_MPT"), ("MTT", "MAX_MTT"), ("FWQP", "MAX_QP"), ("ATOMIC", "MAX_QP")):
         off, stride = c[f"ICM_{tbl}_OFF"], c[f"ICM_{tbl}_STRIDE"]
         # FWQP is the firmware's private record: its C struct checks its own size
-        entry = 8 * c["MAX_RD_ATOM"] if tbl == "ATOMIC" else 4 * words.get(tbl, 0)
+        entry = c["ICM_ATOMIC_SLOT"] * c["MAX_RD_ATOM"] if tbl == "ATOMIC" else 4 * words.get(tbl, 0)
         if off < end or stride < entry or stride & (stride - 1):
             raise SystemExit(f"spec: ICM region {tbl} overlaps the one before it or its stride is wrong")
         end = off + stride * c[count]
     chunk = 1 << c["ICM_CHUNK_LOG"]
     if c["ICM_BYTES"] != end or c["ICM_CHUNKS"] != -(-end // chunk) or c["ICM_CHUNKS"] > c["ICM_MAX_CHUNKS"]:
         raise SystemExit(f"spec: ICM_BYTES must be {end:#x}, ICM_CHUNKS {-(-end // chunk)}")
+    if c["ICM_ATOMIC_SLOT"] < 12 or c["ICM_ATOMIC_SLOT"] & (c["ICM_ATOMIC_SLOT"] - 1):
+        raise SystemExit("spec: an ICM_ATOMIC slot holds a value and a PSN (12 bytes), a power of two")
 
 
 def check_qpn(spec):

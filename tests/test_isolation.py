@@ -218,10 +218,11 @@ def atomic_frame(psn, add, va=MR_VA):
 
 
 def test_duplicate_atomic_is_answered_from_context_memory():
-    """A FETCH_ADD executes once: its original value goes to the QP's slot in context memory
-    (ICM_ATOMIC) as well as into the ATOMIC ACK; the same request again (its ACK was lost) gets
-    the value read back from there and does not touch the target again. A QP reset forgets its
-    results: a duplicate's PSN then finds none, and nothing of the QP before is answered."""
+    """A FETCH_ADD executes once: its original value and its PSN go to the QP's slot in context
+    memory (ICM_ATOMIC), the value into the ATOMIC ACK too; the same request again (its ACK was
+    lost) gets the value read back from there and does not touch the target again. A QP reset
+    forgets its results: a duplicate's PSN then finds none, and nothing of the QP before is
+    answered."""
     rx = RxMem(access=WR | RD | S.ACCESS["REMOTE_ATOMIC"],
                mpt=mpt_words(access=S.ACCESS["LOCAL_WRITE"] | WR | RD | S.ACCESS["REMOTE_ATOMIC"]))
     for c in range(S.ICM_CHUNKS):
@@ -231,14 +232,24 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
     value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
     slot = ICM_BUS + S.ICM_ATOMIC_OFF + IDX * S.ICM_ATOMIC_STRIDE
-    kept = int.from_bytes(bytes(rx.mem.get(slot + i, 0) for i in range(8)), "little")
+    kept = int.from_bytes(bytes(rx.mem.get(slot + i, 0) for i in range(12)), "little")
     acks = [(r["kind"], r["psn"], r["atomic"]) for r in rx.rsps]
-    assert value == 1005 and kept == 1000 and acks == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
+    assert value == 1005 and kept == 100 << 64 | 1000 and acks == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
     rx.rsps.clear()
     rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
     value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
     assert rx.stat("dup") == 1 and value == 1005
     assert [(r["kind"], r["psn"], r["atomic"]) for r in rx.rsps] == [(S.RSP_KIND["ATOMIC"], 100, 1000)]
+    # five more fill slots 1..5 (the QP's results are two beats: slots 4 and 5 in the second);
+    # duplicates of any of them find theirs
+    for psn in range(101, 106):
+        rx.send(atomic_frame(psn, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    rx.rsps.clear()
+    for psn in (105, 101, 104):
+        rx.send(atomic_frame(psn, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
+    assert rx.stat("dup") == 4 and value == 1030
+    assert [(r["psn"], r["atomic"]) for r in rx.rsps] == [(105, 1025), (101, 1005), (104, 1020)]
     # reset, and back to RTS expecting PSN 101: PSN 100 is a duplicate whose result the QP
     # before had, not this one
     rx.k.cfg_entry(S.CFG_TBL_QPC, IDX, qpc_words(state="RESET"))
@@ -247,7 +258,7 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     rx.k.cfg_entry(S.CFG_TBL_QPC, IDX, w)
     rx.rsps.clear()
     rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
-    assert rx.stat("dup") == 2 and rx.rsps == []
+    assert rx.stat("dup") == 5 and rx.rsps == []
 
 
 class Tx:

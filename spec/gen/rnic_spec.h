@@ -97,10 +97,11 @@
 #define RNIC_ICM_MTT_STRIDE 0x8u
 #define RNIC_ICM_FWQP_OFF 0x28a000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
 #define RNIC_ICM_FWQP_STRIDE 0x80u
-#define RNIC_ICM_ATOMIC_OFF 0x48a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM 8-byte original values a QP, slot i at + 8 * i; the RX kernel writes them, its QP row says which PSN each belongs to */
-#define RNIC_ICM_ATOMIC_STRIDE 0x40u
-#define RNIC_ICM_BYTES 0x58a000u /* The whole layout */
-#define RNIC_ICM_CHUNKS 0x59u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
+#define RNIC_ICM_ATOMIC_OFF 0x48a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
+#define RNIC_ICM_ATOMIC_SLOT 0x10u
+#define RNIC_ICM_ATOMIC_STRIDE 0x80u
+#define RNIC_ICM_BYTES 0x68a000u /* The whole layout */
+#define RNIC_ICM_CHUNKS 0x69u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */

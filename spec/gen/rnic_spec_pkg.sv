@@ -97,9 +97,10 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_ICM_FWQP_OFF = 64'h28a000;
   localparam longint unsigned RNIC_ICM_FWQP_STRIDE = 64'h80;
   localparam longint unsigned RNIC_ICM_ATOMIC_OFF = 64'h48a000;
-  localparam longint unsigned RNIC_ICM_ATOMIC_STRIDE = 64'h40;
-  localparam longint unsigned RNIC_ICM_BYTES = 64'h58a000;
-  localparam longint unsigned RNIC_ICM_CHUNKS = 64'h59;
+  localparam longint unsigned RNIC_ICM_ATOMIC_SLOT = 64'h10;
+  localparam longint unsigned RNIC_ICM_ATOMIC_STRIDE = 64'h80;
+  localparam longint unsigned RNIC_ICM_BYTES = 64'h68a000;
+  localparam longint unsigned RNIC_ICM_CHUNKS = 64'h69;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
   localparam longint unsigned RNIC_LINK_VERSION = 64'h3;

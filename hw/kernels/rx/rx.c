@@ -484,7 +484,7 @@ static void issue_wait(rnic_rx_state_t *st)
 	else if (st->busy == B_QPC)
 		rx_qc_issue(st);
 	else
-		rx_read_req(st, st->at_addr, 8, st->busy == B_REPLAY ? RD_REPLAY : RD_ATOMIC, st->qpn);
+		rx_atomic_read(st);
 	st->rd_issue = 0;
 }
 
@@ -973,7 +973,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		else if (k == RD_ATOMIC)
 			rx_atomic_done(st, in->rd_data);
 		else if (k == RD_REPLAY)
-			rx_replay_done(st, in->rd_data);
+			rx_replay_done(st, in->rd_data, in->rd_last);
 		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	}

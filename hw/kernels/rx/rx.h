@@ -25,8 +25,8 @@
 #define RX_QC_LINES (1u << RX_QC_LOG)
 #define RX_QC_VALID 0x8000u /* qc_tag: the line holds the context of the QPN in the low bits */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
-					    as many as the requester may have outstanding; the values
-					    in context memory (ICM_ATOMIC), their PSNs here */
+					    as many as the requester may have outstanding; values and
+					    PSNs in context memory (ICM_ATOMIC), which slots hold one here */
 
 typedef struct {
 	uint16_t start; /* first beat in the frame store */
@@ -72,8 +72,7 @@ typedef struct {
 	                             * scatter list, in its slot until it completes) ... */
 	uint8_t c_sge;              /* ... and how far the message got */
 	uint32_t c_off;
-	uint32_t at_psn[RX_ATOMIC_REPLAY]; /* the atomic whose result is in slot i of ICM_ATOMIC */
-	uint8_t at_valid;                  /* bit i: slot i holds one */
+	uint8_t at_valid;   /* bit i: slot i of its atomic results in ICM_ATOMIC holds one */
 	uint8_t at_next;
 } rx_qp_t;
 
@@ -244,6 +243,9 @@ typedef struct {
 	uint8_t at_op;
 	uint8_t at_write;           /* B_ATREC: its compare matched (the target is written) */
 	uint64_t at_rec;            /* B_ATREC: where its result goes in ICM (0: none given) */
+	uint8_t at_vmask;           /* B_REPLAY: the QP's slots that hold a result (at_valid) ... */
+	uint8_t at_found;           /* ... and whether one read back so far is the duplicate's: */
+	uint64_t at_val;            /* its result */
 	uint32_t ovr_off;           /* bytes [ovr_off, + ovr_n) of the frame being placed are ovr_val's */
 	uint64_t ovr_val;           /* (little-endian): an atomic's value, in place of the frame's */
 	uint8_t ovr_n;

@@ -79,6 +79,7 @@ int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32
 void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
 void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
 void rx_atomic_record(rnic_rx_state_t *st);
-void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd);
+void rx_atomic_read(rnic_rx_state_t *st);
+void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last);
 
 #endif

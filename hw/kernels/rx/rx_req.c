@@ -120,32 +120,35 @@ static void read_response(rnic_rx_state_t *st, const uint8_t *h, uint32_t kind, 
 	st->p_rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
 }
 
+_Static_assert(RNIC_BEAT % RNIC_ICM_ATOMIC_SLOT == 0 && RNIC_ICM_ATOMIC_STRIDE == 2 * RNIC_BEAT &&
+	       RX_ATOMIC_REPLAY * RNIC_ICM_ATOMIC_SLOT <= RNIC_ICM_ATOMIC_STRIDE,
+	       "a QP's atomic results are two beats of whole slots (rx_replay_done)");
+#define AT_PER_BEAT (RNIC_BEAT / RNIC_ICM_ATOMIC_SLOT)
+
 /* Where slot i of QP qpn's atomic results is in context memory (0: none given) */
 static uint64_t atomic_slot(const rnic_rx_state_t *st, uint32_t qpn, uint32_t i)
 {
-	return rnic_icm_bus(st->icm, RNIC_ICM_ATOMIC_OFF + qpn * RNIC_ICM_ATOMIC_STRIDE + 8 * i);
+	return rnic_icm_bus(st->icm, RNIC_ICM_ATOMIC_OFF + qpn * RNIC_ICM_ATOMIC_STRIDE + RNIC_ICM_ATOMIC_SLOT * i);
 }
 
 /* Duplicate request (IBTA 9.7.5.1.2): READ executed again (if it passes every check a new one
  * would: else it is dropped, as the original was NAKed), atomic answered with its result read
- * back from context memory (B_REPLAY; dropped if it is no longer kept), SEND/WRITE acknowledged
- * without being placed again. */
+ * back from context memory (B_REPLAY: the QP's slots read whole, the one of its PSN taken;
+ * dropped if none is), SEND/WRITE acknowledged without being placed again. */
 static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t i, slot = RX_ATOMIC_REPLAY;
 
 	st->o.stat_dup++;
 	if (op == RNIC_BTH_OP_READ_REQ) {
 		if (read_ok(st, h))
 			read_response(st, h, RNIC_RSP_KIND_READ_AGAIN, psn);
 	} else if (op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD) {
-		for (i = 0; i < RX_ATOMIC_REPLAY; i++)
-			if (((q->at_valid >> i) & 1) && q->at_psn[i] == psn)
-				slot = i;
-		if (slot < RX_ATOMIC_REPLAY) {
+		st->at_addr = atomic_slot(st, st->qpn, 0);
+		if (q->at_valid && st->at_addr) {
 			st->at_psn = psn;
-			st->at_addr = atomic_slot(st, st->qpn, slot);
+			st->at_vmask = q->at_valid;
+			st->at_found = 0;
 			st->busy = B_REPLAY;
 			st->rd_issue = 1;
 			return;
@@ -609,7 +612,6 @@ void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
 	q->epsn = (q->epsn + 1) & RNIC_PSN_MASK;
 	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
 	st->at_rec = atomic_slot(st, st->qpn, i);
-	q->at_psn[i] = st->at_psn;
 	q->at_valid = (uint8_t)((q->at_valid & ~(1u << i)) | (st->at_rec != 0) << i);
 	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
 	st->p_rsp.atomic = orig;
@@ -618,27 +620,52 @@ void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
 	st->busy = B_ATREC;
 }
 
-/* B_ATREC, the write port free: the result's beat to its slot, the new value's placement next */
+/* B_ATREC, the write port free: the result and its PSN to its slot, the new value's placement next */
 void rx_atomic_record(rnic_rx_state_t *st)
 {
 	uint32_t k;
 
 	if (st->at_rec) {
 		for (k = 0; k < RNIC_BEAT; k++)
-			st->o.wr_data[k] = k < 8 ? (uint8_t)(st->p_rsp.atomic >> 8 * k) : 0;
+			st->o.wr_data[k] = k < 8 ? (uint8_t)(st->p_rsp.atomic >> 8 * k) :
+					   k < 12 ? (uint8_t)(st->at_psn >> 8 * (k - 8)) : 0;
 		st->o.wr_valid = 1;
 		st->o.wr_addr = st->at_rec;
-		st->o.wr_len = 8;
+		st->o.wr_len = 12;
 		st->o.wr_last = 1;
 	}
 	rx_place(st, RNIC_XTH_OFF + 12, st->at_write ? 8 : 0);
 }
 
-/* B_REPLAY: the duplicate's result, read back from ICM, answers it as the first was answered */
-void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd)
+/* The read an atomic waits for: its operand (B_ATOMIC), or its QP's results (B_REPLAY) */
+void rx_atomic_read(rnic_rx_state_t *st)
 {
-	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
-	st->p_rsp.atomic = rnic_rd_le(rd, 8);
+	if (st->busy == B_REPLAY)
+		rx_read_req(st, st->at_addr, RNIC_ICM_ATOMIC_STRIDE, RD_REPLAY, st->qpn);
+	else
+		rx_read_req(st, st->at_addr, 8, RD_ATOMIC, st->qpn);
+}
+
+/* B_REPLAY: a beat of the QP's atomic results read back from ICM (the first, or the last). The
+ * slot that holds the duplicate's PSN answers it as the first was answered; none: dropped. */
+void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last)
+{
+	uint32_t i;
+
+	for (i = 0; i < AT_PER_BEAT; i++) {
+		const uint8_t *r = rd + i * RNIC_ICM_ATOMIC_SLOT;
+
+		if ((st->at_vmask >> (last * AT_PER_BEAT + i)) & 1 && rnic_rd_le(r + 8, 4) == st->at_psn) {
+			st->at_found = 1;
+			st->at_val = rnic_rd_le(r, 8);
+		}
+	}
+	if (!last)
+		return;
+	if (st->at_found) {
+		rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
+		st->p_rsp.atomic = st->at_val;
+	}
 	rx_finish_frame(st);
 }
 
