@@ -17,7 +17,7 @@ module rnic_cq_kernel (
     input  var  rnic_spec_pkg::rnic_cq_in_t k_in,
     output rnic_spec_pkg::rnic_cq_out_t     k_out
 );
-    wire [887:0] hls_in;
+    wire [823:0] hls_in;
     wire [719:0] hls_out;
 
     assign hls_in = {
@@ -31,7 +31,7 @@ module rnic_cq_kernel (
         8'(k_in.rxc.ctx),
         8'(k_in.rxc.evt),
         16'(k_in.rxc.wqe_index),
-        64'(k_in.rxc.ts_start),
+        32'(k_in.rxc.ts_start),
         8'(k_in.rxc.wc_flags),
         8'(k_in.rxc.status),
         8'(k_in.rxc.opcode),
@@ -45,7 +45,7 @@ module rnic_cq_kernel (
         8'(k_in.txc.ctx),
         8'(k_in.txc.evt),
         16'(k_in.txc.wqe_index),
-        64'(k_in.txc.ts_start),
+        32'(k_in.txc.ts_start),
         8'(k_in.txc.wc_flags),
         8'(k_in.txc.status),
         8'(k_in.txc.opcode),

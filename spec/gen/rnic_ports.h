@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* CPL: A completion request (TX->CQ and RX->CQ); with evt != 0 an asynchronous event instead: an EQE of type evt (enum EQE_TYPE) for QPN/SRQN qpn in context ctx. */
-#define RNIC_CPL_WORDS 15u
+/* CPL: A completion request (TX->CQ and RX->CQ); with evt != 0 an asynchronous event instead: an EQE of type evt (enum EQE_TYPE) for QPN/SRQN qpn in context ctx. ts_start: the low 32 bits of CQE TS_START (the CQ kernel puts back the high ones). */
+#define RNIC_CPL_WORDS 14u
 typedef struct {
 	uint16_t cqn;
 	uint32_t qpn;
@@ -19,7 +19,7 @@ typedef struct {
 	uint8_t opcode;
 	uint8_t status;
 	uint8_t wc_flags;
-	uint64_t ts_start;
+	uint32_t ts_start;
 	uint16_t wqe_index;
 	uint8_t evt;
 	uint8_t ctx;
@@ -37,11 +37,10 @@ static inline void rnic_cpl_pack(const rnic_cpl_t *s, uint32_t *w)
 	w[7] = (uint32_t)s->opcode & 0xffu;
 	w[8] = (uint32_t)s->status & 0xffu;
 	w[9] = (uint32_t)s->wc_flags & 0xffu;
-	w[10] = (uint32_t)(s->ts_start & 0xffffffffffffffffull);
-	w[11] = (uint32_t)((s->ts_start & 0xffffffffffffffffull) >> 32);
-	w[12] = (uint32_t)s->wqe_index & 0xffffu;
-	w[13] = (uint32_t)s->evt & 0xffu;
-	w[14] = (uint32_t)s->ctx & 0xffu;
+	w[10] = (uint32_t)s->ts_start & 0xffffffffu;
+	w[11] = (uint32_t)s->wqe_index & 0xffffu;
+	w[12] = (uint32_t)s->evt & 0xffu;
+	w[13] = (uint32_t)s->ctx & 0xffu;
 }
 
 static inline void rnic_cpl_unpack(const uint32_t *w, rnic_cpl_t *s)
@@ -55,10 +54,10 @@ static inline void rnic_cpl_unpack(const uint32_t *w, rnic_cpl_t *s)
 	s->opcode = (uint8_t)(w[7] & 0xffu);
 	s->status = (uint8_t)(w[8] & 0xffu);
 	s->wc_flags = (uint8_t)(w[9] & 0xffu);
-	s->ts_start = (uint64_t)w[10] | ((uint64_t)(w[11] & 0xffffffffu) << 32);
-	s->wqe_index = (uint16_t)(w[12] & 0xffffu);
-	s->evt = (uint8_t)(w[13] & 0xffu);
-	s->ctx = (uint8_t)(w[14] & 0xffu);
+	s->ts_start = (uint32_t)(w[10] & 0xffffffffu);
+	s->wqe_index = (uint16_t)(w[11] & 0xffffu);
+	s->evt = (uint8_t)(w[12] & 0xffu);
+	s->ctx = (uint8_t)(w[13] & 0xffu);
 }
 
 /* RSP: A responder frame for the TX kernel to send (RX->TX), in PSN order: ACK/NAK, ATOMIC ACK, or the responses of an RDMA READ. */
@@ -233,7 +232,7 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 78u
+#define RNIC_TX_OUT_WORDS 77u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t push_ready;
@@ -282,19 +281,19 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[28] = (uint32_t)s->eth_last & 0x1u;
 	w[29] = (uint32_t)s->cpl_valid & 0x1u;
 	rnic_cpl_pack(&s->cpl, &w[30]);
-	w[45] = (uint32_t)s->rdx_valid & 0x1u;
-	rnic_rdx_pack(&s->rdx, &w[46]);
-	w[67] = (uint32_t)s->stat_frames & 0xffffffffu;
-	w[68] = (uint32_t)s->stat_wqes & 0xffffffffu;
-	w[69] = (uint32_t)s->stat_bytes & 0xffffffffu;
-	w[70] = (uint32_t)s->stat_retransmits & 0xffffffffu;
-	w[71] = (uint32_t)s->stat_naks & 0xffffffffu;
-	w[72] = (uint32_t)s->stat_drop_db & 0xffffffffu;
-	w[73] = (uint32_t)s->stat_acks & 0xffffffffu;
-	w[74] = (uint32_t)s->stat_rnr & 0xffffffffu;
-	w[75] = (uint32_t)s->stat_poisoned & 0xffffffffu;
-	w[76] = (uint32_t)s->stat_pushed & 0xffffffffu;
-	w[77] = (uint32_t)s->fence & 0xffu;
+	w[44] = (uint32_t)s->rdx_valid & 0x1u;
+	rnic_rdx_pack(&s->rdx, &w[45]);
+	w[66] = (uint32_t)s->stat_frames & 0xffffffffu;
+	w[67] = (uint32_t)s->stat_wqes & 0xffffffffu;
+	w[68] = (uint32_t)s->stat_bytes & 0xffffffffu;
+	w[69] = (uint32_t)s->stat_retransmits & 0xffffffffu;
+	w[70] = (uint32_t)s->stat_naks & 0xffffffffu;
+	w[71] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[72] = (uint32_t)s->stat_acks & 0xffffffffu;
+	w[73] = (uint32_t)s->stat_rnr & 0xffffffffu;
+	w[74] = (uint32_t)s->stat_poisoned & 0xffffffffu;
+	w[75] = (uint32_t)s->stat_pushed & 0xffffffffu;
+	w[76] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -313,19 +312,19 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->eth_last = (uint8_t)(w[28] & 0x1u);
 	s->cpl_valid = (uint8_t)(w[29] & 0x1u);
 	rnic_cpl_unpack(&w[30], &s->cpl);
-	s->rdx_valid = (uint8_t)(w[45] & 0x1u);
-	rnic_rdx_unpack(&w[46], &s->rdx);
-	s->stat_frames = (uint32_t)(w[67] & 0xffffffffu);
-	s->stat_wqes = (uint32_t)(w[68] & 0xffffffffu);
-	s->stat_bytes = (uint32_t)(w[69] & 0xffffffffu);
-	s->stat_retransmits = (uint32_t)(w[70] & 0xffffffffu);
-	s->stat_naks = (uint32_t)(w[71] & 0xffffffffu);
-	s->stat_drop_db = (uint32_t)(w[72] & 0xffffffffu);
-	s->stat_acks = (uint32_t)(w[73] & 0xffffffffu);
-	s->stat_rnr = (uint32_t)(w[74] & 0xffffffffu);
-	s->stat_poisoned = (uint32_t)(w[75] & 0xffffffffu);
-	s->stat_pushed = (uint32_t)(w[76] & 0xffffffffu);
-	s->fence = (uint8_t)(w[77] & 0xffu);
+	s->rdx_valid = (uint8_t)(w[44] & 0x1u);
+	rnic_rdx_unpack(&w[45], &s->rdx);
+	s->stat_frames = (uint32_t)(w[66] & 0xffffffffu);
+	s->stat_wqes = (uint32_t)(w[67] & 0xffffffffu);
+	s->stat_bytes = (uint32_t)(w[68] & 0xffffffffu);
+	s->stat_retransmits = (uint32_t)(w[69] & 0xffffffffu);
+	s->stat_naks = (uint32_t)(w[70] & 0xffffffffu);
+	s->stat_drop_db = (uint32_t)(w[71] & 0xffffffffu);
+	s->stat_acks = (uint32_t)(w[72] & 0xffffffffu);
+	s->stat_rnr = (uint32_t)(w[73] & 0xffffffffu);
+	s->stat_poisoned = (uint32_t)(w[74] & 0xffffffffu);
+	s->stat_pushed = (uint32_t)(w[75] & 0xffffffffu);
+	s->fence = (uint8_t)(w[76] & 0xffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
@@ -419,7 +418,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 111u
+#define RNIC_RX_OUT_WORDS 110u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -507,35 +506,35 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[65] = (uint32_t)s->fw_last & 0x1u;
 	w[66] = (uint32_t)s->cpl_valid & 0x1u;
 	rnic_cpl_pack(&s->cpl, &w[67]);
-	w[82] = (uint32_t)s->stat_frames & 0xffffffffu;
-	w[83] = (uint32_t)s->stat_roce & 0xffffffffu;
-	w[84] = (uint32_t)s->stat_to_fw & 0xffffffffu;
-	w[85] = (uint32_t)s->stat_drop_icrc & 0xffffffffu;
-	w[86] = (uint32_t)s->stat_drop_malformed & 0xffffffffu;
-	w[87] = (uint32_t)s->stat_drop_qpn & 0xffffffffu;
-	w[88] = (uint32_t)s->stat_nak_psn & 0xffffffffu;
-	w[89] = (uint32_t)s->stat_dup & 0xffffffffu;
-	w[90] = (uint32_t)s->stat_nak_access & 0xffffffffu;
-	w[91] = (uint32_t)s->stat_nak_inv & 0xffffffffu;
-	w[92] = (uint32_t)s->stat_drop_overflow & 0xffffffffu;
-	w[93] = (uint32_t)s->stat_write_bytes & 0xffffffffu;
-	w[94] = (uint32_t)s->stat_fw_drop & 0xffffffffu;
-	w[95] = (uint32_t)s->stat_nak_rnr & 0xffffffffu;
-	w[96] = (uint32_t)s->stat_read_reqs & 0xffffffffu;
-	w[97] = (uint32_t)s->stat_atomics & 0xffffffffu;
-	w[98] = (uint32_t)s->stat_recv_bytes & 0xffffffffu;
-	w[99] = (uint32_t)s->stat_rd_rsp_bytes & 0xffffffffu;
-	w[100] = (uint32_t)s->stat_drop_rsp & 0xffffffffu;
-	w[101] = (uint32_t)s->stat_drop_db & 0xffffffffu;
-	w[102] = (uint32_t)s->stat_drop_norecv & 0xffffffffu;
-	w[103] = (uint32_t)s->stat_drop_src & 0xffffffffu;
-	w[104] = (uint32_t)s->stat_cut & 0xffffffffu;
-	w[105] = (uint32_t)s->stat_qpc_hits & 0xffffffffu;
-	w[106] = (uint32_t)s->stat_qpc_misses & 0xffffffffu;
-	w[107] = (uint32_t)s->stat_qpc_evictions & 0xffffffffu;
-	w[108] = (uint32_t)s->stat_qpc_miss_cycles & 0xffffffffu;
-	w[109] = (uint32_t)s->stat_qpc_wait_cycles & 0xffffffffu;
-	w[110] = (uint32_t)s->fence & 0xffu;
+	w[81] = (uint32_t)s->stat_frames & 0xffffffffu;
+	w[82] = (uint32_t)s->stat_roce & 0xffffffffu;
+	w[83] = (uint32_t)s->stat_to_fw & 0xffffffffu;
+	w[84] = (uint32_t)s->stat_drop_icrc & 0xffffffffu;
+	w[85] = (uint32_t)s->stat_drop_malformed & 0xffffffffu;
+	w[86] = (uint32_t)s->stat_drop_qpn & 0xffffffffu;
+	w[87] = (uint32_t)s->stat_nak_psn & 0xffffffffu;
+	w[88] = (uint32_t)s->stat_dup & 0xffffffffu;
+	w[89] = (uint32_t)s->stat_nak_access & 0xffffffffu;
+	w[90] = (uint32_t)s->stat_nak_inv & 0xffffffffu;
+	w[91] = (uint32_t)s->stat_drop_overflow & 0xffffffffu;
+	w[92] = (uint32_t)s->stat_write_bytes & 0xffffffffu;
+	w[93] = (uint32_t)s->stat_fw_drop & 0xffffffffu;
+	w[94] = (uint32_t)s->stat_nak_rnr & 0xffffffffu;
+	w[95] = (uint32_t)s->stat_read_reqs & 0xffffffffu;
+	w[96] = (uint32_t)s->stat_atomics & 0xffffffffu;
+	w[97] = (uint32_t)s->stat_recv_bytes & 0xffffffffu;
+	w[98] = (uint32_t)s->stat_rd_rsp_bytes & 0xffffffffu;
+	w[99] = (uint32_t)s->stat_drop_rsp & 0xffffffffu;
+	w[100] = (uint32_t)s->stat_drop_db & 0xffffffffu;
+	w[101] = (uint32_t)s->stat_drop_norecv & 0xffffffffu;
+	w[102] = (uint32_t)s->stat_drop_src & 0xffffffffu;
+	w[103] = (uint32_t)s->stat_cut & 0xffffffffu;
+	w[104] = (uint32_t)s->stat_qpc_hits & 0xffffffffu;
+	w[105] = (uint32_t)s->stat_qpc_misses & 0xffffffffu;
+	w[106] = (uint32_t)s->stat_qpc_evictions & 0xffffffffu;
+	w[107] = (uint32_t)s->stat_qpc_miss_cycles & 0xffffffffu;
+	w[108] = (uint32_t)s->stat_qpc_wait_cycles & 0xffffffffu;
+	w[109] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -565,39 +564,39 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->fw_last = (uint8_t)(w[65] & 0x1u);
 	s->cpl_valid = (uint8_t)(w[66] & 0x1u);
 	rnic_cpl_unpack(&w[67], &s->cpl);
-	s->stat_frames = (uint32_t)(w[82] & 0xffffffffu);
-	s->stat_roce = (uint32_t)(w[83] & 0xffffffffu);
-	s->stat_to_fw = (uint32_t)(w[84] & 0xffffffffu);
-	s->stat_drop_icrc = (uint32_t)(w[85] & 0xffffffffu);
-	s->stat_drop_malformed = (uint32_t)(w[86] & 0xffffffffu);
-	s->stat_drop_qpn = (uint32_t)(w[87] & 0xffffffffu);
-	s->stat_nak_psn = (uint32_t)(w[88] & 0xffffffffu);
-	s->stat_dup = (uint32_t)(w[89] & 0xffffffffu);
-	s->stat_nak_access = (uint32_t)(w[90] & 0xffffffffu);
-	s->stat_nak_inv = (uint32_t)(w[91] & 0xffffffffu);
-	s->stat_drop_overflow = (uint32_t)(w[92] & 0xffffffffu);
-	s->stat_write_bytes = (uint32_t)(w[93] & 0xffffffffu);
-	s->stat_fw_drop = (uint32_t)(w[94] & 0xffffffffu);
-	s->stat_nak_rnr = (uint32_t)(w[95] & 0xffffffffu);
-	s->stat_read_reqs = (uint32_t)(w[96] & 0xffffffffu);
-	s->stat_atomics = (uint32_t)(w[97] & 0xffffffffu);
-	s->stat_recv_bytes = (uint32_t)(w[98] & 0xffffffffu);
-	s->stat_rd_rsp_bytes = (uint32_t)(w[99] & 0xffffffffu);
-	s->stat_drop_rsp = (uint32_t)(w[100] & 0xffffffffu);
-	s->stat_drop_db = (uint32_t)(w[101] & 0xffffffffu);
-	s->stat_drop_norecv = (uint32_t)(w[102] & 0xffffffffu);
-	s->stat_drop_src = (uint32_t)(w[103] & 0xffffffffu);
-	s->stat_cut = (uint32_t)(w[104] & 0xffffffffu);
-	s->stat_qpc_hits = (uint32_t)(w[105] & 0xffffffffu);
-	s->stat_qpc_misses = (uint32_t)(w[106] & 0xffffffffu);
-	s->stat_qpc_evictions = (uint32_t)(w[107] & 0xffffffffu);
-	s->stat_qpc_miss_cycles = (uint32_t)(w[108] & 0xffffffffu);
-	s->stat_qpc_wait_cycles = (uint32_t)(w[109] & 0xffffffffu);
-	s->fence = (uint8_t)(w[110] & 0xffu);
+	s->stat_frames = (uint32_t)(w[81] & 0xffffffffu);
+	s->stat_roce = (uint32_t)(w[82] & 0xffffffffu);
+	s->stat_to_fw = (uint32_t)(w[83] & 0xffffffffu);
+	s->stat_drop_icrc = (uint32_t)(w[84] & 0xffffffffu);
+	s->stat_drop_malformed = (uint32_t)(w[85] & 0xffffffffu);
+	s->stat_drop_qpn = (uint32_t)(w[86] & 0xffffffffu);
+	s->stat_nak_psn = (uint32_t)(w[87] & 0xffffffffu);
+	s->stat_dup = (uint32_t)(w[88] & 0xffffffffu);
+	s->stat_nak_access = (uint32_t)(w[89] & 0xffffffffu);
+	s->stat_nak_inv = (uint32_t)(w[90] & 0xffffffffu);
+	s->stat_drop_overflow = (uint32_t)(w[91] & 0xffffffffu);
+	s->stat_write_bytes = (uint32_t)(w[92] & 0xffffffffu);
+	s->stat_fw_drop = (uint32_t)(w[93] & 0xffffffffu);
+	s->stat_nak_rnr = (uint32_t)(w[94] & 0xffffffffu);
+	s->stat_read_reqs = (uint32_t)(w[95] & 0xffffffffu);
+	s->stat_atomics = (uint32_t)(w[96] & 0xffffffffu);
+	s->stat_recv_bytes = (uint32_t)(w[97] & 0xffffffffu);
+	s->stat_rd_rsp_bytes = (uint32_t)(w[98] & 0xffffffffu);
+	s->stat_drop_rsp = (uint32_t)(w[99] & 0xffffffffu);
+	s->stat_drop_db = (uint32_t)(w[100] & 0xffffffffu);
+	s->stat_drop_norecv = (uint32_t)(w[101] & 0xffffffffu);
+	s->stat_drop_src = (uint32_t)(w[102] & 0xffffffffu);
+	s->stat_cut = (uint32_t)(w[103] & 0xffffffffu);
+	s->stat_qpc_hits = (uint32_t)(w[104] & 0xffffffffu);
+	s->stat_qpc_misses = (uint32_t)(w[105] & 0xffffffffu);
+	s->stat_qpc_evictions = (uint32_t)(w[106] & 0xffffffffu);
+	s->stat_qpc_miss_cycles = (uint32_t)(w[107] & 0xffffffffu);
+	s->stat_qpc_wait_cycles = (uint32_t)(w[108] & 0xffffffffu);
+	s->fence = (uint8_t)(w[109] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */
-#define RNIC_CQ_IN_WORDS 45u
+#define RNIC_CQ_IN_WORDS 43u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -627,15 +626,15 @@ static inline void rnic_cq_in_pack(const rnic_cq_in_t *s, uint32_t *w)
 	w[5] = (uint32_t)s->cfg_data & 0xffffffffu;
 	w[6] = (uint32_t)s->txc_valid & 0x1u;
 	rnic_cpl_pack(&s->txc, &w[7]);
-	w[22] = (uint32_t)s->rxc_valid & 0x1u;
-	rnic_cpl_pack(&s->rxc, &w[23]);
-	w[38] = (uint32_t)s->db_valid & 0x1u;
-	w[39] = (uint32_t)s->db_ctx & 0xffu;
-	w[40] = (uint32_t)s->db_cqn & 0xffffu;
-	w[41] = (uint32_t)s->db_arm & 0xffu;
-	w[42] = (uint32_t)s->db_ci & 0xffffu;
-	w[43] = (uint32_t)s->wr_ready & 0x1u;
-	w[44] = (uint32_t)s->irq_ready & 0x1u;
+	w[21] = (uint32_t)s->rxc_valid & 0x1u;
+	rnic_cpl_pack(&s->rxc, &w[22]);
+	w[36] = (uint32_t)s->db_valid & 0x1u;
+	w[37] = (uint32_t)s->db_ctx & 0xffu;
+	w[38] = (uint32_t)s->db_cqn & 0xffffu;
+	w[39] = (uint32_t)s->db_arm & 0xffu;
+	w[40] = (uint32_t)s->db_ci & 0xffffu;
+	w[41] = (uint32_t)s->wr_ready & 0x1u;
+	w[42] = (uint32_t)s->irq_ready & 0x1u;
 }
 
 static inline void rnic_cq_in_unpack(const uint32_t *w, rnic_cq_in_t *s)
@@ -647,15 +646,15 @@ static inline void rnic_cq_in_unpack(const uint32_t *w, rnic_cq_in_t *s)
 	s->cfg_data = (uint32_t)(w[5] & 0xffffffffu);
 	s->txc_valid = (uint8_t)(w[6] & 0x1u);
 	rnic_cpl_unpack(&w[7], &s->txc);
-	s->rxc_valid = (uint8_t)(w[22] & 0x1u);
-	rnic_cpl_unpack(&w[23], &s->rxc);
-	s->db_valid = (uint8_t)(w[38] & 0x1u);
-	s->db_ctx = (uint8_t)(w[39] & 0xffu);
-	s->db_cqn = (uint16_t)(w[40] & 0xffffu);
-	s->db_arm = (uint8_t)(w[41] & 0xffu);
-	s->db_ci = (uint16_t)(w[42] & 0xffffu);
-	s->wr_ready = (uint8_t)(w[43] & 0x1u);
-	s->irq_ready = (uint8_t)(w[44] & 0x1u);
+	s->rxc_valid = (uint8_t)(w[21] & 0x1u);
+	rnic_cpl_unpack(&w[22], &s->rxc);
+	s->db_valid = (uint8_t)(w[36] & 0x1u);
+	s->db_ctx = (uint8_t)(w[37] & 0xffu);
+	s->db_cqn = (uint16_t)(w[38] & 0xffffu);
+	s->db_arm = (uint8_t)(w[39] & 0xffu);
+	s->db_ci = (uint16_t)(w[40] & 0xffffu);
+	s->wr_ready = (uint8_t)(w[41] & 0x1u);
+	s->irq_ready = (uint8_t)(w[42] & 0x1u);
 }
 
 /* CQ_OUT: Completion kernel outputs. */

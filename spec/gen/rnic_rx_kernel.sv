@@ -18,7 +18,7 @@ module rnic_rx_kernel (
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
     wire [1999:0] hls_in;
-    wire [2983:0] hls_out;
+    wire [2951:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdreq_ready),
@@ -96,39 +96,39 @@ module rnic_rx_kernel (
         k_out.cpl.opcode <= hls_out[1967:1960];
         k_out.cpl.status <= hls_out[1975:1968];
         k_out.cpl.wc_flags <= hls_out[1983:1976];
-        k_out.cpl.ts_start <= hls_out[2047:1984];
-        k_out.cpl.wqe_index <= hls_out[2063:2048];
-        k_out.cpl.evt <= hls_out[2071:2064];
-        k_out.cpl.ctx <= hls_out[2079:2072];
-        k_out.stat_frames <= hls_out[2111:2080];
-        k_out.stat_roce <= hls_out[2143:2112];
-        k_out.stat_to_fw <= hls_out[2175:2144];
-        k_out.stat_drop_icrc <= hls_out[2207:2176];
-        k_out.stat_drop_malformed <= hls_out[2239:2208];
-        k_out.stat_drop_qpn <= hls_out[2271:2240];
-        k_out.stat_nak_psn <= hls_out[2303:2272];
-        k_out.stat_dup <= hls_out[2335:2304];
-        k_out.stat_nak_access <= hls_out[2367:2336];
-        k_out.stat_nak_inv <= hls_out[2399:2368];
-        k_out.stat_drop_overflow <= hls_out[2431:2400];
-        k_out.stat_write_bytes <= hls_out[2463:2432];
-        k_out.stat_fw_drop <= hls_out[2495:2464];
-        k_out.stat_nak_rnr <= hls_out[2527:2496];
-        k_out.stat_read_reqs <= hls_out[2559:2528];
-        k_out.stat_atomics <= hls_out[2591:2560];
-        k_out.stat_recv_bytes <= hls_out[2623:2592];
-        k_out.stat_rd_rsp_bytes <= hls_out[2655:2624];
-        k_out.stat_drop_rsp <= hls_out[2687:2656];
-        k_out.stat_drop_db <= hls_out[2719:2688];
-        k_out.stat_drop_norecv <= hls_out[2751:2720];
-        k_out.stat_drop_src <= hls_out[2783:2752];
-        k_out.stat_cut <= hls_out[2815:2784];
-        k_out.stat_qpc_hits <= hls_out[2847:2816];
-        k_out.stat_qpc_misses <= hls_out[2879:2848];
-        k_out.stat_qpc_evictions <= hls_out[2911:2880];
-        k_out.stat_qpc_miss_cycles <= hls_out[2943:2912];
-        k_out.stat_qpc_wait_cycles <= hls_out[2975:2944];
-        k_out.fence <= hls_out[2983:2976];
+        k_out.cpl.ts_start <= hls_out[2015:1984];
+        k_out.cpl.wqe_index <= hls_out[2031:2016];
+        k_out.cpl.evt <= hls_out[2039:2032];
+        k_out.cpl.ctx <= hls_out[2047:2040];
+        k_out.stat_frames <= hls_out[2079:2048];
+        k_out.stat_roce <= hls_out[2111:2080];
+        k_out.stat_to_fw <= hls_out[2143:2112];
+        k_out.stat_drop_icrc <= hls_out[2175:2144];
+        k_out.stat_drop_malformed <= hls_out[2207:2176];
+        k_out.stat_drop_qpn <= hls_out[2239:2208];
+        k_out.stat_nak_psn <= hls_out[2271:2240];
+        k_out.stat_dup <= hls_out[2303:2272];
+        k_out.stat_nak_access <= hls_out[2335:2304];
+        k_out.stat_nak_inv <= hls_out[2367:2336];
+        k_out.stat_drop_overflow <= hls_out[2399:2368];
+        k_out.stat_write_bytes <= hls_out[2431:2400];
+        k_out.stat_fw_drop <= hls_out[2463:2432];
+        k_out.stat_nak_rnr <= hls_out[2495:2464];
+        k_out.stat_read_reqs <= hls_out[2527:2496];
+        k_out.stat_atomics <= hls_out[2559:2528];
+        k_out.stat_recv_bytes <= hls_out[2591:2560];
+        k_out.stat_rd_rsp_bytes <= hls_out[2623:2592];
+        k_out.stat_drop_rsp <= hls_out[2655:2624];
+        k_out.stat_drop_db <= hls_out[2687:2656];
+        k_out.stat_drop_norecv <= hls_out[2719:2688];
+        k_out.stat_drop_src <= hls_out[2751:2720];
+        k_out.stat_cut <= hls_out[2783:2752];
+        k_out.stat_qpc_hits <= hls_out[2815:2784];
+        k_out.stat_qpc_misses <= hls_out[2847:2816];
+        k_out.stat_qpc_evictions <= hls_out[2879:2848];
+        k_out.stat_qpc_miss_cycles <= hls_out[2911:2880];
+        k_out.stat_qpc_wait_cycles <= hls_out[2943:2912];
+        k_out.fence <= hls_out[2951:2944];
     end
 endmodule
 `else

@@ -720,8 +720,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_PORTC_IPV6_2 = 'h14;
   localparam int unsigned RNIC_PORTC_IPV6_3 = 'h18;
 
-  // CPL: A completion request (TX->CQ and RX->CQ); with evt != 0 an asynchronous event instead: an EQE of type evt (enum EQE_TYPE) for QPN/SRQN qpn in context ctx.
-  localparam int unsigned RNIC_CPL_WORDS = 15;
+  // CPL: A completion request (TX->CQ and RX->CQ); with evt != 0 an asynchronous event instead: an EQE of type evt (enum EQE_TYPE) for QPN/SRQN qpn in context ctx. ts_start: the low 32 bits of CQE TS_START (the CQ kernel puts back the high ones).
+  localparam int unsigned RNIC_CPL_WORDS = 14;
   typedef struct packed {
     logic [23:0] pad_ctx;
     logic [7:0] ctx;
@@ -729,7 +729,7 @@ package rnic_spec_pkg;
     logic [7:0] evt;
     logic [15:0] pad_wqe_index;
     logic [15:0] wqe_index;
-    logic [63:0] ts_start;
+    logic [31:0] ts_start;
     logic [23:0] pad_wc_flags;
     logic [7:0] wc_flags;
     logic [23:0] pad_status;
@@ -837,7 +837,7 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 78;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 77;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
@@ -929,7 +929,7 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 111;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 110;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
@@ -1007,7 +1007,7 @@ package rnic_spec_pkg;
   } rnic_rx_out_t;
 
   // CQ_IN: Completion kernel inputs.
-  localparam int unsigned RNIC_CQ_IN_WORDS = 45;
+  localparam int unsigned RNIC_CQ_IN_WORDS = 43;
   typedef struct packed {
     logic [30:0] pad_irq_ready;
     logic irq_ready;

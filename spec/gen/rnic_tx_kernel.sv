@@ -18,7 +18,7 @@ module rnic_tx_kernel (
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
     wire [1719:0] hls_in;
-    wire [2015:0] hls_out;
+    wire [1983:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdx_ready),
@@ -83,28 +83,28 @@ module rnic_tx_kernel (
         k_out.cpl.opcode <= hls_out[943:936];
         k_out.cpl.status <= hls_out[951:944];
         k_out.cpl.wc_flags <= hls_out[959:952];
-        k_out.cpl.ts_start <= hls_out[1023:960];
-        k_out.cpl.wqe_index <= hls_out[1039:1024];
-        k_out.cpl.evt <= hls_out[1047:1040];
-        k_out.cpl.ctx <= hls_out[1055:1048];
-        k_out.rdx_valid <= hls_out[1056:1056];
-        k_out.rdx.qpn <= hls_out[1087:1064];
-        k_out.rdx.first_psn <= hls_out[1119:1096];
-        k_out.rdx.npkts <= hls_out[1159:1128];
-        k_out.rdx.kind <= hls_out[1167:1160];
-        k_out.rdx.nsge <= hls_out[1175:1168];
-        k_out.rdx.sge <= hls_out[1687:1176];
-        k_out.stat_frames <= hls_out[1719:1688];
-        k_out.stat_wqes <= hls_out[1751:1720];
-        k_out.stat_bytes <= hls_out[1783:1752];
-        k_out.stat_retransmits <= hls_out[1815:1784];
-        k_out.stat_naks <= hls_out[1847:1816];
-        k_out.stat_drop_db <= hls_out[1879:1848];
-        k_out.stat_acks <= hls_out[1911:1880];
-        k_out.stat_rnr <= hls_out[1943:1912];
-        k_out.stat_poisoned <= hls_out[1975:1944];
-        k_out.stat_pushed <= hls_out[2007:1976];
-        k_out.fence <= hls_out[2015:2008];
+        k_out.cpl.ts_start <= hls_out[991:960];
+        k_out.cpl.wqe_index <= hls_out[1007:992];
+        k_out.cpl.evt <= hls_out[1015:1008];
+        k_out.cpl.ctx <= hls_out[1023:1016];
+        k_out.rdx_valid <= hls_out[1024:1024];
+        k_out.rdx.qpn <= hls_out[1055:1032];
+        k_out.rdx.first_psn <= hls_out[1087:1064];
+        k_out.rdx.npkts <= hls_out[1127:1096];
+        k_out.rdx.kind <= hls_out[1135:1128];
+        k_out.rdx.nsge <= hls_out[1143:1136];
+        k_out.rdx.sge <= hls_out[1655:1144];
+        k_out.stat_frames <= hls_out[1687:1656];
+        k_out.stat_wqes <= hls_out[1719:1688];
+        k_out.stat_bytes <= hls_out[1751:1720];
+        k_out.stat_retransmits <= hls_out[1783:1752];
+        k_out.stat_naks <= hls_out[1815:1784];
+        k_out.stat_drop_db <= hls_out[1847:1816];
+        k_out.stat_acks <= hls_out[1879:1848];
+        k_out.stat_rnr <= hls_out[1911:1880];
+        k_out.stat_poisoned <= hls_out[1943:1912];
+        k_out.stat_pushed <= hls_out[1975:1944];
+        k_out.fence <= hls_out[1983:1976];
     end
 endmodule
 `else

@@ -67,7 +67,8 @@ typedef struct {
 	uint8_t fatal;      /* a fatal NAK was sent: requests are dropped until the QP is reset */
 	uint32_t remaining; /* WRITE: bytes still to come */
 	uint32_t msg_len;   /* WRITE: its length; SEND: bytes so far */
-	uint64_t ts_first;  /* cycle the message's first packet arrived */
+	uint32_t ts_first;  /* cycle the message's first packet arrived, low 32 bits (the CQ kernel
+	                     * widens it) */
 	rx_sge_t wr;                /* where the WRITE in progress lands (a SEND: its receive WQE's
 	                             * scatter list, in its slot until it completes) ... */
 	uint8_t c_sge;              /* ... and how far the message got */

@@ -181,7 +181,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		rx_finish_frame(st);
 		return;
 	}
-	q->ts_first = cycle;
+	q->ts_first = (uint32_t)cycle;
 	r = *CUR_RWQE(st, st->qpn);
 	r.err = rx_rwqe_recheck(st, st->qpn, &r);
 	if (r.err || plen + RNIC_GRH_LEN > r.len) {
@@ -553,7 +553,7 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 	}
 	q->nak_sent = 0;
 	if (starts)
-		q->ts_first = in->cycle;
+		q->ts_first = (uint32_t)in->cycle;
 	if (op <= RNIC_BTH_OP_SEND_ONLY_IMM) {
 		req_send(st, x);
 	} else if (op <= RNIC_BTH_OP_WRITE_ONLY_IMM) {

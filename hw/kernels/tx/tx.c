@@ -70,7 +70,7 @@ static uint32_t wc_opcode(uint32_t op)
 }
 
 void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
-		 uint32_t status, uint64_t ts, uint32_t index)
+		 uint32_t status, uint32_t ts, uint32_t index)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
@@ -609,7 +609,7 @@ static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint
 	if ((uint16_t)(pi - st->sq_pi[q]) <= size)
 		st->sq_pi[q] = (uint16_t)pi;
 	tx_wake(st, q);
-	st->ts_db[q] = cycle;
+	st->ts_db[q] = (uint32_t)cycle;
 	return 1;
 }
 

@@ -40,7 +40,7 @@ typedef struct {
 
 typedef struct {
 	uint64_t wr_id;
-	uint64_t ts;
+	uint32_t ts;         /* its doorbell's cycle, low 32 bits (ts_db) */
 	uint32_t first_psn, last_psn;
 	uint32_t len;
 	uint16_t index;      /* SQ index of the WQE */
@@ -191,7 +191,7 @@ typedef struct {
 	tx_copy_w_t sq_ci_w;         /* a go-back's or a READ limit's sq_ci write (clock's end) */
 	uint16_t db_ctrl[RNIC_MAX_QP];
 	uint8_t sq_log[RNIC_MAX_QP];
-	uint64_t ts_db[RNIC_MAX_QP];
+	uint32_t ts_db[RNIC_MAX_QP];  /* low 32 bits: a completion's start (the CQ kernel widens it) */
 	/* the scheduler's side, which takes no QP port either: each QP's WQEs fetched ahead and
 	 * started (the prefetch ring holds the difference; the scheduler and a pushed WQE
 	 * write the one, a WQE started the other; a clock where an event moves sq_ci or

@@ -130,7 +130,7 @@ static inline uint32_t tx_ob_free(const rnic_tx_state_t *st)
 
 int tx_is_rd(uint32_t op);
 void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
-		 uint32_t status, uint64_t ts, uint32_t index);
+		 uint32_t status, uint32_t ts, uint32_t index);
 void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side);
 int tx_req_full(const rnic_tx_state_t *st);
 void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind);
