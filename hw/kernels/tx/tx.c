@@ -376,7 +376,8 @@ void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 			return;
 		}
 		p->rnr_retries++;
-		p->hold_until = st->now + (uint64_t)rnr_units[(rnr - 1) & 31] * CYCLES_10US; /* never 0 */
+		/* the tick the wait is over in, rounded up */
+		p->hold_until = tx_tick(st->now + (uint64_t)rnr_units[(rnr - 1) & 31] * CYCLES_10US + (1u << TW_SHIFT) - 1);
 		st->held[q] = 1;
 		st->o.stat_rnr++;
 	} else {
@@ -395,7 +396,7 @@ void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 		st->o.stat_retransmits++;
 	}
 	p->back_psn = psn;
-	p->t_prog = st->now;
+	p->t_prog = tx_tick(st->now);
 	st->rw_valid = 1;
 	st->rw_qpn = (uint16_t)q;
 	st->rw_index = ob->index;
@@ -514,14 +515,14 @@ static void acknowledge(rnic_tx_state_t *st)
 	if (type == RNIC_AETH_TYPE_ACK && d >= 0 && (!rd || st->ack_rd)) {
 		/* acknowledged (a READ/atomic: its response is placed) */
 		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
-		p->t_prog = st->now;
+		p->t_prog = tx_tick(st->now);
 		p->retries = 0;
 		p->rnr_retries = 0;
 		return;
 	}
 	if (type == RNIC_AETH_TYPE_ACK && rd && rnic_psn_diff(st->ack_psn, ob->first_psn) >= 0) {
 		/* responses of the READ at the head are arriving: progress, and where to ask again */
-		p->t_prog = st->now;
+		p->t_prog = tx_tick(st->now);
 		p->retries = 0;
 		p->rd_next = (st->ack_psn + 1) & RNIC_PSN_MASK;
 		st->ack_busy = 0;
@@ -535,7 +536,7 @@ static void acknowledge(rnic_tx_state_t *st)
 			return;
 		}
 		ob_retire(st, q, RNIC_WC_STATUS_SUCCESS);
-		p->t_prog = st->now;
+		p->t_prog = tx_tick(st->now);
 		return;
 	}
 	st->ack_busy = 0;
@@ -930,7 +931,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	assert(st->wake_clk <= TX_WAKE_CLK);
 	/* writes that land at the clock's edge, after this clock's reads */
 	if (st->ts_pending)
-		st->t_sent[st->ts_qpn] = st->now;
+		st->t_sent[st->ts_qpn] = tx_tick(st->now);
 	st->ts_pending = 0;
 	if (st->pop_valid)
 		st->act_clr[st->pop_q] = st->pop_tok;

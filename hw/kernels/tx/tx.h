@@ -57,14 +57,15 @@ typedef struct {
 	uint32_t restart_psn;
 } tx_qs_t;
 
-/* A QP's completion side (its block RAM entry): what ACK notices and the ACK timer need */
+/* A QP's completion side (its block RAM entry): what ACK notices and the ACK timer need. Its
+ * times are ticks of the timer wheel (tx_tick). */
 typedef struct {
-	uint64_t hold_until;/* RNR NAK: nothing is sent before this cycle */
+	uint32_t hold_until;/* RNR NAK: nothing is sent before this tick */
 	uint8_t retries;    /* go-back-N rounds since the last progress */
 	uint8_t rnr_retries;
 	uint32_t rd_next;   /* the first READ response PSN not placed yet (RX's notices) */
 	uint32_t back_psn;  /* the PSN the last go-back-N resumed at */
-	uint64_t t_prog;    /* last progress (an ACK, a go-back-N): with t_sent, the ACK timer's start */
+	uint32_t t_prog;    /* last progress (an ACK, a go-back-N): with t_sent, the ACK timer's start */
 } tx_qc_t;
 
 /* The QPC fields the send side reads (a block RAM kept from the configuration writes, read with
@@ -171,10 +172,10 @@ typedef struct {
 	uint8_t rw_valid;                /* a go-back-N for the send side: QP, the WQE and PSN to */
 	uint16_t rw_qpn, rw_index;       /* go back to, the PSN to resume at */
 	uint32_t rw_psn, rw_restart;
-	/* the cycle each QP last sent a packet: with qc's t_prog, where the ACK timer runs from (a
+	/* the tick each QP last sent a packet in: with qc's t_prog, where the ACK timer runs from (a
 	 * memory of its own: the packet builder writes it, landing at the clock's end, ts_pending;
 	 * the ACK timer reads it) */
-	uint64_t t_sent[RNIC_MAX_QP];
+	uint32_t t_sent[RNIC_MAX_QP];
 	uint8_t ts_pending;
 	uint16_t ts_qpn;
 	/* the packet builder's QPC fields, each QP's path (a block RAM of its own, written by the

@@ -12,6 +12,14 @@
  * issued) zero beats in place of payload that may not be read any more. */
 enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
 
+/* A cycle as the QPs' timers keep it: the timer wheel's tick (2^TW_SHIFT cycles, 4.096 us), in
+ * 32 bits. They wrap after 4.9 hours, twice the longest ACK timeout (4.096 us * 2^31): times
+ * are compared by their difference. */
+static inline uint32_t tx_tick(uint64_t cycle)
+{
+	return (uint32_t)(cycle >> TW_SHIFT);
+}
+
 /* a field of QP q's QPC CTRL, as the send side reads it */
 #define QSF_CTRL(st, q, f) RNIC_GET(RNIC_QPC_CTRL_##f, (st)->qsf[q].ctrl)
 

@@ -4,6 +4,12 @@
 
 _Static_assert(RNIC_MAX_QP <= TW_NIL, "a timer wheel's link holds a QPN, and an end");
 
+/* The cycle a tick (tx_tick) after now's starts at */
+static uint64_t tick_cycle(const rnic_tx_state_t *st, uint32_t tick)
+{
+	return ((st->now >> TW_SHIFT) + (uint32_t)(tick - tx_tick(st->now))) << TW_SHIFT;
+}
+
 /* The tick at which a timer due at cycle `due` is looked at: within the wheel's reach, and
  * never the current slot (the cursor holds its list). */
 static uint64_t tw_slot_tick(const rnic_tx_state_t *st, uint64_t due)
@@ -21,15 +27,16 @@ static uint64_t check_qp(rnic_tx_state_t *st, uint32_t q)
 {
 	tx_qc_t *p = &st->qc[q];
 	uint32_t t = RNIC_GET(RNIC_QPC_RETRY_TIMEOUT, st->qcf[q].retry), held = st->held[q];
-	uint64_t soon = st->now + (1u << TW_SHIFT), from, due = UINT64_MAX;
+	uint32_t now = tx_tick(st->now), from;
+	uint64_t soon = st->now + (1u << TW_SHIFT), due = UINT64_MAX;
 
-	if (held && (int64_t)(st->now - p->hold_until) >= 0) {
+	if (held && (int32_t)(now - p->hold_until) >= 0) {
 		st->held[q] = 0; /* the RNR wait is over */
 		held = 0;
 		tx_wake(st, q);
 	}
 	if (held)
-		due = p->hold_until;
+		due = tick_cycle(st, p->hold_until);
 	if (!tx_ob_n_c(st, q))
 		return due;
 	if (tx_err_c(st, q)) {
@@ -44,8 +51,10 @@ static uint64_t check_qp(rnic_tx_state_t *st, uint32_t q)
 		return held ? due : st->now + ((uint64_t)TW_SLOTS << TW_SHIFT); /* kept: a modify may set one */
 	if (held || st->ack_busy || tx_cpl_full(st) || (st->phase && st->qpn == q))
 		return due < soon ? due : soon;
-	from = st->t_sent[q] > p->t_prog ? st->t_sent[q] : p->t_prog;
-	if (st->now - from > (1024ull << t)) {
+	/* late: more than 2^t ticks since, so never before the timeout (IBTA 9.7.6.1.3) and less
+	 * than two ticks after it */
+	from = (int32_t)(st->t_sent[q] - p->t_prog) > 0 ? st->t_sent[q] : p->t_prog;
+	if (now - from > (1u << t)) {
 		/* a READ partly answered is asked again from its first response missing, with the
 		 * address and length moved on (IBTA 9.7.5.1.6; a responder may ignore it otherwise) */
 		const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
@@ -55,7 +64,7 @@ static uint64_t check_qp(rnic_tx_state_t *st, uint32_t q)
 		tx_rewind_qp(st, q, resume ? p->rd_next : ob->first_psn, 0);
 		return soon;
 	}
-	return from + (1024ull << t) + 1;
+	return tick_cycle(st, from + (1u << t) + 1);
 }
 
 /* The completion side's spare clock: the QP the send side found in error, else the next QP of
