@@ -169,19 +169,22 @@ static inline void rnic_port_mac(const uint32_t *port, uint8_t *p)
  * the QKEY a UD send may take), with the CTRL bits the packet builder reads. The packet builder
  * keeps one a QP (the hot part of the QPC it needs per packet), set by rnic_path_cfg. */
 typedef struct {
-	uint8_t valid, pmtu, v6;
+	uint8_t ctl;        /* CTRL's VALID (bit 0), IPV6 (bit 1), PMTU (bits 2..4) */
 	uint16_t dmac_hi;
 	uint32_t dmac_lo, dip, dip6[4], net, dest_qpn, qkey;
 } rnic_path_t;
+
+#define RNIC_PATH_VALID(p) ((p)->ctl & 1u)
+#define RNIC_PATH_V6(p) (((p)->ctl >> 1) & 1u)
+#define RNIC_PATH_PMTU(p) ((uint32_t)(p)->ctl >> 2)
 
 /* Apply the firmware's write of QPC word `word` to a QP's path. */
 static inline void rnic_path_cfg(rnic_path_t *p, uint32_t word, uint32_t v)
 {
 	switch (word) {
 	case RNIC_QPC_CTRL / 4:
-		p->valid = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_VALID, v);
-		p->pmtu = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, v);
-		p->v6 = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_IPV6, v);
+		p->ctl = (uint8_t)(RNIC_GET(RNIC_QPC_CTRL_VALID, v) | RNIC_GET(RNIC_QPC_CTRL_IPV6, v) << 1 |
+				   RNIC_GET(RNIC_QPC_CTRL_PMTU, v) << 2);
 		break;
 	case RNIC_QPC_DMAC_HI / 4: p->dmac_hi = (uint16_t)v; break;
 	case RNIC_QPC_DMAC_LO / 4: p->dmac_lo = v; break;
@@ -206,7 +209,7 @@ static inline uint32_t rnic_build_headers(const rnic_path_t *q, const uint32_t *
 					  const uint8_t *av)
 {
 	uint32_t net = q->net;
-	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : q->v6;
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : RNIC_PATH_V6(q);
 	uint32_t udp = RNIC_UDP_OFF + (v6 ? RNIC_IP6_EXTRA : 0), bth = udp + RNIC_UDP_HLEN;
 	uint32_t ulen = RNIC_UDP_HLEN + RNIC_BTH_LEN + payload_len;
 	uint32_t i;

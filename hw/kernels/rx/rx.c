@@ -752,85 +752,6 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	st->db_pi = (uint16_t)in->db_pi;
 }
 
-/* The TX kernel sent a READ/atomic: remember where its responses go. Sent again after a
- * go-back-N, it replaces the entry it had and everything after it. */
-static void expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
-{
-	rx_rdq_t *q = &st->rdq[x->qpn % RNIC_MAX_QP];
-	rx_rdx_t e;
-	uint32_t i, k, found = 0, n = (uint8_t)(q->rd_tail - q->rd_head), slot, pe;
-
-	st->rdq_busy = 1;
-	for (i = 0; i < RX_RDX; i++) {
-		if (!found && i < n && q->psn[(uint8_t)(q->rd_head + i) % RX_RDX] == x->first_psn) {
-			q->rd_tail = (uint8_t)(q->rd_head + i);
-			found = 1;
-		}
-	}
-	/* sent again by a go-back-N that crossed our notice that it was answered: the notice is
-	 * repeated (the first may have reached the TX kernel before the WQE was fetched again);
-	 * expecting its response a second time could stall the QP */
-	if (!found && q->rd_done_ok && rnic_psn_diff(x->first_psn + x->npkts - 1, q->rd_done) <= 0 &&
-	    !st->renotify) {
-		st->renotify = 1;
-		st->re_qpn = x->qpn % RNIC_MAX_QP;
-		st->re_psn = (x->first_psn + x->npkts - 1) & RNIC_PSN_MASK;
-		return;
-	}
-	if (q->rd_head == q->rd_tail && !found)
-		q->rd_off = 0;
-	if ((uint8_t)(q->rd_tail - q->rd_head) >= RX_RDX)
-		return;
-	/* the slot's entry if it still has one, else one from the pool (rdx_ready said one is free) */
-	slot = q->rd_tail % RX_RDX;
-	if ((uint8_t)(q->rd_tail - q->rd_head) < q->rd_n) {
-		pe = q->e[slot];
-	} else {
-		pe = st->rd_fresh < RX_RDP ? st->rd_fresh++ : st->rdf[st->rdf_head++ % RX_RDP];
-		q->e[slot] = (uint16_t)pe;
-		q->rd_n++;
-	}
-	q->psn[slot] = x->first_psn;
-	e = (rx_rdx_t){0};
-	e.first_psn = x->first_psn;
-	e.npkts = x->npkts;
-	e.kind = x->kind;
-	e.nsge = x->nsge;
-	for (k = 0; k < RNIC_MAX_SGE; k++) {
-		e.sge[k].addr = rnic_rd_le(x->sge + k * 16, 8);
-		e.sge[k].len = (uint32_t)rnic_rd_le(x->sge + k * 16 + 8, 4);
-		e.sge[k].key = (uint32_t)rnic_rd_le(x->sge + k * 16 + 12, 4);
-		e.sge[k].access = RNIC_ACCESS_LOCAL_WRITE;
-		if (k < x->nsge)
-			e.len += e.sge[k].len;
-	}
-	st->rdp[pe] = e;
-	q->rd_tail++;
-}
-
-/* Free entries of the READ/atomic pool */
-static uint32_t rdp_free(const rnic_rx_state_t *st)
-{
-	return RX_RDP - st->rd_fresh + (st->rdf_tail - st->rdf_head);
-}
-
-/* One entry of the QP at the head of the reclaim queue back to the pool: those its slots hold
- * beyond what it expects (all of them after a reset; a reused QP keeps what it expects). */
-static void reclaim(rnic_rx_state_t *st)
-{
-	uint32_t qpn = st->rcl[st->rcl_head % RNIC_MAX_QP];
-	rx_rdq_t *q = &st->rdq[qpn];
-
-	if (q->rd_n > (uint8_t)(q->rd_tail - q->rd_head)) {
-		q->rd_n--;
-		st->rdf[st->rdf_tail++ % RX_RDP] = q->e[(uint8_t)(q->rd_head + q->rd_n) % RX_RDX];
-	}
-	if (q->rd_n == (uint8_t)(q->rd_tail - q->rd_head)) {
-		st->rcl_in[qpn] = 0;
-		st->rcl_head++;
-	}
-}
-
 /* SRQ context writes: word 0 with VALID newly set starts the ring over. */
 static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 {
@@ -911,6 +832,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->db_pend = 0;
 		st->ovr_n = 0;
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
+		st->rb_fresh = st->rbf_head = st->rbf_tail = 0;
 		st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
@@ -960,7 +882,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
 	if (rdx)
-		expect(st, &in->rdx);
+		rx_expect(st, &in->rdx);
 	go = !commit;
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
@@ -985,7 +907,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		prefetch_rwqe(st);
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
-		reclaim(st);
+		rx_reclaim(st);
 	if (in->eth_valid)
 		receive(st, in);
 	if (st->db_pend) {
@@ -994,7 +916,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->db_pend = 0;
 	}
 	st->o.db_ready = !st->commit_valid;
-	st->o.rdx_ready = !st->commit_valid && rdp_free(st) != 0;
+	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid;
 	*out = st->o;
 }

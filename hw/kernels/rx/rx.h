@@ -77,15 +77,20 @@ typedef struct {
 	uint8_t at_next;
 } rx_qp_t;
 
-/* Per-QP requester state: READ/atomic responses expected, in PSN order: each one's first PSN and
- * its entry in the shared pool (rdp), which holds where the responses go. Slots [rd_head,
- * rd_head + rd_n) hold an entry, [rd_head, rd_tail) of them expected: a request sent again
- * (go-back-N) reuses the slot and entry it had. A block RAM of its own, read and written by an
- * expect (from the TX kernel), a response's dispatch or the reclaim of a reset QP's entries,
- * one of them a clock. */
+/* Per-QP requester state (rx_rdq.c): READ/atomic responses expected, in PSN order, in slots of a
+ * block (rdb): each one's first PSN and its entry in the shared pool (rdp), which holds where the
+ * responses go. Slots [rd_head, rd_head + rd_n) hold an entry, [rd_head, rd_tail) of them
+ * expected: a request sent again (go-back-N) reuses the slot and entry it had. A QP holds a block
+ * while it holds an entry (rd_n). A block RAM of its own, read and written by an expect (from
+ * the TX kernel), a response's dispatch or the reclaim of a reset QP's entries, one of them a
+ * clock. */
 typedef struct {
 	uint32_t psn[RX_RDX];
 	uint16_t e[RX_RDX];
+} rx_rdb_t;
+
+typedef struct {
+	uint16_t blk;       /* its block of slots, while rd_n */
 	uint8_t rd_head, rd_tail, rd_n;
 	uint32_t rd_off;    /* response packets of the head entry placed */
 	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
@@ -101,7 +106,8 @@ typedef struct {
  * with (the rest of the context is read by nothing on the receive side) */
 typedef struct {
 	uint32_t ctrl;      /* QPC CTRL: valid, state, type, PMTU, IPv6 */
-	uint32_t pdn, qkey;
+	uint16_t pdn;       /* < MAX_PD */
+	uint32_t qkey;
 	uint32_t dip, dip6[4]; /* the peer, which a connected QP takes frames from */
 	uint8_t access;     /* ACCESS (enum ACCESS) */
 	uint8_t min_rnr;    /* RETRY.MIN_RNR */
@@ -112,7 +118,7 @@ static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
 {
 	switch (word) {
 	case RNIC_QPC_CTRL / 4: l->ctrl = v; break;
-	case RNIC_QPC_PDN / 4: l->pdn = v; break;
+	case RNIC_QPC_PDN / 4: l->pdn = (uint16_t)v; break;
 	case RNIC_QPC_QKEY / 4: l->qkey = v; break;
 	case RNIC_QPC_DIP / 4: l->dip = v; break;
 	case RNIC_QPC_DIP6_0 / 4: l->dip6[0] = v; break;
@@ -158,7 +164,7 @@ typedef struct {
 	uint32_t rq_ctl[RNIC_MAX_QP];   /* CTX | RQ ring log << 8 | RQ_LIVE (valid, not in RESET) |
 	                                 * CQN.RECV << 16 (rx_int.h) */
 	uint16_t rq_srq[RNIC_MAX_QP];   /* SRQ.SRQN | RQ_SRQ: its receive WQEs come from that SRQ */
-	uint32_t qp_pdn[RNIC_MAX_QP];
+	uint16_t qp_pdn[RNIC_MAX_QP];
 	uint32_t dest_qpn[RNIC_MAX_QP]; /* its completions' source QP */
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
@@ -172,6 +178,9 @@ typedef struct {
 	rx_rdx_t rdp[RX_RDP];
 	uint16_t rdf[RX_RDP];
 	uint32_t rd_fresh, rdf_head, rdf_tail;
+	rx_rdb_t rdb[RX_RDP];        /* blocks of slots, free ones as entries are (rb_*, rbf) */
+	uint16_t rbf[RX_RDP];
+	uint32_t rb_fresh, rbf_head, rbf_tail;
 	uint16_t rcl[RNIC_MAX_QP];
 	uint32_t rcl_head, rcl_tail;
 	uint8_t rcl_in[RNIC_MAX_QP];

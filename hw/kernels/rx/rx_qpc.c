@@ -25,6 +25,7 @@
 #include "rx_int.h"
 
 _Static_assert(RNIC_MAX_QP <= 0x8000, "a tag holds the QPN in 15 bits");
+_Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
 
 /* A beat of a frame being received: its QP, if the frame looks like RoCEv2 for us (IPv4: all in
  * the first beat; IPv6: the BTH's QPN in the second) */
@@ -218,7 +219,7 @@ void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 	srqn = RNIC_GET(RNIC_QPC_SRQ_SRQN, e[RNIC_QPC_SRQ / 4]);
 	st->rq_srq[idx] = (uint16_t)(RNIC_GET(RNIC_QPC_SRQ_USE, e[RNIC_QPC_SRQ / 4]) ? RQ_SRQ | (srqn < RQ_SRQ ? srqn : RQ_SRQ - 1) : 0);
 	st->rq_base[idx] = (uint64_t)e[RNIC_QPC_RQ_BASE_HI / 4] << 32 | e[RNIC_QPC_RQ_BASE_LO / 4];
-	st->qp_pdn[idx] = e[RNIC_QPC_PDN / 4];
+	st->qp_pdn[idx] = (uint16_t)e[RNIC_QPC_PDN / 4];
 	st->dest_qpn[idx] = RNIC_GET(RNIC_QPC_DEST_QPN_QPN, e[RNIC_QPC_DEST_QPN / 4]);
 }
 

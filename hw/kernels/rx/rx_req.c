@@ -43,7 +43,7 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
 {
 	rx_rdq_t *q = &st->rdq[st->qpn];
-	uint32_t pe = q->e[q->rd_head % RX_RDX];
+	uint32_t pe = st->rdb[q->blk].e[q->rd_head % RX_RDX];
 	const rx_rdx_t *x = &st->rdp[pe];
 	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, st->qpn, PMTU));
 	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
@@ -77,8 +77,7 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	st->psn = psn;
 	if (last) {
 		/* answered: its entry goes back to the pool */
-		st->rdf[st->rdf_tail++ % RX_RDP] = (uint16_t)pe;
-		q->rd_n--;
+		rx_rdp_give(st, q, pe);
 		q->rd_head++;
 		q->rd_off = 0;
 		q->rd_done = psn;

@@ -35,6 +35,9 @@
 #include "tx_int.h"
 
 _Static_assert(RNIC_MAX_QP <= 1u << ACT_TOK, "an active-list entry holds a QPN and its token");
+_Static_assert(TX_OB < 256, "outstanding WQEs are counted by positions mod 256");
+_Static_assert((RNIC_QPC_RETRY_TIMEOUT_MASK | RNIC_QPC_RETRY_RETRY_CNT_MASK | RNIC_QPC_RETRY_RNR_RETRY_MASK) <= 0xffffu,
+	       "the completion side keeps RETRY's low half");
 
 /* RNR timer (IBTA Vol. 1 Table 45) in units of 10 us */
 static const uint32_t rnr_units[32] = {
@@ -220,7 +223,7 @@ static int may_send(const rnic_tx_state_t *st, uint32_t q, uint32_t ob_n)
 /* The scheduler's view of QP q (its copies of the window ends and error flags) */
 static uint32_t sched_ob_n(const rnic_tx_state_t *st, uint32_t q)
 {
-	return (uint16_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
+	return (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
 }
 
 static int sched_err(const rnic_tx_state_t *st, uint32_t q)
@@ -759,7 +762,7 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 			st->sq_log[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RING_LOG_SQ, in->cfg_data);
 		if (word == RNIC_QPC_RETRY / 4) {
 			st->rsp_limit[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, in->cfg_data);
-			st->qcf[idx].retry = in->cfg_data;
+			st->qcf[idx].retry = (uint16_t)in->cfg_data;
 		}
 	}
 	if (RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {

@@ -72,7 +72,7 @@ typedef struct {
  * qs): the hot part of the context; the rest of it is in context memory only */
 typedef struct {
 	uint32_t ctrl;      /* QPC CTRL: valid, state, type, context, PMTU */
-	uint32_t pdn;
+	uint16_t pdn;       /* < MAX_PD */
 	uint32_t sq_psn;    /* QPC SQ_PSN */
 	uint16_t cqn;       /* send CQ */
 	uint8_t rd_atom;    /* RETRY.MAX_RD_ATOMIC */
@@ -84,7 +84,7 @@ static inline void tx_qsf_cfg(tx_qsf_t *f, uint32_t word, uint32_t v)
 	if (word == RNIC_QPC_CTRL / 4)
 		f->ctrl = v;
 	else if (word == RNIC_QPC_PDN / 4)
-		f->pdn = v;
+		f->pdn = (uint16_t)v;
 	else if (word == RNIC_QPC_SQ_PSN / 4)
 		f->sq_psn = RNIC_GET(RNIC_QPC_SQ_PSN_PSN, v);
 	else if (word == RNIC_QPC_CQN / 4)
@@ -95,7 +95,7 @@ static inline void tx_qsf_cfg(tx_qsf_t *f, uint32_t word, uint32_t v)
 
 /* The QPC fields the completion side reads (a block RAM kept from the configuration writes) */
 typedef struct {
-	uint32_t retry;     /* QPC RETRY */
+	uint16_t retry;     /* QPC RETRY's low half: TIMEOUT, RETRY_CNT, RNR_RETRY */
 	uint16_t cqn;       /* send CQ */
 	uint8_t ctx, type;
 } tx_qcf_t;
@@ -146,18 +146,19 @@ typedef struct {
 	tx_qs_t qs[RNIC_MAX_QP];
 	tx_qc_t qc[RNIC_MAX_QP];
 	tx_qcf_t qcf[RNIC_MAX_QP];
-	uint16_t ob_head[RNIC_MAX_QP];   /* outstanding WQEs [ob_head, ob_tail): completion side */
-	uint16_t ob_tail[RNIC_MAX_QP];   /* ... send side */
+	uint8_t ob_head[RNIC_MAX_QP];    /* outstanding WQEs [ob_head, ob_tail): completion side */
+	uint8_t ob_tail[RNIC_MAX_QP];    /* ... send side (positions mod 256: TX_OB fewer) */
 	/* copies of what one side writes for the other side's reads (_s send, _c completion) and
 	 * the scheduler's (_k): a block RAM has two ports, and three parts read these. Written at
 	 * the clock's end (cw_*); a read in that clock takes the word from the write's register. */
-	uint16_t ob_head_s[RNIC_MAX_QP], ob_head_k[RNIC_MAX_QP], ob_tail_c[RNIC_MAX_QP], ob_tail_k[RNIC_MAX_QP];
+	uint8_t ob_head_s[RNIC_MAX_QP], ob_head_k[RNIC_MAX_QP], ob_tail_c[RNIC_MAX_QP], ob_tail_k[RNIC_MAX_QP];
 	tx_copy_w_t cw_head, cw_tail, cw_err_s, cw_err_c;
 	/* where they are in the shared pool (obp): a list per QP, linked through obn. The
 	 * completion side keeps the entry at its head (ob_he); the send side the last one
 	 * (ob_le), and the one it appended to an empty list (ob_first, at position ob_fpos,
 	 * valid while ob_fv): the head is that one while ob_head is at that position. */
-	uint16_t ob_he[RNIC_MAX_QP], ob_le[RNIC_MAX_QP], ob_first[RNIC_MAX_QP], ob_fpos[RNIC_MAX_QP];
+	uint16_t ob_he[RNIC_MAX_QP], ob_le[RNIC_MAX_QP], ob_first[RNIC_MAX_QP];
+	uint8_t ob_fpos[RNIC_MAX_QP];
 	uint8_t ob_fv[RNIC_MAX_QP];
 	uint8_t rd_started[RNIC_MAX_QP]; /* READ/atomic WQEs started (send side) and retired */
 	uint8_t rd_retired[RNIC_MAX_QP]; /* (completion side): outstanding, the difference */

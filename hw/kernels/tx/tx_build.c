@@ -4,6 +4,7 @@
 /* Check the SGEs of the WQE (local key, PD, bounds; `access` needed on each MR), the k-th against
  * copy k of the MPT. */
 _Static_assert(RNIC_MAX_SGE == 4, "an MPT copy per SGE of a WQE");
+_Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
 static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, uint32_t access)
 {
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
@@ -227,7 +228,7 @@ static void build_request(rnic_tx_state_t *st)
 	const uint8_t *w = st->wqe;
 	const uint8_t *av = st->type == RNIC_QPT_UD ? w + RNIC_WQE_UD_AV_OFF : 0;
 	const rnic_path_t *q = &st->hq[st->qpn];
-	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : q->v6;
+	uint32_t v6 = av ? RNIC_UD_AV_IPV6_GET(av) : RNIC_PATH_V6(q);
 	uint32_t xoff = RNIC_XTH_OFF + (v6 ? RNIC_IP6_EXTRA : 0);
 	uint8_t *x = k->hdr + xoff;
 	uint32_t first = st->pkt == 0, last = st->pkt == st->npkts - 1;
@@ -379,7 +380,7 @@ static void build_response(rnic_tx_state_t *st)
 
 	st->iss_left = 0;
 	/* skipped: made useless by a later request, or its QP is gone (nothing is read for it) */
-	if (r->kind == RSP_SKIP || st->rj_cancel || !q->valid) {
+	if (r->kind == RSP_SKIP || st->rj_cancel || !RNIC_PATH_VALID(q)) {
 		st->rj_active = 0;
 		st->rj_cancel = 0;
 		st->rsp_head++;
@@ -387,7 +388,7 @@ static void build_response(rnic_tx_state_t *st)
 	}
 	k = pkt_slot(st);
 	k->qpn = (uint16_t)r->qpn;
-	k->v6 = q->v6;
+	k->v6 = (uint8_t)RNIC_PATH_V6(q);
 	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
 	if (r->kind == RNIC_RSP_KIND_READ) {
 		uint32_t first, last;
@@ -395,8 +396,8 @@ static void build_response(rnic_tx_state_t *st)
 		if (!st->rj_active) {
 			st->rj_active = 1;
 			st->rj_pkt = 0;
-			st->rj_mtu = rnic_mtu_bytes(q->pmtu);
-			st->rj_npkts = rnic_npkts(r->len, q->pmtu);
+			st->rj_mtu = rnic_mtu_bytes(RNIC_PATH_PMTU(q));
+			st->rj_npkts = rnic_npkts(r->len, RNIC_PATH_PMTU(q));
 		}
 		first = st->rj_pkt == 0;
 		last = st->rj_pkt == st->rj_npkts - 1;

@@ -49,12 +49,12 @@ static inline uint32_t tx_head_s(const rnic_tx_state_t *st, uint32_t q)
 /* WQEs of QP q outstanding, as the send side and the completion side see them */
 static inline uint32_t tx_ob_n_s(const rnic_tx_state_t *st, uint32_t q)
 {
-	return (uint16_t)(st->ob_tail[q] - tx_head_s(st, q));
+	return (uint8_t)(st->ob_tail[q] - tx_head_s(st, q));
 }
 
 static inline uint32_t tx_ob_n_c(const rnic_tx_state_t *st, uint32_t q)
 {
-	return (uint16_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_c[q]) - st->ob_head[q]);
+	return (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_c[q]) - st->ob_head[q]);
 }
 
 /* Writes of the window ends and error flags: to the owner's memory now, to its readers' copies
@@ -68,14 +68,14 @@ static inline uint32_t tx_ob_n_c(const rnic_tx_state_t *st, uint32_t q)
 
 static inline void tx_set_ob_head(rnic_tx_state_t *st, uint32_t q, uint32_t v)
 {
-	st->ob_head[q] = (uint16_t)v;
-	TX_COPY_WRITE(st, cw_head, q, v);
+	st->ob_head[q] = (uint8_t)v;
+	TX_COPY_WRITE(st, cw_head, q, (uint8_t)v);
 }
 
 static inline void tx_set_ob_tail(rnic_tx_state_t *st, uint32_t q, uint32_t v)
 {
-	st->ob_tail[q] = (uint16_t)v;
-	TX_COPY_WRITE(st, cw_tail, q, v);
+	st->ob_tail[q] = (uint8_t)v;
+	TX_COPY_WRITE(st, cw_tail, q, (uint8_t)v);
 }
 
 static inline void tx_set_err_s(rnic_tx_state_t *st, uint32_t q, uint32_t v)
