@@ -165,13 +165,28 @@ static inline void rnic_port_mac(const uint32_t *port, uint8_t *p)
 	rnic_put_be32(p + 2, port[RNIC_PORTC_MAC_LO / 4]);
 }
 
+/* A connected QP's peer: its IPv4 address (QPC DIP), or its IPv6 address (DIP6_0..3, CTRL.IPV6) */
+typedef struct {
+	uint32_t dip, dip6[4];
+} rnic_peer_t;
+
+/* Apply the firmware's write of QPC word `word` to a peer's address, if it is one of its words */
+static inline void rnic_peer_cfg(rnic_peer_t *p, uint32_t word, uint32_t v)
+{
+	if (word == RNIC_QPC_DIP / 4)
+		p->dip = v;
+	else if (word >= RNIC_QPC_DIP6_0 / 4 && word <= RNIC_QPC_DIP6_3 / 4)
+		p->dip6[word - RNIC_QPC_DIP6_0 / 4] = v;
+}
+
 /* A QP's path: the QPC fields its packets' headers carry (DMAC, DIP or DIP6, NET, DEST_QPN, and
  * the QKEY a UD send may take), with the CTRL bits the packet builder reads. The packet builder
  * keeps one a QP (the hot part of the QPC it needs per packet), set by rnic_path_cfg. */
 typedef struct {
 	uint8_t ctl;        /* CTRL's VALID (bit 0), IPV6 (bit 1), PMTU (bits 2..4) */
 	uint16_t dmac_hi;
-	uint32_t dmac_lo, dip, dip6[4], net, dest_qpn, qkey;
+	uint32_t dmac_lo, net, dest_qpn, qkey;
+	rnic_peer_t peer;
 } rnic_path_t;
 
 #define RNIC_PATH_VALID(p) ((p)->ctl & 1u)
@@ -188,15 +203,10 @@ static inline void rnic_path_cfg(rnic_path_t *p, uint32_t word, uint32_t v)
 		break;
 	case RNIC_QPC_DMAC_HI / 4: p->dmac_hi = (uint16_t)v; break;
 	case RNIC_QPC_DMAC_LO / 4: p->dmac_lo = v; break;
-	case RNIC_QPC_DIP / 4: p->dip = v; break;
-	case RNIC_QPC_DIP6_0 / 4: p->dip6[0] = v; break;
-	case RNIC_QPC_DIP6_1 / 4: p->dip6[1] = v; break;
-	case RNIC_QPC_DIP6_2 / 4: p->dip6[2] = v; break;
-	case RNIC_QPC_DIP6_3 / 4: p->dip6[3] = v; break;
 	case RNIC_QPC_NET / 4: p->net = v; break;
 	case RNIC_QPC_DEST_QPN / 4: p->dest_qpn = RNIC_GET(RNIC_QPC_DEST_QPN_QPN, v); break;
 	case RNIC_QPC_QKEY / 4: p->qkey = v; break;
-	default: break;
+	default: rnic_peer_cfg(&p->peer, word, v); break;
 	}
 }
 
@@ -239,7 +249,7 @@ static inline uint32_t rnic_build_headers(const rnic_path_t *q, const uint32_t *
 			if (av)
 				rnic_put_be32(h + 38 + 4 * i, rnic_be32(av + RNIC_UD_AV_DIP6_OFF + 4 * i));
 			else
-				rnic_put_be32(h + 38 + 4 * i, q->dip6[i]);
+				rnic_put_be32(h + 38 + 4 * i, q->peer.dip6[i]);
 		}
 	} else {
 		rnic_put_be16(h + 12, RNIC_ETHERTYPE_IPV4);
@@ -251,7 +261,7 @@ static inline uint32_t rnic_build_headers(const rnic_path_t *q, const uint32_t *
 		h[22] = (uint8_t)RNIC_GET(RNIC_QPC_NET_TTL, net);
 		h[23] = RNIC_IPPROTO_UDP;
 		rnic_put_be32(h + 26, port[RNIC_PORTC_IPV4 / 4]);
-		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : q->dip);
+		rnic_put_be32(h + 30, av ? RNIC_UD_AV_DIP_GET(av) : q->peer.dip);
 		rnic_put_be16(h + 24, 0);
 		rnic_put_be16(h + 24, rnic_ipv4_csum(h + 14));
 	}

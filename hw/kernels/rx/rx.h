@@ -108,7 +108,7 @@ typedef struct {
 	uint32_t ctrl;      /* QPC CTRL: valid, state, type, PMTU, IPv6 */
 	uint16_t pdn;       /* < MAX_PD */
 	uint32_t qkey;
-	uint32_t dip, dip6[4]; /* the peer, which a connected QP takes frames from */
+	rnic_peer_t peer;   /* which a connected QP takes frames from */
 	uint8_t access;     /* ACCESS (enum ACCESS) */
 	uint8_t min_rnr;    /* RETRY.MIN_RNR */
 } rx_qcl_t;
@@ -120,14 +120,9 @@ static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
 	case RNIC_QPC_CTRL / 4: l->ctrl = v; break;
 	case RNIC_QPC_PDN / 4: l->pdn = (uint16_t)v; break;
 	case RNIC_QPC_QKEY / 4: l->qkey = v; break;
-	case RNIC_QPC_DIP / 4: l->dip = v; break;
-	case RNIC_QPC_DIP6_0 / 4: l->dip6[0] = v; break;
-	case RNIC_QPC_DIP6_1 / 4: l->dip6[1] = v; break;
-	case RNIC_QPC_DIP6_2 / 4: l->dip6[2] = v; break;
-	case RNIC_QPC_DIP6_3 / 4: l->dip6[3] = v; break;
 	case RNIC_QPC_ACCESS / 4: l->access = (uint8_t)v; break;
 	case RNIC_QPC_RETRY / 4: l->min_rnr = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MIN_RNR, v); break;
-	default: break;
+	default: rnic_peer_cfg(&l->peer, word, v); break;
 	}
 }
 

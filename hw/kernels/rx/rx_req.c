@@ -218,9 +218,9 @@ static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw
 	uint32_t ok = RNIC_GET(RNIC_QPC_CTRL_IPV6, l->ctrl) == v6, i;
 
 	if (!v6)
-		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == l->dip;
+		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == l->peer.dip;
 	for (i = 0; i < 4; i++)
-		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == l->dip6[i];
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == l->peer.dip6[i];
 	return ok;
 }
 
