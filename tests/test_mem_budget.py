@@ -1,5 +1,6 @@
-"""The kernels' on-chip memories fit the budget of every board (scripts/mem_budget.py), and the
-script reads struct layouts from the compiler right: a header of known sizes checks its parser."""
+"""The kernels' on-chip memories fit the budget of every board and a QP costs at most 256 bytes of
+them (scripts/mem_budget.py), and the script reads struct layouts from the compiler right: a
+header of known sizes checks its parser."""
 import importlib.util
 import pathlib
 import re
@@ -20,6 +21,9 @@ def test_kernels_fit_every_board():
         assert re.search(rf"^{board} \(XC{board}\): BRAM36 \d+/\d+ .* URAM \d+/\d+ .*: fits$", r.stdout, re.M), board
     # the datapath's tables are held by TX and by RX, and both copies count
     assert re.search(r"^duplicated: rnic_tables_t as tx\.t and rx\.t .* all 2 counted$", r.stdout, re.M)
+    # issue 16: at most 256 bytes of on-chip memory a QP, its share of the caches included
+    per_qp = re.search(r"; (\d+) bytes a QP with its cache share$", r.stdout, re.M)
+    assert per_qp and int(per_qp.group(1)) <= 256, r.stdout
 
 
 SYNTH = """#include <stdint.h>
