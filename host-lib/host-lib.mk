@@ -32,6 +32,11 @@ $(DEMO): sim/demo/rnic_demo.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include $< -o $@ $(HOSTLIB_LINK)
 
+# rnic-stat: the datapath counters and the context caches' figures
+RNIC_STAT := $(HOSTLIB_DIR)/rnic-stat
+$(RNIC_STAT): host-lib/tools/rnic_stat.c host-lib/include/rnic/rnicdv.h $(SPEC_INC)/rnic_spec.h $(HOSTLIB_SO)
+	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $< -o $@ $(HOSTLIB_LINK)
+
 .PHONY: hostlib
-hostlib: $(HOSTLIB_SO) $(RDMACM_SO) $(DEMO)
+hostlib: $(HOSTLIB_SO) $(RDMACM_SO) $(DEMO) $(RNIC_STAT)
 ALL_TARGETS += hostlib

@@ -121,6 +121,9 @@ def gen_c(spec):
             out.append(f"#define RNIC_{en['name']}_{name} 0x{val:x}u")
         if dense(en):
             out.append(f"#define RNIC_{en['name']}_COUNT {len(en['values'])}u")
+        if en.get("names"):  # a table of the names in value order, for tools that print them
+            out.append(f"#define RNIC_{en['name']}_NAMES {{ " +
+                       ", ".join(f'"{n}"' for n, *_ in sorted(en["values"], key=lambda v: v[1])) + " }")
         out.append("")
     out += ["/* Register fields: RNIC_GET(RNIC_<BLOCK>_<REG>_<FIELD>, v), RNIC_SET(..., x). */",
             "#define RNIC_GET(F, v) ((((uint32_t)(v)) & F##_MASK) >> F##_SHIFT)",

@@ -95,3 +95,38 @@ def test_verb_errors_end_to_end(tmp_path):
         run_demo.stop_sims(procs)
     m = re.search(r"(\d+) passed, (\d+) failed", r.stdout)
     assert m and m.group(2) == "0" and r.returncode == 0, r.stdout + r.stderr
+
+
+def test_stats_tool_reads_the_counters(tmp_path):
+    """rnic-stat (rnicdv_query_stats) prints every datapath counter by its spec name, with the values
+    the NIC's STATS block holds, and the QPC cache's figures derived from them."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from link_client import LinkClient
+    procs = run_demo.start_sims(tmp_path)
+    try:
+        env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"))
+        demo = subprocess.run([str(run_demo.DEMO), "rnic0", "rnic1"], env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert demo.returncode == 0, demo.stdout + demo.stderr
+        r = subprocess.run([str(LIB.parent / "rnic-stat"), "-d", "rnic1"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        link = LinkClient(tmp_path / "sock" / "rnic1.sock")
+        truth = link.counters()
+        link.close()
+        bad = subprocess.run([str(LIB.parent / "rnic-stat"), "-d", "rnic7"], env=env, capture_output=True,
+                             text=True, timeout=60)
+    finally:
+        run_demo.stop_sims(procs)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == f"rnic1: {len(truth)} counters, NIC clock 250 MHz"
+    got = dict(re.findall(r"^([A-Z_0-9]+): (\d+)$", r.stdout, re.M))
+    assert {k: int(v) for k, v in got.items()} == truth  # every counter, by name, as the NIC has it
+    assert truth["RX_ROCE"] > 0 and truth["RX_QPC_HITS"] > 0 and truth["RX_QPC_MISSES"] > 0
+    h, m = truth["RX_QPC_HITS"], truth["RX_QPC_MISSES"]
+    line = re.search(r"^cache QPC \(RX kernel\): (\d+) hits, (\d+) misses, hit rate ([\d.]+)%, (\d+) evictions, "
+                     r"0 write-backs .*mean miss latency ([\d.]+) cycles \((\d+) ns\)$", r.stdout, re.M)
+    assert line, r.stdout
+    assert (int(line[1]), int(line[2]), int(line[4])) == (h, m, truth["RX_QPC_EVICTIONS"])
+    assert float(line[3]) == round(100 * h / (h + m), 1)
+    assert float(line[5]) == round(truth["RX_QPC_MISS_CYCLES"] / m, 1) and 50 < float(line[5]) < 1000
+    assert bad.returncode == 1 and bad.stderr.startswith("rnic-stat: rnic7: "), bad.stderr

@@ -55,8 +55,10 @@ def test_exports_and_version_nodes_match_debian():
     assert ours.pop("RNICDV_1.0") == {"rnicdv_clock_hz", "rnicdv_cq_last_ts", "rnicdv_poll_events",
                                       "rnicdv_read_clock"}
     assert ours.pop("RNICDV_1.1") == {"rnicdv_cm_cmd", "rnicdv_cm_event_fd", "rnicdv_cm_get_event"}
+    assert ours.pop("RNICDV_1.2") == {"rnicdv_query_stats"}
     our_parents.pop("RNICDV_1.0")
     assert our_parents.pop("RNICDV_1.1") == "RNICDV_1.0"
+    assert our_parents.pop("RNICDV_1.2") == "RNICDV_1.1"
     assert ours == theirs
     assert sum(len(v) for v in ours.values()) == 146 and len(ours) == 13
     assert {k: v for k, v in our_parents.items() if k != "libibverbs.so.1"} == \

@@ -382,6 +382,26 @@ static long ioctl_clock(struct rnic_ctx *c, void __user *arg)
 	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
 }
 
+static long ioctl_stats(struct rnic_ctx *c, void __user *arg)
+{
+	struct rnic_pci *rp = c->rp;
+	struct rnic_uapi_stats *a;
+	long ret;
+
+	BUILD_BUG_ON(ARRAY_SIZE(a->counter) != RNIC_UAPI_MAX_STATS);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	spin_lock(&rp->stats_lock);
+	rnic_stats_update(rp);
+	a->count = rp->stats_n;
+	memcpy(a->counter, rp->stats, rp->stats_n * sizeof(a->counter[0]));
+	spin_unlock(&rp->stats_lock);
+	ret = copy_to_user(arg, a, sizeof(*a)) ? -EFAULT : 0;
+	kfree(a);
+	return ret;
+}
+
 long rnic_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct rnic_ctx *c = file->private_data;
@@ -394,7 +414,8 @@ long rnic_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		goto out;
 	}
 	/* after a command timeout the firmware may still use what it was given: nothing is freed */
-	if (c->dev.dead && cmd != RNIC_IOCTL_QUERY && cmd != RNIC_IOCTL_CLOCK) {
+	if (c->dev.dead && cmd != RNIC_IOCTL_QUERY && cmd != RNIC_IOCTL_CLOCK &&
+	    cmd != RNIC_IOCTL_STATS) {
 		ret = -EIO;
 		goto out;
 	}
@@ -413,6 +434,9 @@ long rnic_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case RNIC_IOCTL_CLOCK:
 		ret = ioctl_clock(c, u);
+		break;
+	case RNIC_IOCTL_STATS:
+		ret = ioctl_stats(c, u);
 		break;
 	default:
 		ret = -ENOTTY;

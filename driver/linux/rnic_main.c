@@ -636,6 +636,41 @@ static struct attribute *rnic_attrs[] = {
 };
 ATTRIBUTE_GROUPS(rnic);
 
+/* ---- the datapath counters: each read adds what a counter moved since the last (mod 2^32) */
+void rnic_stats_update(struct rnic_pci *rp)
+{
+	u32 i, v;
+
+	lockdep_assert_held(&rp->stats_lock);
+	for (i = 0; i < rp->stats_n; i++) {
+		v = ioread32(rp->bar + RNIC_STATS_COUNTER0 + 4 * i);
+		rp->stats[i] += (u32)(v - rp->stats_raw[i]);
+		rp->stats_raw[i] = v;
+	}
+}
+
+static void stats_tick(struct work_struct *w)
+{
+	struct rnic_pci *rp = container_of(to_delayed_work(w), struct rnic_pci, stats_work);
+
+	spin_lock(&rp->stats_lock);
+	rnic_stats_update(rp);
+	spin_unlock(&rp->stats_lock);
+	schedule_delayed_work(&rp->stats_work, msecs_to_jiffies(100));
+}
+
+/* counts start at zero when the driver binds: the NIC's values now are the base */
+static void stats_init(struct rnic_pci *rp)
+{
+	u32 i;
+
+	spin_lock_init(&rp->stats_lock);
+	INIT_DELAYED_WORK(&rp->stats_work, stats_tick);
+	rp->stats_n = min_t(u32, ioread32(rp->bar + RNIC_STATS_COUNT), RNIC_UAPI_MAX_STATS);
+	for (i = 0; i < rp->stats_n; i++)
+		rp->stats_raw[i] = ioread32(rp->bar + RNIC_STATS_COUNTER0 + 4 * i);
+}
+
 /* ---- probe and remove */
 static void rnic_free_irqs(struct rnic_pci *rp, int n)
 {
@@ -714,6 +749,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = idx;
 		goto err_admin;
 	}
+	stats_init(rp);
 	snprintf(rp->name, sizeof(rp->name), "rnic%d", idx);
 	rp->misc.minor = MISC_DYNAMIC_MINOR;
 	rp->misc.name = rp->name;
@@ -723,6 +759,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = misc_register(&rp->misc);
 	if (ret)
 		goto err_ida;
+	schedule_delayed_work(&rp->stats_work, msecs_to_jiffies(100));
 	return 0;
 
 err_ida:
@@ -751,6 +788,7 @@ static void rnic_remove(struct pci_dev *pdev)
 	struct rnic_ctx *c;
 
 	misc_deregister(&rp->misc);
+	cancel_delayed_work_sync(&rp->stats_work);
 	if (sscanf(rp->name, "rnic%d", &idx) == 1)
 		ida_free(&rnic_ida, idx);
 	/*

@@ -192,6 +192,21 @@ void pci_bus_close(struct pci_bus *b)
 	b->fd = -1;
 }
 
+/* The driver's 64-bit totals of the datapath counters: up to max of them; *count, the NIC's */
+int pci_bus_stats(struct pci_bus *b, uint64_t *counters, uint32_t max, uint32_t *count)
+{
+	struct rnic_uapi_stats a;
+	uint32_t i;
+
+	memset(&a, 0, sizeof(a));
+	if (ioctl(b->fd, RNIC_IOCTL_STATS, &a))
+		return errno;
+	for (i = 0; i < a.count && i < max && i < RNIC_UAPI_MAX_STATS; i++)
+		counters[i] = a.counter[i];
+	*count = a.count;
+	return 0;
+}
+
 int pci_bus_clock(struct pci_bus *b, uint64_t *cycles, uint32_t *khz)
 {
 	struct rnic_uapi_clock a;

@@ -33,6 +33,7 @@ extern const struct rnic_bus_ops pci_bus_ops;
 int pci_bus_open(struct pci_bus *b, const char *path, struct rnic_dev *d);
 void pci_bus_close(struct pci_bus *b);
 int pci_bus_clock(struct pci_bus *b, uint64_t *cycles, uint32_t *khz);
+int pci_bus_stats(struct pci_bus *b, uint64_t *counters, uint32_t max, uint32_t *count);
 
 /* the register at BAR0 offset off in the mapped doorbell page, or NULL if outside it */
 static inline volatile uint32_t *pci_bus_reg(struct pci_bus *b, uint32_t off)

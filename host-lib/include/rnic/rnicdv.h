@@ -19,6 +19,9 @@ int rnicdv_poll_events(struct ibv_context *context);
 /* the NIC clock: frequency and current value */
 uint64_t rnicdv_clock_hz(struct ibv_context *context);
 uint64_t rnicdv_read_clock(struct ibv_context *context);
+/* The NIC's datapath counters (enum STAT of the spec, names in RNIC_STAT_NAMES): up to max of
+ * them into counters; *count is how many the NIC has. 0 or an errno. */
+int rnicdv_query_stats(struct ibv_context *context, uint64_t *counters, uint32_t max, uint32_t *count);
 
 /* The NIC's connection manager (docs/ARCHITECTURE.md, "QP1 and the CM"; librdmacm is built on
  * it): one CM_* command of the spec (payload CMDI_CM_*, output CMDO_HANDLE), 0 or an errno; the

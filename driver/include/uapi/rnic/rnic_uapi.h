@@ -14,6 +14,7 @@
 #define RNIC_UAPI_EQ_OFFSET 0x100000ULL /* mmap offset of the context's event queue (read-only) */
 #define RNIC_UAPI_RING_STRIDE 0x1000000ULL /* rings are mapped at (slot + 1) * RING_STRIDE; a ring is at most this long */
 #define RNIC_UAPI_MAX_RINGS 0x400ULL /* rings per open file */
+#define RNIC_UAPI_MAX_STATS 0x40ULL /* counters one STATS call returns at most */
 
 /* What the file's context is: uapi version, context number, build ID, where its queues map, the firmware's QUERY_DEVICE answer. */
 struct rnic_uapi_query {
@@ -66,5 +67,14 @@ struct rnic_uapi_clock {
 };
 
 #define RNIC_IOCTL_CLOCK _IOR(RNIC_IOCTL_TYPE, 4, struct rnic_uapi_clock)
+
+/* The NIC's datapath counters (enum STAT), widened to 64 bits by the driver (the NIC's are 32-bit and wrap: the driver reads them every 100 ms, more often than the fastest of them wraps at line rate); counts since the driver bound the device. Any open file may read them. */
+struct rnic_uapi_stats {
+	__u32 count; /* counters filled (STATS.COUNT of the NIC, at most MAX_STATS) */
+	__u32 reserved;
+	__u64 counter[64]; /* counter i: enum STAT value i */
+};
+
+#define RNIC_IOCTL_STATS _IOR(RNIC_IOCTL_TYPE, 5, struct rnic_uapi_stats)
 
 #endif
