@@ -303,10 +303,10 @@ static int mr_map(struct rnic_dev *d, void *va, uint64_t len, struct mr_pages *p
 	}
 	p->shift = mr_page_shift(p->list, v, npages, len);
 	if (!p->shift) {
-		/* too many scattered pages for the MTT */
+		/* too many scattered pages for the MTT: the device lacks the resources (ibv_reg_mr(3)) */
 		d->ops->dma_free(d->bus, p->list, p->list_size);
 		d->ops->dma_unmap(d->bus, va, len);
-		return -EINVAL;
+		return -ENOMEM;
 	}
 	per = 1ull << (p->shift - PAGE_SHIFT);
 	p->n = ((v + len - 1) >> p->shift) - (v >> p->shift) + 1;

@@ -20,6 +20,12 @@
 #include "sim_bus.h"
 
 #define BUS_VA_MASK ((1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1)
+/* RNIC_SIM_SCATTER=1: a card's host pins registered memory in pages scattered over physical
+ * memory, and its MR then takes an MTT entry per 4 KiB page. The simulated host gives such
+ * memory bus addresses of their own (this bit) with each pair of 4 KiB pages swapped, so no two
+ * pages are adjacent on the bus and every page's translation is used and checked. */
+#define BUS_SCATTER (1ull << 52)
+#define SCATTER_SWAP 4096ull
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -75,15 +81,22 @@ static void msg(struct sim_bus *b, uint32_t type, uint64_t addr, uint64_t value,
 /* the host virtual address of a DMA, if [bus, bus + len) lies inside one mapped range */
 static uint8_t *dma_target(struct sim_bus *b, uint64_t bus, uint32_t len)
 {
-	uint64_t va = bus & BUS_VA_MASK;
+	int scattered = !!(bus & BUS_SCATTER);
+	uint64_t va = bus & BUS_VA_MASK & ~BUS_SCATTER;
 	uint8_t *p = NULL;
 	uint32_t i;
 
 	if ((bus >> RNIC_LINK_BUS_CTX_SHIFT) != b->ctx + 1ull)
 		return NULL;
+	if (scattered) { /* one page: the next bus page is not the next virtual one */
+		va ^= SCATTER_SWAP;
+		if ((va & 4095) + len > 4096)
+			va = 0;
+	}
 	pthread_mutex_lock(&b->lock);
 	for (i = 0; i < b->nranges; i++)
-		if (va >= b->ranges[i].start && va + len <= b->ranges[i].end && va + len >= va)
+		if (b->ranges[i].scattered == scattered && va >= b->ranges[i].start && va + len <= b->ranges[i].end &&
+		    va + len >= va)
 			p = (uint8_t *)(uintptr_t)va;
 	if (!p)
 		b->refused++;
@@ -230,7 +243,7 @@ static int ring_open(struct sim_bus *b)
 	return ret;
 }
 
-static int add_range(struct sim_bus *b, uint64_t start, uint64_t end)
+static int add_range(struct sim_bus *b, uint64_t start, uint64_t end, int scattered)
 {
 	int ret = 0;
 
@@ -246,19 +259,19 @@ static int add_range(struct sim_bus *b, uint64_t start, uint64_t end)
 		b->ranges = r;
 		b->cap = cap;
 	}
-	b->ranges[b->nranges++] = (struct sim_range){start, end};
+	b->ranges[b->nranges++] = (struct sim_range){start, end, scattered};
 out:
 	pthread_mutex_unlock(&b->lock);
 	return ret;
 }
 
-static void del_range(struct sim_bus *b, uint64_t start, uint64_t end)
+static void del_range(struct sim_bus *b, uint64_t start, uint64_t end, int scattered)
 {
 	uint32_t i;
 
 	pthread_mutex_lock(&b->lock);
 	for (i = 0; i < b->nranges; i++) {
-		if (b->ranges[i].start == start && b->ranges[i].end == end) {
+		if (b->ranges[i].start == start && b->ranges[i].end == end && b->ranges[i].scattered == scattered) {
 			b->ranges[i] = b->ranges[--b->nranges];
 			break;
 		}
@@ -280,7 +293,7 @@ static void *sim_dma_alloc(void *bus, size_t size, uint64_t *bus_addr_out)
 	if (posix_memalign(&p, 4096, size))
 		return NULL;
 	memset(p, 0, size);
-	if (add_range(b, (uintptr_t)p, (uintptr_t)p + size)) {
+	if (add_range(b, (uintptr_t)p, (uintptr_t)p + size, 0)) {
 		free(p);
 		return NULL;
 	}
@@ -291,7 +304,7 @@ static void *sim_dma_alloc(void *bus, size_t size, uint64_t *bus_addr_out)
 static void sim_dma_free(void *bus, void *cpu, size_t size)
 {
 	size = (size + 4095) & ~(size_t)4095;
-	del_range(bus, (uintptr_t)cpu, (uintptr_t)cpu + size);
+	del_range(bus, (uintptr_t)cpu, (uintptr_t)cpu + size, 0);
 	free(cpu);
 }
 
@@ -302,13 +315,14 @@ static int sim_dma_map(void *bus, void *va, size_t len, uint64_t *pages, uint32_
 	uint32_t i;
 
 	for (i = 0; i < npages; i++)
-		pages[i] = bus_addr(b, first + 4096ull * i);
-	return add_range(b, (uintptr_t)va, (uintptr_t)va + len);
+		pages[i] = b->scatter ? bus_addr(b, (first + 4096ull * i) ^ SCATTER_SWAP) | BUS_SCATTER
+				      : bus_addr(b, first + 4096ull * i);
+	return add_range(b, (uintptr_t)va, (uintptr_t)va + len, b->scatter);
 }
 
 static void sim_dma_unmap(void *bus, void *va, size_t len)
 {
-	del_range(bus, (uintptr_t)va, (uintptr_t)va + len);
+	del_range(bus, (uintptr_t)va, (uintptr_t)va + len, ((struct sim_bus *)bus)->scatter);
 }
 
 static uint64_t wall_us(void)
@@ -380,6 +394,7 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 	int tries, ret;
 
 	memset(b, 0, sizeof(*b));
+	b->scatter = getenv("RNIC_SIM_SCATTER") && !strcmp(getenv("RNIC_SIM_SCATTER"), "1");
 	if (strlen(path) >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(a.sun_path, path);

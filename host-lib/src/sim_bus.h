@@ -9,6 +9,7 @@
 
 struct sim_range {
 	uint64_t start, end; /* virtual addresses the NIC may reach */
+	int scattered;       /* registered memory at scattered bus pages (RNIC_SIM_SCATTER) */
 };
 
 struct sim_bus {
@@ -28,6 +29,7 @@ struct sim_bus {
 	struct sim_range *ranges;
 	uint32_t nranges, cap;
 	uint64_t refused;           /* DMA outside mapped memory, refused */
+	int scatter;                /* RNIC_SIM_SCATTER=1: registered memory as a card's host has it */
 	uint64_t irqs;
 	uint8_t *ring;              /* struct LINK_RING, shared with the simulator: posted MMIO writes */
 	uint32_t dma_seq;           /* DMA writes into memory so far (a futex: pollers sleep on it) */
