@@ -495,7 +495,21 @@ public:
 				std::printf("rnic-sim %s: icm QPC %u differs from the kernels' entry\n", o_.name.c_str(), i);
 		}
 		cmp("MPT", RNIC_ICM_MPT_OFF, RNIC_ICM_MPT_STRIDE, tx_->t.mpt, RNIC_MAX_MPT, RNIC_MPT_WORDS * 4, -1);
-		cmp("MTT", RNIC_ICM_MTT_OFF, RNIC_ICM_MTT_STRIDE, tx_->t.mtt, RNIC_MAX_MTT, 8, -1);
+		/* the MTT: what each kernel's TLB holds (entries a line's mask marks) */
+		for (const rnic_tables_t *t : {&tx_->t, &rx_->t})
+			for (uint32_t l = 0; l < RNIC_TLB_LINES; l++)
+				for (uint32_t k = 0; k < RNIC_TLB_ENTRIES; k++) {
+					uint32_t line = t->tlb_tag[l] >> TLB_MASK_BITS, img[2];
+
+					if (!((t->tlb_tag[l] >> k) & 1))
+						continue;
+					entries++;
+					std::memcpy(img, drv_.data() + icm_drv(RNIC_ICM_MTT_OFF + (line * RNIC_TLB_ENTRIES + k) *
+											   RNIC_ICM_MTT_STRIDE), 8);
+					if (std::memcmp(img, &t->tlb[l].w[2 * k], 8) && differ++ < 4)
+						std::printf("rnic-sim %s: icm MTT %u differs from a TLB's entry\n", o_.name.c_str(),
+							    line * RNIC_TLB_ENTRIES + k);
+				}
 		cmp("CQC", RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4, -1);
 		cmp("EQC", RNIC_ICM_EQC_OFF, RNIC_ICM_EQC_STRIDE, cq_->eqc, RNIC_NUM_CTX, RNIC_EQC_WORDS * 4, -1);
 		cmp("SRQC", RNIC_ICM_SRQC_OFF, RNIC_ICM_SRQC_STRIDE, rx_->srqc, RNIC_MAX_SRQ, RNIC_SRQC_WORDS * 4,

@@ -37,34 +37,37 @@ uint32_t fw_free_slot(uint32_t kind, uint32_t first, uint32_t max)
 	return max;
 }
 
-static int mtt_busy(uint32_t i)
+#define GRAINS (RNIC_MAX_MTT / RNIC_MTT_GRAIN)
+
+static int mtt_busy(uint32_t g)
 {
-	return (fw.mtt_used[i / 32] >> (i % 32)) & 1;
+	return (fw.mtt_used[g / 32] >> (g % 32)) & 1;
 }
 
-/* First fit: the lowest run of n free entries. Whole words of the bitmap are passed over where
- * they are all taken, or all free and the run needs more than they hold: a page registered after
- * a thousand others costs a few hundred steps of the core, not 32 for every entry before it. */
+/* First fit: the lowest run of free grains (MTT_GRAIN entries each: a run starts a TLB line of
+ * its own) that holds n entries. Whole words of the bitmap are passed over where they are all
+ * taken, or all free and the run needs more than they hold: a region registered after a
+ * thousand others costs a few hundred steps of the core, not 32 for every grain before it. */
 int32_t fw_mtt_alloc(uint32_t n)
 {
-	uint32_t start = 0, i = 0;
+	uint32_t start = 0, i = 0, need = (n + RNIC_MTT_GRAIN - 1) / RNIC_MTT_GRAIN;
 
 	if (!n || n > RNIC_MAX_MTT)
 		return -1;
-	while (i < RNIC_MAX_MTT) {
+	while (i < GRAINS) {
 		uint32_t w = fw.mtt_used[i / 32];
 
 		if (i % 32 == 0 && w == ~0u) {
 			i += 32;
 			start = i;
-		} else if (i % 32 == 0 && !w && i + 32 - start < n) {
+		} else if (i % 32 == 0 && !w && i + 32 - start < need) {
 			i += 32;
 		} else if (mtt_busy(i)) {
 			start = ++i;
-		} else if (++i - start == n) {
-			for (i = start; i < start + n; i++)
+		} else if (++i - start == need) {
+			for (i = start; i < start + need; i++)
 				fw.mtt_used[i / 32] |= 1u << (i % 32);
-			return (int32_t)start;
+			return (int32_t)(start * RNIC_MTT_GRAIN);
 		}
 	}
 	return -1;
@@ -74,6 +77,6 @@ void fw_mtt_free(uint32_t base, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = base; i < base + n && i < RNIC_MAX_MTT; i++)
+	for (i = base / RNIC_MTT_GRAIN; i < (base + n + RNIC_MTT_GRAIN - 1) / RNIC_MTT_GRAIN && i < GRAINS; i++)
 		fw.mtt_used[i / 32] &= ~(1u << (i % 32));
 }

@@ -666,14 +666,15 @@ static uint32_t mtt_load(uint32_t ctx, struct fw_mr *m, uint64_t va, uint64_t le
 				return RNIC_CMD_ST_BAD_PARAM;
 			}
 		}
+		/* the entries are the page list's 8-byte addresses as they are; into ICM first: a TLB
+		 * line read from there is then never older than the kernels' entries */
+		fw_icm_write(RNIC_ICM_MTT_OFF + ((uint32_t)base + done) * RNIC_ICM_MTT_STRIDE, buf, chunk * 8);
 		for (k = 0; k < chunk; k++) {
 			uint64_t a = rnic_rd_le(buf + 8 * k, 8);
 
 			hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 0), (uint32_t)a);
 			hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_MTT, (uint32_t)base + done + k, 1), (uint32_t)(a >> 32));
 		}
-		/* the entries are the page list's 8-byte addresses as they are */
-		fw_icm_write(RNIC_ICM_MTT_OFF + ((uint32_t)base + done) * RNIC_ICM_MTT_STRIDE, buf, chunk * 8);
 	}
 	m->va = va;
 	m->len = len;

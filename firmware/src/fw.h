@@ -78,7 +78,7 @@ struct fw {
 	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context, by QP index */
 	uint32_t qp_rec_qpn;              /* the record in the DMA buffer is this QP's, or 0 (no QPN) */
 	struct fw_mr mr[RNIC_MAX_MPT];
-	uint32_t mtt_used[RNIC_MAX_MTT / 32];
+	uint32_t mtt_used[RNIC_MAX_MTT / RNIC_MTT_GRAIN / 32]; /* a bit a grain of MTT entries */
 	struct fw_arp arp[FW_ARP_ENTRIES];
 	uint32_t arp_next;
 	uint8_t ip6[16];                  /* link-local, from the MAC (GID 1) */

@@ -92,7 +92,7 @@ uint8_t *hal_pkt_tx_buf(void) { return txbuf; }
 
 void hal_cfg(uint32_t addr, uint32_t data)
 {
-	uint32_t t = addr >> RNIC_CFG_TABLE_SHIFT, i = (addr >> RNIC_CFG_INDEX_SHIFT) & 0xffff;
+	uint32_t t = addr >> RNIC_CFG_TABLE_SHIFT, i = (addr >> RNIC_CFG_INDEX_SHIFT) & ((1u << (RNIC_CFG_TABLE_SHIFT - RNIC_CFG_INDEX_SHIFT)) - 1);
 	uint32_t w = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
 
 	if (t == RNIC_CFG_TBL_FENCE)
@@ -663,36 +663,38 @@ static void test_mtt_allocator(void)
 	fw_mtt_free((uint32_t)c, 8);
 }
 
-/* The allocator against a bit-by-bit first fit, with frees between: runs that start and end
- * inside words and across them, whole words taken and free */
+/* The allocator against a grain-by-grain first fit, with frees between: runs that start and end
+ * inside words and across them, whole words taken and free, lengths that fill their last grain
+ * or not */
 static void test_mtt_allocator_first_fit(void)
 {
+	enum { G = RNIC_MTT_GRAIN, NG = RNIC_MAX_MTT / RNIC_MTT_GRAIN };
 	static int32_t base[600];
 	static uint32_t len[600];
-	static uint8_t used[RNIC_MAX_MTT];
+	static uint8_t used[NG];
 	uint32_t seed = 12345, k, i, run;
 
-	for (i = 0; i < RNIC_MAX_MTT; i++) /* what earlier tests hold */
+	for (i = 0; i < NG; i++) /* what earlier tests hold */
 		used[i] = (fw.mtt_used[i / 32] >> (i % 32)) & 1;
 	for (k = 0; k < 600; k++) {
 		int32_t want = -1;
 
 		seed = seed * 1103515245u + 12345u;
-		len[k] = 1 + (seed >> 8) % (k % 7 == 0 ? 300 : 40);
+		len[k] = 1 + (seed >> 8) % (k % 7 == 0 ? 2400 : 320);
 		if (k % 3 == 2 && base[k / 2] >= 0) { /* free an earlier one: holes of every size */
 			fw_mtt_free((uint32_t)base[k / 2], len[k / 2]);
-			memset(used + base[k / 2], 0, len[k / 2]);
+			memset(used + base[k / 2] / G, 0, (len[k / 2] + G - 1) / G);
 			base[k / 2] = -1;
 		}
-		for (i = 0, run = 0; i < RNIC_MAX_MTT && want < 0; i++) {
+		for (i = 0, run = 0; i < NG && want < 0; i++) {
 			run = used[i] ? 0 : run + 1;
-			if (run == len[k])
-				want = (int32_t)(i + 1 - len[k]);
+			if (run == (len[k] + G - 1) / G)
+				want = (int32_t)((i + 1 - run) * G);
 		}
 		base[k] = fw_mtt_alloc(len[k]);
 		CHECK(base[k] == want);
 		if (want >= 0)
-			memset(used + want, 1, len[k]);
+			memset(used + want / G, 1, (len[k] + G - 1) / G);
 	}
 	for (k = 0; k < 600; k++)
 		if (base[k] >= 0)

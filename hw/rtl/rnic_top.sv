@@ -368,6 +368,14 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_EVICTIONS] = rx_out.stat_qpc_evictions;
         stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_MISS_CYCLES] = rx_out.stat_qpc_miss_cycles;
         stats[rnic_spec_pkg::RNIC_STAT_RX_QPC_WAIT_CYCLES] = rx_out.stat_qpc_wait_cycles;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_TLB_HITS] = tx_out.stat_tlb_hits;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_TLB_MISSES] = tx_out.stat_tlb_misses;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_TLB_EVICTIONS] = tx_out.stat_tlb_evictions;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_TLB_MISS_CYCLES] = tx_out.stat_tlb_miss_cycles;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_HITS] = rx_out.stat_tlb_hits;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_MISSES] = rx_out.stat_tlb_misses;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_EVICTIONS] = rx_out.stat_tlb_evictions;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_MISS_CYCLES] = rx_out.stat_tlb_miss_cycles;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

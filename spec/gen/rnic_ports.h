@@ -232,7 +232,7 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 77u
+#define RNIC_TX_OUT_WORDS 81u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t push_ready;
@@ -260,6 +260,10 @@ typedef struct {
 	uint32_t stat_rnr;
 	uint32_t stat_poisoned;
 	uint32_t stat_pushed;
+	uint32_t stat_tlb_hits;
+	uint32_t stat_tlb_misses;
+	uint32_t stat_tlb_evictions;
+	uint32_t stat_tlb_miss_cycles;
 	uint8_t fence;
 } rnic_tx_out_t;
 
@@ -293,7 +297,11 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[73] = (uint32_t)s->stat_rnr & 0xffffffffu;
 	w[74] = (uint32_t)s->stat_poisoned & 0xffffffffu;
 	w[75] = (uint32_t)s->stat_pushed & 0xffffffffu;
-	w[76] = (uint32_t)s->fence & 0xffu;
+	w[76] = (uint32_t)s->stat_tlb_hits & 0xffffffffu;
+	w[77] = (uint32_t)s->stat_tlb_misses & 0xffffffffu;
+	w[78] = (uint32_t)s->stat_tlb_evictions & 0xffffffffu;
+	w[79] = (uint32_t)s->stat_tlb_miss_cycles & 0xffffffffu;
+	w[80] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -324,7 +332,11 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->stat_rnr = (uint32_t)(w[73] & 0xffffffffu);
 	s->stat_poisoned = (uint32_t)(w[74] & 0xffffffffu);
 	s->stat_pushed = (uint32_t)(w[75] & 0xffffffffu);
-	s->fence = (uint8_t)(w[76] & 0xffu);
+	s->stat_tlb_hits = (uint32_t)(w[76] & 0xffffffffu);
+	s->stat_tlb_misses = (uint32_t)(w[77] & 0xffffffffu);
+	s->stat_tlb_evictions = (uint32_t)(w[78] & 0xffffffffu);
+	s->stat_tlb_miss_cycles = (uint32_t)(w[79] & 0xffffffffu);
+	s->fence = (uint8_t)(w[80] & 0xffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
@@ -418,7 +430,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 110u
+#define RNIC_RX_OUT_WORDS 114u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -473,6 +485,10 @@ typedef struct {
 	uint32_t stat_qpc_evictions;
 	uint32_t stat_qpc_miss_cycles;
 	uint32_t stat_qpc_wait_cycles;
+	uint32_t stat_tlb_hits;
+	uint32_t stat_tlb_misses;
+	uint32_t stat_tlb_evictions;
+	uint32_t stat_tlb_miss_cycles;
 	uint8_t fence;
 } rnic_rx_out_t;
 
@@ -534,7 +550,11 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[106] = (uint32_t)s->stat_qpc_evictions & 0xffffffffu;
 	w[107] = (uint32_t)s->stat_qpc_miss_cycles & 0xffffffffu;
 	w[108] = (uint32_t)s->stat_qpc_wait_cycles & 0xffffffffu;
-	w[109] = (uint32_t)s->fence & 0xffu;
+	w[109] = (uint32_t)s->stat_tlb_hits & 0xffffffffu;
+	w[110] = (uint32_t)s->stat_tlb_misses & 0xffffffffu;
+	w[111] = (uint32_t)s->stat_tlb_evictions & 0xffffffffu;
+	w[112] = (uint32_t)s->stat_tlb_miss_cycles & 0xffffffffu;
+	w[113] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -592,7 +612,11 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_qpc_evictions = (uint32_t)(w[106] & 0xffffffffu);
 	s->stat_qpc_miss_cycles = (uint32_t)(w[107] & 0xffffffffu);
 	s->stat_qpc_wait_cycles = (uint32_t)(w[108] & 0xffffffffu);
-	s->fence = (uint8_t)(w[109] & 0xffu);
+	s->stat_tlb_hits = (uint32_t)(w[109] & 0xffffffffu);
+	s->stat_tlb_misses = (uint32_t)(w[110] & 0xffffffffu);
+	s->stat_tlb_evictions = (uint32_t)(w[111] & 0xffffffffu);
+	s->stat_tlb_miss_cycles = (uint32_t)(w[112] & 0xffffffffu);
+	s->fence = (uint8_t)(w[113] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

@@ -18,7 +18,7 @@ module rnic_rx_kernel (
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
     wire [1999:0] hls_in;
-    wire [2951:0] hls_out;
+    wire [3079:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdreq_ready),
@@ -128,7 +128,11 @@ module rnic_rx_kernel (
         k_out.stat_qpc_evictions <= hls_out[2879:2848];
         k_out.stat_qpc_miss_cycles <= hls_out[2911:2880];
         k_out.stat_qpc_wait_cycles <= hls_out[2943:2912];
-        k_out.fence <= hls_out[2951:2944];
+        k_out.stat_tlb_hits <= hls_out[2975:2944];
+        k_out.stat_tlb_misses <= hls_out[3007:2976];
+        k_out.stat_tlb_evictions <= hls_out[3039:3008];
+        k_out.stat_tlb_miss_cycles <= hls_out[3071:3040];
+        k_out.fence <= hls_out[3079:3072];
     end
 endmodule
 `else

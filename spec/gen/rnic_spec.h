@@ -18,7 +18,8 @@
 #define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
 #define RNIC_MAX_PD 0x100u /* Protection domains */
 #define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << KEY_TAG_BITS | tag) */
-#define RNIC_MAX_MTT 0x8000u /* Translation entries (one per 4 KiB page) */
+#define RNIC_MAX_MTT 0x40000u /* Translation entries (one per page of a region: 1 GiB of 4 KiB pages), in context memory behind each kernel's TLB */
+#define RNIC_MTT_GRAIN 0x8u /* MTT entries a region's run is allocated in: one line of the kernels' TLBs (a 64-byte beat of ICM), so no two regions share a line */
 #define RNIC_MAX_SGE 0x4u /* Scatter/gather entries in one send WQE */
 #define RNIC_MAX_RECV_SGE 0x3u /* Scatter/gather entries in one receive WQE */
 #define RNIC_MAX_RD_ATOM 0x8u /* RDMA READ/atomic requests outstanding per QP, each direction */
@@ -66,8 +67,8 @@
 #define RNIC_FW_PKTRX_BASE 0x20020000u /* The oldest frame delivered to the firmware (non-RoCE: ARP, neighbour discovery); four are held */
 #define RNIC_FW_PKT_SIZE 0x800u /* 2 KiB per frame buffer */
 
-/* cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 24 | index << 8 | word << 2. */
-#define RNIC_CFG_TABLE_SHIFT 0x18u
+/* cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 26 | index << 8 | word << 2 (an 18-bit index: MAX_MTT entries). */
+#define RNIC_CFG_TABLE_SHIFT 0x1au
 #define RNIC_CFG_INDEX_SHIFT 0x8u
 #define RNIC_CFG_WORD_SHIFT 0x2u
 #define RNIC_CFG_TBL_QPC 0x1u /* QP context, index = QPN ^ QPN_BASE */
@@ -95,13 +96,13 @@
 #define RNIC_ICM_MPT_STRIDE 0x20u
 #define RNIC_ICM_MTT_OFF 0x24a000u /* Translation entries (struct MTT), MAX_MTT entries */
 #define RNIC_ICM_MTT_STRIDE 0x8u
-#define RNIC_ICM_FWQP_OFF 0x28a000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
+#define RNIC_ICM_FWQP_OFF 0x44a000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
 #define RNIC_ICM_FWQP_STRIDE 0x80u
-#define RNIC_ICM_ATOMIC_OFF 0x48a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
+#define RNIC_ICM_ATOMIC_OFF 0x64a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
 #define RNIC_ICM_ATOMIC_SLOT 0x10u
 #define RNIC_ICM_ATOMIC_STRIDE 0x80u
-#define RNIC_ICM_BYTES 0x68a000u /* The whole layout */
-#define RNIC_ICM_CHUNKS 0x69u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
+#define RNIC_ICM_BYTES 0x84a000u /* The whole layout */
+#define RNIC_ICM_CHUNKS 0x85u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */
@@ -392,8 +393,16 @@
 #define RNIC_STAT_RX_QPC_EVICTIONS 0x26u
 #define RNIC_STAT_RX_QPC_MISS_CYCLES 0x27u
 #define RNIC_STAT_RX_QPC_WAIT_CYCLES 0x28u
-#define RNIC_STAT_COUNT 41u
-#define RNIC_STAT_NAMES { "RX_FRAMES", "RX_ROCE", "RX_TO_FW", "RX_DROP_ICRC", "RX_DROP_MALFORMED", "RX_DROP_QPN", "RX_NAK_PSN", "RX_DUP", "RX_NAK_ACCESS", "RX_NAK_INV", "RX_DROP_OVERFLOW", "RX_WRITE_BYTES", "TX_FRAMES", "TX_ACKS", "TX_WQES", "TX_BYTES", "TX_RETRANSMITS", "TX_NAKS_RCVD", "CQ_CQES", "CQ_OVERFLOW", "TX_DROP_DB", "RX_FW_DROP", "RX_NAK_RNR", "TX_RNR_RCVD", "RX_READ_REQS", "RX_ATOMICS", "RX_RECV_BYTES", "RX_RD_RSP_BYTES", "RX_DROP_RSP", "RX_DROP_DB", "RX_DROP_NORECV", "LOOPBACK", "RX_DROP_SRC", "RX_CUT", "TX_POISONED", "TX_PUSHED", "RX_QPC_HITS", "RX_QPC_MISSES", "RX_QPC_EVICTIONS", "RX_QPC_MISS_CYCLES", "RX_QPC_WAIT_CYCLES" }
+#define RNIC_STAT_TX_TLB_HITS 0x29u
+#define RNIC_STAT_TX_TLB_MISSES 0x2au
+#define RNIC_STAT_TX_TLB_EVICTIONS 0x2bu
+#define RNIC_STAT_TX_TLB_MISS_CYCLES 0x2cu
+#define RNIC_STAT_RX_TLB_HITS 0x2du
+#define RNIC_STAT_RX_TLB_MISSES 0x2eu
+#define RNIC_STAT_RX_TLB_EVICTIONS 0x2fu
+#define RNIC_STAT_RX_TLB_MISS_CYCLES 0x30u
+#define RNIC_STAT_COUNT 49u
+#define RNIC_STAT_NAMES { "RX_FRAMES", "RX_ROCE", "RX_TO_FW", "RX_DROP_ICRC", "RX_DROP_MALFORMED", "RX_DROP_QPN", "RX_NAK_PSN", "RX_DUP", "RX_NAK_ACCESS", "RX_NAK_INV", "RX_DROP_OVERFLOW", "RX_WRITE_BYTES", "TX_FRAMES", "TX_ACKS", "TX_WQES", "TX_BYTES", "TX_RETRANSMITS", "TX_NAKS_RCVD", "CQ_CQES", "CQ_OVERFLOW", "TX_DROP_DB", "RX_FW_DROP", "RX_NAK_RNR", "TX_RNR_RCVD", "RX_READ_REQS", "RX_ATOMICS", "RX_RECV_BYTES", "RX_RD_RSP_BYTES", "RX_DROP_RSP", "RX_DROP_DB", "RX_DROP_NORECV", "LOOPBACK", "RX_DROP_SRC", "RX_CUT", "TX_POISONED", "TX_PUSHED", "RX_QPC_HITS", "RX_QPC_MISSES", "RX_QPC_EVICTIONS", "RX_QPC_MISS_CYCLES", "RX_QPC_WAIT_CYCLES", "TX_TLB_HITS", "TX_TLB_MISSES", "TX_TLB_EVICTIONS", "TX_TLB_MISS_CYCLES", "RX_TLB_HITS", "RX_TLB_MISSES", "RX_TLB_EVICTIONS", "RX_TLB_MISS_CYCLES" }
 
 /* CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them. */
 #define RNIC_CM_EV_CONNECT_REQUEST 0x1u

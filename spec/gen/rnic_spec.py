@@ -13,7 +13,8 @@ MAX_CQ = 0x4000
 MAX_SRQ = 0x40
 MAX_PD = 0x100
 MAX_MPT = 0x400
-MAX_MTT = 0x8000
+MAX_MTT = 0x40000
+MTT_GRAIN = 0x8
 MAX_SGE = 0x4
 MAX_RECV_SGE = 0x3
 MAX_RD_ATOM = 0x8
@@ -56,7 +57,7 @@ FW_DMABUF_SIZE = 0x4000
 FW_PKTTX_BASE = 0x20010000
 FW_PKTRX_BASE = 0x20020000
 FW_PKT_SIZE = 0x800
-CFG_TABLE_SHIFT = 0x18
+CFG_TABLE_SHIFT = 0x1a
 CFG_INDEX_SHIFT = 0x8
 CFG_WORD_SHIFT = 0x2
 CFG_TBL_QPC = 0x1
@@ -82,13 +83,13 @@ ICM_MPT_OFF = 0x242000
 ICM_MPT_STRIDE = 0x20
 ICM_MTT_OFF = 0x24a000
 ICM_MTT_STRIDE = 0x8
-ICM_FWQP_OFF = 0x28a000
+ICM_FWQP_OFF = 0x44a000
 ICM_FWQP_STRIDE = 0x80
-ICM_ATOMIC_OFF = 0x48a000
+ICM_ATOMIC_OFF = 0x64a000
 ICM_ATOMIC_SLOT = 0x10
 ICM_ATOMIC_STRIDE = 0x80
-ICM_BYTES = 0x68a000
-ICM_CHUNKS = 0x69
+ICM_BYTES = 0x84a000
+ICM_CHUNKS = 0x85
 LINK_VERSION = 0x3
 LINK_BUS_CTX_SHIFT = 0x38
 LINK_MAX_PAYLOAD = 0x1000
@@ -368,6 +369,14 @@ STAT = {
     'RX_QPC_EVICTIONS': 0x26,
     'RX_QPC_MISS_CYCLES': 0x27,
     'RX_QPC_WAIT_CYCLES': 0x28,
+    'TX_TLB_HITS': 0x29,
+    'TX_TLB_MISSES': 0x2a,
+    'TX_TLB_EVICTIONS': 0x2b,
+    'TX_TLB_MISS_CYCLES': 0x2c,
+    'RX_TLB_HITS': 0x2d,
+    'RX_TLB_MISSES': 0x2e,
+    'RX_TLB_EVICTIONS': 0x2f,
+    'RX_TLB_MISS_CYCLES': 0x30,
 }
 CM_EV = {
     'CONNECT_REQUEST': 0x1,
@@ -907,7 +916,7 @@ PORT_TX_IN = (69, [
     ('cpl_ready', 'bit', 1, 67, 1),
     ('rdx_ready', 'bit', 1, 68, 1),
 ])
-PORT_TX_OUT = (77, [
+PORT_TX_OUT = (81, [
     ('db_ready', 'bit', 1, 0, 1),
     ('push_ready', 'bit', 1, 1, 1),
     ('rd_ready', 'bit', 1, 2, 1),
@@ -934,7 +943,11 @@ PORT_TX_OUT = (77, [
     ('stat_rnr', 'u32', 32, 73, 1),
     ('stat_poisoned', 'u32', 32, 74, 1),
     ('stat_pushed', 'u32', 32, 75, 1),
-    ('fence', 'u8', 8, 76, 1),
+    ('stat_tlb_hits', 'u32', 32, 76, 1),
+    ('stat_tlb_misses', 'u32', 32, 77, 1),
+    ('stat_tlb_evictions', 'u32', 32, 78, 1),
+    ('stat_tlb_miss_cycles', 'u32', 32, 79, 1),
+    ('fence', 'u8', 8, 80, 1),
 ])
 PORT_RX_IN = (77, [
     ('rst', 'bit', 1, 0, 1),
@@ -963,7 +976,7 @@ PORT_RX_IN = (77, [
     ('cpl_ready', 'bit', 1, 75, 1),
     ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (110, [
+PORT_RX_OUT = (114, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -1017,7 +1030,11 @@ PORT_RX_OUT = (110, [
     ('stat_qpc_evictions', 'u32', 32, 106, 1),
     ('stat_qpc_miss_cycles', 'u32', 32, 107, 1),
     ('stat_qpc_wait_cycles', 'u32', 32, 108, 1),
-    ('fence', 'u8', 8, 109, 1),
+    ('stat_tlb_hits', 'u32', 32, 109, 1),
+    ('stat_tlb_misses', 'u32', 32, 110, 1),
+    ('stat_tlb_evictions', 'u32', 32, 111, 1),
+    ('stat_tlb_miss_cycles', 'u32', 32, 112, 1),
+    ('fence', 'u8', 8, 113, 1),
 ])
 PORT_CQ_IN = (43, [
     ('rst', 'bit', 1, 0, 1),

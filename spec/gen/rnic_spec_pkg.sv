@@ -17,7 +17,8 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_MAX_SRQ = 64'h40;
   localparam longint unsigned RNIC_MAX_PD = 64'h100;
   localparam longint unsigned RNIC_MAX_MPT = 64'h400;
-  localparam longint unsigned RNIC_MAX_MTT = 64'h8000;
+  localparam longint unsigned RNIC_MAX_MTT = 64'h40000;
+  localparam longint unsigned RNIC_MTT_GRAIN = 64'h8;
   localparam longint unsigned RNIC_MAX_SGE = 64'h4;
   localparam longint unsigned RNIC_MAX_RECV_SGE = 64'h3;
   localparam longint unsigned RNIC_MAX_RD_ATOM = 64'h8;
@@ -65,8 +66,8 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_FW_PKTRX_BASE = 64'h20020000;
   localparam longint unsigned RNIC_FW_PKT_SIZE = 64'h800;
 
-  // cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 24 | index << 8 | word << 2.
-  localparam longint unsigned RNIC_CFG_TABLE_SHIFT = 64'h18;
+  // cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 26 | index << 8 | word << 2 (an 18-bit index: MAX_MTT entries).
+  localparam longint unsigned RNIC_CFG_TABLE_SHIFT = 64'h1a;
   localparam longint unsigned RNIC_CFG_INDEX_SHIFT = 64'h8;
   localparam longint unsigned RNIC_CFG_WORD_SHIFT = 64'h2;
   localparam longint unsigned RNIC_CFG_TBL_QPC = 64'h1;
@@ -94,13 +95,13 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_ICM_MPT_STRIDE = 64'h20;
   localparam longint unsigned RNIC_ICM_MTT_OFF = 64'h24a000;
   localparam longint unsigned RNIC_ICM_MTT_STRIDE = 64'h8;
-  localparam longint unsigned RNIC_ICM_FWQP_OFF = 64'h28a000;
+  localparam longint unsigned RNIC_ICM_FWQP_OFF = 64'h44a000;
   localparam longint unsigned RNIC_ICM_FWQP_STRIDE = 64'h80;
-  localparam longint unsigned RNIC_ICM_ATOMIC_OFF = 64'h48a000;
+  localparam longint unsigned RNIC_ICM_ATOMIC_OFF = 64'h64a000;
   localparam longint unsigned RNIC_ICM_ATOMIC_SLOT = 64'h10;
   localparam longint unsigned RNIC_ICM_ATOMIC_STRIDE = 64'h80;
-  localparam longint unsigned RNIC_ICM_BYTES = 64'h68a000;
-  localparam longint unsigned RNIC_ICM_CHUNKS = 64'h69;
+  localparam longint unsigned RNIC_ICM_BYTES = 64'h84a000;
+  localparam longint unsigned RNIC_ICM_CHUNKS = 64'h85;
 
   // link: Host <-> rnic-sim link (the PCIe boundary in simulation).
   localparam longint unsigned RNIC_LINK_VERSION = 64'h3;
@@ -391,7 +392,15 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_QPC_EVICTIONS = 'h26;
   localparam int unsigned RNIC_STAT_RX_QPC_MISS_CYCLES = 'h27;
   localparam int unsigned RNIC_STAT_RX_QPC_WAIT_CYCLES = 'h28;
-  localparam int unsigned RNIC_STAT_COUNT = 41;
+  localparam int unsigned RNIC_STAT_TX_TLB_HITS = 'h29;
+  localparam int unsigned RNIC_STAT_TX_TLB_MISSES = 'h2a;
+  localparam int unsigned RNIC_STAT_TX_TLB_EVICTIONS = 'h2b;
+  localparam int unsigned RNIC_STAT_TX_TLB_MISS_CYCLES = 'h2c;
+  localparam int unsigned RNIC_STAT_RX_TLB_HITS = 'h2d;
+  localparam int unsigned RNIC_STAT_RX_TLB_MISSES = 'h2e;
+  localparam int unsigned RNIC_STAT_RX_TLB_EVICTIONS = 'h2f;
+  localparam int unsigned RNIC_STAT_RX_TLB_MISS_CYCLES = 'h30;
+  localparam int unsigned RNIC_STAT_COUNT = 49;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
@@ -837,10 +846,14 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 77;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 81;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_tlb_miss_cycles;
+    logic [31:0] stat_tlb_evictions;
+    logic [31:0] stat_tlb_misses;
+    logic [31:0] stat_tlb_hits;
     logic [31:0] stat_pushed;
     logic [31:0] stat_poisoned;
     logic [31:0] stat_rnr;
@@ -929,10 +942,14 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 110;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 114;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_tlb_miss_cycles;
+    logic [31:0] stat_tlb_evictions;
+    logic [31:0] stat_tlb_misses;
+    logic [31:0] stat_tlb_hits;
     logic [31:0] stat_qpc_wait_cycles;
     logic [31:0] stat_qpc_miss_cycles;
     logic [31:0] stat_qpc_evictions;

@@ -18,7 +18,7 @@ module rnic_tx_kernel (
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
     wire [1719:0] hls_in;
-    wire [1983:0] hls_out;
+    wire [2111:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdx_ready),
@@ -104,7 +104,11 @@ module rnic_tx_kernel (
         k_out.stat_rnr <= hls_out[1911:1880];
         k_out.stat_poisoned <= hls_out[1943:1912];
         k_out.stat_pushed <= hls_out[1975:1944];
-        k_out.fence <= hls_out[1983:1976];
+        k_out.stat_tlb_hits <= hls_out[2007:1976];
+        k_out.stat_tlb_misses <= hls_out[2039:2008];
+        k_out.stat_tlb_evictions <= hls_out[2071:2040];
+        k_out.stat_tlb_miss_cycles <= hls_out[2103:2072];
+        k_out.fence <= hls_out[2111:2104];
     end
 endmodule
 `else

@@ -13,19 +13,51 @@
 #include "rnic_ports.h"
 #include "rnic_frame.h"
 
+/* The MTT cache (TLB) each kernel that translates keeps in front of context memory's MTT: 4,096
+ * lines of 8 entries (one 64-byte beat of ICM each; URAM), direct-mapped by MTT index / 8, a tag
+ * word a line (block RAM): the line's index, and which of its entries it holds. */
+#ifndef RNIC_TLB_LOG
+#define RNIC_TLB_LOG 12 /* a test build cuts it (tests/tests.mk, build/qc2) */
+#endif
+#define RNIC_TLB_LINES (1u << RNIC_TLB_LOG)
+#define RNIC_TLB_ENTRIES RNIC_MTT_GRAIN /* 8 entries of 8 bytes: a beat */
+#define TLB_MASK_BITS 8 /* tag word: line index << 8 | entries held */
+
+typedef struct {
+	uint32_t w[2 * RNIC_TLB_ENTRIES]; /* entry k: words 2k (low), 2k + 1: as configured, no read-modify-write */
+} rnic_tlb_line_t;
+
 /* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
  * copy, written by the same configuration writes: a BRAM per reader instead of a shared port).
  * QP contexts are not here: the TX kernel keeps a table of them (rnic_qpc_cfg), the RX kernel a
- * cache in front of context memory (rx.h). */
+ * cache in front of context memory (rx.h).
+ *
+ * The MTT is a cache (tlb): a configuration write of an entry writes it into its line (the line
+ * taken for it if another held it), so a registration's entries are there when its key becomes
+ * valid; a lookup that misses reads the line from ICM (rnic_tlb_miss, one read at a time: the
+ * kernel waits for it), and the beat fills the line at the clock's end (rnic_tlb_land). The
+ * firmware writes an entry into ICM before the configuration write, so a line read from ICM is
+ * never older than what was written into the cache before the read; entries written while it is
+ * on its way are kept over the read's (fill_keep). Live entries never change (a registration's
+ * run is new, and freed only after the fence that ends its use), so nothing is written back. */
 typedef struct {
 	uint32_t mpt[RNIC_MAX_MPT][RNIC_MPT_WORDS];
-	uint64_t mtt[RNIC_MAX_MTT];
+	rnic_tlb_line_t tlb[RNIC_TLB_LINES];
+	uint32_t tlb_tag[RNIC_TLB_LINES];
 	uint32_t port[8];
+	/* the line read from ICM after a miss (registers) */
+	uint8_t fill_pending, fill_land, fill_keep;
+	uint32_t fill_line, fill_t0;
+	rnic_tlb_line_t fill;
+	uint8_t cfg_mtt;             /* a configuration write of the MTT this clock: no lookup */
+	uint8_t ahead;               /* a line to read ahead (rnic_tlb_get) */
+	uint32_t ahead_line, ahead_last; /* ... and the last one read ahead */
+	uint32_t stat_hits, stat_misses, stat_evictions, stat_miss_cycles;
 } rnic_tables_t;
 
 /* A configuration write's address: table, entry index, 32-bit word of the entry */
 #define RNIC_CFG_TBL(addr) ((addr) >> RNIC_CFG_TABLE_SHIFT)
-#define RNIC_CFG_IDX(addr) (((addr) >> RNIC_CFG_INDEX_SHIFT) & 0xffff)
+#define RNIC_CFG_IDX(addr) (((addr) >> RNIC_CFG_INDEX_SHIFT) & ((1u << (RNIC_CFG_TABLE_SHIFT - RNIC_CFG_INDEX_SHIFT)) - 1))
 #define RNIC_CFG_WORD(addr) (((addr) >> RNIC_CFG_WORD_SHIFT) & 0x3f)
 
 /* A configuration write of a QP context word: the entry and word it writes, or -1 for none */
@@ -37,6 +69,24 @@ static inline int rnic_qpc_word(uint32_t addr, uint32_t *index)
 	return RNIC_CFG_TBL(addr) == RNIC_CFG_TBL_QPC && idx < RNIC_MAX_QP && word < RNIC_QPC_WORDS ? (int)word : -1;
 }
 
+/* A configuration write of word `word` (0 low, 1 high) of MTT entry idx. */
+static inline void rnic_tlb_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, uint32_t data)
+{
+	uint32_t line = idx / RNIC_TLB_ENTRIES, k = idx % RNIC_TLB_ENTRIES, l = line % RNIC_TLB_LINES;
+	uint32_t tag = t->tlb_tag[l];
+
+	if (idx >= RNIC_MAX_MTT)
+		return;
+	if (tag >> TLB_MASK_BITS != line) /* the line is taken for this entry */
+		tag = line << TLB_MASK_BITS;
+	t->tlb_tag[l] = tag | 1u << k;
+	t->tlb[l].w[2 * k + word] = data;
+	if (t->fill_pending && t->fill_line == line) { /* over the read's, when it comes */
+		t->fill_keep |= (uint8_t)(1u << k);
+		t->fill.w[2 * k + word] = data;
+	}
+}
+
 /* Apply one configuration write to the MPT, MTT or port addresses. */
 static inline void rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data)
 {
@@ -44,9 +94,8 @@ static inline void rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t dat
 
 	if (tbl == RNIC_CFG_TBL_MPT && idx < RNIC_MAX_MPT && word < RNIC_MPT_WORDS)
 		t->mpt[idx][word] = data;
-	else if (tbl == RNIC_CFG_TBL_MTT && idx < RNIC_MAX_MTT && word < 2)
-		t->mtt[idx] = word ? (t->mtt[idx] & 0xffffffffull) | ((uint64_t)data << 32)
-				   : (t->mtt[idx] & ~0xffffffffull) | data;
+	else if (tbl == RNIC_CFG_TBL_MTT && word < 2)
+		rnic_tlb_cfg(t, idx, word, data);
 	else if (tbl == RNIC_CFG_TBL_PORT && idx == 0 && word < 8)
 		t->port[word] = data;
 }
@@ -130,17 +179,115 @@ static inline uint64_t rnic_icm_bus(const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uin
 	return c ? c + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)) : 0;
 }
 
-/* Bus address of virtual address va inside the MR of `key` (pages of 2^PAGE.SHIFT bytes; DMA
- * requests never cross 4 KiB, so one translation serves a whole request). Only called for an
- * address rnic_key_live() admitted: the page lies inside the MR's own MTT entries. */
-static inline uint64_t rnic_translate(const rnic_tables_t *t, uint32_t key, uint64_t va)
+/* The MTT index of virtual address va inside the MR of `key` (pages of 2^PAGE.SHIFT bytes; DMA
+ * requests never cross 4 KiB, so one translation serves a whole request), and va's offset in its
+ * page. Only called for an address rnic_key_live() admitted: the page lies inside the MR's own
+ * MTT entries. */
+static inline uint32_t rnic_mtt_index(const rnic_tables_t *t, uint32_t key, uint64_t va, uint64_t *off)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 	uint64_t base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
 	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, MPT_W(t, i, PAGE));
-	uint32_t page = (uint32_t)((va >> sh) - (base >> sh));
 
-	return t->mtt[(MPT_W(t, i, MTT_BASE) + page) & (RNIC_MAX_MTT - 1)] + (va & ((1ull << sh) - 1));
+	*off = va & ((1ull << sh) - 1);
+	return (MPT_W(t, i, MTT_BASE) + (uint32_t)((va >> sh) - (base >> sh))) & (RNIC_MAX_MTT - 1);
+}
+
+/* MTT entry mi from the TLB: 1 and the page's bus address in *bus; 0: a miss, to be read
+ * (rnic_tlb_miss); -1: wait (a line is on its way, one at a time, or lands this clock, or the
+ * firmware writes the MTT this clock: the tag's ports are theirs). `on`: the access goes on past
+ * this page (a message's pages in order): a hit then looks at the next line's tag (the second
+ * port; the one after it once the next was read ahead) and, the line absent, marks it to be read
+ * ahead (rnic_tlb_ahead): a region read or written in order is read up to two lines ahead, and
+ * does not wait at each line (the TX kernel's line comes back behind the payload it has asked
+ * for, up to TX_CREDIT: one line of 4 KiB pages). */
+static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uint32_t on)
+{
+	uint32_t line = mi / RNIC_TLB_ENTRIES, k = mi % RNIC_TLB_ENTRIES, l = line % RNIC_TLB_LINES, tag;
+	uint32_t next = (line + 1) % (RNIC_MAX_MTT / RNIC_TLB_ENTRIES);
+
+	if (t->cfg_mtt || t->fill_land)
+		return -1;
+	tag = t->tlb_tag[l];
+	if (tag >> TLB_MASK_BITS == line && ((tag >> k) & 1)) {
+		*bus = (uint64_t)t->tlb[l].w[2 * k + 1] << 32 | t->tlb[l].w[2 * k];
+		t->stat_hits++;
+		if (t->ahead_last == next) /* read ahead already: the one after it, two lines ahead */
+			next = (next + 1) % (RNIC_MAX_MTT / RNIC_TLB_ENTRIES);
+		if (on && !t->fill_pending && t->tlb_tag[next % RNIC_TLB_LINES] >> TLB_MASK_BITS != next) {
+			t->ahead = 1;
+			t->ahead_line = next;
+		}
+		return 1;
+	}
+	return t->fill_pending ? -1 : 0;
+}
+
+/* A lookup of mi missed: the ICM offset of its line (8 entries, 64 bytes), which the caller reads
+ * now, in order with its other reads; the beat goes to rnic_tlb_filled. */
+static inline uint32_t rnic_tlb_miss(rnic_tables_t *t, uint32_t mi, uint32_t now)
+{
+	t->ahead = 0;
+	t->fill_pending = 1;
+	t->fill_line = mi / RNIC_TLB_ENTRIES;
+	t->fill_keep = 0;
+	t->fill_t0 = now;
+	t->stat_misses++;
+	return RNIC_ICM_MTT_OFF + (mi - mi % RNIC_TLB_ENTRIES) * RNIC_ICM_MTT_STRIDE;
+}
+
+/* A line marked to be read ahead, when nothing is on its way: the ICM offset to read (in the
+ * caller's free read slot), as for a miss; -1: none. */
+static inline int32_t rnic_tlb_ahead(rnic_tables_t *t, uint32_t now)
+{
+	if (!t->ahead || t->fill_pending || t->fill_land)
+		return -1;
+	t->ahead_last = t->ahead_line;
+	return (int32_t)rnic_tlb_miss(t, t->ahead_line * RNIC_TLB_ENTRIES, now);
+}
+
+/* The line's beat came: the entries written since the read was issued stay; it lands at the
+ * clock's end. */
+static inline void rnic_tlb_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
+{
+	uint32_t k;
+
+	for (k = 0; k < 2 * RNIC_TLB_ENTRIES; k++)
+		if (!((t->fill_keep >> (k / 2)) & 1))
+			t->fill.w[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
+	t->fill_land = 1;
+	t->stat_miss_cycles += now - t->fill_t0;
+}
+
+/* The clock's end: a line filled goes in whole (a clock later when the firmware writes the MTT
+ * in this one: its write takes the tag's ports). */
+static inline void rnic_tlb_land(rnic_tables_t *t)
+{
+	uint32_t l = t->fill_line % RNIC_TLB_LINES, old;
+
+	if (!t->fill_land || t->cfg_mtt)
+		return;
+	old = t->tlb_tag[l];
+	if ((old & ((1u << TLB_MASK_BITS) - 1)) && old >> TLB_MASK_BITS != t->fill_line)
+		t->stat_evictions++;
+	t->tlb_tag[l] = t->fill_line << TLB_MASK_BITS | ((1u << RNIC_TLB_ENTRIES) - 1);
+	t->tlb[l] = t->fill;
+	t->fill_land = 0;
+	t->fill_pending = 0;
+}
+
+/* The clock's start: whether the firmware writes the MTT in it (lookups and a landing wait). */
+static inline void rnic_tlb_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t cfg_addr)
+{
+	t->cfg_mtt = cfg_valid && RNIC_CFG_TBL(cfg_addr) == RNIC_CFG_TBL_MTT;
+}
+
+/* The reset: nothing on its way, counters at zero (the lines stay: the firmware's writes keep
+ * them true) */
+static inline void rnic_tlb_reset(rnic_tables_t *t)
+{
+	t->fill_pending = t->fill_land = t->ahead = 0;
+	t->stat_hits = t->stat_misses = t->stat_evictions = t->stat_miss_cycles = 0;
 }
 
 /* Path MTU in bytes from the QPC's enum ibv_mtu value. */

@@ -212,6 +212,7 @@ void rx_finish_frame(rnic_rx_state_t *st)
 	uint32_t i;
 
 	st->ovr_n = 0;
+	st->seg_on = 0;
 	rx_rw_release(st, st->qpn);
 	if (st->back) {
 		/* the message's cursor moves on */
@@ -293,10 +294,38 @@ void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_
 	prefetch_hint(st, st->qpn);
 }
 
-/* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
- * region is no longer what the message was admitted to (rnic_key_live), nothing is written. */
-int rx_start_segment(rnic_rx_state_t *st)
+/* The bus address of va in the MR of `key` (admitted by rnic_key_live): 1 and *bus; 0: its
+ * MTT line is on its way, or is asked for now (when the read channel has room), try again;
+ * -1: without context memory the line cannot be read. */
+int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint32_t on)
 {
+	uint64_t off;
+	uint32_t mi = rnic_mtt_index(&st->t, key, va, &off);
+	int hit = rnic_tlb_get(&st->t, mi, bus, on);
+	int32_t ahead;
+
+	if (hit > 0) {
+		*bus += off;
+		ahead = rx_rd_room(st) && rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) ? rnic_tlb_ahead(&st->t, (uint32_t)st->now) : -1;
+		if (ahead >= 0)
+			rx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT, RD_MTT, st->qpn);
+		return 1;
+	}
+	if (!hit && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF))
+		return -1;
+	if (!hit && rx_rd_room(st))
+		rx_read_req(st, rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now)), RNIC_BEAT, RD_MTT,
+			    st->qpn);
+	return 0;
+}
+
+/* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
+ * region is no longer what the message was admitted to (rnic_key_live), nothing is written;
+ * 1: its page's translation is not there yet, nothing changed (rx_xlate). */
+static int start_segment(rnic_rx_state_t *st)
+{
+	int x;
+
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
 	uint32_t n = g->len - st->wc_off;
@@ -308,9 +337,11 @@ int rx_start_segment(rnic_rx_state_t *st)
 		n = st->pay_left;
 	if (!rnic_key_live(&st->t, g->key, g->access, addr, n))
 		return -1;
+	x = rx_xlate(st, g->key, addr, &st->seg_addr, st->pay_left > n || st->seg_on);
+	if (x <= 0)
+		return x < 0 ? -1 : 1;
 	st->seg_len = n;
 	st->seg_left = n;
-	st->seg_addr = rnic_translate(&st->t, g->key, addr);
 	st->wc_off += n;
 	if (st->wc_off == g->len) {
 		st->wc_sge++;
@@ -318,6 +349,18 @@ int rx_start_segment(rnic_rx_state_t *st)
 	}
 	st->pay_left -= n;
 	return 0;
+}
+
+/* The frame's next payload segment: written (B_PAYLOAD), or, its page's translation still to
+ * come, tried again each clock (B_SEG), or the frame cut. */
+void rx_next_segment(rnic_rx_state_t *st)
+{
+	int r = start_segment(st);
+
+	if (r < 0)
+		rx_cut(st);
+	else
+		st->busy = r ? B_SEG : B_PAYLOAD;
 }
 
 /* A region the frame lands in was deregistered, re-registered or shrunk after its message
@@ -362,11 +405,7 @@ void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
 		rx_finish_frame(st);
 		return;
 	}
-	if (rx_start_segment(st)) {
-		rx_cut(st);
-		return;
-	}
-	st->busy = B_PAYLOAD;
+	rx_next_segment(st);
 }
 
 /* Cursor at byte `off` of a scatter list. */
@@ -655,9 +694,15 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 		if (!st->seg_left) {
 			if (!st->pay_left)
 				rx_finish_frame(st);
-			else if (rx_start_segment(st))
-				rx_cut(st);
+			else
+				rx_next_segment(st);
 		}
+		break;
+	case B_SEG:
+		rx_next_segment(st);
+		break;
+	case B_ATX:
+		rx_atomic_xlate(st);
 		break;
 	case B_FW: /* whole frame -> firmware */
 		if (st->o.fw_valid)
@@ -834,11 +879,13 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
 		st->rb_fresh = st->rbf_head = st->rbf_tail = 0;
 		st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
+		rnic_tlb_reset(&st->t);
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
 	}
 	st->now = in->cycle;
+	rnic_tlb_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rx_qc_check(st); /* before this clock's tag writes: it reads the tags as the clock starts */
 	/* handshakes of the outputs presented during this cycle */
 	if (st->o.wr_valid && in->wr_ready)
@@ -875,7 +922,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	/* a fence is passed between two frames, with no DMA read outstanding and the last write
 	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
 	if (st->fence_pending && st->rd_head == st->rd_tail && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
-	    st->busy != B_RWQE && st->busy != B_ATOMIC && st->busy != B_ATREC && st->busy != B_REPLAY && st->busy != B_QPC) {
+	    st->busy != B_RWQE && st->busy != B_ATOMIC && st->busy != B_ATREC && st->busy != B_REPLAY && st->busy != B_QPC &&
+	    st->busy != B_SEG && st->busy != B_ATX) {
 		st->o.fence = st->fence_token;
 		st->fence_pending = 0;
 	}
@@ -896,6 +944,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			rx_atomic_done(st, in->rd_data);
 		else if (k == RD_REPLAY)
 			rx_replay_done(st, in->rd_data, in->rd_last);
+		else if (k == RD_MTT)
+			rnic_tlb_filled(&st->t, in->rd_data, (uint32_t)st->now);
 		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	}
@@ -915,6 +965,11 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		prefetch_hint(st, st->db_q);
 		st->db_pend = 0;
 	}
+	rnic_tlb_land(&st->t);
+	st->o.stat_tlb_hits = st->t.stat_hits;
+	st->o.stat_tlb_misses = st->t.stat_misses;
+	st->o.stat_tlb_evictions = st->t.stat_evictions;
+	st->o.stat_tlb_miss_cycles = st->t.stat_miss_cycles;
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid;

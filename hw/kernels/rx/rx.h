@@ -233,6 +233,7 @@ typedef struct {
 	uint32_t l3;                /* RNIC_IP6_EXTRA for a frame over IPv6, else 0 */
 	uint32_t seg_left;          /* bytes left in the current DMA write */
 	uint32_t pay_left;          /* payload bytes left in the frame */
+	uint8_t seg_on;             /* the message goes on after this frame (its pages in order: read ahead) */
 	uint64_t seg_addr;
 	uint32_t seg_len;
 	uint32_t fw_beat;

@@ -97,6 +97,7 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		return;
 	}
 	st->o.stat_rd_rsp_bytes += plen;
+	st->seg_on = !last;
 	rx_place(st, RNIC_XTH_OFF + xth, plen);
 }
 
@@ -202,11 +203,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	st->gh = RNIC_GRH_LEN;
 	st->pay_left = plen + RNIC_GRH_LEN;
 	st->kind = K_UD;
-	if (rx_start_segment(st)) {
-		rx_cut(st);
-		return;
-	}
-	st->busy = B_PAYLOAD;
+	rx_next_segment(st);
 }
 
 /* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
@@ -394,6 +391,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 		rx_respond(st, RNIC_RSP_KIND_ACK, psn, RNIC_AETH_ACK_NO_CREDIT);
 	st->kind = K_SEND;
 	st->psn = psn;
+	st->seg_on = !last;
 	rx_place(st, RNIC_XTH_OFF + x->xth, plen);
 }
 
@@ -432,6 +430,7 @@ static void req_write(rnic_rx_state_t *st, const rx_hdr_t *x)
 	st->back = 1;
 	st->kind = K_WRITE;
 	st->psn = psn;
+	st->seg_on = q->in_msg != MSG_NONE;
 	rx_place(st, RNIC_XTH_OFF + x->xth, plen);
 }
 
@@ -483,9 +482,22 @@ static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
 	st->wc_off = 0;
 	st->kind = K_ATOMIC;
 	st->psn = x->psn;
-	st->at_addr = rnic_translate(&st->t, rkey, va);
-	st->busy = B_ATOMIC;
-	st->rd_issue = 1;
+	rx_atomic_xlate(st);
+}
+
+/* The atomic's operand address (B_ATX until its MTT line is there): its read goes out next
+ * (B_ATOMIC); without context memory to read the line from, NAKed as an address it cannot reach. */
+void rx_atomic_xlate(rnic_rx_state_t *st)
+{
+	int x = rx_xlate(st, st->wsge[0].key, st->wsge[0].addr, &st->at_addr, 0);
+
+	if (x < 0) {
+		rx_nak(st, st->psn, RNIC_AETH_NAK_REM_ACCESS);
+		rx_finish_frame(st);
+		return;
+	}
+	st->busy = x ? B_ATOMIC : B_ATX;
+	st->rd_issue = (uint8_t)x;
 }
 
 /* A request of an RC or UC QP: its PSN against the expected one (duplicates, sequence errors),

@@ -740,6 +740,7 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	if (!in->cfg_valid)
 		return;
 	rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data);
+	rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
 	rnic_mpt_copy_cfg(st->mpt3, in->cfg_addr, in->cfg_data);
@@ -819,6 +820,7 @@ static void reset(rnic_tx_state_t *st)
 	st->cpl_head = st->cpl_tail = 0;
 	st->ack_busy = 0;
 	st->fence_state = 0;
+	rnic_tlb_reset(&st->t);
 	st->push_half = 0;
 	st->commit_valid = 0;
 	st->ts_pending = 0;
@@ -844,6 +846,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		return;
 	}
 	st->now = in->cycle;
+	rnic_tlb_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	st->wake_clk = 0;
 	st->obn_fw = 0;
 	st->ob_room = tx_ob_free(st) != 0;
@@ -912,6 +915,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			}
 			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
 			rd = 0;
+		} else if (st->cur_kind == REQ_MTT) {
+			rnic_tlb_filled(&st->t, rd, (uint32_t)st->now); /* one beat */
+			st->req_left = 0;
+			rd = 0;
 		}
 	}
 	emit(st, rd);
@@ -941,7 +948,12 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->pop_valid = 0;
 	tx_tw_end(st);
 	copies_land(st);
+	rnic_tlb_land(&st->t);
 	configure(st, in);
+	st->o.stat_tlb_hits = st->t.stat_hits;
+	st->o.stat_tlb_misses = st->t.stat_misses;
+	st->o.stat_tlb_evictions = st->t.stat_evictions;
+	st->o.stat_tlb_miss_cycles = st->t.stat_miss_cycles;
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
@@ -950,6 +962,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
-			 (next_kind(st) == REQ_WQE || (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
+			 (next_kind(st) == REQ_WQE || next_kind(st) == REQ_MTT ||
+			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
 	*out = st->o;
 }

@@ -138,6 +138,7 @@ typedef struct {
 	 * block RAMs too, each kept to two accesses a clock (make tblchk), with a copy per reader
 	 * where three parts read one (the window ends and error flags). */
 	rnic_tables_t t;
+	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks: where a TLB miss reads its line */
 	tx_qsf_t qsf[RNIC_MAX_QP];
 	/* copies of the MPT for a WQE's 2nd, 3rd and 4th SGE, checked in the clock it starts */
 	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt3[RNIC_MAX_MPT][RNIC_MPT_WORDS];

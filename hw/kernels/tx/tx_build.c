@@ -475,17 +475,38 @@ static int poison(rnic_tx_state_t *st)
 	return 0;
 }
 
+/* The page of the read the issuer is at is not in the TLB: its line is read from context memory
+ * (the issuer waits for it, in this clock's request slot), or, without context memory, the read
+ * cannot be made: the packet is poisoned as for a region gone. */
+static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
+{
+	uint64_t bus = rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF);
+
+	if (!bus) {
+		poison(st);
+		return;
+	}
+	tx_read_req(st, rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now)), RNIC_BEAT, REQ_MTT);
+}
+
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
 void tx_build(rnic_tx_state_t *st)
 {
-	uint64_t addr;
-	uint32_t n, room, key;
+	uint64_t addr, off, bus;
+	uint32_t n, room, key, mi;
+	int hit;
 
 	if (st->o.rdreq_valid)
 		return;
 	if (st->iss_left) {
-		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT)
+		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
+			int32_t ahead = tx_req_full(st) || !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) ? -1
+					: rnic_tlb_ahead(&st->t, (uint32_t)st->now);
+
+			if (ahead >= 0) /* the read slot is free: the next line of the pages being read */
+				tx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT, REQ_MTT);
 			return;
+		}
 		if (st->iss_rsp) {
 			addr = st->iss_va;
 			n = st->iss_left;
@@ -506,7 +527,15 @@ void tx_build(rnic_tx_state_t *st)
 			poison(st);
 			return;
 		}
-		tx_read_req(st, rnic_translate(&st->t, key, addr), n, REQ_PAYLOAD);
+		mi = rnic_mtt_index(&st->t, key, addr, &off);
+		hit = rnic_tlb_get(&st->t, mi, &bus,
+				   st->iss_left > n || (st->iss_rsp ? st->rj_active : st->sge[st->iss_sge].len - st->iss_sge_off > n));
+		if (hit <= 0) {
+			if (!hit)
+				tlb_miss(st, mi);
+			return;
+		}
+		tx_read_req(st, bus + off, n, REQ_PAYLOAD);
 		st->credit += n;
 		st->iss_left -= n;
 		st->iss_va += n;

@@ -10,7 +10,7 @@
 
 /* What a DMA read request brings back: payload, a WQE for the prefetch buffer, or (no read
  * issued) zero beats in place of payload that may not be read any more. */
-enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO };
+enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO, REQ_MTT };
 
 /* A cycle as the QPs' timers keep it: the timer wheel's tick (2^TW_SHIFT cycles, 4.096 us), in
  * 32 bits. They wrap after 4.9 hours, twice the longest ACK timeout (4.096 us * 2^31): times
