@@ -291,7 +291,7 @@ def test_translations_missed_mid_message(monkeypatch):
     for name, c in counters.items():
         for k in ("TX", "RX"):
             hits, misses, evicted, lat = (c[f"{k}_TLB_{f}"] for f in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
-            assert hits > 1000 and misses > 50 and 0 < evicted <= misses, (name, k, c)
+            assert hits > 1000 and misses > 50 and 0 < evicted <= 2 * misses, (name, k, c)
             assert 100 < lat / misses < 2000, (name, k, lat / misses)
         log = (out / f"{name}.log").read_text()
         assert re.search(r"icm \d+ writes, \d+ entries checked against the kernels' tables, 0 differ", log), log[-2000:]

@@ -45,13 +45,15 @@ typedef struct {
 	rnic_tlb_line_t tlb[RNIC_TLB_LINES];
 	uint32_t tlb_tag[RNIC_TLB_LINES];
 	uint32_t port[8];
-	/* the line read from ICM after a miss (registers) */
-	uint8_t fill_pending, fill_land, fill_keep;
+	/* the lines read from ICM after a miss or ahead (registers): fill_n from fill_line, fill_got
+	 * of them come, the last one landing (fill_land); entries written meanwhile (fill_keep) */
+	uint8_t fill_pending, fill_land, fill_n, fill_got;
+	uint16_t fill_keep;
 	uint32_t fill_line, fill_t0;
-	rnic_tlb_line_t fill;
+	rnic_tlb_line_t fill[2];
 	uint8_t cfg_mtt;             /* a configuration write of the MTT this clock: no lookup */
 	uint8_t ahead;               /* a line to read ahead (rnic_tlb_get) */
-	uint32_t ahead_line, ahead_last; /* ... and the last one read ahead */
+	uint32_t ahead_line, ahead_next; /* ... and the line after the last ones read */
 	uint32_t stat_hits, stat_misses, stat_evictions, stat_miss_cycles;
 } rnic_tables_t;
 
@@ -81,9 +83,9 @@ static inline void rnic_tlb_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, u
 		tag = line << TLB_MASK_BITS;
 	t->tlb_tag[l] = tag | 1u << k;
 	t->tlb[l].w[2 * k + word] = data;
-	if (t->fill_pending && t->fill_line == line) { /* over the read's, when it comes */
-		t->fill_keep |= (uint8_t)(1u << k);
-		t->fill.w[2 * k + word] = data;
+	if (t->fill_pending && line - t->fill_line < t->fill_n) { /* over the read's, when it comes */
+		t->fill_keep |= (uint16_t)(1u << ((line - t->fill_line) * RNIC_TLB_ENTRIES + k));
+		t->fill[line - t->fill_line].w[2 * k + word] = data;
 	}
 }
 
@@ -194,17 +196,18 @@ static inline uint32_t rnic_mtt_index(const rnic_tables_t *t, uint32_t key, uint
 }
 
 /* MTT entry mi from the TLB: 1 and the page's bus address in *bus; 0: a miss, to be read
- * (rnic_tlb_miss); -1: wait (a line is on its way, one at a time, or lands this clock, or the
- * firmware writes the MTT this clock: the tag's ports are theirs). `on`: the access goes on past
- * this page (a message's pages in order): a hit then looks at the next line's tag (the second
- * port; the one after it once the next was read ahead) and, the line absent, marks it to be read
- * ahead (rnic_tlb_ahead): a region read or written in order is read up to two lines ahead, and
- * does not wait at each line (the TX kernel's line comes back behind the payload it has asked
- * for, up to TX_CREDIT: one line of 4 KiB pages). */
+ * (rnic_tlb_miss); -1: wait (a read is on its way, one at a time, or a line lands this clock, or
+ * the firmware writes the MTT this clock: the tag's ports are theirs). `on`: the access goes on
+ * past this page (a message's pages in order): a hit then looks at one more tag (the second
+ * port), the next line's, or once lines were read ahead the one after them, and, that line
+ * absent, marks it to be read ahead (rnic_tlb_ahead). Reads take two lines where they can: a
+ * region read or written in order is read one to two lines ahead of its use, 1,024 clocks of
+ * 4 KiB pages at line rate, more than the TX kernel's read takes to come back behind the
+ * payload it asked for before it (TX_CREDIT, 512 clocks, and the round trip). */
 static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uint32_t on)
 {
 	uint32_t line = mi / RNIC_TLB_ENTRIES, k = mi % RNIC_TLB_ENTRIES, l = line % RNIC_TLB_LINES, tag;
-	uint32_t next = (line + 1) % (RNIC_MAX_MTT / RNIC_TLB_ENTRIES);
+	uint32_t next = t->ahead_next - line - 1 < 2 ? t->ahead_next : line + 1;
 
 	if (t->cfg_mtt || t->fill_land)
 		return -1;
@@ -212,8 +215,7 @@ static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uin
 	if (tag >> TLB_MASK_BITS == line && ((tag >> k) & 1)) {
 		*bus = (uint64_t)t->tlb[l].w[2 * k + 1] << 32 | t->tlb[l].w[2 * k];
 		t->stat_hits++;
-		if (t->ahead_last == next) /* read ahead already: the one after it, two lines ahead */
-			next = (next + 1) % (RNIC_MAX_MTT / RNIC_TLB_ENTRIES);
+		next %= RNIC_MAX_MTT / RNIC_TLB_ENTRIES;
 		if (on && !t->fill_pending && t->tlb_tag[next % RNIC_TLB_LINES] >> TLB_MASK_BITS != next) {
 			t->ahead = 1;
 			t->ahead_line = next;
@@ -223,57 +225,66 @@ static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uin
 	return t->fill_pending ? -1 : 0;
 }
 
-/* A lookup of mi missed: the ICM offset of its line (8 entries, 64 bytes), which the caller reads
- * now, in order with its other reads; the beat goes to rnic_tlb_filled. */
+/* A lookup of mi missed: the ICM offset of its line, which the caller reads now (t->fill_n
+ * beats of 8 entries: the line and the next one when it is in the same 4 KiB of ICM), in order
+ * with its other reads; each beat goes to rnic_tlb_filled. */
 static inline uint32_t rnic_tlb_miss(rnic_tables_t *t, uint32_t mi, uint32_t now)
 {
+	uint32_t line = mi / RNIC_TLB_ENTRIES;
+
 	t->ahead = 0;
 	t->fill_pending = 1;
-	t->fill_line = mi / RNIC_TLB_ENTRIES;
+	t->fill_line = line;
+	t->fill_n = (uint8_t)(line % (4096 / RNIC_BEAT) != 4096 / RNIC_BEAT - 1 &&
+			      line + 1 < RNIC_MAX_MTT / RNIC_TLB_ENTRIES ? 2 : 1);
+	t->fill_got = 0;
 	t->fill_keep = 0;
 	t->fill_t0 = now;
+	t->ahead_next = line + t->fill_n;
 	t->stat_misses++;
-	return RNIC_ICM_MTT_OFF + (mi - mi % RNIC_TLB_ENTRIES) * RNIC_ICM_MTT_STRIDE;
+	return RNIC_ICM_MTT_OFF + line * RNIC_TLB_ENTRIES * RNIC_ICM_MTT_STRIDE;
 }
 
 /* A line marked to be read ahead, when nothing is on its way: the ICM offset to read (in the
- * caller's free read slot), as for a miss; -1: none. */
+ * caller's free read slot, t->fill_n beats), as for a miss; -1: none. */
 static inline int32_t rnic_tlb_ahead(rnic_tables_t *t, uint32_t now)
 {
 	if (!t->ahead || t->fill_pending || t->fill_land)
 		return -1;
-	t->ahead_last = t->ahead_line;
 	return (int32_t)rnic_tlb_miss(t, t->ahead_line * RNIC_TLB_ENTRIES, now);
 }
 
-/* The line's beat came: the entries written since the read was issued stay; it lands at the
- * clock's end. */
+/* A beat of the read came: its line, but for the entries written since the read was issued,
+ * lands at the clock's end (the next beat is taken once it has). */
 static inline void rnic_tlb_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
 {
-	uint32_t k;
+	rnic_tlb_line_t *f = &t->fill[t->fill_got % 2];
+	uint32_t k, keep = t->fill_keep >> (t->fill_got % 2 * RNIC_TLB_ENTRIES);
 
 	for (k = 0; k < 2 * RNIC_TLB_ENTRIES; k++)
-		if (!((t->fill_keep >> (k / 2)) & 1))
-			t->fill.w[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
+		if (!((keep >> (k / 2)) & 1))
+			f->w[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
+	if (!t->fill_got)
+		t->stat_miss_cycles += now - t->fill_t0;
+	t->fill_got++;
 	t->fill_land = 1;
-	t->stat_miss_cycles += now - t->fill_t0;
 }
 
 /* The clock's end: a line filled goes in whole (a clock later when the firmware writes the MTT
  * in this one: its write takes the tag's ports). */
 static inline void rnic_tlb_land(rnic_tables_t *t)
 {
-	uint32_t l = t->fill_line % RNIC_TLB_LINES, old;
+	uint32_t line = t->fill_line + t->fill_got - 1, l = line % RNIC_TLB_LINES, old;
 
 	if (!t->fill_land || t->cfg_mtt)
 		return;
 	old = t->tlb_tag[l];
-	if ((old & ((1u << TLB_MASK_BITS) - 1)) && old >> TLB_MASK_BITS != t->fill_line)
+	if ((old & ((1u << TLB_MASK_BITS) - 1)) && old >> TLB_MASK_BITS != line)
 		t->stat_evictions++;
-	t->tlb_tag[l] = t->fill_line << TLB_MASK_BITS | ((1u << RNIC_TLB_ENTRIES) - 1);
-	t->tlb[l] = t->fill;
+	t->tlb_tag[l] = line << TLB_MASK_BITS | ((1u << RNIC_TLB_ENTRIES) - 1);
+	t->tlb[l] = t->fill[(t->fill_got - 1) % 2];
 	t->fill_land = 0;
-	t->fill_pending = 0;
+	t->fill_pending = t->fill_got < t->fill_n;
 }
 
 /* The clock's start: whether the firmware writes the MTT in it (lookups and a landing wait). */

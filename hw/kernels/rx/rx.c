@@ -308,14 +308,16 @@ int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint
 		*bus += off;
 		ahead = rx_rd_room(st) && rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) ? rnic_tlb_ahead(&st->t, (uint32_t)st->now) : -1;
 		if (ahead >= 0)
-			rx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT, RD_MTT, st->qpn);
+			rx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT * st->t.fill_n, RD_MTT, st->qpn);
 		return 1;
 	}
 	if (!hit && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF))
 		return -1;
-	if (!hit && rx_rd_room(st))
-		rx_read_req(st, rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now)), RNIC_BEAT, RD_MTT,
-			    st->qpn);
+	if (!hit && rx_rd_room(st)) {
+		uint64_t line = rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now));
+
+		rx_read_req(st, line, RNIC_BEAT * st->t.fill_n, RD_MTT, st->qpn);
+	}
 	return 0;
 }
 
@@ -972,6 +974,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->o.stat_tlb_miss_cycles = st->t.stat_miss_cycles;
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
-	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid;
+	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land); /* a beat a landing */
 	*out = st->o;
 }

@@ -916,8 +916,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
 			rd = 0;
 		} else if (st->cur_kind == REQ_MTT) {
-			rnic_tlb_filled(&st->t, rd, (uint32_t)st->now); /* one beat */
-			st->req_left = 0;
+			rnic_tlb_filled(&st->t, rd, (uint32_t)st->now);
+			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
 			rd = 0;
 		}
 	}
@@ -962,7 +962,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
-			 (next_kind(st) == REQ_WQE || next_kind(st) == REQ_MTT ||
+			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
 			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
 	*out = st->o;
 }

@@ -486,7 +486,8 @@ static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
 		poison(st);
 		return;
 	}
-	tx_read_req(st, rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now)), RNIC_BEAT, REQ_MTT);
+	bus = rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now));
+	tx_read_req(st, bus, RNIC_BEAT * st->t.fill_n, REQ_MTT);
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
@@ -504,7 +505,7 @@ void tx_build(rnic_tx_state_t *st)
 					: rnic_tlb_ahead(&st->t, (uint32_t)st->now);
 
 			if (ahead >= 0) /* the read slot is free: the next line of the pages being read */
-				tx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT, REQ_MTT);
+				tx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT * st->t.fill_n, REQ_MTT);
 			return;
 		}
 		if (st->iss_rsp) {
