@@ -391,10 +391,12 @@ int sim_bus_open(struct sim_bus *b, const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	uint8_t h[RNIC_LINK_HDR_SIZE];
+	const char *scatter;
 	int tries, ret;
 
 	memset(b, 0, sizeof(*b));
-	b->scatter = getenv("RNIC_SIM_SCATTER") && !strcmp(getenv("RNIC_SIM_SCATTER"), "1");
+	scatter = getenv("RNIC_SIM_SCATTER");
+	b->scatter = scatter && !strcmp(scatter, "1");
 	if (strlen(path) >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(a.sun_path, path);

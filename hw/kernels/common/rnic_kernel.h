@@ -200,7 +200,7 @@ static inline uint32_t rnic_mtt_index(const rnic_tables_t *t, uint32_t key, uint
  * the firmware writes the MTT this clock: the tag's ports are theirs). `on`: the access goes on
  * past this page (a message's pages in order): a hit then looks at one more tag (the second
  * port), the next line's, or once lines were read ahead the one after them, and, that line
- * absent, marks it to be read ahead (rnic_tlb_ahead). Reads take two lines where they can: a
+ * absent, marks it to be read ahead (rnic_tlb_read). Reads take two lines where they can: a
  * region read or written in order is read one to two lines ahead of its use, 1,024 clocks of
  * 4 KiB pages at line rate, more than the TX kernel's read takes to come back behind the
  * payload it asked for before it (TX_CREDIT, 512 clocks, and the round trip). */
@@ -225,9 +225,9 @@ static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uin
 	return t->fill_pending ? -1 : 0;
 }
 
-/* A lookup of mi missed: the ICM offset of its line, which the caller reads now (t->fill_n
- * beats of 8 entries: the line and the next one when it is in the same 4 KiB of ICM), in order
- * with its other reads; each beat goes to rnic_tlb_filled. */
+/* A read of mi's line from ICM (rnic_tlb_read): its offset there, t->fill_n beats of 8 entries
+ * (the line and the next one when it is in the same 4 KiB of ICM), read in order with the
+ * kernel's other reads; each beat goes to rnic_tlb_filled. */
 static inline uint32_t rnic_tlb_miss(rnic_tables_t *t, uint32_t mi, uint32_t now)
 {
 	uint32_t line = mi / RNIC_TLB_ENTRIES;
@@ -245,13 +245,20 @@ static inline uint32_t rnic_tlb_miss(rnic_tables_t *t, uint32_t mi, uint32_t now
 	return RNIC_ICM_MTT_OFF + line * RNIC_TLB_ENTRIES * RNIC_ICM_MTT_STRIDE;
 }
 
-/* A line marked to be read ahead, when nothing is on its way: the ICM offset to read (in the
- * caller's free read slot, t->fill_n beats), as for a miss; -1: none. */
-static inline int32_t rnic_tlb_ahead(rnic_tables_t *t, uint32_t now)
+/* The read a kernel makes for its TLB, in a free read slot of its own: the line of MTT entry mi
+ * after a miss (ahead 0), or the line marked to be read ahead (ahead 1). Its bus address, and its
+ * length in *len (t->fill_n beats); 0: no read (none marked, one on its way or landing, or no
+ * context memory), nothing changed. */
+static inline uint64_t rnic_tlb_read(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t mi,
+				     uint32_t ahead, uint32_t now, uint32_t *len)
 {
-	if (!t->ahead || t->fill_pending || t->fill_land)
-		return -1;
-	return (int32_t)rnic_tlb_miss(t, t->ahead_line * RNIC_TLB_ENTRIES, now);
+	uint64_t bus;
+
+	if (!rnic_icm_bus(icm, RNIC_ICM_MTT_OFF) || (ahead && (!t->ahead || t->fill_pending || t->fill_land)))
+		return 0;
+	bus = rnic_icm_bus(icm, rnic_tlb_miss(t, ahead ? t->ahead_line * RNIC_TLB_ENTRIES : mi, now));
+	*len = RNIC_BEAT * t->fill_n;
+	return bus;
 }
 
 /* A beat of the read came: its line, but for the entries written since the read was issued,
@@ -286,6 +293,11 @@ static inline void rnic_tlb_land(rnic_tables_t *t)
 	t->fill_land = 0;
 	t->fill_pending = t->fill_got < t->fill_n;
 }
+
+/* The TLB's counters into a kernel's outputs (TX and RX name them alike) */
+#define RNIC_TLB_STATS_OUT(o, t)                                                                    \
+	((o)->stat_tlb_hits = (t)->stat_hits, (o)->stat_tlb_misses = (t)->stat_misses,              \
+	 (o)->stat_tlb_evictions = (t)->stat_evictions, (o)->stat_tlb_miss_cycles = (t)->stat_miss_cycles)
 
 /* The clock's start: whether the firmware writes the MTT in it (lookups and a landing wait). */
 static inline void rnic_tlb_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t cfg_addr)

@@ -299,25 +299,20 @@ void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_
  * -1: without context memory the line cannot be read. */
 int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint32_t on)
 {
-	uint64_t off;
-	uint32_t mi = rnic_mtt_index(&st->t, key, va, &off);
+	uint64_t off, line;
+	uint32_t mi = rnic_mtt_index(&st->t, key, va, &off), len;
 	int hit = rnic_tlb_get(&st->t, mi, bus, on);
-	int32_t ahead;
 
 	if (hit > 0) {
 		*bus += off;
-		ahead = rx_rd_room(st) && rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) ? rnic_tlb_ahead(&st->t, (uint32_t)st->now) : -1;
-		if (ahead >= 0)
-			rx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT * st->t.fill_n, RD_MTT, st->qpn);
+		if (rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, 0, 1, (uint32_t)st->now, &len)))
+			rx_read_req(st, line, len, RD_MTT, st->qpn);
 		return 1;
 	}
 	if (!hit && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF))
 		return -1;
-	if (!hit && rx_rd_room(st)) {
-		uint64_t line = rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now));
-
-		rx_read_req(st, line, RNIC_BEAT * st->t.fill_n, RD_MTT, st->qpn);
-	}
+	if (!hit && rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, mi, 0, (uint32_t)st->now, &len)))
+		rx_read_req(st, line, len, RD_MTT, st->qpn);
 	return 0;
 }
 
@@ -326,12 +321,11 @@ int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint
  * 1: its page's translation is not there yet, nothing changed (rx_xlate). */
 static int start_segment(rnic_rx_state_t *st)
 {
-	int x;
-
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
 	uint32_t n = g->len - st->wc_off;
 	uint32_t room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
+	int x;
 
 	if (n > room)
 		n = room;
@@ -968,13 +962,10 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->db_pend = 0;
 	}
 	rnic_tlb_land(&st->t);
-	st->o.stat_tlb_hits = st->t.stat_hits;
-	st->o.stat_tlb_misses = st->t.stat_misses;
-	st->o.stat_tlb_evictions = st->t.stat_evictions;
-	st->o.stat_tlb_miss_cycles = st->t.stat_miss_cycles;
+	RNIC_TLB_STATS_OUT(&st->o, &st->t);
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land); /* a beat a landing */
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land); /* a TLB beat waits for the last to land */
 	*out = st->o;
 }

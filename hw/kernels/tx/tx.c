@@ -950,10 +950,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	copies_land(st);
 	rnic_tlb_land(&st->t);
 	configure(st, in);
-	st->o.stat_tlb_hits = st->t.stat_hits;
-	st->o.stat_tlb_misses = st->t.stat_misses;
-	st->o.stat_tlb_evictions = st->t.stat_evictions;
-	st->o.stat_tlb_miss_cycles = st->t.stat_miss_cycles;
+	RNIC_TLB_STATS_OUT(&st->o, &st->t);
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;

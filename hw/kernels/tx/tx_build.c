@@ -480,14 +480,13 @@ static int poison(rnic_tx_state_t *st)
  * cannot be made: the packet is poisoned as for a region gone. */
 static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
 {
-	uint64_t bus = rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF);
+	uint32_t len;
+	uint64_t bus = rnic_tlb_read(&st->t, st->icm, mi, 0, (uint32_t)st->now, &len);
 
-	if (!bus) {
+	if (bus)
+		tx_read_req(st, bus, len, REQ_MTT);
+	else
 		poison(st);
-		return;
-	}
-	bus = rnic_icm_bus(st->icm, rnic_tlb_miss(&st->t, mi, (uint32_t)st->now));
-	tx_read_req(st, bus, RNIC_BEAT * st->t.fill_n, REQ_MTT);
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
@@ -501,11 +500,9 @@ void tx_build(rnic_tx_state_t *st)
 		return;
 	if (st->iss_left) {
 		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
-			int32_t ahead = tx_req_full(st) || !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) ? -1
-					: rnic_tlb_ahead(&st->t, (uint32_t)st->now);
-
-			if (ahead >= 0) /* the read slot is free: the next line of the pages being read */
-				tx_read_req(st, rnic_icm_bus(st->icm, (uint32_t)ahead), RNIC_BEAT * st->t.fill_n, REQ_MTT);
+			/* the read slot is free: the lines ahead of the pages being read */
+			if (!tx_req_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, 1, (uint32_t)st->now, &n)))
+				tx_read_req(st, bus, n, REQ_MTT);
 			return;
 		}
 		if (st->iss_rsp) {
