@@ -494,9 +494,23 @@ public:
 			    differ++ < 4)
 				std::printf("rnic-sim %s: icm QPC %u differs from the kernels' entry\n", o_.name.c_str(), i);
 		}
-		cmp("MPT", RNIC_ICM_MPT_OFF, RNIC_ICM_MPT_STRIDE, tx_->t.mpt, RNIC_MAX_MPT, RNIC_MPT_WORDS * 4, -1);
-		/* the MTT: what each kernel's TLB holds (entries a line's mask marks) */
-		for (const rnic_tables_t *t : {&tx_->t, &rx_->t})
+		/* the MPT and the MTT: what each kernel's caches hold (the words or entries a line's tag marks) */
+		for (const rnic_tables_t *t : {&tx_->t, &rx_->t}) {
+			for (uint32_t l = 0; l < RNIC_MPT_LINES; l++) {
+				uint32_t idx = t->mpt[l].tag >> MPT_HAVE_BITS, img[RNIC_MPT_WORDS];
+
+				if (!(t->mpt[l].tag & MPT_HAVE_ALL))
+					continue;
+				entries++;
+				std::memcpy(img, drv_.data() + icm_drv(RNIC_ICM_MPT_OFF + idx * RNIC_ICM_MPT_STRIDE), sizeof(img));
+				for (uint32_t k = 0; k < RNIC_MPT_WORDS; k++)
+					if (((t->mpt[l].tag >> k) & 1) && img[k] != t->mpt[l].w[k]) {
+						if (differ++ < 4)
+							std::printf("rnic-sim %s: icm MPT %u differs from an MPT cache's entry\n",
+								    o_.name.c_str(), idx);
+						break;
+					}
+			}
 			for (uint32_t l = 0; l < RNIC_TLB_LINES; l++)
 				for (uint32_t k = 0; k < RNIC_TLB_ENTRIES; k++) {
 					uint32_t line = t->tlb_tag[l] >> TLB_MASK_BITS, img[2];
@@ -510,6 +524,7 @@ public:
 						std::printf("rnic-sim %s: icm MTT %u differs from a TLB's entry\n", o_.name.c_str(),
 							    line * RNIC_TLB_ENTRIES + k);
 				}
+		}
 		cmp("CQC", RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4, -1);
 		cmp("EQC", RNIC_ICM_EQC_OFF, RNIC_ICM_EQC_STRIDE, cq_->eqc, RNIC_NUM_CTX, RNIC_EQC_WORDS * 4, -1);
 		cmp("SRQC", RNIC_ICM_SRQC_OFF, RNIC_ICM_SRQC_STRIDE, rx_->srqc, RNIC_MAX_SRQ, RNIC_SRQC_WORDS * 4,

@@ -129,9 +129,11 @@ def test_stats_tool_reads_the_counters(tmp_path):
     assert (int(line[1]), int(line[2]), int(line[4])) == (h, m, truth["RX_QPC_EVICTIONS"])
     assert float(line[3]) == round(100 * h / (h + m), 1)
     assert float(line[5]) == round(truth["RX_QPC_MISS_CYCLES"] / m, 1) and 50 < float(line[5]) < 1000
-    for k in ("TX", "RX"):  # the MTT caches (rnic1 places the WRITEs: its RX translates them)
-        h, m, e = (truth[f"{k}_TLB_{f}"] for f in ("HITS", "MISSES", "EVICTIONS"))
-        assert re.search(rf"^cache MTT \({k} kernel\): {h} hits, {m} misses, hit rate [\d.]+%, {e} evictions, 0 write-backs",
-                         r.stdout, re.M), r.stdout
-    assert truth["RX_TLB_HITS"] > 1000, truth
+    # the MTT and MPT caches (rnic1 places the WRITEs: its RX translates them and checks their keys)
+    for table, prefix in (("MTT", "TLB"), ("MPT", "MPT")):
+        for k in ("TX", "RX"):
+            h, m, e = (truth[f"{k}_{prefix}_{f}"] for f in ("HITS", "MISSES", "EVICTIONS"))
+            assert re.search(rf"^cache {table} \({k} kernel\): {h} hits, {m} misses, hit rate [\d.]+%, {e} evictions, "
+                             "0 write-backs", r.stdout, re.M), r.stdout
+    assert truth["RX_TLB_HITS"] > 1000 and truth["RX_MPT_HITS"] > 1000, truth
     assert bad.returncode == 1 and bad.stderr.startswith("rnic-stat: rnic7: "), bad.stderr

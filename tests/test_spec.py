@@ -4,6 +4,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
@@ -71,8 +72,20 @@ def test_rq_and_srq_doorbells_share_a_layout():
 
 
 def test_bar0_blocks_do_not_overlap_context_pages():
-    blocks = [getattr(S, b)["_BASE"][0] for b in ("ID", "CLOCK", "STATS", "PORT", "ADMIN", "CTXBLK")]
-    assert blocks == sorted(blocks) and blocks[-1] + 0x100 <= S.BAR0_CTX_BASE
+    """The blocks in address order, apart, each holding its registers (the STATS block: every
+    counter of enum STAT; a 57th counter once read the next block's header), before the pages."""
+    sizes = {b["name"]: b.get("size", 0x100)
+             for b in tomllib.loads((ROOT / "spec" / "rnic.toml").read_text())["regblock"]}
+    names = ("ID", "CLOCK", "PORT", "ADMIN", "CTXBLK", "STATS")
+    blocks = [getattr(S, b)["_BASE"][0] for b in names]
+    assert blocks == sorted(blocks)
+    for i, blk in enumerate(names):
+        end = blocks[i] + sizes[blk]
+        assert end <= (blocks[i + 1] if i + 1 < len(names) else S.BAR0_CTX_BASE), f"{blk} overlaps what follows"
+        regs = [off + 4 for name, (off, _f) in getattr(S, blk).items() if name != "_BASE"]
+        if blk == "STATS":
+            regs.append(S.STATS["COUNTER0"][0] + 4 * len(S.STAT))
+        assert max(regs) <= end, f"{blk}'s registers end at {max(regs):#x}, past the block"
     assert S.BAR0_CTX_BASE + S.NUM_CTX * S.BAR0_CTX_STRIDE <= S.BAR0_SIZE
     # doorbell pages, then command-queue pages: apart, each region 64 KiB-aligned (BAR0 takes the
     # context from address bits 15:12) and inside BAR0

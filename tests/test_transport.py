@@ -273,12 +273,13 @@ def test_scattered_host_pages(monkeypatch):
 
 
 def test_translations_missed_mid_message(monkeypatch):
-    """The TLBs cut to four lines of 8 MTT entries (build/qc2) over scattered host pages: nearly
-    every page's translation is read from context memory, between the packets of a message and
-    between a request and its retry, on a link that drops, duplicates, reorders and corrupts
-    frames. Every operation completes exactly once with exact data; both kernels' TLB counters
-    show the lines read, the lines they replaced and the wait for them; the simulator finds every
-    entry the TLBs hold equal to context memory's; the TLBs' memories keep to their ports."""
+    """The TLBs cut to four lines of 8 MTT entries and the MPT caches to two lines (build/qc2)
+    over scattered host pages and three regions: nearly every page's translation, and the keys'
+    entries, are read from context memory, between the packets of a message and between a
+    request and its retry, on a link that drops, duplicates, reorders and corrupts frames. Every
+    operation completes exactly once with exact data; both kernels' TLB and MPT counters show the
+    reads, the lines they replaced and the wait for them; the simulator finds every entry the
+    caches hold equal to context memory's; the caches' memories keep to their ports."""
     monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
     monkeypatch.setenv("RNIC_SIM_SCATTER", "1")
     out = ROOT / "build" / "test-transport" / "qc2-tlb"
@@ -292,6 +293,11 @@ def test_translations_missed_mid_message(monkeypatch):
         for k in ("TX", "RX"):
             hits, misses, evicted, lat = (c[f"{k}_TLB_{f}"] for f in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
             assert hits > 1000 and misses > 50 and 0 < evicted <= 2 * misses, (name, k, c)
+            assert 100 < lat / misses < 2000, (name, k, lat / misses)
+            # keys: rnic0 sends the requests (its TX looks up three regions' keys), both place data
+            hits, misses, evicted, lat = (c[f"{k}_MPT_{f}"] for f in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
+            assert hits > 1000 and 0 < evicted <= misses + 10 and misses > (50 if name == "rnic0" or k == "RX" else 0), (
+                name, k, c)
             assert 100 < lat / misses < 2000, (name, k, lat / misses)
         log = (out / f"{name}.log").read_text()
         assert re.search(r"icm \d+ writes, \d+ entries checked against the kernels' tables, 0 differ", log), log[-2000:]

@@ -75,13 +75,14 @@ $(TBLCHK)/sim/rnic-sim: $(SIM_BIN) $(TBLCHK)/libkernels.a
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $(SIM_DIR)/obj/rnic_sim.o $(SIM_OBJS) $(TBLCHK)/libkernels.a -pthread -latomic
 
-# rnic-sim with a QPC cache of two lines (RX_QC_LOG=1), TLBs of four lines (RNIC_TLB_LOG=2) and
-# the table check: with four QPs, frames miss and evict each other's contexts mid-message all the
-# time, and over scattered host pages each page's translation too (tests/test_transport.py); the
+# rnic-sim with a QPC cache of two lines (RX_QC_LOG=1), TLBs of four lines (RNIC_TLB_LOG=2), MPT
+# caches of two (RNIC_MPT_LOG=1) and the table check: with four QPs, frames miss and evict each
+# other's contexts mid-message all the time, and over scattered host pages each page's
+# translation and each key's entry too (tests/test_transport.py); the
 # caches' memories are checked as block RAMs under it. The Verilated model is the simulator's
 # own; the kernels and rnic_sim.cpp (which holds their state) are built again.
 QC2 := $(BUILD)/qc2
-QC2_FLAGS := -DRX_QC_LOG=1 -DRNIC_TLB_LOG=2
+QC2_FLAGS := -DRX_QC_LOG=1 -DRNIC_TLB_LOG=2 -DRNIC_MPT_LOG=1
 $(eval $(call tblchk_kernels,$(QC2),$(QC2_FLAGS)))
 $(QC2)/sim/rnic-sim: $(SIM_BIN) $(QC2)/libkernels.a sim/rnic_sim.cpp
 	@mkdir -p $(dir $@)

@@ -169,12 +169,12 @@ module rnic_bar0 #(
 
     // ---- read path
     function automatic logic [31:0] blk_hdr(input logic [7:0] off, input logic [31:0] typ,
-                                            input logic [31:0] next);
+                                            input logic [31:0] next, input logic [31:0] size);
         case (off)  // no `return`: Yosys 0.23 lacks it
             8'h00: blk_hdr = typ;
             8'h04: blk_hdr = 32'd1;
             8'h08: blk_hdr = next;
-            8'h0c: blk_hdr = 32'h100;
+            8'h0c: blk_hdr = size;
             default: blk_hdr = 32'h0;
         endcase
     endfunction
@@ -183,14 +183,21 @@ module rnic_bar0 #(
     // mux; the simulator then evaluates it once a read, not every clock)
     function automatic logic [31:0] rd_data(input logic [19:0] ra);
         rd_data = 32'h0;
-        if (ra < 20'h600 && ra[7:0] < 8'h10) begin
+        // the block headers, a block each 0x100 from 0 to the STATS block (the last, 0x200 long)
+        if (ra < 20'(rnic_spec_pkg::RNIC_STATS_BASE + 'h100) && ra[7:0] < 8'h10) begin
             case (ra[11:8])
-                4'h0: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_ID), 32'h100);
-                4'h1: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_CLOCK), 32'h200);
-                4'h2: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_STATS), 32'h300);
-                4'h3: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_PORT), 32'h400);
-                4'h4: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_ADMIN), 32'h500);
-                4'h5: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_CTX), 32'h0);
+                4'h0: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_ID),
+                                        32'(rnic_spec_pkg::RNIC_CLOCK_BASE), 32'h100);
+                4'h1: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_CLOCK),
+                                        32'(rnic_spec_pkg::RNIC_PORT_BASE), 32'h100);
+                4'h3: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_PORT),
+                                        32'(rnic_spec_pkg::RNIC_ADMIN_BASE), 32'h100);
+                4'h4: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_ADMIN),
+                                        32'(rnic_spec_pkg::RNIC_CTXBLK_BASE), 32'h100);
+                4'h5: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_CTX),
+                                        32'(rnic_spec_pkg::RNIC_STATS_BASE), 32'h100);
+                4'h6: rd_data = blk_hdr(ra[7:0], 32'(rnic_spec_pkg::RNIC_BLOCK_TYPE_STATS), 32'h0,
+                                        32'(rnic_spec_pkg::RNIC_STATS_SIZE));
                 default: rd_data = 32'h0;
             endcase
         end else if (ra >= 20'(rnic_spec_pkg::RNIC_STATS_COUNTER0) &&

@@ -376,6 +376,14 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_MISSES] = rx_out.stat_tlb_misses;
         stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_EVICTIONS] = rx_out.stat_tlb_evictions;
         stats[rnic_spec_pkg::RNIC_STAT_RX_TLB_MISS_CYCLES] = rx_out.stat_tlb_miss_cycles;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_MPT_HITS] = tx_out.stat_mpt_hits;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_MPT_MISSES] = tx_out.stat_mpt_misses;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_MPT_EVICTIONS] = tx_out.stat_mpt_evictions;
+        stats[rnic_spec_pkg::RNIC_STAT_TX_MPT_MISS_CYCLES] = tx_out.stat_mpt_miss_cycles;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_HITS] = rx_out.stat_mpt_hits;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_MISSES] = rx_out.stat_mpt_misses;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_EVICTIONS] = rx_out.stat_mpt_evictions;
+        stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_MISS_CYCLES] = rx_out.stat_mpt_miss_cycles;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

@@ -232,7 +232,7 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 }
 
 /* TX_OUT: Requester kernel outputs. */
-#define RNIC_TX_OUT_WORDS 81u
+#define RNIC_TX_OUT_WORDS 85u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t push_ready;
@@ -264,6 +264,10 @@ typedef struct {
 	uint32_t stat_tlb_misses;
 	uint32_t stat_tlb_evictions;
 	uint32_t stat_tlb_miss_cycles;
+	uint32_t stat_mpt_hits;
+	uint32_t stat_mpt_misses;
+	uint32_t stat_mpt_evictions;
+	uint32_t stat_mpt_miss_cycles;
 	uint8_t fence;
 } rnic_tx_out_t;
 
@@ -301,7 +305,11 @@ static inline void rnic_tx_out_pack(const rnic_tx_out_t *s, uint32_t *w)
 	w[77] = (uint32_t)s->stat_tlb_misses & 0xffffffffu;
 	w[78] = (uint32_t)s->stat_tlb_evictions & 0xffffffffu;
 	w[79] = (uint32_t)s->stat_tlb_miss_cycles & 0xffffffffu;
-	w[80] = (uint32_t)s->fence & 0xffu;
+	w[80] = (uint32_t)s->stat_mpt_hits & 0xffffffffu;
+	w[81] = (uint32_t)s->stat_mpt_misses & 0xffffffffu;
+	w[82] = (uint32_t)s->stat_mpt_evictions & 0xffffffffu;
+	w[83] = (uint32_t)s->stat_mpt_miss_cycles & 0xffffffffu;
+	w[84] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
@@ -336,7 +344,11 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 	s->stat_tlb_misses = (uint32_t)(w[77] & 0xffffffffu);
 	s->stat_tlb_evictions = (uint32_t)(w[78] & 0xffffffffu);
 	s->stat_tlb_miss_cycles = (uint32_t)(w[79] & 0xffffffffu);
-	s->fence = (uint8_t)(w[80] & 0xffu);
+	s->stat_mpt_hits = (uint32_t)(w[80] & 0xffffffffu);
+	s->stat_mpt_misses = (uint32_t)(w[81] & 0xffffffffu);
+	s->stat_mpt_evictions = (uint32_t)(w[82] & 0xffffffffu);
+	s->stat_mpt_miss_cycles = (uint32_t)(w[83] & 0xffffffffu);
+	s->fence = (uint8_t)(w[84] & 0xffu);
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
@@ -430,7 +442,7 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 }
 
 /* RX_OUT: Responder kernel outputs. */
-#define RNIC_RX_OUT_WORDS 114u
+#define RNIC_RX_OUT_WORDS 118u
 typedef struct {
 	uint8_t db_ready;
 	uint8_t rd_ready;
@@ -489,6 +501,10 @@ typedef struct {
 	uint32_t stat_tlb_misses;
 	uint32_t stat_tlb_evictions;
 	uint32_t stat_tlb_miss_cycles;
+	uint32_t stat_mpt_hits;
+	uint32_t stat_mpt_misses;
+	uint32_t stat_mpt_evictions;
+	uint32_t stat_mpt_miss_cycles;
 	uint8_t fence;
 } rnic_rx_out_t;
 
@@ -554,7 +570,11 @@ static inline void rnic_rx_out_pack(const rnic_rx_out_t *s, uint32_t *w)
 	w[110] = (uint32_t)s->stat_tlb_misses & 0xffffffffu;
 	w[111] = (uint32_t)s->stat_tlb_evictions & 0xffffffffu;
 	w[112] = (uint32_t)s->stat_tlb_miss_cycles & 0xffffffffu;
-	w[113] = (uint32_t)s->fence & 0xffu;
+	w[113] = (uint32_t)s->stat_mpt_hits & 0xffffffffu;
+	w[114] = (uint32_t)s->stat_mpt_misses & 0xffffffffu;
+	w[115] = (uint32_t)s->stat_mpt_evictions & 0xffffffffu;
+	w[116] = (uint32_t)s->stat_mpt_miss_cycles & 0xffffffffu;
+	w[117] = (uint32_t)s->fence & 0xffu;
 }
 
 static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
@@ -616,7 +636,11 @@ static inline void rnic_rx_out_unpack(const uint32_t *w, rnic_rx_out_t *s)
 	s->stat_tlb_misses = (uint32_t)(w[110] & 0xffffffffu);
 	s->stat_tlb_evictions = (uint32_t)(w[111] & 0xffffffffu);
 	s->stat_tlb_miss_cycles = (uint32_t)(w[112] & 0xffffffffu);
-	s->fence = (uint8_t)(w[113] & 0xffu);
+	s->stat_mpt_hits = (uint32_t)(w[113] & 0xffffffffu);
+	s->stat_mpt_misses = (uint32_t)(w[114] & 0xffffffffu);
+	s->stat_mpt_evictions = (uint32_t)(w[115] & 0xffffffffu);
+	s->stat_mpt_miss_cycles = (uint32_t)(w[116] & 0xffffffffu);
+	s->fence = (uint8_t)(w[117] & 0xffu);
 }
 
 /* CQ_IN: Completion kernel inputs. */

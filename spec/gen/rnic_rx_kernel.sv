@@ -18,7 +18,7 @@ module rnic_rx_kernel (
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
     wire [1999:0] hls_in;
-    wire [3079:0] hls_out;
+    wire [3207:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdreq_ready),
@@ -132,7 +132,11 @@ module rnic_rx_kernel (
         k_out.stat_tlb_misses <= hls_out[3007:2976];
         k_out.stat_tlb_evictions <= hls_out[3039:3008];
         k_out.stat_tlb_miss_cycles <= hls_out[3071:3040];
-        k_out.fence <= hls_out[3079:3072];
+        k_out.stat_mpt_hits <= hls_out[3103:3072];
+        k_out.stat_mpt_misses <= hls_out[3135:3104];
+        k_out.stat_mpt_evictions <= hls_out[3167:3136];
+        k_out.stat_mpt_miss_cycles <= hls_out[3199:3168];
+        k_out.fence <= hls_out[3207:3200];
     end
 endmodule
 `else

@@ -377,6 +377,14 @@ STAT = {
     'RX_TLB_MISSES': 0x2e,
     'RX_TLB_EVICTIONS': 0x2f,
     'RX_TLB_MISS_CYCLES': 0x30,
+    'TX_MPT_HITS': 0x31,
+    'TX_MPT_MISSES': 0x32,
+    'TX_MPT_EVICTIONS': 0x33,
+    'TX_MPT_MISS_CYCLES': 0x34,
+    'RX_MPT_HITS': 0x35,
+    'RX_MPT_MISSES': 0x36,
+    'RX_MPT_EVICTIONS': 0x37,
+    'RX_MPT_MISS_CYCLES': 0x38,
 }
 CM_EV = {
     'CONNECT_REQUEST': 0x1,
@@ -416,9 +424,9 @@ CLOCK = {
     'FREQ_KHZ': (0x118, {}),
 }
 STATS = {
-    '_BASE': (0x200, {}),
-    'COUNT': (0x210, {}),
-    'COUNTER0': (0x220, {}),
+    '_BASE': (0x600, {}),
+    'COUNT': (0x610, {}),
+    'COUNTER0': (0x620, {}),
 }
 PORT = {
     '_BASE': (0x300, {}),
@@ -916,7 +924,7 @@ PORT_TX_IN = (69, [
     ('cpl_ready', 'bit', 1, 67, 1),
     ('rdx_ready', 'bit', 1, 68, 1),
 ])
-PORT_TX_OUT = (81, [
+PORT_TX_OUT = (85, [
     ('db_ready', 'bit', 1, 0, 1),
     ('push_ready', 'bit', 1, 1, 1),
     ('rd_ready', 'bit', 1, 2, 1),
@@ -947,7 +955,11 @@ PORT_TX_OUT = (81, [
     ('stat_tlb_misses', 'u32', 32, 77, 1),
     ('stat_tlb_evictions', 'u32', 32, 78, 1),
     ('stat_tlb_miss_cycles', 'u32', 32, 79, 1),
-    ('fence', 'u8', 8, 80, 1),
+    ('stat_mpt_hits', 'u32', 32, 80, 1),
+    ('stat_mpt_misses', 'u32', 32, 81, 1),
+    ('stat_mpt_evictions', 'u32', 32, 82, 1),
+    ('stat_mpt_miss_cycles', 'u32', 32, 83, 1),
+    ('fence', 'u8', 8, 84, 1),
 ])
 PORT_RX_IN = (77, [
     ('rst', 'bit', 1, 0, 1),
@@ -976,7 +988,7 @@ PORT_RX_IN = (77, [
     ('cpl_ready', 'bit', 1, 75, 1),
     ('rdreq_ready', 'bit', 1, 76, 1),
 ])
-PORT_RX_OUT = (114, [
+PORT_RX_OUT = (118, [
     ('db_ready', 'bit', 1, 0, 1),
     ('rd_ready', 'bit', 1, 1, 1),
     ('rdx_ready', 'bit', 1, 2, 1),
@@ -1034,7 +1046,11 @@ PORT_RX_OUT = (114, [
     ('stat_tlb_misses', 'u32', 32, 110, 1),
     ('stat_tlb_evictions', 'u32', 32, 111, 1),
     ('stat_tlb_miss_cycles', 'u32', 32, 112, 1),
-    ('fence', 'u8', 8, 113, 1),
+    ('stat_mpt_hits', 'u32', 32, 113, 1),
+    ('stat_mpt_misses', 'u32', 32, 114, 1),
+    ('stat_mpt_evictions', 'u32', 32, 115, 1),
+    ('stat_mpt_miss_cycles', 'u32', 32, 116, 1),
+    ('fence', 'u8', 8, 117, 1),
 ])
 PORT_CQ_IN = (43, [
     ('rst', 'bit', 1, 0, 1),

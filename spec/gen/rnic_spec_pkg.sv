@@ -400,7 +400,15 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_TLB_MISSES = 'h2e;
   localparam int unsigned RNIC_STAT_RX_TLB_EVICTIONS = 'h2f;
   localparam int unsigned RNIC_STAT_RX_TLB_MISS_CYCLES = 'h30;
-  localparam int unsigned RNIC_STAT_COUNT = 49;
+  localparam int unsigned RNIC_STAT_TX_MPT_HITS = 'h31;
+  localparam int unsigned RNIC_STAT_TX_MPT_MISSES = 'h32;
+  localparam int unsigned RNIC_STAT_TX_MPT_EVICTIONS = 'h33;
+  localparam int unsigned RNIC_STAT_TX_MPT_MISS_CYCLES = 'h34;
+  localparam int unsigned RNIC_STAT_RX_MPT_HITS = 'h35;
+  localparam int unsigned RNIC_STAT_RX_MPT_MISSES = 'h36;
+  localparam int unsigned RNIC_STAT_RX_MPT_EVICTIONS = 'h37;
+  localparam int unsigned RNIC_STAT_RX_MPT_MISS_CYCLES = 'h38;
+  localparam int unsigned RNIC_STAT_COUNT = 57;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
@@ -448,12 +456,12 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_CLOCK_CYCLES_HI = 'h114;
   localparam int unsigned RNIC_CLOCK_FREQ_KHZ = 'h118;
 
-  // STATS: Datapath counters, 32 bits, wrapping; counter i (enum STAT) at 0x20 + 4*i.
-  localparam int unsigned RNIC_STATS_BASE = 'h200;
+  // STATS: Datapath counters, 32 bits, wrapping; counter i (enum STAT) at 0x20 + 4*i. The last block: room for 120 counters.
+  localparam int unsigned RNIC_STATS_BASE = 'h600;
   localparam int unsigned RNIC_STATS_VERSION = 1;
-  localparam int unsigned RNIC_STATS_SIZE = 'h100;
-  localparam int unsigned RNIC_STATS_COUNT = 'h210;
-  localparam int unsigned RNIC_STATS_COUNTER0 = 'h220;
+  localparam int unsigned RNIC_STATS_SIZE = 'h200;
+  localparam int unsigned RNIC_STATS_COUNT = 'h610;
+  localparam int unsigned RNIC_STATS_COUNTER0 = 'h620;
 
   // PORT: Ethernet port addresses and state.
   localparam int unsigned RNIC_PORT_BASE = 'h300;
@@ -846,10 +854,14 @@ package rnic_spec_pkg;
   } rnic_tx_in_t;
 
   // TX_OUT: Requester kernel outputs.
-  localparam int unsigned RNIC_TX_OUT_WORDS = 81;
+  localparam int unsigned RNIC_TX_OUT_WORDS = 85;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_mpt_miss_cycles;
+    logic [31:0] stat_mpt_evictions;
+    logic [31:0] stat_mpt_misses;
+    logic [31:0] stat_mpt_hits;
     logic [31:0] stat_tlb_miss_cycles;
     logic [31:0] stat_tlb_evictions;
     logic [31:0] stat_tlb_misses;
@@ -942,10 +954,14 @@ package rnic_spec_pkg;
   } rnic_rx_in_t;
 
   // RX_OUT: Responder kernel outputs.
-  localparam int unsigned RNIC_RX_OUT_WORDS = 114;
+  localparam int unsigned RNIC_RX_OUT_WORDS = 118;
   typedef struct packed {
     logic [23:0] pad_fence;
     logic [7:0] fence;
+    logic [31:0] stat_mpt_miss_cycles;
+    logic [31:0] stat_mpt_evictions;
+    logic [31:0] stat_mpt_misses;
+    logic [31:0] stat_mpt_hits;
     logic [31:0] stat_tlb_miss_cycles;
     logic [31:0] stat_tlb_evictions;
     logic [31:0] stat_tlb_misses;

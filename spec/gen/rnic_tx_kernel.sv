@@ -18,7 +18,7 @@ module rnic_tx_kernel (
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
     wire [1719:0] hls_in;
-    wire [2111:0] hls_out;
+    wire [2239:0] hls_out;
 
     assign hls_in = {
         8'(k_in.rdx_ready),
@@ -108,7 +108,11 @@ module rnic_tx_kernel (
         k_out.stat_tlb_misses <= hls_out[2039:2008];
         k_out.stat_tlb_evictions <= hls_out[2071:2040];
         k_out.stat_tlb_miss_cycles <= hls_out[2103:2072];
-        k_out.fence <= hls_out[2111:2104];
+        k_out.stat_mpt_hits <= hls_out[2135:2104];
+        k_out.stat_mpt_misses <= hls_out[2167:2136];
+        k_out.stat_mpt_evictions <= hls_out[2199:2168];
+        k_out.stat_mpt_miss_cycles <= hls_out[2231:2200];
+        k_out.fence <= hls_out[2239:2232];
     end
 endmodule
 `else

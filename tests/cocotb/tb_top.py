@@ -106,12 +106,16 @@ async def bar0_blocks(dut):
         types.append(await read32(dut, off + S.BLK["TYPE"][0]))
         assert await read32(dut, off + S.BLK["VERSION"][0]) == 1
         nxt = await read32(dut, off + S.BLK["NEXT"][0])
+        size = await read32(dut, off + S.BLK["SIZE"][0])
+        assert off + size <= (nxt or S.BAR0_CTX_BASE)
+        if types[-1] == S.BLOCK_TYPE_STATS:  # it holds every counter
+            assert S.STATS["COUNTER0"][0] + 4 * await read32(dut, S.STATS["COUNT"][0]) <= off + size
         if not nxt:
             break
         assert nxt > off
         off = nxt
-    assert types == [S.BLOCK_TYPE_ID, S.BLOCK_TYPE_CLOCK, S.BLOCK_TYPE_STATS, S.BLOCK_TYPE_PORT,
-                     S.BLOCK_TYPE_ADMIN, S.BLOCK_TYPE_CTX]
+    assert types == [S.BLOCK_TYPE_ID, S.BLOCK_TYPE_CLOCK, S.BLOCK_TYPE_PORT, S.BLOCK_TYPE_ADMIN,
+                     S.BLOCK_TYPE_CTX, S.BLOCK_TYPE_STATS]
     assert await read32(dut, S.ID["VENDOR_DEVICE"][0]) == S.VENDOR_ID | (S.DEVICE_ID << 16)
     assert await read32(dut, S.ID["IF_VERSION"][0]) == S.IF_VERSION
     assert await read32(dut, S.ID["BUILD_ID"][0]) == 0x12345678

@@ -27,6 +27,21 @@ typedef struct {
 	uint32_t w[2 * RNIC_TLB_ENTRIES]; /* entry k: words 2k (low), 2k + 1: as configured, no read-modify-write */
 } rnic_tlb_line_t;
 
+/* The MPT cache each kernel keeps in front of context memory's MPT: 1,024 lines of one key's
+ * entry (a block RAM row of 36 bytes), direct-mapped by key index, the line's tag in its row:
+ * the key index, and which of the entry's words it holds. */
+#ifndef RNIC_MPT_LOG
+#define RNIC_MPT_LOG 10 /* a test build cuts it (tests/tests.mk, build/qc2) */
+#endif
+#define RNIC_MPT_LINES (1u << RNIC_MPT_LOG)
+#define MPT_HAVE_BITS 8 /* tag: key index << 8 | words held */
+#define MPT_HAVE_ALL ((1u << RNIC_MPT_WORDS) - 1)
+
+typedef struct {
+	uint32_t w[RNIC_MPT_WORDS];
+	uint32_t tag;
+} rnic_mpt_line_t;
+
 /* The datapath's copy of the firmware-owned tables (each kernel that needs them holds its own
  * copy, written by the same configuration writes: a BRAM per reader instead of a shared port).
  * QP contexts are not here: the TX kernel keeps a table of them (rnic_qpc_cfg), the RX kernel a
@@ -39,9 +54,17 @@ typedef struct {
  * firmware writes an entry into ICM before the configuration write, so a line read from ICM is
  * never older than what was written into the cache before the read; entries written while it is
  * on its way are kept over the read's (fill_keep). Live entries never change (a registration's
- * run is new, and freed only after the fence that ends its use), so nothing is written back. */
+ * run is new, and freed only after the fence that ends its use), so nothing is written back.
+ *
+ * The MPT is a cache too (mpt), kept the same way word by word: a configuration write of a word
+ * of a key's entry writes it into the key's line (taking the line, all its other words not held,
+ * if another key held it); a lookup hits when the line holds the key's whole entry, else the
+ * entry is read from ICM (rnic_mpt_read, one at a time: whoever looked it up waits) and lands
+ * at the clock's end, but for the words written meanwhile (mf_keep). The firmware writes an
+ * entry's words into ICM before it writes them here, and invalidates an entry (word 0, last)
+ * before it changes it, so a line is never older than ICM, nor valid with another key's words. */
 typedef struct {
-	uint32_t mpt[RNIC_MAX_MPT][RNIC_MPT_WORDS];
+	rnic_mpt_line_t mpt[RNIC_MPT_LINES];
 	rnic_tlb_line_t tlb[RNIC_TLB_LINES];
 	uint32_t tlb_tag[RNIC_TLB_LINES];
 	uint32_t port[8];
@@ -55,6 +78,12 @@ typedef struct {
 	uint8_t ahead;               /* a line to read ahead (rnic_tlb_get) */
 	uint32_t ahead_line, ahead_next; /* ... and the line after the last ones read */
 	uint32_t stat_hits, stat_misses, stat_evictions, stat_miss_cycles;
+	/* the MPT entry read from ICM (registers): key index mf_idx, its words (mf), those written
+	 * since the read was issued (mf_keep), landing this clock (mf_land) */
+	uint8_t mf_pending, mf_land, mf_keep, cfg_mpt;
+	uint32_t mf_idx, mf_t0;
+	uint32_t mf[RNIC_MPT_WORDS];
+	uint32_t mpt_hits, mpt_misses, mpt_evictions, mpt_miss_cycles;
 } rnic_tables_t;
 
 /* A configuration write's address: table, entry index, 32-bit word of the entry */
@@ -89,13 +118,34 @@ static inline void rnic_tlb_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, u
 	}
 }
 
+/* A configuration write of word `word` of key index idx's MPT entry. */
+static inline void rnic_mpt_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, uint32_t data)
+{
+	rnic_mpt_line_t *l = &t->mpt[idx % RNIC_MPT_LINES];
+	uint32_t tag = l->tag;
+
+	if (idx >= RNIC_MAX_MPT || word >= RNIC_MPT_WORDS)
+		return;
+	if (tag >> MPT_HAVE_BITS != idx) { /* the line is taken for this key */
+		if (tag & MPT_HAVE_ALL)
+			t->mpt_evictions++;
+		tag = idx << MPT_HAVE_BITS;
+	}
+	l->tag = tag | 1u << word;
+	l->w[word] = data;
+	if (t->mf_pending && t->mf_idx == idx) { /* over the read's, when it comes */
+		t->mf_keep |= (uint8_t)(1u << word);
+		t->mf[word] = data;
+	}
+}
+
 /* Apply one configuration write to the MPT, MTT or port addresses. */
 static inline void rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t data)
 {
 	uint32_t tbl = RNIC_CFG_TBL(addr), idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
 
-	if (tbl == RNIC_CFG_TBL_MPT && idx < RNIC_MAX_MPT && word < RNIC_MPT_WORDS)
-		t->mpt[idx][word] = data;
+	if (tbl == RNIC_CFG_TBL_MPT)
+		rnic_mpt_cfg(t, idx, word, data);
 	else if (tbl == RNIC_CFG_TBL_MTT && word < 2)
 		rnic_tlb_cfg(t, idx, word, data);
 	else if (tbl == RNIC_CFG_TBL_PORT && idx == 0 && word < 8)
@@ -105,7 +155,6 @@ static inline void rnic_tables_cfg(rnic_tables_t *t, uint32_t addr, uint32_t dat
 /* a field of one QPC entry (a row read once, or a copy of the table) */
 #define QPC_RW(row, reg) ((row)[RNIC_QPC_##reg / 4])
 #define QPC_RF(row, reg, f) RNIC_GET(RNIC_QPC_##reg##_##f, QPC_RW(row, reg))
-#define MPT_W(t, i, reg) ((t)->mpt[i][RNIC_MPT_##reg / 4])
 
 /* The MPT entry e (RNIC_MPT_WORDS words) for `key` (index << KEY_TAG_BITS | generation tag):
  * valid, of this generation, granting `access`, covering [va, va + len). */
@@ -128,41 +177,6 @@ static inline int rnic_mpt_check(const uint32_t *e, uint32_t key, uint32_t pdn, 
 	return rnic_mpt_live(e, key, access, va, len) && e[RNIC_MPT_PDN / 4] == pdn ? 0 : -1;
 }
 
-/* The MPT entry of `key` passes rnic_mpt_live. Checked for every DMA a message makes, not only
- * its first: a region deregistered, re-registered or shrunk meanwhile stops the message at once. */
-static inline int rnic_key_live(const rnic_tables_t *t, uint32_t key, uint32_t access, uint64_t va, uint64_t len)
-{
-	uint32_t i = key >> RNIC_KEY_TAG_BITS;
-
-	return i < RNIC_MAX_MPT && rnic_mpt_live(t->mpt[i], key, access, va, len);
-}
-
-/* Memory key check when a message starts (key, PD, access, bounds) against mpt, the MPT or the
- * copy of it that serves a scatter list's entry: 0, or -1. */
-static inline int rnic_sge_check(const uint32_t mpt[][RNIC_MPT_WORDS], uint32_t key, uint32_t pdn, uint32_t access,
-				 uint64_t va, uint64_t len)
-{
-	uint32_t i = key >> RNIC_KEY_TAG_BITS;
-
-	return i < RNIC_MAX_MPT ? rnic_mpt_check(mpt[i], key, pdn, access, va, len) : -1;
-}
-
-static inline int rnic_key_check(const rnic_tables_t *t, uint32_t key, uint32_t pdn, uint32_t access,
-				 uint64_t va, uint64_t len)
-{
-	return rnic_sge_check(t->mpt, key, pdn, access, va, len);
-}
-
-/* A configuration write into a kernel's extra copy of the MPT: a work request's scatter list is
- * checked in one clock, its k-th entry (k >= 1) against copy k, a block RAM's port each. */
-static inline void rnic_mpt_copy_cfg(uint32_t mpt[][RNIC_MPT_WORDS], uint32_t addr, uint32_t data)
-{
-	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
-
-	if (RNIC_CFG_TBL(addr) == RNIC_CFG_TBL_MPT && idx < RNIC_MAX_MPT && word < RNIC_MPT_WORDS)
-		mpt[idx][word] = data;
-}
-
 /* Context memory (ICM) as a kernel reaches it: the chunk list the firmware copies in
  * (CFG_TBL_ICM), and the bus address of offset `off` there, 0 when no memory was given. */
 static inline void rnic_icm_cfg(uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t addr, uint32_t data)
@@ -181,18 +195,81 @@ static inline uint64_t rnic_icm_bus(const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uin
 	return c ? c + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)) : 0;
 }
 
-/* The MTT index of virtual address va inside the MR of `key` (pages of 2^PAGE.SHIFT bytes; DMA
- * requests never cross 4 KiB, so one translation serves a whole request), and va's offset in its
- * page. Only called for an address rnic_key_live() admitted: the page lies inside the MR's own
- * MTT entries. */
-static inline uint32_t rnic_mtt_index(const rnic_tables_t *t, uint32_t key, uint64_t va, uint64_t *off)
+/* The MPT entry of `key` from the cache into e (a row read into registers): 1; a key index past
+ * the table, or a miss without context memory to read the entry from: 1 and an entry of zeros
+ * (no key); 0: a miss, to be read (rnic_mpt_read); -1: wait (a read is on its way, one at a
+ * time, or an entry lands this clock, or the firmware writes the MPT in it: the ports are theirs). */
+static inline int rnic_mpt_get(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t key,
+			       uint32_t e[RNIC_MPT_WORDS])
 {
-	uint32_t i = key >> RNIC_KEY_TAG_BITS;
-	uint64_t base = ((uint64_t)MPT_W(t, i, VA_HI) << 32) | MPT_W(t, i, VA_LO);
-	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, MPT_W(t, i, PAGE));
+	uint32_t i = key >> RNIC_KEY_TAG_BITS, k;
+	const rnic_mpt_line_t *l = &t->mpt[i % RNIC_MPT_LINES];
+	int hit;
+
+	if (i < RNIC_MAX_MPT && (t->cfg_mpt || t->mf_land))
+		return -1;
+	hit = i < RNIC_MAX_MPT && l->tag == (i << MPT_HAVE_BITS | MPT_HAVE_ALL);
+	if (!hit && i < RNIC_MAX_MPT && rnic_icm_bus(icm, RNIC_ICM_MPT_OFF))
+		return t->mf_pending ? -1 : 0;
+	for (k = 0; k < RNIC_MPT_WORDS; k++)
+		e[k] = hit ? l->w[k] : 0;
+	t->mpt_hits += (uint32_t)hit;
+	return 1;
+}
+
+/* The read of key's MPT entry after a miss: its bus address (RNIC_ICM_MPT_STRIDE bytes, the
+ * first half of a beat), its beat to rnic_mpt_filled. */
+static inline uint64_t rnic_mpt_read(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t key,
+				     uint32_t now)
+{
+	t->mf_pending = 1;
+	t->mf_idx = key >> RNIC_KEY_TAG_BITS;
+	t->mf_keep = 0;
+	t->mf_t0 = now;
+	t->mpt_misses++;
+	return rnic_icm_bus(icm, RNIC_ICM_MPT_OFF + t->mf_idx * RNIC_ICM_MPT_STRIDE);
+}
+
+/* The entry's beat came: it lands at the clock's end, but for the words written meanwhile. */
+static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
+{
+	uint32_t k;
+
+	for (k = 0; k < RNIC_MPT_WORDS; k++)
+		if (!((t->mf_keep >> k) & 1))
+			t->mf[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
+	t->mpt_miss_cycles += now - t->mf_t0;
+	t->mf_land = 1;
+}
+
+/* The clock's end: an entry read lands whole (a clock later when the firmware writes the MPT in
+ * this one: its write takes the port). */
+static inline void rnic_mpt_land(rnic_tables_t *t)
+{
+	rnic_mpt_line_t *l = &t->mpt[t->mf_idx % RNIC_MPT_LINES];
+	uint32_t k;
+
+	if (!t->mf_land || t->cfg_mpt)
+		return;
+	if ((l->tag & MPT_HAVE_ALL) && l->tag >> MPT_HAVE_BITS != t->mf_idx)
+		t->mpt_evictions++;
+	for (k = 0; k < RNIC_MPT_WORDS; k++)
+		l->w[k] = t->mf[k];
+	l->tag = t->mf_idx << MPT_HAVE_BITS | MPT_HAVE_ALL;
+	t->mf_land = t->mf_pending = 0;
+}
+
+/* The MTT index of virtual address va inside the MR whose MPT entry is e (pages of
+ * 2^PAGE.SHIFT bytes; DMA requests never cross 4 KiB, so one translation serves a whole
+ * request), and va's offset in its page. Only called for an address rnic_mpt_live() admitted:
+ * the page lies inside the MR's own MTT entries. */
+static inline uint32_t rnic_mtt_index(const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *off)
+{
+	uint64_t base = ((uint64_t)e[RNIC_MPT_VA_HI / 4] << 32) | e[RNIC_MPT_VA_LO / 4];
+	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, e[RNIC_MPT_PAGE / 4]);
 
 	*off = va & ((1ull << sh) - 1);
-	return (MPT_W(t, i, MTT_BASE) + (uint32_t)((va >> sh) - (base >> sh))) & (RNIC_MAX_MTT - 1);
+	return (e[RNIC_MPT_MTT_BASE / 4] + (uint32_t)((va >> sh) - (base >> sh))) & (RNIC_MAX_MTT - 1);
 }
 
 /* MTT entry mi from the TLB: 1 and the page's bus address in *bus; 0: a miss, to be read
@@ -294,15 +371,19 @@ static inline void rnic_tlb_land(rnic_tables_t *t)
 	t->fill_pending = t->fill_got < t->fill_n;
 }
 
-/* The TLB's counters into a kernel's outputs (TX and RX name them alike) */
+/* The TLB's and the MPT cache's counters into a kernel's outputs (TX and RX name them alike) */
 #define RNIC_TLB_STATS_OUT(o, t)                                                                    \
 	((o)->stat_tlb_hits = (t)->stat_hits, (o)->stat_tlb_misses = (t)->stat_misses,              \
-	 (o)->stat_tlb_evictions = (t)->stat_evictions, (o)->stat_tlb_miss_cycles = (t)->stat_miss_cycles)
+	 (o)->stat_tlb_evictions = (t)->stat_evictions, (o)->stat_tlb_miss_cycles = (t)->stat_miss_cycles,    \
+	 (o)->stat_mpt_hits = (t)->mpt_hits, (o)->stat_mpt_misses = (t)->mpt_misses,                 \
+	 (o)->stat_mpt_evictions = (t)->mpt_evictions, (o)->stat_mpt_miss_cycles = (t)->mpt_miss_cycles)
 
-/* The clock's start: whether the firmware writes the MTT in it (lookups and a landing wait). */
+/* The clock's start: whether the firmware writes the MTT or the MPT in it (their lookups and
+ * landings wait). */
 static inline void rnic_tlb_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t cfg_addr)
 {
 	t->cfg_mtt = cfg_valid && RNIC_CFG_TBL(cfg_addr) == RNIC_CFG_TBL_MTT;
+	t->cfg_mpt = cfg_valid && RNIC_CFG_TBL(cfg_addr) == RNIC_CFG_TBL_MPT;
 }
 
 /* The reset: nothing on its way, counters at zero (the lines stay: the firmware's writes keep
@@ -310,7 +391,9 @@ static inline void rnic_tlb_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t
 static inline void rnic_tlb_reset(rnic_tables_t *t)
 {
 	t->fill_pending = t->fill_land = t->ahead = 0;
+	t->mf_pending = t->mf_land = 0;
 	t->stat_hits = t->stat_misses = t->stat_evictions = t->stat_miss_cycles = 0;
+	t->mpt_hits = t->mpt_misses = t->mpt_evictions = t->mpt_miss_cycles = 0;
 }
 
 /* Path MTU in bytes from the QPC's enum ibv_mtu value. */

@@ -294,13 +294,13 @@ void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_
 	prefetch_hint(st, st->qpn);
 }
 
-/* The bus address of va in the MR of `key` (admitted by rnic_key_live): 1 and *bus; 0: its
- * MTT line is on its way, or is asked for now (when the read channel has room), try again;
- * -1: without context memory the line cannot be read. */
-int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint32_t on)
+/* The bus address of va in the MR whose MPT entry is e (admitted by rnic_mpt_live): 1 and *bus;
+ * 0: its MTT line is on its way, or is asked for now (when the read channel has room), try
+ * again; -1: without context memory the line cannot be read. */
+int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
 {
 	uint64_t off, line;
-	uint32_t mi = rnic_mtt_index(&st->t, key, va, &off), len;
+	uint32_t mi = rnic_mtt_index(e, va, &off), len;
 	int hit = rnic_tlb_get(&st->t, mi, bus, on);
 
 	if (hit > 0) {
@@ -317,13 +317,13 @@ int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint
 }
 
 /* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
- * region is no longer what the message was admitted to (rnic_key_live), nothing is written;
- * 1: its page's translation is not there yet, nothing changed (rx_xlate). */
+ * region is no longer what the message was admitted to (rnic_mpt_live), nothing is written;
+ * 1: its key's MPT entry or its page's translation is not there yet, nothing changed. */
 static int start_segment(rnic_rx_state_t *st)
 {
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
-	uint32_t n = g->len - st->wc_off;
+	uint32_t n = g->len - st->wc_off, e[RNIC_MPT_WORDS];
 	uint32_t room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
 	int x;
 
@@ -331,9 +331,12 @@ static int start_segment(rnic_rx_state_t *st)
 		n = room;
 	if (n > st->pay_left)
 		n = st->pay_left;
-	if (!rnic_key_live(&st->t, g->key, g->access, addr, n))
+	x = rx_mpt_get(st, g->key, e);
+	if (x <= 0)
+		return 1;
+	if (!rnic_mpt_live(e, g->key, g->access, addr, n))
 		return -1;
-	x = rx_xlate(st, g->key, addr, &st->seg_addr, st->pay_left > n || st->seg_on);
+	x = rx_xlate(st, e, addr, &st->seg_addr, st->pay_left > n || st->seg_on);
 	if (x <= 0)
 		return x < 0 ? -1 : 1;
 	st->seg_len = n;
@@ -541,22 +544,33 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
 		st->pf_head++;
 }
 
-/* The receive WQE r of QP qpn a message is about to use, checked again now: it may have been
- * fetched ahead, before its region or the QP's PD changed (10.6.3: the keys are checked when the
- * WQE is used). Returns its error: the message fails and takes the WQE with it. */
-_Static_assert(RNIC_MAX_RECV_SGE == 3, "an MPT copy per SGE of a receive WQE");
-
-uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r)
+/* The receive WQE of QP qpn a message is about to use, checked again (it may have been fetched
+ * ahead, before its region or the QP's PD changed: 10.6.3, the keys are checked when the WQE is
+ * used), an entry a clock while its frame waits at the head: 1 once all are, the result in
+ * st->rg_err (a failure fails the message and takes the WQE with it). */
+int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn)
 {
+	const rx_rwqe_t *r = CUR_RWQE(st, qpn);
+	const rx_sge_t *g;
 	int s = qp_srq(st, qpn);
-	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : st->qp_pdn[qpn], k;
-	uint8_t err = r->err;
+	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : st->qp_pdn[qpn], e[RNIC_MPT_WORDS];
+	int hit;
 
-	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) /* entry k against copy k of the MPT */
-		if (k < r->nsge && rnic_sge_check(k == 0 ? st->t.mpt : k == 1 ? st->mpt1 : st->mpt2, r->sge[k].key, pdn,
-						  r->sge[k].access, r->sge[k].addr, r->sge[k].len))
-			err = 1;
-	return err;
+	if (st->rg_frame != st->fr_head || st->rg_qpn != qpn || st->rg_used != st->rw_used[qpn] || st->t.cfg_mpt) {
+		st->rg_frame = st->fr_head;
+		st->rg_qpn = (uint16_t)qpn;
+		st->rg_used = st->rw_used[qpn];
+		st->rg_k = st->rg_err = 0;
+	}
+	if (st->rg_k >= r->nsge)
+		return 1;
+	g = &r->sge[st->rg_k % RNIC_MAX_RECV_SGE];
+	hit = rx_mpt_get(st, g->key, e);
+	if (hit <= 0)
+		return 0;
+	if (rnic_mpt_check(e, g->key, pdn, g->access, g->addr, g->len))
+		st->rg_err = 1;
+	return ++st->rg_k >= r->nsge;
 }
 
 /* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. Its keys are
@@ -863,6 +877,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		for (q = 0; q < RNIC_MAX_SRQ; q++)
 			st->srq[q] = (rx_srq_t){0};
 		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
+		st->rg_frame = ~0u; /* no receive WQE checked */
 		st->in_frame = 0;
 		st->busy = B_IDLE;
 		st->redo = st->flush = st->back = st->rd_issue = 0;
@@ -908,8 +923,6 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		rx_qpc_cfg(st, in->cfg_addr, in->cfg_data);
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
 		rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
-		rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
-		rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
 	}
 	if (in->cfg_valid && RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
 		st->fence_token = (uint8_t)in->cfg_data;
@@ -942,6 +955,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 			rx_replay_done(st, in->rd_data, in->rd_last);
 		else if (k == RD_MTT)
 			rnic_tlb_filled(&st->t, in->rd_data, (uint32_t)st->now);
+		else if (k == RD_MPT)
+			rnic_mpt_filled(&st->t, in->rd_data, (uint32_t)st->now);
 		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	}
@@ -962,6 +977,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->db_pend = 0;
 	}
 	rnic_tlb_land(&st->t);
+	rnic_mpt_land(&st->t);
 	RNIC_TLB_STATS_OUT(&st->o, &st->t);
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;

@@ -38,7 +38,7 @@ typedef struct {
 typedef struct {
 	uint64_t addr;
 	uint32_t len;
-	uint32_t key;   /* checked again (rnic_key_live) before each DMA write into it */
+	uint32_t key;   /* checked again (rnic_mpt_live) before each DMA write into it */
 	uint8_t access; /* what the key must still grant */
 } rx_sge_t;
 
@@ -128,8 +128,14 @@ static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
 
 typedef struct {
 	rnic_tables_t t;
-	/* copies of the MPT for a receive WQE's 2nd and 3rd SGE, checked in the clock it is used */
-	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS];
+	/* The keys of the frame at the head, in the MPT cache before it is dispatched (keys_cached):
+	 * a request's key, its entry kept (kg_e) for the operation's check; the receive WQE a
+	 * message starts with, an entry a clock (rg_k checked of the WQE rg_used of QP rg_qpn for
+	 * the frame at rg_frame; rg_err: one failed). */
+	uint32_t kg_e[RNIC_MPT_WORDS];
+	uint32_t rg_frame;
+	uint16_t rg_qpn, rg_used;
+	uint8_t rg_k, rg_err;
 	/* The QPC cache in front of context memory (rx_qpc.c): lines and their tags; the tag each
 	 * line will hold once the frames in the store are through (qc_tagf); a context read for a
 	 * frame, kept beside it until it reaches the head (qc_stg, a slot per frame of the store)

@@ -15,8 +15,8 @@ enum {
 	B_ATREC,  /* an atomic's result to its replay slot in ICM, then the target's write */
 	B_REPLAY, /* a duplicate atomic waits for its result read back from ICM */
 	B_QPC,    /* the frame waits for its QP's context read from ICM (a QPC cache miss) */
-	B_SEG,    /* the next payload segment waits for its page's MTT line read from ICM (a TLB miss) */
-	B_ATX,    /* an atomic's operand address waits for its MTT line */
+	B_SEG,    /* the next payload segment waits for its key's MPT entry or its page's MTT line, read from ICM */
+	B_ATX,    /* an atomic's operand address waits for its key's MPT entry or its MTT line */
 };
 
 /* the context of the frame at the head (QP qpn): in its line of the QPC cache, or in the frame's
@@ -48,7 +48,7 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 /* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID, RD_MTT }; /* RD_QPC_OLD: its QP committed since */
+enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID, RD_MTT, RD_MPT }; /* RD_QPC_OLD: its QP committed since */
 
 void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
 int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn);
@@ -59,7 +59,9 @@ void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndr
 void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome);
 void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
 void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
-int rx_xlate(rnic_rx_state_t *st, uint32_t key, uint64_t va, uint64_t *bus, uint32_t on);
+int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on);
+int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
+int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn);
 void rx_next_segment(rnic_rx_state_t *st);
 void rx_atomic_xlate(rnic_rx_state_t *st);
 void rx_cut(rnic_rx_state_t *st);
@@ -68,7 +70,6 @@ void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t o
 void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n);
 void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
 void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn);
-uint8_t rx_rwqe_recheck(rnic_rx_state_t *st, uint32_t qpn, const rx_rwqe_t *r);
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
 void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rnic_rx_state_t *st);

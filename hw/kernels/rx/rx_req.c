@@ -19,7 +19,7 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 
 		if (!(rx_qcl(st, qpn)->access & RNIC_ACCESS_REMOTE_WRITE))
 			return RNIC_AETH_NAK_REM_ACCESS;
-		if (dlen && rnic_key_check(&st->t, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_WRITE, va, dlen))
+		if (dlen && rnic_mpt_check(st->kg_e, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_WRITE, va, dlen))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
@@ -108,7 +108,7 @@ static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
 	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
 
 	return (rx_qcl(st, st->qpn)->access & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
-	       (!len || !rnic_key_check(&st->t, rnic_be32(h + RNIC_XTH_OFF + 8), rx_qcl(st, st->qpn)->pdn,
+	       (!len || !rnic_mpt_check(st->kg_e, rnic_be32(h + RNIC_XTH_OFF + 8), rx_qcl(st, st->qpn)->pdn,
 					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
 }
 
@@ -183,7 +183,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 	}
 	q->ts_first = (uint32_t)cycle;
 	r = *CUR_RWQE(st, st->qpn);
-	r.err = rx_rwqe_recheck(st, st->qpn, &r);
+	r.err |= st->rg_err; /* its entries checked again (keys_cached) */
 	if (r.err || plen + RNIC_GRH_LEN > r.len) {
 		rx_completion(st, r.id, RNIC_WC_OP_RECV, r.err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
 		rx_finish_frame(st);
@@ -356,7 +356,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 		return;
 	}
 	if (first) {
-		r.err = rx_rwqe_recheck(st, x->qpn, &r);
+		r.err |= st->rg_err; /* its entries checked again (keys_cached) */
 		q->msg_len = 0;
 		q->c_sge = 0;
 		q->c_off = 0;
@@ -466,7 +466,7 @@ static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
 		return;
 	}
 	if (!(rx_qcl(st, qpn)->access & RNIC_ACCESS_REMOTE_ATOMIC) ||
-	    rnic_key_check(&st->t, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
+	    rnic_mpt_check(st->kg_e, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
 		rx_nak(st, x->psn, RNIC_AETH_NAK_REM_ACCESS);
 		rx_finish_frame(st);
 		return;
@@ -485,11 +485,19 @@ static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
 	rx_atomic_xlate(st);
 }
 
-/* The atomic's operand address (B_ATX until its MTT line is there): its read goes out next
- * (B_ATOMIC); without context memory to read the line from, NAKed as an address it cannot reach. */
+/* The atomic's operand address (B_ATX until its key's MPT entry and its MTT line are there): its
+ * read goes out next (B_ATOMIC); without context memory to read the line from, NAKed as an
+ * address it cannot reach. */
 void rx_atomic_xlate(rnic_rx_state_t *st)
 {
-	int x = rx_xlate(st, st->wsge[0].key, st->wsge[0].addr, &st->at_addr, 0);
+	uint32_t e[RNIC_MPT_WORDS];
+	int x = rx_mpt_get(st, st->wsge[0].key, e);
+
+	if (x > 0)
+		x = rnic_mpt_live(e, st->wsge[0].key, st->wsge[0].access, st->wsge[0].addr, 8) ?
+			    rx_xlate(st, e, st->wsge[0].addr, &st->at_addr, 0) : -1;
+	else
+		x = 0;
 
 	if (x < 0) {
 		rx_nak(st, st->psn, RNIC_AETH_NAK_REM_ACCESS);
@@ -580,6 +588,34 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 	}
 }
 
+/* The MPT entry of key into e: 1; 0: a miss, its read asked for now when the read channel has
+ * room (rx_mpt_get again next clock); -1: wait (rnic_mpt_get). */
+int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
+{
+	int hit = rnic_mpt_get(&st->t, st->icm, key, e);
+
+	if (!hit && rx_rd_room(st))
+		rx_read_req(st, rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now), RNIC_ICM_MPT_STRIDE, RD_MPT,
+			    st->qpn);
+	return hit;
+}
+
+/* The keys the frame at the head is checked with, in the MPT cache before it is dispatched: a
+ * request's key (RETH or AtomicETH), its entry kept in kg_e for the operation's check (rx_req.c),
+ * or the receive WQE a message starts with (rx_rwqe_checked, rx.c). 0: not yet, the frame waits. */
+static int keys_cached(rnic_rx_state_t *st, uint32_t qpn, uint32_t op, const uint8_t *h)
+{
+	if (qpn >= RNIC_MAX_QP)
+		return 1;
+	if (op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM ||
+	    op == RNIC_BTH_OP_READ_REQ || op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD)
+		return rx_mpt_get(st, rnic_be32(h + RNIC_XTH_OFF + 8), st->kg_e) > 0;
+	if ((op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
+	     op >= RNIC_BTH_OP_UD_SEND_ONLY) && RW_N(st, qpn))
+		return rx_rwqe_checked(st, qpn);
+	return 1;
+}
+
 /* Decide what to do with the frame at the head of the queue. */
 void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 {
@@ -589,6 +625,10 @@ void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	if (!parse(st, in, &x))
 		return;
 	st->qpn = x.qpn;
+	if (!keys_cached(st, x.qpn, x.op, x.h)) {
+		st->redo = 1; /* its keys' MPT entries are read: the frame waits at the head */
+		return;
+	}
 	if (x.op == RNIC_BTH_OP_ACK) {
 		/* for the requester: the TX kernel judges PSN and syndrome */
 		rx_notice(st, x.psn, x.h[RNIC_XTH_OFF], 0);

@@ -686,7 +686,8 @@ static int start_ready(const rnic_tx_state_t *st)
 }
 
 /* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
- * a clock after it is written), is dropped or becomes the message in progress. */
+ * a clock after it is written), is dropped or becomes the message in progress once its scatter
+ * list is checked. */
 static void start_next(rnic_tx_state_t *st)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
@@ -696,7 +697,7 @@ static void start_next(rnic_tx_state_t *st)
 		return;
 	if (f->discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
-	} else if (start_ready(st)) {
+	} else if (tx_sges_checked(st) && start_ready(st)) {
 		st->qs_port = 1;
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
@@ -741,9 +742,6 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 		return;
 	rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data);
 	rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
-	rnic_mpt_copy_cfg(st->mpt1, in->cfg_addr, in->cfg_data);
-	rnic_mpt_copy_cfg(st->mpt2, in->cfg_addr, in->cfg_data);
-	rnic_mpt_copy_cfg(st->mpt3, in->cfg_addr, in->cfg_data);
 	if (word >= 0) {
 		tx_qsf_cfg(&st->qsf[idx], (uint32_t)word, in->cfg_data);
 		rnic_path_cfg(&st->hq[idx], (uint32_t)word, in->cfg_data);
@@ -809,6 +807,8 @@ static void reset(rnic_tx_state_t *st)
 	st->phase = 0;
 	st->cancel = 0;
 	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
+	st->chk_head = ~0u; /* no head's scatter list checked */
+	st->mpt_want = 0;
 	st->acc_n = 0;
 	st->frame_end = 0;
 	st->e_state = 0;
@@ -915,8 +915,11 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 			}
 			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
 			rd = 0;
-		} else if (st->cur_kind == REQ_MTT) {
-			rnic_tlb_filled(&st->t, rd, (uint32_t)st->now);
+		} else if (st->cur_kind == REQ_MTT || st->cur_kind == REQ_MPT) {
+			if (st->cur_kind == REQ_MTT)
+				rnic_tlb_filled(&st->t, rd, (uint32_t)st->now);
+			else
+				rnic_mpt_filled(&st->t, rd, (uint32_t)st->now);
 			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
 			rd = 0;
 		}
@@ -949,6 +952,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	tx_tw_end(st);
 	copies_land(st);
 	rnic_tlb_land(&st->t);
+	rnic_mpt_land(&st->t);
 	configure(st, in);
 	RNIC_TLB_STATS_OUT(&st->o, &st->t);
 
@@ -959,7 +963,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
-			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
+			 (next_kind(st) == REQ_WQE || next_kind(st) == REQ_MPT || (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
 			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
 	*out = st->o;
 }

@@ -109,7 +109,7 @@ typedef struct {
 typedef struct {
 	uint64_t addr;
 	uint32_t len;
-	uint32_t key;        /* checked again (rnic_key_live) before each DMA read from it */
+	uint32_t key;        /* checked again (rnic_mpt_live) before each DMA read from it */
 } tx_sge_t;
 
 typedef struct {
@@ -138,10 +138,14 @@ typedef struct {
 	 * block RAMs too, each kept to two accesses a clock (make tblchk), with a copy per reader
 	 * where three parts read one (the window ends and error flags). */
 	rnic_tables_t t;
-	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks: where a TLB miss reads its line */
+	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks: where a cache miss reads its line */
 	tx_qsf_t qsf[RNIC_MAX_QP];
-	/* copies of the MPT for a WQE's 2nd, 3rd and 4th SGE, checked in the clock it starts */
-	uint32_t mpt1[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt2[RNIC_MAX_MPT][RNIC_MPT_WORDS], mpt3[RNIC_MAX_MPT][RNIC_MPT_WORDS];
+	/* the scatter list of the WQE at the head of the prefetch ring (slot chk_head), checked an
+	 * entry a clock before it starts (chk_k entries; chk_bad: one failed; their regions' PD,
+	 * chk_pdn, once one is checked, chk_pd_any); an MPT miss of it asks the read issuer's slot
+	 * for the entry's read (mpt_want) */
+	uint32_t chk_head, chk_pdn, mpt_want_key;
+	uint8_t chk_k, chk_bad, chk_pd_any, mpt_want;
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	tx_qs_t qs[RNIC_MAX_QP];

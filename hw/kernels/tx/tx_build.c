@@ -1,16 +1,55 @@
 /* TX kernel: the packet builder: request messages cut into packets, responder frames, and the DMA reads of their payload. */
 #include "tx_int.h"
 
-/* Check the SGEs of the WQE (local key, PD, bounds; `access` needed on each MR), the k-th against
- * copy k of the MPT. */
-_Static_assert(RNIC_MAX_SGE == 4, "an MPT copy per SGE of a WQE");
+/* The scatter list of the WQE at the head, checked an entry a clock against the MPT cache (key,
+ * PD, access, bounds: IBTA 10.6.3): 1 once every entry is (the last one in this clock). A miss
+ * asks for the entry's read (the issuer makes it) and waits; an MPT write starts it over, so
+ * what the WQE starts with is what the MPT holds once all its entries are checked. */
+_Static_assert(RNIC_MAX_SGE <= 8, "chk_k counts a WQE's scatter entries");
+_Static_assert(RNIC_MPT_WORDS <= MPT_HAVE_BITS && RNIC_MAX_MPT <= 1u << (32 - MPT_HAVE_BITS),
+	       "an MPT line's tag (rnic_kernel.h): the key index and a bit a word");
+int tx_sges_checked(rnic_tx_state_t *st)
+{
+	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF], *s;
+	uint32_t n = RNIC_WQE_NUM_SGE_GET(w), op = RNIC_WQE_OPCODE_GET(w), e[RNIC_MPT_WORDS], key;
+	int hit;
+
+	if (st->chk_head != st->pf_head || st->t.cfg_mpt) {
+		st->chk_head = st->pf_head;
+		st->chk_k = st->chk_bad = st->chk_pd_any = 0;
+	}
+	if ((RNIC_WQE_FLAGS_GET(w) & RNIC_WQE_FLAG_INLINE) || n > RNIC_MAX_SGE || st->chk_k >= n)
+		return 1; /* none to check, or too many (load_sges fails it) */
+	s = w + RNIC_WQE_SGE_OFF + st->chk_k % RNIC_MAX_SGE * RNIC_SGE_SIZE;
+	key = RNIC_SGE_LKEY_GET(s);
+	if (RNIC_SGE_LEN_GET(s)) {
+		hit = rnic_mpt_get(&st->t, st->icm, key, e);
+		if (hit <= 0) {
+			st->mpt_want = hit == 0;
+			st->mpt_want_key = key;
+			return 0;
+		}
+		if (!rnic_mpt_live(e, key, tx_is_rd(op) ? RNIC_ACCESS_LOCAL_WRITE : 0, RNIC_SGE_ADDR_GET(s),
+				   RNIC_SGE_LEN_GET(s)) ||
+		    (st->chk_pd_any && e[RNIC_MPT_PDN / 4] != st->chk_pdn))
+			st->chk_bad = 1;
+		st->chk_pdn = e[RNIC_MPT_PDN / 4]; /* the QP's, load_sges checks */
+		st->chk_pd_any = 1;
+	}
+	return ++st->chk_k >= n;
+}
+
+/* The SGEs of the WQE, checked already at the head of the prefetch ring (tx_sges_checked: key,
+ * access and bounds on each MR, and one PD for all, here the QP's). */
 _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
-static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, uint32_t access)
+static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn)
 {
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
 
 	if (RNIC_WQE_NUM_SGE_GET(w) > RNIC_MAX_SGE)
 		return RNIC_WC_STATUS_LOC_LEN_ERR;
+	if (st->chk_bad || (st->chk_pd_any && st->chk_pdn != pdn))
+		status = RNIC_WC_STATUS_LOC_PROT_ERR;
 	for (k = 0; k < RNIC_MAX_SGE; k++) {
 		const uint8_t *s = w + RNIC_WQE_SGE_OFF + k * RNIC_SGE_SIZE;
 		tx_sge_t *g = &st->sge[st->nsge];
@@ -22,9 +61,6 @@ static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn, u
 		if (!g->len)
 			continue;
 		g->key = RNIC_SGE_LKEY_GET(s);
-		if (rnic_sge_check(k == 0 ? st->t.mpt : k == 1 ? st->mpt1 : k == 2 ? st->mpt2 : st->mpt3, g->key, pdn,
-				   access, g->addr, g->len))
-			status = RNIC_WC_STATUS_LOC_PROT_ERR;
 		if (st->msg_len + (uint64_t)g->len > 0x80000000u)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
 		st->msg_len += g->len;
@@ -124,7 +160,7 @@ void tx_start_message(rnic_tx_state_t *st)
 		else if (st->msg_len > RNIC_MAX_INLINE)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
 	} else {
-		status = load_sges(st, w, pdn, tx_is_rd(op) ? RNIC_ACCESS_LOCAL_WRITE : 0);
+		status = load_sges(st, w, pdn);
 		if (!status && op >= RNIC_WQE_OP_ATOMIC_CS && st->msg_len != 8)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
 	}
@@ -489,15 +525,28 @@ static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
 		poison(st);
 }
 
+/* The key of the read the issuer is at (or of a WQE's scatter entry at the head, mpt_want) is
+ * not in the MPT cache: its entry is read from context memory, in this clock's request slot. */
+static void mpt_miss(rnic_tx_state_t *st, uint32_t key)
+{
+	tx_read_req(st, rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now), RNIC_ICM_MPT_STRIDE, REQ_MPT);
+}
+
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
 void tx_build(rnic_tx_state_t *st)
 {
 	uint64_t addr, off, bus;
-	uint32_t n, room, key, mi;
+	uint32_t n, room, key, mi, e[RNIC_MPT_WORDS];
 	int hit;
 
 	if (st->o.rdreq_valid)
 		return;
+	if (st->mpt_want && !tx_req_full(st)) {
+		st->mpt_want = 0;
+		mpt_miss(st, st->mpt_want_key);
+		return;
+	}
+	st->mpt_want = 0;
 	if (st->iss_left) {
 		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
 			/* the read slot is free: the lines ahead of the pages being read */
@@ -521,11 +570,17 @@ void tx_build(rnic_tx_state_t *st)
 			n = room;
 		if (n > st->iss_left)
 			n = st->iss_left;
-		if (!rnic_key_live(&st->t, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, addr, n)) {
+		hit = rnic_mpt_get(&st->t, st->icm, key, e);
+		if (hit <= 0) {
+			if (!hit)
+				mpt_miss(st, key);
+			return;
+		}
+		if (!rnic_mpt_live(e, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, addr, n)) {
 			poison(st);
 			return;
 		}
-		mi = rnic_mtt_index(&st->t, key, addr, &off);
+		mi = rnic_mtt_index(e, addr, &off);
 		hit = rnic_tlb_get(&st->t, mi, &bus,
 				   st->iss_left > n || (st->iss_rsp ? st->rj_active : st->sge[st->iss_sge].len - st->iss_sge_off > n));
 		if (hit <= 0) {

@@ -10,7 +10,7 @@
 
 /* What a DMA read request brings back: payload, a WQE for the prefetch buffer, or (no read
  * issued) zero beats in place of payload that may not be read any more. */
-enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO, REQ_MTT };
+enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO, REQ_MTT, REQ_MPT };
 
 /* A cycle as the QPs' timers keep it: the timer wheel's tick (2^TW_SHIFT cycles, 4.096 us), in
  * 32 bits. They wrap after 4.9 hours, twice the longest ACK timeout (4.096 us * 2^31): times
@@ -144,6 +144,7 @@ int tx_req_full(const rnic_tx_state_t *st);
 void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind);
 void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start);
 void tx_start_message(rnic_tx_state_t *st);
+int tx_sges_checked(rnic_tx_state_t *st);
 void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r);
 void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q);
 void tx_build(rnic_tx_state_t *st);
