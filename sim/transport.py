@@ -247,6 +247,39 @@ def tlb_bench(out):
     return code
 
 
+# lines of each kernel's MPT cache, as the kernels are built for a card
+RNIC_MPT_LINES = 1 << int(re.search(r"#define RNIC_MPT_LOG (\d+)",
+                                    (ROOT / "hw" / "kernels" / "common" / "rnic_kernel.h").read_text()).group(1))
+
+
+def mpt_line(c, k):
+    """One kernel's MPT cache counters of one NIC."""
+    hits, reads, evicted, lat = (c[f"{k}_MPT_{f}"] for f in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
+    return (f"{k} {hits} lookups hit, {reads} entries read ({100 * reads / max(1, hits + reads):.2f}%), {evicted} lines"
+            f" taken, {lat / max(1, reads):.0f} cycles a read")
+
+
+def mpt_bench(out):
+    """64 B WRITEs on 16 QPs, each under a pair of keys (lkey, rkey) drawn at random from K
+    registrations a side: K = 1, then 4 times the keys an MPT cache holds (every key's entry read
+    from context memory again and again), beside the link's limit, with the MPT caches' counters
+    (the sender's TX checks lkeys, the receiver's RX rkeys; issue 16's MPT cache)."""
+    rc = 0
+    limit = 1e3 / wire_ns("write", 64, 1024)
+    print(f"-- MPT caches ({RNIC_MPT_LINES:,d} lines a kernel): 64 B WRITE, 16 QPs, keys drawn at random")
+    for keys in (1, 4 * RNIC_MPT_LINES):
+        code, text, stats, wall = session(out / f"keys-{keys}", ["--keys", str(keys), "--qps", "16", "rate", "write",
+                                                                 "64", "8000", "sge"])
+        m = RATE_LINE.search(text)
+        if code or not m:
+            print(text)
+            rc = 1
+            continue
+        print(f"{f'{keys:,d} keys a side':28} {float(m.group(2)):9.2f} M/s {limit:9.2f} M/s   wall {wall:.0f} s")
+        print(f"{'':28} {mpt_line(stats['rnic0'], 'TX')}; {mpt_line(stats['rnic1'], 'RX')}")
+    return rc
+
+
 def qp_curve(out):
     """Message rate and goodput against the number of QPs sending at once, 1 up to the most a NIC
     gives, each figure beside the link's limit, with the receiver's QPC cache counters; the curve as
@@ -300,6 +333,7 @@ def bench():
     rc |= message_rates(out / "rate")
     rc |= qp_curve(out / "curve")
     rc |= tlb_bench(out / "tlb")
+    rc |= mpt_bench(out / "mpt")
     rc |= latency(out / "lat")
     rc |= sim_speed(out / "speed")
     for label, sim_args, args in [("clean link", [], []),

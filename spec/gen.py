@@ -23,6 +23,7 @@ def load():
         spec = tomllib.load(f)
     check_icm(spec)
     check_qpn(spec)
+    check_keys(spec)
     return spec
 
 
@@ -33,9 +34,10 @@ def check_icm(spec):
     words = {b["name"]: max(r["off"] for r in b["regs"]) // 4 + 1 for b in spec["regblock"]}
     end = 0
     for tbl, count in (("QPC", "MAX_QP"), ("CQC", "MAX_CQ"), ("SRQC", "MAX_SRQ"), ("EQC", "NUM_CTX"),
-                       ("MPT", "MAX_MPT"), ("MTT", "MAX_MTT"), ("FWQP", "MAX_QP"), ("ATOMIC", "MAX_QP")):
+                       ("MPT", "MAX_MPT"), ("MTT", "MAX_MTT"), ("FWQP", "MAX_QP"), ("ATOMIC", "MAX_QP"),
+                       ("FWMR", "MAX_MPT")):
         off, stride = c[f"ICM_{tbl}_OFF"], c[f"ICM_{tbl}_STRIDE"]
-        # FWQP is the firmware's private record: its C struct checks its own size
+        # FWQP and FWMR are the firmware's private records: their C structs check their own sizes
         entry = c["ICM_ATOMIC_SLOT"] * c["MAX_RD_ATOM"] if tbl == "ATOMIC" else 4 * words.get(tbl, 0)
         if off < end or stride < entry or stride & (stride - 1):
             raise SystemExit(f"spec: ICM region {tbl} overlaps the one before it or its stride is wrong")
@@ -45,6 +47,16 @@ def check_icm(spec):
         raise SystemExit(f"spec: ICM_BYTES must be {end:#x}, ICM_CHUNKS {-(-end // chunk)}")
     if c["ICM_ATOMIC_SLOT"] < 12 or c["ICM_ATOMIC_SLOT"] & (c["ICM_ATOMIC_SLOT"] - 1):
         raise SystemExit("spec: an ICM_ATOMIC slot holds a value and a PSN (12 bytes), a power of two")
+
+
+def check_keys(spec):
+    """A key is index << KEY_TAG_BITS | tag: MAX_MPT indexes and the tag fit 32 bits, and the MPT
+    entry's TAG field holds the tag."""
+    c = {n: v for g in spec["const"] for n, v, *_ in g["values"]}
+    mpt = next(b for b in spec["regblock"] if b["name"] == "MPT")
+    tag = next(f for r in mpt["regs"] if r["name"] == "CTRL" for f in r["fields"] if f[0] == "TAG")
+    if c["MAX_MPT"] > 1 << (32 - c["KEY_TAG_BITS"]) or tag[2] != c["KEY_TAG_BITS"]:
+        raise SystemExit("spec: MAX_MPT << KEY_TAG_BITS must fit 32 bits, and MPT.CTRL.TAG be KEY_TAG_BITS wide")
 
 
 def check_qpn(spec):

@@ -79,7 +79,7 @@ def program(k, mac, ip, key_index, length):
     k.cfg_entry(S.CFG_TBL_MPT, key_index, [1 | (access << 4) | (TAG << 8), PD, BUF_BASE, 0, length, 0, 0, 12])
 
 
-TAG = 0x5A3C1
+TAG = 0x2A3C1
 
 
 def key(index):

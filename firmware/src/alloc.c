@@ -14,7 +14,7 @@ static int slot_used(uint32_t kind, uint32_t i)
 	case FW_OWN_QP:
 		return (fw.qp_own[i] & FW_QP_USED) != 0;
 	default:
-		return fw.mr[i].used;
+		return (fw.mr_own[i] & FW_QP_USED) != 0;
 	}
 }
 

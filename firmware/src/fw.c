@@ -588,12 +588,12 @@ static uint32_t query_qp(uint32_t qpn, uint8_t *out)
 	return RNIC_CMD_ST_OK;
 }
 
-static void mpt_write(uint32_t i)
+/* Key index i's MPT entry from its record m, valid or not */
+static void mpt_write(uint32_t i, const struct fw_mr *m, uint32_t valid)
 {
-	const struct fw_mr *m = &fw.mr[i];
 	uint32_t w[RNIC_MPT_WORDS];
 
-	w[RNIC_MPT_CTRL / 4] = RNIC_SET(RNIC_MPT_CTRL_VALID, m->used) | RNIC_SET(RNIC_MPT_CTRL_ACCESS, m->access) |
+	w[RNIC_MPT_CTRL / 4] = RNIC_SET(RNIC_MPT_CTRL_VALID, valid) | RNIC_SET(RNIC_MPT_CTRL_ACCESS, m->access) |
 			       RNIC_SET(RNIC_MPT_CTRL_TAG, m->tag);
 	w[RNIC_MPT_PDN / 4] = m->pdn;
 	w[RNIC_MPT_VA_LO / 4] = (uint32_t)m->va;
@@ -605,12 +605,16 @@ static void mpt_write(uint32_t i)
 	cfg_entry(RNIC_CFG_TBL_MPT, i, w, RNIC_MPT_WORDS);
 }
 
-static int mr_owned(uint32_t key, uint32_t ctx)
+/* The record of key, if it is a live key of context ctx; else NULL */
+static struct fw_mr *mr_owned(uint32_t key, uint32_t ctx)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+	struct fw_mr *m;
 
-	return i < RNIC_MAX_MPT && fw.mr[i].used && fw.mr[i].ctx == ctx &&
-	       fw.mr[i].tag == (key & ((1u << RNIC_KEY_TAG_BITS) - 1));
+	if (i >= RNIC_MAX_MPT || !(fw.mr_own[i] & FW_QP_USED) || FW_QP_CTX(fw.mr_own[i]) != ctx)
+		return NULL;
+	m = fw_mr_load(i);
+	return m && m->tag == (key & ((1u << RNIC_KEY_TAG_BITS) - 1)) ? m : NULL;
 }
 
 /* The tag of slot i's key at its gen-th registration: gen put through a bijection of the tag
@@ -687,7 +691,8 @@ static uint32_t mtt_load(uint32_t ctx, struct fw_mr *m, uint64_t va, uint64_t le
 static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
 	uint32_t pdn = CMD_IN(in, REG_MR, PDN), access = CMD_IN(in, REG_MR, ACCESS), i, st;
-	struct fw_mr *m;
+	const struct fw_mr *m;
+	struct fw_mr n;
 
 	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
@@ -697,20 +702,23 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	i = fw_free_slot(FW_OWN_MR, 1, RNIC_MAX_MPT);
 	if (i == RNIC_MAX_MPT)
 		return RNIC_CMD_ST_NO_RESOURCES;
-	m = &fw.mr[i];
-	st = mtt_load(ctx, m, CMD_IN(in, REG_MR, VA), CMD_IN(in, REG_MR, LENGTH), CMD_IN(in, REG_MR, PAGELIST),
+	m = fw_mr_load(i); /* the slot's registrations so far (gen) */
+	if (!m)
+		return RNIC_CMD_ST_NO_RESOURCES; /* no context memory */
+	n = *m;
+	st = mtt_load(ctx, &n, CMD_IN(in, REG_MR, VA), CMD_IN(in, REG_MR, LENGTH), CMD_IN(in, REG_MR, PAGELIST),
 		      CMD_IN(in, REG_MR, NPAGES), CMD_IN(in, REG_MR, PAGE_SHIFT));
 	if (st)
 		return st;
-	m->used = 1;
-	m->ctx = (uint8_t)ctx;
+	fw.mr_own[i] = (uint8_t)(FW_QP_USED | ctx);
 	fw.owned[ctx][FW_OWN_MR]++;
-	m->tag = key_tag(i, m->gen++);
-	m->pdn = (uint16_t)pdn; /* both checked above */
-	m->access = (uint16_t)access;
+	n.tag = key_tag(i, n.gen++);
+	n.pdn = (uint16_t)pdn; /* both checked above */
+	n.access = (uint16_t)access;
 	fw.pd[pdn].refs++;
-	mpt_write(i);
-	RNIC_CMDO_HANDLE_HANDLE_SET(out, (i << RNIC_KEY_TAG_BITS) | m->tag);
+	fw_mr_store(i, &n);
+	mpt_write(i, &n, 1);
+	RNIC_CMDO_HANDLE_HANDLE_SET(out, (i << RNIC_KEY_TAG_BITS) | n.tag);
 	return RNIC_CMD_ST_OK;
 }
 
@@ -720,13 +728,12 @@ static uint32_t rereg_mr(uint32_t ctx, const uint8_t *in)
 {
 	uint32_t key = CMD_IN(in, REREG_MR, KEY), flags = CMD_IN(in, REREG_MR, FLAGS), i = key >> RNIC_KEY_TAG_BITS;
 	uint32_t st;
-	struct fw_mr *m, n;
+	struct fw_mr *m = mr_owned(key, ctx), n;
 
-	if (!mr_owned(key, ctx))
+	if (!m)
 		return RNIC_CMD_ST_BAD_HANDLE;
 	if (!flags || (flags & ~(RNIC_REREG_TRANSLATION | RNIC_REREG_PD | RNIC_REREG_ACCESS)))
 		return RNIC_CMD_ST_BAD_PARAM;
-	m = &fw.mr[i];
 	n = *m;
 	if (flags & RNIC_REREG_PD) {
 		uint32_t pdn = CMD_IN(in, REREG_MR, PDN);
@@ -750,26 +757,24 @@ static uint32_t rereg_mr(uint32_t ctx, const uint8_t *in)
 		if (st)
 			return st;
 	}
-	m->used = 0;
-	mpt_write(i);
+	mpt_write(i, m, 0);
 	if (fence())
 		return RNIC_CMD_ST_INTERNAL; /* left invalid, both translations kept */
 	if (flags & RNIC_REREG_TRANSLATION)
 		fw_mtt_free(m->mtt_base, m->npages);
 	fw.pd[m->pdn].refs--;
 	fw.pd[n.pdn].refs++;
-	*m = n;
-	mpt_write(i);
+	fw_mr_store(i, &n);
+	mpt_write(i, &n, 1);
 	return RNIC_CMD_ST_OK;
 }
 
-static void dereg_mr(uint32_t i)
+/* Key index i, a live key with record m, goes away */
+static void dereg_mr(uint32_t i, const struct fw_mr *m)
 {
-	struct fw_mr *m = &fw.mr[i];
-
-	m->used = 0;
-	fw.owned[m->ctx][FW_OWN_MR]--;
-	mpt_write(i);
+	fw.owned[FW_QP_CTX(fw.mr_own[i])][FW_OWN_MR]--;
+	fw.mr_own[i] = 0;
+	mpt_write(i, m, 0);
 	fw_mtt_free(m->mtt_base, m->npages); /* taken again only by a later command, after the fence */
 	fw.pd[m->pdn].refs--;
 }
@@ -841,11 +846,14 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 		return query_qp(h, out);
 	case RNIC_CMD_REG_MR:
 		return reg_mr(ctx, in, out);
-	case RNIC_CMD_DEREG_MR:
-		if (!mr_owned(h, ctx))
+	case RNIC_CMD_DEREG_MR: {
+		const struct fw_mr *m = mr_owned(h, ctx);
+
+		if (!m)
 			return RNIC_CMD_ST_BAD_HANDLE;
-		dereg_mr(h >> RNIC_KEY_TAG_BITS);
+		dereg_mr(h >> RNIC_KEY_TAG_BITS, m);
 		return fence() ? RNIC_CMD_ST_INTERNAL : RNIC_CMD_ST_OK;
+	}
 	case RNIC_CMD_REREG_MR:
 		return rereg_mr(ctx, in);
 	case RNIC_CMD_CM_CREATE_EVQ:
@@ -876,9 +884,12 @@ int fw_ctx_reset(uint32_t ctx)
 	for (i = 0; own[FW_OWN_QP] && i < RNIC_MAX_QP; i++)
 		if (fw_qp_owned(rnic_qpn(i), ctx))
 			destroy_qp(rnic_qpn(i));
-	for (i = 0; own[FW_OWN_MR] && i < RNIC_MAX_MPT; i++)
-		if (fw.mr[i].used && fw.mr[i].ctx == ctx)
-			dereg_mr(i);
+	for (i = 0; own[FW_OWN_MR] && i < RNIC_MAX_MPT; i++) {
+		const struct fw_mr *m = fw.mr_own[i] == (FW_QP_USED | ctx) ? fw_mr_load(i) : NULL;
+
+		if (m)
+			dereg_mr(i, m);
+	}
 	for (i = 0; own[FW_OWN_SRQ] && i < RNIC_MAX_SRQ; i++)
 		if (fw.srq[i].used && fw.srq[i].ctx == ctx)
 			destroy_srq(i);

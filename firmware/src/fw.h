@@ -34,19 +34,21 @@ struct fw_qp {
 	uint64_t sq_base, rq_base;
 };
 
-/* 40 bytes: 1024 of them are the largest table the firmware keeps */
+/* A memory key's registration as the firmware keeps it: in context memory (ICM region FWMR), read
+ * and written through fw_mr_load/fw_mr_store; on chip only its owner byte (fw.mr_own). */
 struct fw_mr {
 	uint64_t va, len;
 	uint32_t gen, tag; /* registrations of this slot; the current key's tag */
 	uint32_t mtt_base, npages;
 	uint16_t pdn, access; /* both checked before they are stored (MAX_PD, enum ACCESS) */
-	uint8_t used, ctx, page_shift;
+	uint8_t page_shift;
 };
 
 /* Places in the DMA buffer (past the command and its completion) where the DMA engine reads and
  * writes in place what the soft core would otherwise copy, a few clocks a byte */
 #define FW_STAGE_REC 2048    /* the QP record fw_qp_load read or fw_qp_store wrote last */
 #define FW_STAGE_ENTRY 2176  /* a QPC entry, as the kernels and ICM are given it */
+#define FW_STAGE_MR 2304     /* the MR record fw_mr_load read or fw_mr_store wrote last */
 
 #define FW_QP_USED 0x80u
 #define FW_QP_CTX(own) ((own) & 0x7fu)
@@ -77,7 +79,8 @@ struct fw {
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS]; /* what the RX kernel was given, for MODIFY_SRQ */
 	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context, by QP index */
 	uint32_t qp_rec_qpn;              /* the record in the DMA buffer is this QP's, or 0 (no QPN) */
-	struct fw_mr mr[RNIC_MAX_MPT];
+	uint8_t mr_own[RNIC_MAX_MPT];     /* FW_QP_USED | the owning context, by key index (the same bits as a QP's) */
+	uint32_t mr_rec;                  /* the record in the DMA buffer is key index mr_rec - 1's, or 0 */
 	uint32_t mtt_used[RNIC_MAX_MTT / RNIC_MTT_GRAIN / 32]; /* a bit a grain of MTT entries */
 	struct fw_arp arp[FW_ARP_ENTRIES];
 	uint32_t arp_next;
@@ -140,6 +143,8 @@ void fw_icm_write(uint32_t off, const void *src, uint32_t len);
 void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *words, uint32_t n);
 /* QP qpn's record (NULL if context memory cannot be read): valid until the next load of another */
 struct fw_qp *fw_qp_load(uint32_t qpn);
+struct fw_mr *fw_mr_load(uint32_t i);
+void fw_mr_store(uint32_t i, const struct fw_mr *m);
 void fw_qp_store(uint32_t qpn, const struct fw_qp *q);
 /* QP qpn exists and belongs to ctx */
 int fw_qp_owned(uint32_t qpn, uint32_t ctx);

@@ -60,6 +60,7 @@ static uint32_t icm_take(uint64_t list, uint32_t n)
 		}
 	}
 	fw.icm_n = n;
+	fw.qp_rec_qpn = fw.mr_rec = 0; /* records are read from this memory from now on */
 	kernels_list(1);
 	fw_printf("icm: %u chunks of %u KiB, %u KiB used\n", n, ICM_CHUNK >> 10, RNIC_ICM_BYTES >> 10);
 	return RNIC_ICM_ST_TAKEN;
@@ -163,6 +164,36 @@ void fw_qp_store(uint32_t qpn, const struct fw_qp *q)
 		memcpy(rec(), q, sizeof(*q));
 	fw.qp_rec_qpn = qpn;
 	fw_icm_write(fwqp_off(qpn), rec(), sizeof(*q));
+}
+
+/* MR records, the same way: the last one read or written stays in the DMA buffer. */
+_Static_assert(sizeof(struct fw_mr) <= RNIC_ICM_FWMR_STRIDE && FW_STAGE_MR % 64 == 0 &&
+	       FW_STAGE_MR >= FW_STAGE_ENTRY + RNIC_ICM_QPC_STRIDE && FW_STAGE_MR + RNIC_ICM_FWMR_STRIDE <= RNIC_DMA_MAX_LEN,
+	       "an MR record in ICM and in the DMA buffer");
+
+static struct fw_mr *mr_rec(void)
+{
+	return (struct fw_mr *)(void *)(hal_dmabuf() + FW_STAGE_MR);
+}
+
+struct fw_mr *fw_mr_load(uint32_t i)
+{
+	if (fw.mr_rec == i + 1)
+		return mr_rec();
+	fw.mr_rec = 0;
+	if (!fw.icm_n || hal_dma(icm_bus(RNIC_ICM_FWMR_OFF + i * RNIC_ICM_FWMR_STRIDE), FW_STAGE_MR,
+				 sizeof(struct fw_mr), 0))
+		return NULL;
+	fw.mr_rec = i + 1;
+	return mr_rec();
+}
+
+void fw_mr_store(uint32_t i, const struct fw_mr *m)
+{
+	if (m != mr_rec())
+		memcpy(mr_rec(), m, sizeof(*m));
+	fw.mr_rec = i + 1;
+	fw_icm_write(RNIC_ICM_FWMR_OFF + i * RNIC_ICM_FWMR_STRIDE, mr_rec(), sizeof(*m));
 }
 
 int fw_qp_owned(uint32_t qpn, uint32_t ctx)

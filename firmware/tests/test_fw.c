@@ -522,7 +522,12 @@ static void test_keys(void)
 	first = seen[0];
 	fw.secret ^= 1ull << 40;
 	CHECK(reg_page(9, pd, 0x9000) == RNIC_CMD_ST_OK);
-	fw.mr[first >> RNIC_KEY_TAG_BITS].gen = 0;
+	{
+		struct fw_mr m = *fw_mr_load(first >> RNIC_KEY_TAG_BITS);
+
+		m.gen = 0;
+		fw_mr_store(first >> RNIC_KEY_TAG_BITS, &m);
+	}
 	RNIC_CMDI_HANDLE_HANDLE_SET(in(), handle());
 	CHECK(run(9, RNIC_CMD_DEREG_MR) == RNIC_CMD_ST_OK);
 	CHECK(reg_page(9, pd, 0x9000) == RNIC_CMD_ST_OK);
@@ -882,7 +887,7 @@ static int fuzz(uint64_t n)
 					printf("FINDING: ctx %u still owns %u objects of kind %u after its reset\n", ctx,
 					       fw.owned[ctx][k], k);
 			for (c = 0; c < RNIC_MAX_MPT; c++)
-				if (fw.mr[c].used && fw.mr[c].ctx == ctx && fuzz_findings++ < 10)
+				if (fw.mr_own[c] == (FW_QP_USED | ctx) && fuzz_findings++ < 10)
 					printf("FINDING: ctx %u: key slot %u left after its reset\n", ctx, c);
 			for (c = 0; c < FW_CM_IDS; c++)
 				if (fw.cm[c].used && fw.cm[c].ctx == ctx && fuzz_findings++ < 10)

@@ -17,7 +17,7 @@
 #define RNIC_MAX_CQ 0x4000u /* CQ table entries */
 #define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
 #define RNIC_MAX_PD 0x100u /* Protection domains */
-#define RNIC_MAX_MPT 0x400u /* Memory keys (key = index << KEY_TAG_BITS | tag) */
+#define RNIC_MAX_MPT 0x4000u /* Memory keys (key = index << KEY_TAG_BITS | tag), in context memory behind each kernel's MPT cache */
 #define RNIC_MAX_MTT 0x40000u /* Translation entries (one per page of a region: 1 GiB of 4 KiB pages), in context memory behind each kernel's TLB */
 #define RNIC_MTT_GRAIN 0x8u /* MTT entries a region's run is allocated in: one line of the kernels' TLBs (a 64-byte beat of ICM), so no two regions share a line */
 #define RNIC_MAX_SGE 0x4u /* Scatter/gather entries in one send WQE */
@@ -40,7 +40,7 @@
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
 #define RNIC_ROCE_UDP_PORT 0x12b7u /* RoCEv2 UDP destination port (IBTA Annex A17) */
-#define RNIC_KEY_TAG_BITS 0x14u /* Low bits of a memory key that are its generation tag, not an index: a slot's tags run through all 2^20 values, in an order keyed by a secret, before one recurs */
+#define RNIC_KEY_TAG_BITS 0x12u /* Low bits of a memory key that are its generation tag, not an index (MAX_MPT's indexes take the other 14; rxe and mlx5 keep 8): a slot's tags run through all 2^18 values, in an order keyed by a secret, before one recurs */
 
 /* bar0: BAR0 layout: self-describing blocks from offset 0, then one doorbell page per context (a process may map its own), then one command-queue page per context (the driver's only). */
 #define RNIC_BAR0_SIZE 0x100000u /* BAR0 is 1 MiB */
@@ -94,15 +94,17 @@
 #define RNIC_ICM_EQC_STRIDE 0x10u
 #define RNIC_ICM_MPT_OFF 0x242000u /* Memory keys (struct MPT), MAX_MPT entries */
 #define RNIC_ICM_MPT_STRIDE 0x20u
-#define RNIC_ICM_MTT_OFF 0x24a000u /* Translation entries (struct MTT), MAX_MTT entries */
+#define RNIC_ICM_MTT_OFF 0x2c2000u /* Translation entries (struct MTT), MAX_MTT entries */
 #define RNIC_ICM_MTT_STRIDE 0x8u
-#define RNIC_ICM_FWQP_OFF 0x44a000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
+#define RNIC_ICM_FWQP_OFF 0x4c2000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
 #define RNIC_ICM_FWQP_STRIDE 0x80u
-#define RNIC_ICM_ATOMIC_OFF 0x64a000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
+#define RNIC_ICM_ATOMIC_OFF 0x6c2000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
 #define RNIC_ICM_ATOMIC_SLOT 0x10u
 #define RNIC_ICM_ATOMIC_STRIDE 0x80u
-#define RNIC_ICM_BYTES 0x84a000u /* The whole layout */
-#define RNIC_ICM_CHUNKS 0x85u /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
+#define RNIC_ICM_FWMR_OFF 0x8c2000u /* The firmware's own record of each memory key (struct fw_mr: its registration, not read by the kernels), MAX_MPT entries */
+#define RNIC_ICM_FWMR_STRIDE 0x40u
+#define RNIC_ICM_BYTES 0x9c2000u /* The whole layout */
+#define RNIC_ICM_CHUNKS 0x9du /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */
@@ -758,8 +760,8 @@
 #define RNIC_MPT_CTRL_ACCESS_WIDTH 4u
 #define RNIC_MPT_CTRL_ACCESS_MASK 0x000000f0u
 #define RNIC_MPT_CTRL_TAG_SHIFT 8u
-#define RNIC_MPT_CTRL_TAG_WIDTH 20u
-#define RNIC_MPT_CTRL_TAG_MASK 0x0fffff00u
+#define RNIC_MPT_CTRL_TAG_WIDTH 18u
+#define RNIC_MPT_CTRL_TAG_MASK 0x03ffff00u
 #define RNIC_MPT_PDN 0x4u
 #define RNIC_MPT_VA_LO 0x8u /* First byte covered (host virtual address) */
 #define RNIC_MPT_VA_HI 0xcu

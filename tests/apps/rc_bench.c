@@ -113,6 +113,29 @@ int big(uint64_t size)
  * the order posted; at the end the bytes that landed in B are A's, in every QP's region. */
 #define RATE_DEPTH 64
 #define RATE_CQ 2048
+#define RATE_KEYS 16384
+
+/* --keys N: N registrations of each side's messages' span, a message under a pair of them drawn
+ * at random (its lkey on A, its rkey on B): N beyond the MPT caches' lines makes keys miss */
+int rate_keys = 1;
+static struct ibv_mr *key_mr[2][RATE_KEYS];
+
+static int register_keys(uint32_t span)
+{
+	int j, k;
+
+	for (j = 0; j < rate_keys && !key_mr[0][j]; j++)
+		for (k = 0; k < 2; k++) {
+			struct side *s = k ? &B : &A;
+
+			key_mr[k][j] = ibv_reg_mr(s->pd, s->buf, span, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+			if (!key_mr[k][j]) {
+				printf("FAIL rate: registering key %d: %s\n", j, strerror(errno));
+				return -1;
+			}
+		}
+	return 0;
+}
 
 static int qp_of(const struct side *s, uint32_t qpn, int nq)
 {
@@ -156,14 +179,17 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	uint32_t posted = 0, done = 0, got = 0, out[MAXQ] = {0}, i, k;
 	uint32_t span = (uint64_t)nq * size < REGION ? (uint32_t)nq * size : REGION;
 	uint32_t depth = RATE_CQ / (uint32_t)nq < RATE_DEPTH ? RATE_CQ / (uint32_t)nq : RATE_DEPTH;
-	uint32_t off, next = 0; /* round robin: the QP after the last one offered a message */
+	uint32_t off, next = 0, rkey = B.mr->rkey; /* round robin: the QP after the last one offered a message */
 	uint64_t first = UINT64_MAX, last = 0, start, end;
 	time_t t0;
 	struct timespec w0, w1;
 	struct ibv_wc wc;
+	char keys[32];
 	int q;
 
 	depth = depth ? depth : 1;
+	if (rate_keys > RATE_KEYS || (rate_keys > 1 && register_keys(span)))
+		return -1;
 	memset(low, 0, sizeof(low));
 	fill(A.buf, span, size + (uint32_t)nq);
 	memset(B.buf, 0, span);
@@ -189,7 +215,13 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 			s = sge(&A, off, size);
 			if (out[q] == depth)
 				continue;
-			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + off, B.mr->rkey,
+			if (rate_keys > 1) {
+				int j = (int)draw((uint32_t)rate_keys);
+
+				s.lkey = key_mr[0][j]->lkey;
+				rkey = key_mr[1][j]->rkey;
+			}
+			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + off, rkey,
 				 inl ? IBV_SEND_INLINE : 0))
 				return -1;
 			out[q]++;
@@ -230,8 +262,10 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 		}
 	}
 	/* the wall time of the run says how fast the simulators went while the link was busy */
-	printf("rate %s %u B %s, %d QPs%s, %u messages: %llu cycles, %.3f M messages/s, %.3f s wall\n",
+	snprintf(keys, sizeof(keys), ", %d keys a side", rate_keys);
+	printf("rate %s %u B %s, %d QPs%s, %u messages%s: %llu cycles, %.3f M messages/s, %.3f s wall\n",
 	       op == IBV_WR_SEND ? "send" : "write", size, inl ? "inline" : "sge", nq, random_order ? " random" : "", n,
+	       rate_keys > 1 ? keys : "",
 	       (unsigned long long)(last - first), (n - 1) / ((double)(last - first) / (double)rnicdv_clock_hz(A.ctx)) / 1e6,
 	       (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9);
 	return 0;
