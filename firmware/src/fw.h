@@ -143,9 +143,10 @@ void fw_icm_write(uint32_t off, const void *src, uint32_t len);
 void fw_icm_entry(uint32_t table, uint32_t index, uint32_t w, const uint32_t *words, uint32_t n);
 /* QP qpn's record (NULL if context memory cannot be read): valid until the next load of another */
 struct fw_qp *fw_qp_load(uint32_t qpn);
+void fw_qp_store(uint32_t qpn, const struct fw_qp *q);
+/* Key index i's record, the same way */
 struct fw_mr *fw_mr_load(uint32_t i);
 void fw_mr_store(uint32_t i, const struct fw_mr *m);
-void fw_qp_store(uint32_t qpn, const struct fw_qp *q);
 /* QP qpn exists and belongs to ctx */
 int fw_qp_owned(uint32_t qpn, uint32_t ctx);
 
