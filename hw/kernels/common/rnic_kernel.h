@@ -372,15 +372,15 @@ static inline void rnic_tlb_land(rnic_tables_t *t)
 }
 
 /* The TLB's and the MPT cache's counters into a kernel's outputs (TX and RX name them alike) */
-#define RNIC_TLB_STATS_OUT(o, t)                                                                    \
-	((o)->stat_tlb_hits = (t)->stat_hits, (o)->stat_tlb_misses = (t)->stat_misses,              \
-	 (o)->stat_tlb_evictions = (t)->stat_evictions, (o)->stat_tlb_miss_cycles = (t)->stat_miss_cycles,    \
-	 (o)->stat_mpt_hits = (t)->mpt_hits, (o)->stat_mpt_misses = (t)->mpt_misses,                 \
+#define RNIC_CACHES_STATS_OUT(o, t)                                                                       \
+	((o)->stat_tlb_hits = (t)->stat_hits, (o)->stat_tlb_misses = (t)->stat_misses,                    \
+	 (o)->stat_tlb_evictions = (t)->stat_evictions, (o)->stat_tlb_miss_cycles = (t)->stat_miss_cycles, \
+	 (o)->stat_mpt_hits = (t)->mpt_hits, (o)->stat_mpt_misses = (t)->mpt_misses,                       \
 	 (o)->stat_mpt_evictions = (t)->mpt_evictions, (o)->stat_mpt_miss_cycles = (t)->mpt_miss_cycles)
 
 /* The clock's start: whether the firmware writes the MTT or the MPT in it (their lookups and
  * landings wait). */
-static inline void rnic_tlb_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t cfg_addr)
+static inline void rnic_caches_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t cfg_addr)
 {
 	t->cfg_mtt = cfg_valid && RNIC_CFG_TBL(cfg_addr) == RNIC_CFG_TBL_MTT;
 	t->cfg_mpt = cfg_valid && RNIC_CFG_TBL(cfg_addr) == RNIC_CFG_TBL_MPT;
@@ -388,7 +388,7 @@ static inline void rnic_tlb_clock(rnic_tables_t *t, uint32_t cfg_valid, uint32_t
 
 /* The reset: nothing on its way, counters at zero (the lines stay: the firmware's writes keep
  * them true) */
-static inline void rnic_tlb_reset(rnic_tables_t *t)
+static inline void rnic_caches_reset(rnic_tables_t *t)
 {
 	t->fill_pending = t->fill_land = t->ahead = 0;
 	t->mf_pending = t->mf_land = 0;

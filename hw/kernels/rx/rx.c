@@ -890,13 +890,13 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
 		st->rb_fresh = st->rbf_head = st->rbf_tail = 0;
 		st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
-		rnic_tlb_reset(&st->t);
+		rnic_caches_reset(&st->t);
 		st->o = (rnic_rx_out_t){0};
 		*out = st->o;
 		return;
 	}
 	st->now = in->cycle;
-	rnic_tlb_clock(&st->t, in->cfg_valid, in->cfg_addr);
+	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rx_qc_check(st); /* before this clock's tag writes: it reads the tags as the clock starts */
 	/* handshakes of the outputs presented during this cycle */
 	if (st->o.wr_valid && in->wr_ready)
@@ -978,7 +978,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	}
 	rnic_tlb_land(&st->t);
 	rnic_mpt_land(&st->t);
-	RNIC_TLB_STATS_OUT(&st->o, &st->t);
+	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&

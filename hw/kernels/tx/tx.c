@@ -820,7 +820,7 @@ static void reset(rnic_tx_state_t *st)
 	st->cpl_head = st->cpl_tail = 0;
 	st->ack_busy = 0;
 	st->fence_state = 0;
-	rnic_tlb_reset(&st->t);
+	rnic_caches_reset(&st->t);
 	st->push_half = 0;
 	st->commit_valid = 0;
 	st->ts_pending = 0;
@@ -846,7 +846,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		return;
 	}
 	st->now = in->cycle;
-	rnic_tlb_clock(&st->t, in->cfg_valid, in->cfg_addr);
+	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	st->wake_clk = 0;
 	st->obn_fw = 0;
 	st->ob_room = tx_ob_free(st) != 0;
@@ -954,7 +954,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	rnic_tlb_land(&st->t);
 	rnic_mpt_land(&st->t);
 	configure(st, in);
-	RNIC_TLB_STATS_OUT(&st->o, &st->t);
+	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
