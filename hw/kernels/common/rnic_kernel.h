@@ -36,6 +36,7 @@ typedef struct {
 #define RNIC_MPT_LINES (1u << RNIC_MPT_LOG)
 #define MPT_HAVE_BITS 8 /* tag: key index << 8 | words held */
 #define MPT_HAVE_ALL ((1u << RNIC_MPT_WORDS) - 1)
+#define RNIC_MPT_RQ 32 /* MPT entry reads on their way at once (misses and reads ahead) */
 
 typedef struct {
 	uint32_t w[RNIC_MPT_WORDS];
@@ -59,10 +60,13 @@ typedef struct {
  * The MPT is a cache too (mpt), kept the same way word by word: a configuration write of a word
  * of a key's entry writes it into the key's line (taking the line, all its other words not held,
  * if another key held it); a lookup hits when the line holds the key's whole entry, else the
- * entry is read from ICM (rnic_mpt_read, one at a time: whoever looked it up waits) and lands
- * at the clock's end, but for the words written meanwhile (mf_keep). The firmware writes an
- * entry's words into ICM before it writes them here, and invalidates an entry (word 0, last)
- * before it changes it, so a line is never older than ICM, nor valid with another key's words. */
+ * entry is read from ICM (rnic_mpt_read) and lands at the clock's end. Up to RNIC_MPT_RQ reads
+ * are on their way at once: a lookup that misses waits only for its own key's, and each kernel
+ * reads ahead the keys of work still queued (rnic_mpt_ahead), so a miss is fetched while the
+ * work before it goes on. A read whose key is written while it is on its way is dropped when it
+ * comes (the write is newer; a lookup then reads again). The firmware writes an entry's words
+ * into ICM before it writes them here, and invalidates an entry (word 0, last) before it changes
+ * it, so a line is never older than ICM, nor valid with another key's words. */
 typedef struct {
 	rnic_mpt_line_t mpt[RNIC_MPT_LINES];
 	rnic_tlb_line_t tlb[RNIC_TLB_LINES];
@@ -78,10 +82,17 @@ typedef struct {
 	uint8_t ahead;               /* a line to read ahead (rnic_tlb_get) */
 	uint32_t ahead_line, ahead_next; /* ... and the line after the last ones read */
 	uint32_t stat_hits, stat_misses, stat_evictions, stat_miss_cycles;
-	/* the MPT entry read from ICM (registers): key index mf_idx, its words (mf), those written
-	 * since the read was issued (mf_keep), landing this clock (mf_land) */
-	uint8_t mf_pending, mf_land, mf_keep, cfg_mpt;
-	uint32_t mf_idx, mf_t0;
+	/* the MPT cache's tags again (mpt_tagc, block RAM), for the look-ahead (rnic_mpt_ahead): the
+	 * lookups take both ports of mpt's */
+	uint32_t mpt_tagc[RNIC_MPT_LINES];
+	/* MPT entry reads on their way (registers), answered in order: key index mq_idx, issued at
+	 * mq_t0, written since (mq_stale: its data is dropped); the entry come (mf, key index mf_idx)
+	 * lands this clock (mf_land), unless written since (mf_drop) */
+	uint32_t mq_idx[RNIC_MPT_RQ], mq_t0[RNIC_MPT_RQ];
+	uint32_t mq_head, mq_tail;
+	uint8_t mq_stale[RNIC_MPT_RQ];
+	uint8_t mf_land, mf_drop, cfg_mpt;
+	uint32_t mf_idx;
 	uint32_t mf[RNIC_MPT_WORDS];
 	uint32_t mpt_hits, mpt_misses, mpt_evictions, mpt_miss_cycles;
 } rnic_tables_t;
@@ -122,7 +133,7 @@ static inline void rnic_tlb_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, u
 static inline void rnic_mpt_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, uint32_t data)
 {
 	rnic_mpt_line_t *l = &t->mpt[idx % RNIC_MPT_LINES];
-	uint32_t tag = l->tag;
+	uint32_t tag = l->tag, k;
 
 	if (idx >= RNIC_MAX_MPT || word >= RNIC_MPT_WORDS)
 		return;
@@ -132,11 +143,11 @@ static inline void rnic_mpt_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, u
 		tag = idx << MPT_HAVE_BITS;
 	}
 	l->tag = tag | 1u << word;
+	t->mpt_tagc[idx % RNIC_MPT_LINES] = tag | 1u << word;
 	l->w[word] = data;
-	if (t->mf_pending && t->mf_idx == idx) { /* over the read's, when it comes */
-		t->mf_keep |= (uint8_t)(1u << word);
-		t->mf[word] = data;
-	}
+	for (k = 0; k < RNIC_MPT_RQ; k++) /* reads on their way of this key: newer than theirs */
+		t->mq_stale[k] |= t->mq_idx[k] == idx;
+	t->mf_drop |= t->mf_land && t->mf_idx == idx;
 }
 
 /* Apply one configuration write to the MPT, MTT or port addresses. */
@@ -195,10 +206,28 @@ static inline uint64_t rnic_icm_bus(const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uin
 	return c ? c + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)) : 0;
 }
 
+/* Whether an MPT read of key index i is on its way (a comparison with each, in parallel) */
+static inline int rnic_mpt_coming(const rnic_tables_t *t, uint32_t i)
+{
+	uint32_t k;
+	int on = 0;
+
+	for (k = 0; k < RNIC_MPT_RQ; k++)
+		on |= (k - t->mq_head) % RNIC_MPT_RQ < t->mq_tail - t->mq_head && t->mq_idx[k] == i;
+	return on;
+}
+
+/* Whether key's entry may be read now: fewer than RNIC_MPT_RQ reads on their way, none of it */
+static inline int rnic_mpt_can_read(const rnic_tables_t *t, uint32_t key)
+{
+	return t->mq_tail - t->mq_head < RNIC_MPT_RQ && !rnic_mpt_coming(t, key >> RNIC_KEY_TAG_BITS);
+}
+
 /* The MPT entry of `key` from the cache into e (a row read into registers): 1; a key index past
  * the table, or a miss without context memory to read the entry from: 1 and an entry of zeros
- * (no key); 0: a miss, to be read (rnic_mpt_read); -1: wait (a read is on its way, one at a
- * time, or an entry lands this clock, or the firmware writes the MPT in it: the ports are theirs). */
+ * (no key); 0: a miss, to be read now (rnic_mpt_read); -1: wait (its read is on its way, or
+ * RNIC_MPT_RQ are, or an entry lands this clock, or the firmware writes the MPT in it: the ports
+ * are theirs). */
 static inline int rnic_mpt_get(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t key,
 			       uint32_t e[RNIC_MPT_WORDS])
 {
@@ -210,40 +239,64 @@ static inline int rnic_mpt_get(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX
 		return -1;
 	hit = i < RNIC_MAX_MPT && l->tag == (i << MPT_HAVE_BITS | MPT_HAVE_ALL);
 	if (!hit && i < RNIC_MAX_MPT && rnic_icm_bus(icm, RNIC_ICM_MPT_OFF))
-		return t->mf_pending ? -1 : 0;
+		return rnic_mpt_can_read(t, key) ? 0 : -1;
 	for (k = 0; k < RNIC_MPT_WORDS; k++)
 		e[k] = hit ? l->w[k] : 0;
 	t->mpt_hits += (uint32_t)hit;
 	return 1;
 }
 
-/* The read of key's MPT entry after a miss: its bus address (RNIC_ICM_MPT_STRIDE bytes, the
- * first half of a beat), its beat to rnic_mpt_filled. */
+/* Whether to read key's entry ahead of its use (looked up in mpt_tagc, a read of its own): 1 when
+ * the line holds no whole entry of it and no read of it is on its way (rnic_mpt_read then, which
+ * makes none without context memory); 0 when it needs none; -1: ask again, it cannot be known or
+ * read this clock (the tags are written in it, or RNIC_MPT_RQ reads are on their way). */
+static inline int rnic_mpt_ahead(const rnic_tables_t *t, uint32_t key)
+{
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+
+	if (i >= RNIC_MAX_MPT)
+		return 0;
+	if (t->cfg_mpt || t->mf_land)
+		return -1;
+	if (t->mpt_tagc[i % RNIC_MPT_LINES] == (i << MPT_HAVE_BITS | MPT_HAVE_ALL) || rnic_mpt_coming(t, i))
+		return 0;
+	return rnic_mpt_can_read(t, key) ? 1 : -1;
+}
+
+/* The read of key's MPT entry (after a miss, or ahead): its bus address (RNIC_ICM_MPT_STRIDE
+ * bytes, the first half of a beat), its beat to rnic_mpt_filled; 0, and no read, without
+ * context memory. */
 static inline uint64_t rnic_mpt_read(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t key,
 				     uint32_t now)
 {
-	t->mf_pending = 1;
-	t->mf_idx = key >> RNIC_KEY_TAG_BITS;
-	t->mf_keep = 0;
-	t->mf_t0 = now;
+	uint32_t q = t->mq_tail % RNIC_MPT_RQ, i = key >> RNIC_KEY_TAG_BITS;
+	uint64_t bus = rnic_icm_bus(icm, RNIC_ICM_MPT_OFF + i * RNIC_ICM_MPT_STRIDE);
+
+	if (!bus)
+		return 0;
+	t->mq_tail++;
+	t->mq_idx[q] = i;
+	t->mq_t0[q] = now;
+	t->mq_stale[q] = 0;
 	t->mpt_misses++;
-	return rnic_icm_bus(icm, RNIC_ICM_MPT_OFF + t->mf_idx * RNIC_ICM_MPT_STRIDE);
+	return bus;
 }
 
-/* The entry's beat came: it lands at the clock's end, but for the words written meanwhile. */
+/* The oldest read's beat came: its entry lands at the clock's end, unless written meanwhile. */
 static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
 {
-	uint32_t k;
+	uint32_t k, q = t->mq_head++ % RNIC_MPT_RQ;
 
 	for (k = 0; k < RNIC_MPT_WORDS; k++)
-		if (!((t->mf_keep >> k) & 1))
-			t->mf[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
-	t->mpt_miss_cycles += now - t->mf_t0;
+		t->mf[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
+	t->mpt_miss_cycles += now - t->mq_t0[q];
+	t->mf_idx = t->mq_idx[q];
+	t->mf_drop = t->mq_stale[q];
 	t->mf_land = 1;
 }
 
 /* The clock's end: an entry read lands whole (a clock later when the firmware writes the MPT in
- * this one: its write takes the port). */
+ * this one: its write takes the port). The next beat is taken once it has. */
 static inline void rnic_mpt_land(rnic_tables_t *t)
 {
 	rnic_mpt_line_t *l = &t->mpt[t->mf_idx % RNIC_MPT_LINES];
@@ -251,12 +304,15 @@ static inline void rnic_mpt_land(rnic_tables_t *t)
 
 	if (!t->mf_land || t->cfg_mpt)
 		return;
+	t->mf_land = 0;
+	if (t->mf_drop)
+		return;
 	if ((l->tag & MPT_HAVE_ALL) && l->tag >> MPT_HAVE_BITS != t->mf_idx)
 		t->mpt_evictions++;
 	for (k = 0; k < RNIC_MPT_WORDS; k++)
 		l->w[k] = t->mf[k];
 	l->tag = t->mf_idx << MPT_HAVE_BITS | MPT_HAVE_ALL;
-	t->mf_land = t->mf_pending = 0;
+	t->mpt_tagc[t->mf_idx % RNIC_MPT_LINES] = l->tag;
 }
 
 /* The MTT index of virtual address va inside the MR whose MPT entry is e (pages of
@@ -391,7 +447,7 @@ static inline void rnic_caches_clock(rnic_tables_t *t, uint32_t cfg_valid, uint3
 static inline void rnic_caches_reset(rnic_tables_t *t)
 {
 	t->fill_pending = t->fill_land = t->ahead = 0;
-	t->mf_pending = t->mf_land = 0;
+	t->mq_head = t->mq_tail = t->mf_land = 0;
 	t->stat_hits = t->stat_misses = t->stat_evictions = t->stat_miss_cycles = 0;
 	t->mpt_hits = t->mpt_misses = t->mpt_evictions = t->mpt_miss_cycles = 0;
 }

@@ -897,7 +897,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	}
 	st->now = in->cycle;
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
-	rx_qc_check(st); /* before this clock's tag writes: it reads the tags as the clock starts */
+	rx_qc_check(st); /* before this clock's tag writes: they read the tags as the clock starts */
+	rx_mpt_ahead(st);
 	/* handshakes of the outputs presented during this cycle */
 	if (st->o.wr_valid && in->wr_ready)
 		st->o.wr_valid = 0;
@@ -965,6 +966,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	if (!commit) {
 		issue_wait(st);
 		rx_qc_prefetch(st);
+		rx_mpt_ahead_issue(st);
 		prefetch_rwqe(st);
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
@@ -982,6 +984,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->o.db_ready = !st->commit_valid;
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land); /* a TLB beat waits for the last to land */
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land) &&
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land); /* a cache's beat waits for the last to land */
 	*out = st->o;
 }

@@ -61,6 +61,8 @@ void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd
 void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
 int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on);
 int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
+void rx_mpt_ahead(rnic_rx_state_t *st);
+void rx_mpt_ahead_issue(rnic_rx_state_t *st);
 int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn);
 void rx_next_segment(rnic_rx_state_t *st);
 void rx_atomic_xlate(rnic_rx_state_t *st);

@@ -27,11 +27,17 @@
 _Static_assert(RNIC_MAX_QP <= 0x8000, "a tag holds the QPN in 15 bits");
 _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
 
+/* A request key's offset in the frame (IPv4): RETH and AtomicETH start with the VA, then the key */
+#define MK_OFF (RNIC_XTH_OFF + 8)
+_Static_assert(MK_OFF < RNIC_BEAT && MK_OFF + 4 > RNIC_BEAT && MK_OFF + RNIC_IP6_EXTRA + 4 <= 2 * RNIC_BEAT,
+	       "rx_qc_note: a request key ends in the second beat");
+
 /* A beat of a frame being received: its QP, if the frame looks like RoCEv2 for us (IPv4: all in
- * the first beat; IPv6: the BTH's QPN in the second) */
+ * the first beat; IPv6: the BTH's QPN in the second), and its request key if it has one (in the
+ * second beat; IPv4: its first bytes in the first) */
 void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 {
-	uint32_t i, me6 = 1;
+	uint32_t i, me6 = 1, op;
 
 	if (st->cur_beats == 0) {
 		for (i = 0; i < 4; i++)
@@ -40,8 +46,16 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 			    rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV4 && d[14] == 0x45 && d[23] == RNIC_IPPROTO_UDP &&
 			    rnic_be16(d + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(d + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
 		st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + 5));
-	} else if (st->cur_beats == 1 && st->cur_v6) {
-		st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT));
+		op = d[RNIC_BTH_OFF + (st->cur_v6 ? RNIC_IP6_EXTRA : 0)];
+		st->mk_req = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY ||
+			     op == RNIC_BTH_OP_WRITE_ONLY_IMM || op == RNIC_BTH_OP_READ_REQ ||
+			     op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD;
+		st->mk_key = rnic_be16(d + MK_OFF) << 16;
+	} else if (st->cur_beats == 1) {
+		if (st->cur_v6)
+			st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT));
+		st->mk_key = st->cur_v6 ? rnic_be32(d + MK_OFF + RNIC_IP6_EXTRA - RNIC_BEAT) :
+					  st->mk_key | rnic_be16(d + MK_OFF + 2 - RNIC_BEAT);
 	}
 	st->qc_pf &= st->qc_pf_qpn < RNIC_MAX_QP; /* the GSI QP's number is no entry's */
 }
@@ -51,6 +65,10 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good)
 {
 	st->qc_cand = st->qc_pf && good;
+	if (st->qc_pf && good && st->mk_req && st->cur_beats > 1) { /* over one not yet looked up */
+		st->mk_cand = 1;
+		st->mk_cand_key = st->mk_key;
+	}
 	st->qc_cand_slot = (uint8_t)slot;
 	st->qs_pend[slot] = st->qs_ready[slot] = 0;
 }
@@ -233,4 +251,5 @@ void rx_qc_reset(rnic_rx_state_t *st)
 	for (i = 0; i < RX_MAX_FRAMES; i++)
 		st->qs_pend[i] = st->qs_ready[i] = 0;
 	st->qf_head = st->qf_tail = st->qc_cand = 0;
+	st->mk_cand = st->mk_want = 0;
 }

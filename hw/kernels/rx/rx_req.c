@@ -593,11 +593,40 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
 {
 	int hit = rnic_mpt_get(&st->t, st->icm, key, e);
+	uint64_t bus;
 
-	if (!hit && rx_rd_room(st))
-		rx_read_req(st, rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now), RNIC_ICM_MPT_STRIDE, RD_MPT,
-			    st->qpn);
+	if (!hit && rx_rd_room(st) && (bus = rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now)))
+		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, st->qpn);
 	return hit;
+}
+
+/* The MPT cache's look-ahead, from the clock after a request came in whole (before this clock's
+ * tag writes): its key's entry to be read (mk_want) if it is neither there nor on its way, in the
+ * first clock the read channel is free. A hint only: the next request to come in takes the place
+ * of one not yet looked up, and a look-up waits while a read waits for the channel. No read goes
+ * out while a fence waits for the reads to drain. */
+void rx_mpt_ahead(rnic_rx_state_t *st)
+{
+	int r;
+
+	if (!st->mk_cand || st->mk_want)
+		return;
+	r = rnic_mpt_ahead(&st->t, st->mk_cand_key);
+	st->mk_cand = r < 0;
+	st->mk_want = r > 0;
+	st->mk_want_key = st->mk_cand_key;
+}
+
+void rx_mpt_ahead_issue(rnic_rx_state_t *st)
+{
+	uint64_t bus;
+
+	if (!st->mk_want || !rx_rd_room(st) || st->fence_pending)
+		return;
+	st->mk_want = 0;
+	if (rnic_mpt_can_read(&st->t, st->mk_want_key) &&
+	    (bus = rnic_mpt_read(&st->t, st->icm, st->mk_want_key, (uint32_t)st->now)))
+		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, 0);
 }
 
 /* The keys the frame at the head is checked with, in the MPT cache before it is dispatched: a

@@ -35,6 +35,7 @@
 #include "tx_int.h"
 
 _Static_assert(RNIC_MAX_QP <= 1u << ACT_TOK, "an active-list entry holds a QPN and its token");
+_Static_assert(RNIC_WQE_SGE_OFF % RNIC_BEAT + RNIC_SGE_SIZE <= RNIC_BEAT, "a WQE's first scatter entry is in one beat");
 _Static_assert(TX_OB < 256, "outstanding WQEs are counted by positions mod 256");
 _Static_assert((RNIC_QPC_RETRY_TIMEOUT_MASK | RNIC_QPC_RETRY_RETRY_CNT_MASK | RNIC_QPC_RETRY_RNR_RETRY_MASK) <= 0xffffu,
 	       "the completion side keeps RETRY's low half");
@@ -621,6 +622,19 @@ static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint
  * QP has nothing before it still to fetch and no WQE read is in flight, it goes into the prefetch
  * ring ready, and the NIC does not read it from host memory (else it is fetched as any other:
  * it is in the ring too, where a retransmission reads it again). */
+/* A WQE's first beat: whether it has a scatter list whose first entry's key is to be looked at
+ * ahead (la_note, with the beat that holds the entry) */
+static uint32_t la_first(const uint8_t *b)
+{
+	return RNIC_WQE_NUM_SGE_GET(b) && !(RNIC_WQE_FLAGS_GET(b) & RNIC_WQE_FLAG_INLINE);
+}
+
+static void la_note(rnic_tx_state_t *st, uint32_t slot, uint32_t first, const uint8_t *b)
+{
+	st->la_key[slot % TX_PF] = RNIC_SGE_LKEY_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT);
+	st->la_ok[slot % TX_PF] = (uint8_t)(first && RNIC_SGE_LEN_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT) != 0);
+}
+
 static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
 	const uint8_t *w = st->push_beat;
@@ -650,6 +664,7 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 		st->pf_wqe[st->pf_tail % TX_PF][i] = w[i];
 		st->pf_wqe[st->pf_tail % TX_PF][RNIC_BEAT + i] = in->push_data[i];
 	}
+	la_note(st, st->pf_tail, la_first(w), RNIC_WQE_SGE_OFF / RNIC_BEAT ? in->push_data : w);
 	f->qpn = (uint16_t)q;
 	f->index = (uint16_t)idx;
 	f->ready = 1;
@@ -806,7 +821,7 @@ static void reset(rnic_tx_state_t *st)
 	st->obn_fw = 0;
 	st->phase = 0;
 	st->cancel = 0;
-	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = 0;
+	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = st->la_slot = st->la_fill = 0;
 	st->chk_head = ~0u; /* no head's scatter list checked */
 	st->mpt_want = 0;
 	st->acc_n = 0;
@@ -908,6 +923,10 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 
 			for (i = 0; i < RNIC_BEAT; i++)
 				st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = rd[i];
+			if (st->pf_beats == 0)
+				st->pf_la_ok = la_first(rd);
+			if (st->pf_beats == RNIC_WQE_SGE_OFF / RNIC_BEAT)
+				la_note(st, st->pf_fill, st->pf_la_ok, rd);
 			if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
 				f->ready = 1;
 				st->pf_fill++;
@@ -926,6 +945,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	emit(st, rd);
 	tx_build(st);
+	st->la_fill = st->pf_fill;
 	schedule(st);
 	/* the completion side's clock at the end: garbage to free, else the ACK timer */
 	if (!st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
@@ -963,7 +983,8 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.ack_ready = !st->ack_busy;
 	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
-			 (next_kind(st) == REQ_WQE || next_kind(st) == REQ_MPT || (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
+			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
+			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
 			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
 	*out = st->o;
 }

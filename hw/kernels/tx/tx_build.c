@@ -525,11 +525,33 @@ static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
 		poison(st);
 }
 
-/* The key of the read the issuer is at (or of a WQE's scatter entry at the head, mpt_want) is
- * not in the MPT cache: its entry is read from context memory, in this clock's request slot. */
-static void mpt_miss(rnic_tx_state_t *st, uint32_t key)
+/* The key of the read the issuer is at (or of a WQE's scatter entry at the head, mpt_want, or
+ * of a WQE further on, tx_mpt_ahead) is not in the MPT cache: its entry is read from context
+ * memory, in this clock's request slot. */
+static int mpt_miss(rnic_tx_state_t *st, uint32_t key)
 {
-	tx_read_req(st, rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now), RNIC_ICM_MPT_STRIDE, REQ_MPT);
+	uint64_t bus = rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now);
+
+	if (bus)
+		tx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, REQ_MPT);
+	return bus != 0;
+}
+
+/* The WQEs fetched behind the head, a slot a clock: the first scatter entry's key not in the MPT
+ * cache (nor on its way) is read now, so the WQE finds it there. 1: the slot is taken. */
+static int tx_mpt_ahead(rnic_tx_state_t *st)
+{
+	uint32_t s = st->la_slot - st->pf_head > st->la_fill - st->pf_head ? st->pf_head : st->la_slot;
+	int r;
+
+	st->la_slot = s;
+	if (s == st->la_fill || tx_req_full(st))
+		return 0;
+	r = st->la_ok[s % TX_PF] ? rnic_mpt_ahead(&st->t, st->la_key[s % TX_PF]) : 0;
+	if (r < 0)
+		return 0; /* again next clock */
+	st->la_slot = s + 1;
+	return r && mpt_miss(st, st->la_key[s % TX_PF]);
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
@@ -541,12 +563,14 @@ void tx_build(rnic_tx_state_t *st)
 
 	if (st->o.rdreq_valid)
 		return;
-	if (st->mpt_want && !tx_req_full(st)) {
+	if (st->mpt_want && !tx_req_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
 		st->mpt_want = 0;
 		mpt_miss(st, st->mpt_want_key);
 		return;
 	}
 	st->mpt_want = 0;
+	if (tx_mpt_ahead(st))
+		return;
 	if (st->iss_left) {
 		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
 			/* the read slot is free: the lines ahead of the pages being read */
