@@ -618,10 +618,6 @@ static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint
 	return 1;
 }
 
-/* A WQE pushed through the CTX_SQ_PUSH window, in two beats. It is its QP's doorbell too; when the
- * QP has nothing before it still to fetch and no WQE read is in flight, it goes into the prefetch
- * ring ready, and the NIC does not read it from host memory (else it is fetched as any other:
- * it is in the ring too, where a retransmission reads it again). */
 /* A WQE's first beat: whether it has a scatter list whose first entry's key is to be looked at
  * ahead (la_note, with the beat that holds the entry) */
 static uint32_t la_first(const uint8_t *b)
@@ -635,6 +631,10 @@ static void la_note(rnic_tx_state_t *st, uint32_t slot, uint32_t first, const ui
 	st->la_ok[slot % TX_PF] = (uint8_t)(first && RNIC_SGE_LEN_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT) != 0);
 }
 
+/* A WQE pushed through the CTX_SQ_PUSH window, in two beats. It is its QP's doorbell too; when the
+ * QP has nothing before it still to fetch and no WQE read is in flight, it goes into the prefetch
+ * ring ready, and the NIC does not read it from host memory (else it is fetched as any other:
+ * it is in the ring too, where a retransmission reads it again). */
 static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 {
 	const uint8_t *w = st->push_beat;
