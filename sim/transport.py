@@ -215,10 +215,11 @@ def qpc_cache_line(c):
             f" {lat / max(1, misses):.0f} cycles a read, {wait} cycles waited at the head")
 
 
-def tlb_line(c):
-    """Both kernels' MTT cache (TLB) counters of one NIC, one line."""
+def tlb_line(tx, rx):
+    """The TX kernel's MTT cache (TLB) counters of one NIC and the RX kernel's of one (the sender's
+    and the receiver's), one line."""
     parts = []
-    for k in ("TX", "RX"):
+    for k, c in (("TX", tx), ("RX", rx)):
         hits, reads, evicted, lat = (c[f"{k}_TLB_{f}"] for f in ("HITS", "MISSES", "EVICTIONS", "MISS_CYCLES"))
         parts.append(f"{k} {hits} hits, {reads} line reads (misses and ahead), {evicted} lines replaced,"
                      f" {lat / max(1, reads):.0f} cycles a read")
@@ -226,13 +227,18 @@ def tlb_line(c):
 
 
 def tlb_bench(out):
-    """A region of scattered 4 KiB pages, as a card's host pins memory (RNIC_SIM_SCATTER=1), twice
-    as many MTT entries as a TLB holds: 256 MiB written and read back in one message each way,
-    beside the link's limit, with the TLBs' counters (issue 16's MTT cache; 4 minutes)."""
+    """Regions of scattered 4 KiB pages, as a card's host pins memory (RNIC_SIM_SCATTER=1): 256 MiB
+    (twice the MTT entries a TLB holds) written and read back in one message each way; then 64 B
+    and 4 KiB WRITEs on 16 QPs, each at an offset drawn at random in 512 MiB a side (4 times what a
+    TLB maps: 3 pages in 4 missing). Each beside the link's limit, with the TLBs' counters (issue
+    16's MTT cache; 15 minutes)."""
     old = os.environ.get("RNIC_SIM_SCATTER")
     os.environ["RNIC_SIM_SCATTER"] = "1"
     try:
-        code, text, stats, wall = session(out, ["--mtu", "4096", "big", str(256 << 20)])
+        code, text, stats, wall = session(out / "big", ["--mtu", "4096", "big", str(256 << 20)])
+        rand = [(size, *session(out / f"random-{size}", ["--mtu", "4096", "--qps", "16", "--span", str(512 << 20),
+                                                         "rate", "write", str(size), str(n), "sge"]))
+                for size, n in ((64, 8000), (4096, 4000))]
     finally:
         if old is None:
             del os.environ["RNIC_SIM_SCATTER"]
@@ -243,7 +249,19 @@ def tlb_bench(out):
     for line in text.splitlines():
         if "Gb/s" in line:
             print(f"   {line.strip()} (link limit {size * 8 / wire_ns('write', size):.2f} Gb/s at MTU 4096)")
-    print(tlb_line(stats["rnic0"]))
+    print(tlb_line(stats["rnic0"], stats["rnic0"]))
+    print("-- MTT TLB: WRITEs on 16 QPs, each at random in 512 MiB of scattered 4 KiB pages a side (131,072 MTT"
+          " entries, 4 times a TLB)")
+    for size, c, text, stats, wall in rand:
+        m = RATE_LINE.search(text)
+        if c or not m:
+            print(text)
+            code = 1
+            continue
+        mps, limit = float(m.group(2)), 1e3 / wire_ns("write", size, 4096 if size > 64 else 1024)
+        v, lim, unit = (mps, limit, "M/s") if size == 64 else (mps * size * 8 / 1e3, limit * size * 8 / 1e3, "Gb/s")
+        print(f"{f'{size} B at random':28} {v:9.2f} {unit:4} {lim:9.2f} {unit:4}   wall {wall:.0f} s")
+        print(tlb_line(stats["rnic0"], stats["rnic1"]))
     return code
 
 

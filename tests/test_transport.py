@@ -304,6 +304,34 @@ def test_translations_missed_mid_message(monkeypatch):
     table_check(out)
 
 
+def test_translations_read_ahead_at_random(monkeypatch):
+    """64 B WRITEs on 16 QPs, each at an offset drawn at random in 8 MiB of scattered host pages a
+    side, with the TLBs cut to four lines (build/qc2) on a link that drops and reorders frames:
+    nearly every message's page is read ahead of it (the sender's WQEs in its prefetch ring, the
+    receiver's frames as they come in), up to 32 reads on their way, each line read put out by the
+    next ones before long, and retries look their pages up again. Every message lands byte-exact
+    (rc_ops checks each); the reads show in both kernels' counters, the simulator finds every
+    entry the caches hold equal to context memory's, and the memories keep to their ports."""
+    monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
+    monkeypatch.setenv("RNIC_SIM_SCATTER", "1")
+    out = ROOT / "build" / "test-transport" / "qc2-tlb-random"
+    counters = {}
+    rc, text, counts = run_ops(out, ["--ack-timeout", "6", "--qps", "16", "--span", str(8 << 20), "rate", "write",
+                                     "64", "3000", "sge"], ["--drop", "0.01", "--reorder", "0.01", "--seed", "3"],
+                               counters=counters)
+    assert rc == 0 and re.search(r"rate write 64 B sge, 16 QPs, 3000 messages, 8 MiB at random: \d+ cycles", text), \
+        text[-3000:]
+    assert sum(counts) > 0, "the link injected no fault"
+    for name, k in (("rnic0", "TX"), ("rnic1", "RX")):
+        c = counters[name]
+        hits, reads, lat = (c[f"{k}_TLB_{f}"] for f in ("HITS", "MISSES", "MISS_CYCLES"))
+        assert hits >= 3000 and reads > 2000 and 100 < lat / reads < 5000, (name, k, c)
+    for name in ("rnic0", "rnic1"):
+        log = (out / f"{name}.log").read_text()
+        assert re.search(r"icm \d+ writes, \d+ entries checked against the kernels' tables, 0 differ", log), log[-2000:]
+    table_check(out)
+
+
 def test_read_recovers_from_lost_responses():
     """One 1 MiB READ (1024 responses at MTU 1024) while rnic1 drops 10% of what it sends (runs
     of responses lost, the last of a run among them, so the ACK timer has to ask again too): the

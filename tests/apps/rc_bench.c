@@ -137,6 +137,40 @@ static int register_keys(uint32_t span)
 	return 0;
 }
 
+/* --span BYTES: a region of BYTES a side (one registration each), every message at an offset
+ * drawn at random in it, the same on both sides: with BYTES beyond what the TLBs map, pages miss */
+uint64_t rate_span;
+static struct span {
+	uint8_t *buf;
+	struct ibv_mr *mr;
+} span_of[2];
+static uint64_t *span_off; /* each message's offset, for the check at the end */
+
+static int register_span(uint32_t n)
+{
+	int k;
+
+	span_off = realloc(span_off, n * sizeof(*span_off));
+	for (k = 0; k < 2 && !span_of[k].buf; k++) {
+		struct side *s = k ? &B : &A;
+
+		span_of[k].buf = malloc(rate_span);
+		if (!span_of[k].buf || !span_off)
+			die("malloc (span)", ENOMEM);
+		if (!k)
+			fill(span_of[k].buf, (uint32_t)rate_span, 77);
+		else
+			memset(span_of[k].buf, 0, rate_span);
+		span_of[k].mr = ibv_reg_mr(s->pd, span_of[k].buf, rate_span,
+					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!span_of[k].mr) {
+			printf("FAIL rate: registering the span: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int qp_of(const struct side *s, uint32_t qpn, int nq)
 {
 	int q;
@@ -180,7 +214,7 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	uint32_t span = (uint64_t)nq * size < REGION ? (uint32_t)nq * size : REGION;
 	uint32_t depth = RATE_CQ / (uint32_t)nq < RATE_DEPTH ? RATE_CQ / (uint32_t)nq : RATE_DEPTH;
 	uint32_t off, next = 0, rkey = B.mr->rkey; /* round robin: the QP after the last one offered a message */
-	uint64_t first = UINT64_MAX, last = 0, start, end;
+	uint64_t first = UINT64_MAX, last = 0, start, end, dst;
 	time_t t0;
 	struct timespec w0, w1;
 	struct ibv_wc wc;
@@ -188,7 +222,8 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	int q;
 
 	depth = depth ? depth : 1;
-	if (rate_keys > RATE_KEYS || (rate_keys > 1 && register_keys(span)))
+	if (rate_keys > RATE_KEYS || (rate_keys > 1 && register_keys(span)) ||
+	    (rate_span && (op != IBV_WR_RDMA_WRITE || rate_span < size || register_span(n))))
 		return -1;
 	memset(low, 0, sizeof(low));
 	fill(A.buf, span, size + (uint32_t)nq);
@@ -221,8 +256,14 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 				s.lkey = key_mr[0][j]->lkey;
 				rkey = key_mr[1][j]->rkey;
 			}
-			if (post(A.qp[q], op, posted, &s, 1, (uintptr_t)B.buf + off, rkey,
-				 inl ? IBV_SEND_INLINE : 0))
+			dst = (uintptr_t)B.buf + off;
+			if (rate_span) {
+				span_off[posted] = (uint64_t)draw((uint32_t)(rate_span / size)) * size;
+				s = (struct ibv_sge){(uintptr_t)span_of[0].buf + span_off[posted], size, span_of[0].mr->lkey};
+				dst = (uintptr_t)span_of[1].buf + span_off[posted];
+				rkey = span_of[1].mr->rkey;
+			}
+			if (post(A.qp[q], op, posted, &s, 1, dst, rkey, inl ? IBV_SEND_INLINE : 0))
 				return -1;
 			out[q]++;
 			posted++;
@@ -256,16 +297,24 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	/* the region of every QP that completed a message (at random, some may have none) */
 	for (q = 0; q < nq; q++) {
 		off = (uint32_t)q * size % REGION;
-		if (low[q] && !settle(B.buf + off, A.buf + off, size)) {
+		if (!rate_span && low[q] && !settle(B.buf + off, A.buf + off, size)) {
 			printf("FAIL rate: the data in B is not A's (QP %d)\n", q);
 			return -1;
 		}
 	}
+	for (i = 0; rate_span && i < n; i++)
+		if (!settle(span_of[1].buf + span_off[i], span_of[0].buf + span_off[i], size)) {
+			printf("FAIL rate: the data in B is not A's (message %u)\n", i);
+			return -1;
+		}
 	/* the wall time of the run says how fast the simulators went while the link was busy */
-	snprintf(keys, sizeof(keys), ", %d keys a side", rate_keys);
+	if (rate_span)
+		snprintf(keys, sizeof(keys), ", %llu MiB at random", (unsigned long long)(rate_span >> 20));
+	else
+		snprintf(keys, sizeof(keys), ", %d keys a side", rate_keys);
 	printf("rate %s %u B %s, %d QPs%s, %u messages%s: %llu cycles, %.3f M messages/s, %.3f s wall\n",
 	       op == IBV_WR_SEND ? "send" : "write", size, inl ? "inline" : "sge", nq, random_order ? " random" : "", n,
-	       rate_keys > 1 ? keys : "",
+	       rate_keys > 1 || rate_span ? keys : "",
 	       (unsigned long long)(last - first), (n - 1) / ((double)(last - first) / (double)rnicdv_clock_hz(A.ctx)) / 1e6,
 	       (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9);
 	return 0;

@@ -55,6 +55,7 @@ int mix(uint64_t n, int nq, int keys);
 int bench(void);
 int big(uint64_t size);
 extern int rate_keys;
+extern uint64_t rate_span;
 int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int random_order);
 int lat(enum ibv_wr_opcode op, uint32_t n, int inl);
 /* rc_limits.c */

@@ -11,9 +11,10 @@
  *       one WRITE of BYTES (up to 2 GiB, a region that needs large MTT pages) and its READ back
  *   rc_ops [--mtu M] bench DEV_A DEV_B
  *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
- *   rc_ops [--qps Q] [--keys K] rate write|send SIZE N inline|sge DEV_A DEV_B
+ *   rc_ops [--qps Q] [--keys K] [--span BYTES] rate write|send SIZE N inline|sge DEV_A DEV_B
  *       messages per second of N messages of SIZE bytes over Q (up to 16) QPs (simulated time),
- *       each under one of K keys a side drawn at random
+ *       each under one of K keys a side drawn at random, or (WRITEs) each at an offset drawn at
+ *       random in a region of BYTES a side
  *   rc_ops lat write|send|read N inline|sge DEV_A DEV_B
  *       doorbell-to-CQE time of N 8-byte WRITEs, SENDs or READs, one at a time (simulated time)
  * Exit status 0 only if everything matched. */
@@ -588,6 +589,8 @@ int main(int argc, char **argv)
 			random_order = !strcmp(argv[i + 1], "random");
 		else if (!strcmp(argv[i], "--keys"))
 			rate_keys = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--span"))
+			rate_span = strtoull(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--mix-keys"))
 			keys = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 3 ? 3 : atoi(argv[i + 1]);
 	}
@@ -661,7 +664,7 @@ int main(int argc, char **argv)
 		return failures != 0;
 	}
 	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--order rr|random] [--seed S] "
-			"[--mix-keys 1-3] [--keys K] checks|limits|bench|big BYTES|mix N|rate OP SIZE N inline|sge|curve|"
+			"[--mix-keys 1-3] [--keys K] [--span BYTES] checks|limits|bench|big BYTES|mix N|rate OP SIZE N inline|sge|curve|"
 			"lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
 }

@@ -37,6 +37,13 @@ typedef struct {
 #define MPT_HAVE_BITS 8 /* tag: key index << 8 | words held */
 #define MPT_HAVE_ALL ((1u << RNIC_MPT_WORDS) - 1)
 #define RNIC_MPT_RQ 32 /* MPT entry reads on their way at once (misses and reads ahead) */
+#define RNIC_TLB_RQ 32 /* MTT line reads on their way at once (misses and reads ahead) */
+
+/* A row of the MPT cache's tag copy (mpt_tagc): the line's tag, and the words of its entry that
+ * place a page in the MTT (VA, MTT_BASE, PAGE), for the look-ahead of the TLB */
+typedef struct {
+	uint32_t tag, va_lo, va_hi, mtt_base, page;
+} rnic_mpt_tagc_t;
 
 typedef struct {
 	uint32_t w[RNIC_MPT_WORDS];
@@ -50,12 +57,15 @@ typedef struct {
  *
  * The MTT is a cache (tlb): a configuration write of an entry writes it into its line (the line
  * taken for it if another held it), so a registration's entries are there when its key becomes
- * valid; a lookup that misses reads the line from ICM (rnic_tlb_miss, one read at a time: the
- * kernel waits for it), and the beat fills the line at the clock's end (rnic_tlb_land). The
- * firmware writes an entry into ICM before the configuration write, so a line read from ICM is
- * never older than what was written into the cache before the read; entries written while it is
- * on its way are kept over the read's (fill_keep). Live entries never change (a registration's
- * run is new, and freed only after the fence that ends its use), so nothing is written back.
+ * valid; a lookup that misses reads the line from ICM (rnic_tlb_read), and the beat fills the
+ * line at the clock's end (rnic_tlb_land). Up to RNIC_TLB_RQ line reads are on their way at once:
+ * a lookup that misses waits only for its own line's, and each kernel reads ahead the line of
+ * the first page of work still queued (rnic_tlb_hint), so a miss is fetched while the work
+ * before it goes on. The firmware writes an entry into ICM before the configuration write, so a
+ * line read from ICM is never older than what was written into the cache before the read;
+ * entries written while it is on its way are kept over the read's (tq_keep). Live entries never
+ * change (a registration's run is new, and freed only after the fence that ends its use), so
+ * nothing is written back.
  *
  * The MPT is a cache too (mpt), kept the same way word by word: a configuration write of a word
  * of a key's entry writes it into the key's line (taking the line, all its other words not held,
@@ -72,27 +82,42 @@ typedef struct {
 	rnic_tlb_line_t tlb[RNIC_TLB_LINES];
 	uint32_t tlb_tag[RNIC_TLB_LINES];
 	uint32_t port[8];
-	/* the lines read from ICM after a miss or ahead (registers): fill_n from fill_line, fill_got
-	 * of them come, the last one landing (fill_land); entries written meanwhile (fill_keep) */
-	uint8_t fill_pending, fill_land, fill_n, fill_got;
-	uint16_t fill_keep;
-	uint32_t fill_line, fill_t0;
-	rnic_tlb_line_t fill[2];
+	/* MTT line reads on their way (registers), answered in order: tq_n lines from tq_line,
+	 * issued at tq_t0, entries written since (tq_keep, kept over the read's); tq_got lines of the
+	 * oldest come. The line come (fill, line fill_line) lands this clock (fill_land), but for the
+	 * entries written since (fill_keep). */
+	uint32_t tq_line[RNIC_TLB_RQ], tq_t0[RNIC_TLB_RQ];
+	uint16_t tq_keep[RNIC_TLB_RQ];
+	uint8_t tq_n[RNIC_TLB_RQ];
+	uint32_t tq_head, tq_tail;
+	uint8_t tq_got, fill_land, fill_keep;
+	uint32_t fill_line;
+	rnic_tlb_line_t fill;
 	uint8_t cfg_mtt;             /* a configuration write of the MTT this clock: no lookup */
 	uint8_t ahead;               /* a line to read ahead (rnic_tlb_get) */
 	uint32_t ahead_line, ahead_next; /* ... and the line after the last ones read */
+	/* the TLB's tags again (tlb_tagc, block RAM), for the look-ahead (rnic_tlb_hint): lines
+	 * asked for by work queued, a register each (th_a: from the MPT cache's look-ahead, th_b: from
+	 * an MPT entry read ahead as it lands), and the one to read (tw_line) */
+	uint32_t tlb_tagc[RNIC_TLB_LINES];
+	uint8_t th_a, th_b, tw;
+	uint32_t th_a_line, th_b_line, tw_line;
 	uint32_t stat_hits, stat_misses, stat_evictions, stat_miss_cycles;
 	/* the MPT cache's tags again (mpt_tagc, block RAM), for the look-ahead (rnic_mpt_ahead): the
 	 * lookups take both ports of mpt's */
-	uint32_t mpt_tagc[RNIC_MPT_LINES];
+	rnic_mpt_tagc_t mpt_tagc[RNIC_MPT_LINES];
 	/* MPT entry reads on their way (registers), answered in order: key index mq_idx, issued at
-	 * mq_t0, written since (mq_stale: its data is dropped); the entry come (mf, key index mf_idx)
-	 * lands this clock (mf_land), unless written since (mf_drop) */
+	 * mq_t0, written since (mq_stale: its data is dropped), the address the work that asked
+	 * for it starts at (mq_va, mq_xl: one), whose MTT line is looked for as the entry lands; the
+	 * entry come (mf, key index mf_idx, address mf_va) lands this clock (mf_land), unless written
+	 * since (mf_drop) */
 	uint32_t mq_idx[RNIC_MPT_RQ], mq_t0[RNIC_MPT_RQ];
+	uint64_t mq_va[RNIC_MPT_RQ];
 	uint32_t mq_head, mq_tail;
-	uint8_t mq_stale[RNIC_MPT_RQ];
-	uint8_t mf_land, mf_drop, cfg_mpt;
+	uint8_t mq_stale[RNIC_MPT_RQ], mq_xl[RNIC_MPT_RQ];
+	uint8_t mf_land, mf_drop, mf_xl, cfg_mpt;
 	uint32_t mf_idx;
+	uint64_t mf_va;
 	uint32_t mf[RNIC_MPT_WORDS];
 	uint32_t mpt_hits, mpt_misses, mpt_evictions, mpt_miss_cycles;
 } rnic_tables_t;
@@ -114,25 +139,27 @@ static inline int rnic_qpc_word(uint32_t addr, uint32_t *index)
 /* A configuration write of word `word` (0 low, 1 high) of MTT entry idx. */
 static inline void rnic_tlb_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, uint32_t data)
 {
-	uint32_t line = idx / RNIC_TLB_ENTRIES, k = idx % RNIC_TLB_ENTRIES, l = line % RNIC_TLB_LINES;
+	uint32_t line = idx / RNIC_TLB_ENTRIES, k = idx % RNIC_TLB_ENTRIES, l = line % RNIC_TLB_LINES, q;
 	uint32_t tag = t->tlb_tag[l];
 
 	if (idx >= RNIC_MAX_MTT)
 		return;
 	if (tag >> TLB_MASK_BITS != line) /* the line is taken for this entry */
 		tag = line << TLB_MASK_BITS;
-	t->tlb_tag[l] = tag | 1u << k;
+	t->tlb_tag[l] = t->tlb_tagc[l] = tag | 1u << k;
 	t->tlb[l].w[2 * k + word] = data;
-	if (t->fill_pending && line - t->fill_line < t->fill_n) { /* over the read's, when it comes */
-		t->fill_keep |= (uint16_t)(1u << ((line - t->fill_line) * RNIC_TLB_ENTRIES + k));
-		t->fill[line - t->fill_line].w[2 * k + word] = data;
-	}
+	for (q = 0; q < RNIC_TLB_RQ; q++) /* reads on their way of this line: kept over theirs */
+		if ((q - t->tq_head) % RNIC_TLB_RQ < t->tq_tail - t->tq_head && line - t->tq_line[q] < t->tq_n[q])
+			t->tq_keep[q] |= (uint16_t)(1u << ((line - t->tq_line[q]) * RNIC_TLB_ENTRIES + k));
+	if (t->fill_land && t->fill_line == line)
+		t->fill_keep |= (uint8_t)(1u << k);
 }
 
 /* A configuration write of word `word` of key index idx's MPT entry. */
 static inline void rnic_mpt_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, uint32_t data)
 {
 	rnic_mpt_line_t *l = &t->mpt[idx % RNIC_MPT_LINES];
+	rnic_mpt_tagc_t *c = &t->mpt_tagc[idx % RNIC_MPT_LINES];
 	uint32_t tag = l->tag, k;
 
 	if (idx >= RNIC_MAX_MPT || word >= RNIC_MPT_WORDS)
@@ -143,7 +170,15 @@ static inline void rnic_mpt_cfg(rnic_tables_t *t, uint32_t idx, uint32_t word, u
 		tag = idx << MPT_HAVE_BITS;
 	}
 	l->tag = tag | 1u << word;
-	t->mpt_tagc[idx % RNIC_MPT_LINES] = tag | 1u << word;
+	c->tag = tag | 1u << word;
+	if (word == RNIC_MPT_VA_LO / 4)
+		c->va_lo = data;
+	else if (word == RNIC_MPT_VA_HI / 4)
+		c->va_hi = data;
+	else if (word == RNIC_MPT_MTT_BASE / 4)
+		c->mtt_base = data;
+	else if (word == RNIC_MPT_PAGE / 4)
+		c->page = data;
 	l->w[word] = data;
 	for (k = 0; k < RNIC_MPT_RQ; k++) /* reads on their way of this key: newer than theirs */
 		t->mq_stale[k] |= t->mq_idx[k] == idx;
@@ -206,6 +241,25 @@ static inline uint64_t rnic_icm_bus(const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uin
 	return c ? c + (off & ((1u << RNIC_ICM_CHUNK_LOG) - 1)) : 0;
 }
 
+/* The MTT index of virtual address va in a region of pages of 2^PAGE.SHIFT bytes from `base`,
+ * its first page's entry mtt_base (DMA requests never cross 4 KiB, so one translation serves a
+ * whole request), and va's offset in its page */
+static inline uint32_t rnic_mtt_of(uint64_t base, uint32_t mtt_base, uint32_t page, uint64_t va, uint64_t *off)
+{
+	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, page);
+
+	*off = va & ((1ull << sh) - 1);
+	return (mtt_base + (uint32_t)((va >> sh) - (base >> sh))) & (RNIC_MAX_MTT - 1);
+}
+
+/* ... inside the MR whose MPT entry is e. Only called for an address rnic_mpt_live() admitted:
+ * the page lies inside the MR's own MTT entries. */
+static inline uint32_t rnic_mtt_index(const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *off)
+{
+	return rnic_mtt_of(((uint64_t)e[RNIC_MPT_VA_HI / 4] << 32) | e[RNIC_MPT_VA_LO / 4], e[RNIC_MPT_MTT_BASE / 4],
+			   e[RNIC_MPT_PAGE / 4], va, off);
+}
+
 /* Whether an MPT read of key index i is on its way (a comparison with each, in parallel) */
 static inline int rnic_mpt_coming(const rnic_tables_t *t, uint32_t i)
 {
@@ -249,25 +303,35 @@ static inline int rnic_mpt_get(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX
 /* Whether to read key's entry ahead of its use (looked up in mpt_tagc, a read of its own): 1 when
  * the line holds no whole entry of it and no read of it is on its way (rnic_mpt_read then, which
  * makes none without context memory); 0 when it needs none; -1: ask again, it cannot be known or
- * read this clock (the tags are written in it, or RNIC_MPT_RQ reads are on their way). */
-static inline int rnic_mpt_ahead(const rnic_tables_t *t, uint32_t key)
+ * read this clock (the tags are written in it, or RNIC_MPT_RQ reads are on their way, or a line
+ * asked for before is not yet looked at). xl: the work starts at va under the key, and its MTT
+ * line is asked for (th_a) when the entry is there. */
+static inline int rnic_mpt_ahead(rnic_tables_t *t, uint32_t key, uint64_t va, uint32_t xl)
 {
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+	const rnic_mpt_tagc_t *c = &t->mpt_tagc[i % RNIC_MPT_LINES];
+	uint64_t off;
 
 	if (i >= RNIC_MAX_MPT)
 		return 0;
-	if (t->cfg_mpt || t->mf_land)
+	if (t->cfg_mpt || t->mf_land || (xl && t->th_a))
 		return -1;
-	if (t->mpt_tagc[i % RNIC_MPT_LINES] == (i << MPT_HAVE_BITS | MPT_HAVE_ALL) || rnic_mpt_coming(t, i))
+	if (c->tag == (i << MPT_HAVE_BITS | MPT_HAVE_ALL)) {
+		t->th_a = (uint8_t)xl;
+		t->th_a_line = rnic_mtt_of((uint64_t)c->va_hi << 32 | c->va_lo, c->mtt_base, c->page, va, &off) /
+			       RNIC_TLB_ENTRIES;
+		return 0;
+	}
+	if (rnic_mpt_coming(t, i))
 		return 0;
 	return rnic_mpt_can_read(t, key) ? 1 : -1;
 }
 
-/* The read of key's MPT entry (after a miss, or ahead): its bus address (RNIC_ICM_MPT_STRIDE
- * bytes, the first half of a beat), its beat to rnic_mpt_filled; 0, and no read, without
- * context memory. */
+/* The read of key's MPT entry (after a miss, or ahead of work at va, xl): its bus address
+ * (RNIC_ICM_MPT_STRIDE bytes, the first half of a beat), its beat to rnic_mpt_filled; 0, and
+ * no read, without context memory. */
 static inline uint64_t rnic_mpt_read(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t key,
-				     uint32_t now)
+				     uint64_t va, uint32_t xl, uint32_t now)
 {
 	uint32_t q = t->mq_tail % RNIC_MPT_RQ, i = key >> RNIC_KEY_TAG_BITS;
 	uint64_t bus = rnic_icm_bus(icm, RNIC_ICM_MPT_OFF + i * RNIC_ICM_MPT_STRIDE);
@@ -278,6 +342,8 @@ static inline uint64_t rnic_mpt_read(rnic_tables_t *t, const uint64_t icm[RNIC_I
 	t->mq_idx[q] = i;
 	t->mq_t0[q] = now;
 	t->mq_stale[q] = 0;
+	t->mq_va[q] = va;
+	t->mq_xl[q] = (uint8_t)xl;
 	t->mpt_misses++;
 	return bus;
 }
@@ -292,6 +358,8 @@ static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32
 	t->mpt_miss_cycles += now - t->mq_t0[q];
 	t->mf_idx = t->mq_idx[q];
 	t->mf_drop = t->mq_stale[q];
+	t->mf_va = t->mq_va[q];
+	t->mf_xl = t->mq_xl[q];
 	t->mf_land = 1;
 }
 
@@ -300,6 +368,7 @@ static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32
 static inline void rnic_mpt_land(rnic_tables_t *t)
 {
 	rnic_mpt_line_t *l = &t->mpt[t->mf_idx % RNIC_MPT_LINES];
+	uint64_t off;
 	uint32_t k;
 
 	if (!t->mf_land || t->cfg_mpt)
@@ -312,27 +381,30 @@ static inline void rnic_mpt_land(rnic_tables_t *t)
 	for (k = 0; k < RNIC_MPT_WORDS; k++)
 		l->w[k] = t->mf[k];
 	l->tag = t->mf_idx << MPT_HAVE_BITS | MPT_HAVE_ALL;
-	t->mpt_tagc[t->mf_idx % RNIC_MPT_LINES] = l->tag;
+	t->mpt_tagc[t->mf_idx % RNIC_MPT_LINES] = (rnic_mpt_tagc_t){l->tag, t->mf[RNIC_MPT_VA_LO / 4],
+		t->mf[RNIC_MPT_VA_HI / 4], t->mf[RNIC_MPT_MTT_BASE / 4], t->mf[RNIC_MPT_PAGE / 4]};
+	if (t->mf_xl) { /* the work that asked for it: its first page's line */
+		t->th_b = 1;
+		t->th_b_line = rnic_mtt_index(t->mf, t->mf_va, &off) / RNIC_TLB_ENTRIES;
+	}
 }
 
-/* The MTT index of virtual address va inside the MR whose MPT entry is e (pages of
- * 2^PAGE.SHIFT bytes; DMA requests never cross 4 KiB, so one translation serves a whole
- * request), and va's offset in its page. Only called for an address rnic_mpt_live() admitted:
- * the page lies inside the MR's own MTT entries. */
-static inline uint32_t rnic_mtt_index(const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *off)
+/* Whether a read of MTT line `line` is on its way (a comparison with each, in parallel) */
+static inline int rnic_tlb_coming(const rnic_tables_t *t, uint32_t line)
 {
-	uint64_t base = ((uint64_t)e[RNIC_MPT_VA_HI / 4] << 32) | e[RNIC_MPT_VA_LO / 4];
-	uint32_t sh = RNIC_GET(RNIC_MPT_PAGE_SHIFT, e[RNIC_MPT_PAGE / 4]);
+	uint32_t q;
+	int on = 0;
 
-	*off = va & ((1ull << sh) - 1);
-	return (e[RNIC_MPT_MTT_BASE / 4] + (uint32_t)((va >> sh) - (base >> sh))) & (RNIC_MAX_MTT - 1);
+	for (q = 0; q < RNIC_TLB_RQ; q++)
+		on |= (q - t->tq_head) % RNIC_TLB_RQ < t->tq_tail - t->tq_head && line - t->tq_line[q] < t->tq_n[q];
+	return on;
 }
 
-/* MTT entry mi from the TLB: 1 and the page's bus address in *bus; 0: a miss, to be read
- * (rnic_tlb_miss); -1: wait (a read is on its way, one at a time, or a line lands this clock, or
- * the firmware writes the MTT this clock: the tag's ports are theirs). `on`: the access goes on
- * past this page (a message's pages in order): a hit then looks at one more tag (the second
- * port), the next line's, or once lines were read ahead the one after them, and, that line
+/* MTT entry mi from the TLB: 1 and the page's bus address in *bus; 0: a miss, to be read now
+ * (rnic_tlb_read); -1: wait (its line's read is on its way, or RNIC_TLB_RQ are, or a line lands
+ * this clock, or the firmware writes the MTT in it: the tag's ports are theirs). `on`: the access
+ * goes on past this page (a message's pages in order): a hit then looks at one more tag (the
+ * second port), the next line's, or once lines were read ahead the one after them, and, that line
  * absent, marks it to be read ahead (rnic_tlb_read). Reads take two lines where they can: a
  * region read or written in order is read one to two lines ahead of its use, 1,024 clocks of
  * 4 KiB pages at line rate, more than the TX kernel's read takes to come back behind the
@@ -349,82 +421,116 @@ static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uin
 		*bus = (uint64_t)t->tlb[l].w[2 * k + 1] << 32 | t->tlb[l].w[2 * k];
 		t->stat_hits++;
 		next %= RNIC_MAX_MTT / RNIC_TLB_ENTRIES;
-		if (on && !t->fill_pending && t->tlb_tag[next % RNIC_TLB_LINES] >> TLB_MASK_BITS != next) {
+		if (on && !t->ahead && t->tlb_tag[next % RNIC_TLB_LINES] >> TLB_MASK_BITS != next &&
+		    !rnic_tlb_coming(t, next)) {
 			t->ahead = 1;
 			t->ahead_line = next;
 		}
 		return 1;
 	}
-	return t->fill_pending ? -1 : 0;
+	return rnic_tlb_coming(t, line) || t->tq_tail - t->tq_head >= RNIC_TLB_RQ ? -1 : 0;
 }
 
-/* A read of mi's line from ICM (rnic_tlb_read): its offset there, t->fill_n beats of 8 entries
- * (the line and the next one when it is in the same 4 KiB of ICM), read in order with the
- * kernel's other reads; each beat goes to rnic_tlb_filled. */
-static inline uint32_t rnic_tlb_miss(rnic_tables_t *t, uint32_t mi, uint32_t now)
+/* The look-ahead, at the clock's start (before this clock's tag writes): a line asked for by work
+ * queued (th_b before th_a), looked up in tlb_tagc, to be read (tw, rnic_tlb_read) when neither
+ * there nor on its way. It waits while the tags are written (a configuration write, or a line
+ * landing), while RNIC_TLB_RQ reads are on their way, and while the last one found is not read. */
+static inline void rnic_tlb_hint(rnic_tables_t *t)
 {
-	uint32_t line = mi / RNIC_TLB_ENTRIES;
+	uint32_t line = t->th_b ? t->th_b_line : t->th_a_line, tag;
 
-	t->ahead = 0;
-	t->fill_pending = 1;
-	t->fill_line = line;
-	t->fill_n = (uint8_t)(line % (4096 / RNIC_BEAT) != 4096 / RNIC_BEAT - 1 &&
-			      line + 1 < RNIC_MAX_MTT / RNIC_TLB_ENTRIES ? 2 : 1);
-	t->fill_got = 0;
-	t->fill_keep = 0;
-	t->fill_t0 = now;
-	t->ahead_next = line + t->fill_n;
-	t->stat_misses++;
-	return RNIC_ICM_MTT_OFF + line * RNIC_TLB_ENTRIES * RNIC_ICM_MTT_STRIDE;
+	if ((!t->th_a && !t->th_b) || t->tw || t->cfg_mtt || t->fill_land || t->tq_tail - t->tq_head >= RNIC_TLB_RQ)
+		return;
+	if (t->th_b)
+		t->th_b = 0;
+	else
+		t->th_a = 0;
+	tag = t->tlb_tagc[line % RNIC_TLB_LINES];
+	if ((tag >> TLB_MASK_BITS == line && (tag & ((1u << RNIC_TLB_ENTRIES) - 1))) || rnic_tlb_coming(t, line))
+		return;
+	t->tw = 1;
+	t->tw_line = line;
 }
 
 /* The read a kernel makes for its TLB, in a free read slot of its own: the line of MTT entry mi
- * after a miss (ahead 0), or the line marked to be read ahead (ahead 1). Its bus address, and its
- * length in *len (t->fill_n beats); 0: no read (none marked, one on its way or landing, or no
- * context memory), nothing changed. */
+ * after a miss (kind RNIC_TLB_MISS), the line marked to be read ahead (RNIC_TLB_NEXT) or the one
+ * the look-ahead found (RNIC_TLB_HINT). Its bus address, and its length in *len (lines of 8
+ * entries, a beat each: two after a miss or ahead when the next line is in the same 4 KiB of
+ * ICM); 0: no read (none marked, or marked and since on its way, or RNIC_TLB_RQ on their way,
+ * or no context memory). Each beat goes to rnic_tlb_filled. */
+#define RNIC_TLB_MISS 0
+#define RNIC_TLB_NEXT 1
+#define RNIC_TLB_HINT 2
 static inline uint64_t rnic_tlb_read(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t mi,
-				     uint32_t ahead, uint32_t now, uint32_t *len)
+				     uint32_t kind, uint32_t now, uint32_t *len)
 {
-	uint64_t bus;
+	uint32_t line = kind == RNIC_TLB_MISS ? mi / RNIC_TLB_ENTRIES : kind == RNIC_TLB_NEXT ? t->ahead_line : t->tw_line;
+	uint32_t q = t->tq_tail % RNIC_TLB_RQ, n;
 
-	if (!rnic_icm_bus(icm, RNIC_ICM_MTT_OFF) || (ahead && (!t->ahead || t->fill_pending || t->fill_land)))
+	if (!rnic_icm_bus(icm, RNIC_ICM_MTT_OFF) || t->tq_tail - t->tq_head >= RNIC_TLB_RQ ||
+	    (kind == RNIC_TLB_NEXT && !t->ahead) || (kind == RNIC_TLB_HINT && !t->tw))
 		return 0;
-	bus = rnic_icm_bus(icm, rnic_tlb_miss(t, ahead ? t->ahead_line * RNIC_TLB_ENTRIES : mi, now));
-	*len = RNIC_BEAT * t->fill_n;
-	return bus;
+	if (kind == RNIC_TLB_HINT)
+		t->tw = 0;
+	else
+		t->ahead = 0;
+	if (kind != RNIC_TLB_MISS && rnic_tlb_coming(t, line)) /* asked for since */
+		return 0;
+	if (kind == RNIC_TLB_HINT) {
+		n = 1;
+	} else {
+		n = line % (4096 / RNIC_BEAT) != 4096 / RNIC_BEAT - 1 && line + 1 < RNIC_MAX_MTT / RNIC_TLB_ENTRIES ? 2 : 1;
+		t->ahead_next = line + n;
+	}
+	t->tq_tail++;
+	t->tq_line[q] = line;
+	t->tq_n[q] = (uint8_t)n;
+	t->tq_t0[q] = now;
+	t->tq_keep[q] = 0;
+	t->stat_misses++;
+	*len = RNIC_BEAT * n;
+	return rnic_icm_bus(icm, RNIC_ICM_MTT_OFF + line * RNIC_TLB_ENTRIES * RNIC_ICM_MTT_STRIDE);
 }
 
-/* A beat of the read came: its line, but for the entries written since the read was issued,
- * lands at the clock's end (the next beat is taken once it has). */
+/* A beat of the oldest read came: its line, but for the entries written since the read was
+ * issued, lands at the clock's end (the next beat is taken once it has). */
 static inline void rnic_tlb_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
 {
-	rnic_tlb_line_t *f = &t->fill[t->fill_got % 2];
-	uint32_t k, keep = t->fill_keep >> (t->fill_got % 2 * RNIC_TLB_ENTRIES);
+	uint32_t k, q = t->tq_head % RNIC_TLB_RQ;
 
 	for (k = 0; k < 2 * RNIC_TLB_ENTRIES; k++)
-		if (!((keep >> (k / 2)) & 1))
-			f->w[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
-	if (!t->fill_got)
-		t->stat_miss_cycles += now - t->fill_t0;
-	t->fill_got++;
+		t->fill.w[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
+	if (!t->tq_got)
+		t->stat_miss_cycles += now - t->tq_t0[q];
+	t->fill_line = t->tq_line[q] + t->tq_got;
+	t->fill_keep = (uint8_t)(t->tq_keep[q] >> (t->tq_got * RNIC_TLB_ENTRIES));
 	t->fill_land = 1;
+	if (++t->tq_got == t->tq_n[q]) {
+		t->tq_got = 0;
+		t->tq_head++;
+	}
 }
 
-/* The clock's end: a line filled goes in whole (a clock later when the firmware writes the MTT
- * in this one: its write takes the tag's ports). */
+/* The clock's end: a line filled goes in (a clock later when the firmware writes the MTT in this
+ * one: its write takes the tag's ports), each entry written since its read was issued kept as
+ * the cache holds it, or, its line put out meanwhile, left out (read again when used). */
 static inline void rnic_tlb_land(rnic_tables_t *t)
 {
-	uint32_t line = t->fill_line + t->fill_got - 1, l = line % RNIC_TLB_LINES, old;
+	uint32_t line = t->fill_line, l = line % RNIC_TLB_LINES, old, k, all = (1u << RNIC_TLB_ENTRIES) - 1;
 
 	if (!t->fill_land || t->cfg_mtt)
 		return;
 	old = t->tlb_tag[l];
-	if ((old & ((1u << TLB_MASK_BITS) - 1)) && old >> TLB_MASK_BITS != line)
+	if ((old & all) && old >> TLB_MASK_BITS != line)
 		t->stat_evictions++;
-	t->tlb_tag[l] = line << TLB_MASK_BITS | ((1u << RNIC_TLB_ENTRIES) - 1);
-	t->tlb[l] = t->fill[(t->fill_got - 1) % 2];
+	for (k = 0; k < RNIC_TLB_ENTRIES; k++) /* an entry's write enable */
+		if (!((t->fill_keep >> k) & 1)) {
+			t->tlb[l].w[2 * k] = t->fill.w[2 * k];
+			t->tlb[l].w[2 * k + 1] = t->fill.w[2 * k + 1];
+		}
+	t->tlb_tag[l] = t->tlb_tagc[l] = line << TLB_MASK_BITS | (all & ~t->fill_keep) |
+					 (old >> TLB_MASK_BITS == line ? old & t->fill_keep : 0);
 	t->fill_land = 0;
-	t->fill_pending = t->fill_got < t->fill_n;
 }
 
 /* The TLB's and the MPT cache's counters into a kernel's outputs (TX and RX name them alike) */
@@ -446,7 +552,7 @@ static inline void rnic_caches_clock(rnic_tables_t *t, uint32_t cfg_valid, uint3
  * them true) */
 static inline void rnic_caches_reset(rnic_tables_t *t)
 {
-	t->fill_pending = t->fill_land = t->ahead = 0;
+	t->tq_head = t->tq_tail = t->tq_got = t->fill_land = t->ahead = t->th_a = t->th_b = t->tw = 0;
 	t->mq_head = t->mq_tail = t->mf_land = 0;
 	t->stat_hits = t->stat_misses = t->stat_evictions = t->stat_miss_cycles = 0;
 	t->mpt_hits = t->mpt_misses = t->mpt_evictions = t->mpt_miss_cycles = 0;

@@ -305,13 +305,13 @@ int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va,
 
 	if (hit > 0) {
 		*bus += off;
-		if (rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, 0, 1, (uint32_t)st->now, &len)))
+		if (rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &len)))
 			rx_read_req(st, line, len, RD_MTT, st->qpn);
 		return 1;
 	}
 	if (!hit && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF))
 		return -1;
-	if (!hit && rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, mi, 0, (uint32_t)st->now, &len)))
+	if (!hit && rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, mi, RNIC_TLB_MISS, (uint32_t)st->now, &len)))
 		rx_read_req(st, line, len, RD_MTT, st->qpn);
 	return 0;
 }
@@ -898,6 +898,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	st->now = in->cycle;
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rx_qc_check(st); /* before this clock's tag writes: they read the tags as the clock starts */
+	rnic_tlb_hint(&st->t);
 	rx_mpt_ahead(st);
 	/* handshakes of the outputs presented during this cycle */
 	if (st->o.wr_valid && in->wr_ready)
@@ -967,6 +968,7 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		issue_wait(st);
 		rx_qc_prefetch(st);
 		rx_mpt_ahead_issue(st);
+		rx_tlb_ahead_issue(st);
 		prefetch_rwqe(st);
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)

@@ -155,12 +155,13 @@ typedef struct {
 	uint32_t qc_pf_qpn;          /* ... to this QP */
 	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) ... */
 	uint8_t qc_cand_slot;        /* ... its slot */
-	/* the request key (RETH, AtomicETH) of the frame coming in (mk_key; mk_req: it has one),
-	 * looked up in the MPT cache's tags from the clock after it came in whole, good (mk_cand,
-	 * its key mk_cand_key), and its entry read ahead (mk_want) when neither there nor on its way
-	 * (rx_mpt_ahead) */
-	uint8_t mk_req, mk_cand, mk_want;
+	/* the request key (RETH, AtomicETH) of the frame coming in (mk_key; mk_req: it has one) and
+	 * its address (mk_va; mk_xl: it writes there, a WRITE or an atomic), looked up in the MPT
+	 * cache's tags from the clock after it came in whole, good (mk_cand, its key mk_cand_key),
+	 * and its entry read ahead (mk_want) when neither there nor on its way (rx_mpt_ahead) */
+	uint8_t mk_req, mk_cand, mk_want, mk_xl, mk_cand_xl, mk_want_xl;
 	uint32_t mk_key, mk_cand_key, mk_want_key;
+	uint64_t mk_va, mk_cand_va, mk_want_va;
 	uint8_t qc_staged, qc_slot;  /* the frame at the head reads its context from this slot */
 	uint16_t qc_qpn;             /* the QP the frame at the head waits for (B_QPC) */
 	uint64_t qc_wait0;           /* the cycle it started waiting */

@@ -63,6 +63,7 @@ int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va,
 int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
 void rx_mpt_ahead(rnic_rx_state_t *st);
 void rx_mpt_ahead_issue(rnic_rx_state_t *st);
+void rx_tlb_ahead_issue(rnic_rx_state_t *st);
 int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn);
 void rx_next_segment(rnic_rx_state_t *st);
 void rx_atomic_xlate(rnic_rx_state_t *st);

@@ -31,6 +31,8 @@ _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 
 #define MK_OFF (RNIC_XTH_OFF + 8)
 _Static_assert(MK_OFF < RNIC_BEAT && MK_OFF + 4 > RNIC_BEAT && MK_OFF + RNIC_IP6_EXTRA + 4 <= 2 * RNIC_BEAT,
 	       "rx_qc_note: a request key ends in the second beat");
+_Static_assert(RNIC_XTH_OFF + 8 <= RNIC_BEAT && RNIC_XTH_OFF + RNIC_IP6_EXTRA >= RNIC_BEAT,
+	       "rx_qc_note: a request's address is in the first beat over IPv4, the second over IPv6");
 
 /* A beat of a frame being received: its QP, if the frame looks like RoCEv2 for us (IPv4: all in
  * the first beat; IPv6: the BTH's QPN in the second), and its request key if it has one (in the
@@ -50,8 +52,13 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 		st->mk_req = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY ||
 			     op == RNIC_BTH_OP_WRITE_ONLY_IMM || op == RNIC_BTH_OP_READ_REQ ||
 			     op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD;
+		st->mk_xl = op != RNIC_BTH_OP_READ_REQ;
 		st->mk_key = rnic_be16(d + MK_OFF) << 16;
+		if (!st->cur_v6)
+			st->mk_va = rnic_be64(d + RNIC_XTH_OFF);
 	} else if (st->cur_beats == 1) {
+		if (st->cur_v6)
+			st->mk_va = rnic_be64(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA - RNIC_BEAT);
 		if (st->cur_v6)
 			st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT));
 		st->mk_key = st->cur_v6 ? rnic_be32(d + MK_OFF + RNIC_IP6_EXTRA - RNIC_BEAT) :
@@ -68,6 +75,8 @@ void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good)
 	if (st->qc_pf && good && st->mk_req && st->cur_beats > 1) { /* over one not yet looked up */
 		st->mk_cand = 1;
 		st->mk_cand_key = st->mk_key;
+		st->mk_cand_va = st->mk_va;
+		st->mk_cand_xl = st->mk_xl;
 	}
 	st->qc_cand_slot = (uint8_t)slot;
 	st->qs_pend[slot] = st->qs_ready[slot] = 0;

@@ -595,14 +595,15 @@ int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
 	int hit = rnic_mpt_get(&st->t, st->icm, key, e);
 	uint64_t bus;
 
-	if (!hit && rx_rd_room(st) && (bus = rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now)))
+	if (!hit && rx_rd_room(st) && (bus = rnic_mpt_read(&st->t, st->icm, key, 0, 0, (uint32_t)st->now)))
 		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, st->qpn);
 	return hit;
 }
 
 /* The MPT cache's look-ahead, from the clock after a request came in whole (before this clock's
  * tag writes): its key's entry to be read (mk_want) if it is neither there nor on its way, in the
- * first clock the read channel is free. A hint only: the next request to come in takes the place
+ * first clock the read channel is free; a WRITE's or an atomic's first page's MTT line is looked
+ * for too (rnic_mpt_ahead: now, or as the entry lands). A hint only: the next request to come in takes the place
  * of one not yet looked up, and a look-up waits while a read waits for the channel. No read goes
  * out while a fence waits for the reads to drain. */
 void rx_mpt_ahead(rnic_rx_state_t *st)
@@ -611,10 +612,12 @@ void rx_mpt_ahead(rnic_rx_state_t *st)
 
 	if (!st->mk_cand || st->mk_want)
 		return;
-	r = rnic_mpt_ahead(&st->t, st->mk_cand_key);
+	r = rnic_mpt_ahead(&st->t, st->mk_cand_key, st->mk_cand_va, st->mk_cand_xl);
 	st->mk_cand = r < 0;
 	st->mk_want = r > 0;
 	st->mk_want_key = st->mk_cand_key;
+	st->mk_want_va = st->mk_cand_va;
+	st->mk_want_xl = st->mk_cand_xl;
 }
 
 void rx_mpt_ahead_issue(rnic_rx_state_t *st)
@@ -625,8 +628,20 @@ void rx_mpt_ahead_issue(rnic_rx_state_t *st)
 		return;
 	st->mk_want = 0;
 	if (rnic_mpt_can_read(&st->t, st->mk_want_key) &&
-	    (bus = rnic_mpt_read(&st->t, st->icm, st->mk_want_key, (uint32_t)st->now)))
+	    (bus = rnic_mpt_read(&st->t, st->icm, st->mk_want_key, st->mk_want_va, st->mk_want_xl, (uint32_t)st->now)))
 		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, 0);
+}
+
+/* The TLB's look-ahead (rnic_tlb_hint): the MTT line it found missing is read in the first
+ * clock the read channel is free, but not while a fence waits for the reads to drain. */
+void rx_tlb_ahead_issue(rnic_rx_state_t *st)
+{
+	uint64_t bus;
+	uint32_t len;
+
+	if (st->t.tw && rx_rd_room(st) && !st->fence_pending &&
+	    (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_HINT, (uint32_t)st->now, &len)))
+		rx_read_req(st, bus, len, RD_MTT, 0);
 }
 
 /* The keys the frame at the head is checked with, in the MPT cache before it is dispatched: a

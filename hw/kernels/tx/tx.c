@@ -628,6 +628,7 @@ static uint32_t la_first(const uint8_t *b)
 static void la_note(rnic_tx_state_t *st, uint32_t slot, uint32_t first, const uint8_t *b)
 {
 	st->la_key[slot % TX_PF] = RNIC_SGE_LKEY_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT);
+	st->la_addr[slot % TX_PF] = RNIC_SGE_ADDR_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT);
 	st->la_ok[slot % TX_PF] = (uint8_t)(first && RNIC_SGE_LEN_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT) != 0);
 }
 
@@ -862,6 +863,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	st->now = in->cycle;
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
+	rnic_tlb_hint(&st->t);
 	st->wake_clk = 0;
 	st->obn_fw = 0;
 	st->ob_room = tx_ob_free(st) != 0;

@@ -517,7 +517,7 @@ static int poison(rnic_tx_state_t *st)
 static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
 {
 	uint32_t len;
-	uint64_t bus = rnic_tlb_read(&st->t, st->icm, mi, 0, (uint32_t)st->now, &len);
+	uint64_t bus = rnic_tlb_read(&st->t, st->icm, mi, RNIC_TLB_MISS, (uint32_t)st->now, &len);
 
 	if (bus)
 		tx_read_req(st, bus, len, REQ_MTT);
@@ -527,10 +527,11 @@ static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
 
 /* The key of the read the issuer is at (or of a WQE's scatter entry at the head, mpt_want, or
  * of a WQE further on, tx_mpt_ahead) is not in the MPT cache: its entry is read from context
- * memory, in this clock's request slot. */
-static int mpt_miss(rnic_tx_state_t *st, uint32_t key)
+ * memory, in this clock's request slot; xl: the read starts at va, whose MTT line is looked for
+ * as the entry lands. */
+static int mpt_miss(rnic_tx_state_t *st, uint32_t key, uint64_t va, uint32_t xl)
 {
-	uint64_t bus = rnic_mpt_read(&st->t, st->icm, key, (uint32_t)st->now);
+	uint64_t bus = rnic_mpt_read(&st->t, st->icm, key, va, xl, (uint32_t)st->now);
 
 	if (bus)
 		tx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, REQ_MPT);
@@ -538,7 +539,9 @@ static int mpt_miss(rnic_tx_state_t *st, uint32_t key)
 }
 
 /* The WQEs fetched behind the head, a slot a clock: the first scatter entry's key not in the MPT
- * cache (nor on its way) is read now, so the WQE finds it there. 1: the slot is taken. */
+ * cache (nor on its way) is read now, so the WQE finds it there, and so is the MTT line of the
+ * entry's first page (the line asked for now, or when the key's entry lands: rnic_tlb_hint).
+ * 1: the slot is taken. */
 static int tx_mpt_ahead(rnic_tx_state_t *st)
 {
 	uint32_t s = st->la_slot - st->pf_head > st->la_fill - st->pf_head ? st->pf_head : st->la_slot;
@@ -547,11 +550,11 @@ static int tx_mpt_ahead(rnic_tx_state_t *st)
 	st->la_slot = s;
 	if (s == st->la_fill || tx_req_full(st))
 		return 0;
-	r = st->la_ok[s % TX_PF] ? rnic_mpt_ahead(&st->t, st->la_key[s % TX_PF]) : 0;
+	r = st->la_ok[s % TX_PF] ? rnic_mpt_ahead(&st->t, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1) : 0;
 	if (r < 0)
 		return 0; /* again next clock */
 	st->la_slot = s + 1;
-	return r && mpt_miss(st, st->la_key[s % TX_PF]);
+	return r && mpt_miss(st, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1);
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
@@ -565,16 +568,20 @@ void tx_build(rnic_tx_state_t *st)
 		return;
 	if (st->mpt_want && !tx_req_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
 		st->mpt_want = 0;
-		mpt_miss(st, st->mpt_want_key);
+		mpt_miss(st, st->mpt_want_key, 0, 0);
 		return;
 	}
 	st->mpt_want = 0;
 	if (tx_mpt_ahead(st))
 		return;
+	if (st->t.tw && !tx_req_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_HINT, (uint32_t)st->now, &n))) {
+		tx_read_req(st, bus, n, REQ_MTT);
+		return;
+	}
 	if (st->iss_left) {
 		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
 			/* the read slot is free: the lines ahead of the pages being read */
-			if (!tx_req_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, 1, (uint32_t)st->now, &n)))
+			if (!tx_req_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &n)))
 				tx_read_req(st, bus, n, REQ_MTT);
 			return;
 		}
@@ -597,7 +604,7 @@ void tx_build(rnic_tx_state_t *st)
 		hit = rnic_mpt_get(&st->t, st->icm, key, e);
 		if (hit <= 0) {
 			if (!hit)
-				mpt_miss(st, key);
+				mpt_miss(st, key, addr, 1);
 			return;
 		}
 		if (!rnic_mpt_live(e, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, addr, n)) {
