@@ -476,12 +476,10 @@ static inline uint64_t rnic_tlb_read(rnic_tables_t *t, const uint64_t icm[RNIC_I
 		t->ahead = 0;
 	if (kind != RNIC_TLB_MISS && rnic_tlb_coming(t, line)) /* asked for since */
 		return 0;
-	if (kind == RNIC_TLB_HINT) {
-		n = 1;
-	} else {
-		n = line % (4096 / RNIC_BEAT) != 4096 / RNIC_BEAT - 1 && line + 1 < RNIC_MAX_MTT / RNIC_TLB_ENTRIES ? 2 : 1;
+	n = kind != RNIC_TLB_HINT && line % (4096 / RNIC_BEAT) != 4096 / RNIC_BEAT - 1 &&
+	    line + 1 < RNIC_MAX_MTT / RNIC_TLB_ENTRIES ? 2 : 1;
+	if (kind != RNIC_TLB_HINT)
 		t->ahead_next = line + n;
-	}
 	t->tq_tail++;
 	t->tq_line[q] = line;
 	t->tq_n[q] = (uint8_t)n;

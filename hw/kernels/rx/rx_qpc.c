@@ -57,10 +57,10 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 		if (!st->cur_v6)
 			st->mk_va = rnic_be64(d + RNIC_XTH_OFF);
 	} else if (st->cur_beats == 1) {
-		if (st->cur_v6)
-			st->mk_va = rnic_be64(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA - RNIC_BEAT);
-		if (st->cur_v6)
+		if (st->cur_v6) {
 			st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT));
+			st->mk_va = rnic_be64(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA - RNIC_BEAT);
+		}
 		st->mk_key = st->cur_v6 ? rnic_be32(d + MK_OFF + RNIC_IP6_EXTRA - RNIC_BEAT) :
 					  st->mk_key | rnic_be16(d + MK_OFF + 2 - RNIC_BEAT);
 	}

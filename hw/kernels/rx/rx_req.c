@@ -603,9 +603,9 @@ int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
 /* The MPT cache's look-ahead, from the clock after a request came in whole (before this clock's
  * tag writes): its key's entry to be read (mk_want) if it is neither there nor on its way, in the
  * first clock the read channel is free; a WRITE's or an atomic's first page's MTT line is looked
- * for too (rnic_mpt_ahead: now, or as the entry lands). A hint only: the next request to come in takes the place
- * of one not yet looked up, and a look-up waits while a read waits for the channel. No read goes
- * out while a fence waits for the reads to drain. */
+ * for too (rnic_mpt_ahead: now, or as the entry lands). A hint only: the next request to come in
+ * takes the place of one not yet looked up, and a look-up waits while a read waits for the
+ * channel. No read goes out while a fence waits for the reads to drain. */
 void rx_mpt_ahead(rnic_rx_state_t *st)
 {
 	int r;

@@ -246,9 +246,8 @@ typedef struct {
 	/* the first scatter entry's key and address of each WQE fetched (la_key, la_addr, la_ok: one
 	 * to look up; LUT RAM, written as its beat comes), looked at ahead of the head, a slot a clock
 	 * from la_slot, so its MPT entry and the MTT line of its first page are read before the WQE
-	 * needs them (tx_mpt_ahead), up to la_fill, pf_fill as the
-	 * clock started (a slot is read a clock after it is written); pf_la_ok: the first beat's
-	 * part of la_ok */
+	 * needs them (tx_mpt_ahead), up to la_fill, pf_fill as the clock started (a slot is read a
+	 * clock after it is written); pf_la_ok: the first beat's part of la_ok */
 	uint32_t la_key[TX_PF];
 	uint64_t la_addr[TX_PF];
 	uint8_t la_ok[TX_PF];
