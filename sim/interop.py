@@ -272,6 +272,8 @@ def run_cm_case(i, case, out, timeout):
     stext = (d / "server.txt").read_text() + late
     text = (cli.stdout + cli.stderr if cli else "client not run\n") + "\n-- server --\n" + stext
     ok = cli is not None and cli.returncode == 0 and srv.returncode == 0
+    if not ok:  # a signal leaves no line of its own
+        text += f"\n(exit status: client {cli.returncode if cli else '-'}, server {srv.returncode})"
     (d / "output.txt").write_text(text)
     fig = tool_figure(kind, text) if kind else ""
     sim = sim_figure(kind, name, roce_frames(d / "rnic1.pcap")) if kind and nics == "two" else ""
