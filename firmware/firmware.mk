@@ -32,17 +32,18 @@ ALL_TARGETS += fw
 # the firmware's logic on the host, with a fake HAL (firmware/tests)
 FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/gsi.c firmware/src/util.c
 FW_TEST := $(FW_DIR)/test_fw
-$(FW_TEST): firmware/tests/test_fw.c $(FW_LOGIC) $(FW_HDRS)
+FW_TEST_SRCS := firmware/tests/test_fw.c firmware/tests/fake_hal.c
+$(FW_TEST): $(FW_TEST_SRCS) firmware/tests/fake_hal.h $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common \
-		firmware/tests/test_fw.c $(FW_LOGIC) -o $@
+		$(FW_TEST_SRCS) $(FW_LOGIC) -o $@
 
 # the same with ASan and UBSan, for its command fuzzer (make fuzz)
 FW_TEST_ASAN := $(FW_DIR)/test_fw_asan
-$(FW_TEST_ASAN): firmware/tests/test_fw.c $(FW_LOGIC) $(FW_HDRS)
+$(FW_TEST_ASAN): $(FW_TEST_SRCS) firmware/tests/fake_hal.h $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common firmware/tests/test_fw.c $(FW_LOGIC) -o $@
+		-I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common $(FW_TEST_SRCS) $(FW_LOGIC) -o $@
 
 .PHONY: fw-test
 fw-test: $(FW_TEST) $(FW_TEST_ASAN)

@@ -398,16 +398,17 @@ def soak(n):
     return code | big | many | lim
 
 
-def tblchk(n=2000, runs=("mix", "rate")):
+def tblchk(n=2000, runs=("mix", "checks", "rate")):
     """make tblchk: two simulators built with the table check (RNIC_SIM) under n mixed operations on
     4 QPs (scatter lists naming up to three memory regions) over a link that drops, duplicates and
-    reorders 1% of its frames, then 2n 64 B WRITEs on
-    16 QPs; each prints how its kernels used their memories (tests/tblchk/tblchk.c), also kept in
-    build/tblchk/run/{mix,rate}-<nic>.txt."""
+    reorders 1% of its frames, then rc_ops' checks (every opcode, the error cases, RNR, flushes,
+    UD, UC, a shared receive queue), then 2n 64 B WRITEs on 16 QPs; each prints how its kernels
+    used their memories (tests/tblchk/tblchk.c), also kept in build/tblchk/run/<run>-<nic>.txt."""
     out = ROOT / "build" / "tblchk" / "run"
     faults = ["--drop", "0.01", "--dup", "0.01", "--reorder", "0.01", "--seed", "3"]
     rc = 0
     for name, args, sim_args in [("mix", ["--ack-timeout", "6", "--mix-keys", "3", "mix", str(n)], faults),
+                                 ("checks", ["checks"], []),
                                  ("rate", ["--qps", "16", "rate", "write", "64", str(2 * n), "sge"], [])]:
         if name not in runs:
             continue
@@ -437,7 +438,7 @@ if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "bench":
         sys.exit(bench())
     if len(sys.argv) >= 2 and sys.argv[1] == "tblchk":
-        sys.exit(tblchk(int(sys.argv[2]) if len(sys.argv) > 2 else 2000, sys.argv[3:] or ("mix", "rate")))
+        sys.exit(tblchk(int(sys.argv[2]) if len(sys.argv) > 2 else 2000, sys.argv[3:] or ("mix", "checks", "rate")))
     if len(sys.argv) >= 2 and sys.argv[1] == "soak":
         sys.exit(soak(int(sys.argv[2]) if len(sys.argv) > 2 else 100000))
     print(__doc__)

@@ -46,15 +46,15 @@ def test_memories_keep_to_their_limits():
 
 def test_memories_keep_to_their_limits_under_traffic():
     """Two simulators with the table check's kernels: mixed operations (scatter lists naming up to
-    three regions) on a link that loses, duplicates and reorders frames (make tblchk adds 64 B
-    WRITEs on 16 QPs)."""
+    three regions) on a link that loses, duplicates and reorders frames, then rc_ops' checks (the
+    error cases, UD, UC, a shared receive queue); make tblchk adds 64 B WRITEs on 16 QPs."""
     sim = ROOT / "build" / "tblchk" / "sim" / "rnic-sim"
     r = subprocess.run(["make", "-s", str(sim)], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    r = subprocess.run([sys.executable, str(ROOT / "sim" / "transport.py"), "tblchk", "300", "mix"], cwd=ROOT,
+    r = subprocess.run([sys.executable, str(ROOT / "sim" / "transport.py"), "tblchk", "300", "mix", "checks"], cwd=ROOT,
                        env=dict(os.environ, RNIC_SIM=str(sim)), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    for run in ("mix",):
+    for run in ("mix", "checks"):
         for nic in ("rnic0", "rnic1"):
             report = (ROOT / "build" / "tblchk" / "run" / f"{run}-{nic}.txt").read_text()
             worse = judge(report)

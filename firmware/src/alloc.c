@@ -6,15 +6,15 @@ static int slot_used(uint32_t kind, uint32_t i)
 {
 	switch (kind) {
 	case FW_OWN_PD:
-		return fw.pd[i].used;
+		return (fw.pd[i].own & FW_OWN_USED) != 0;
 	case FW_OWN_CQ:
-		return fw.cq[i].used;
+		return (fw.cq[i].own & FW_OWN_USED) != 0;
 	case FW_OWN_SRQ:
-		return fw.srq[i].used;
+		return (fw.srq[i].own & FW_OWN_USED) != 0;
 	case FW_OWN_QP:
-		return (fw.qp_own[i] & FW_QP_USED) != 0;
+		return (fw.qp_own[i] & FW_OWN_USED) != 0;
 	default:
-		return (fw.mr_own[i] & FW_QP_USED) != 0;
+		return (fw.mr_own[i] & FW_OWN_USED) != 0;
 	}
 }
 

@@ -86,9 +86,9 @@ static void qpc_write(uint32_t qpn, const struct fw_qp *q)
 	uint32_t own = fw.qp_own[idx];
 
 	memset(w, 0, RNIC_QPC_WORDS * 4);
-	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, (own & FW_QP_USED) && q->state != RNIC_QPS_RESET) |
+	w[RNIC_QPC_CTRL / 4] = RNIC_SET(RNIC_QPC_CTRL_VALID, (own & FW_OWN_USED) && q->state != RNIC_QPS_RESET) |
 			       RNIC_SET(RNIC_QPC_CTRL_STATE, q->state) | RNIC_SET(RNIC_QPC_CTRL_TYPE, q->type) |
-			       RNIC_SET(RNIC_QPC_CTRL_CTX, FW_QP_CTX(own)) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu) |
+			       RNIC_SET(RNIC_QPC_CTRL_CTX, FW_OWN_CTX(own)) | RNIC_SET(RNIC_QPC_CTRL_PMTU, q->pmtu) |
 			       RNIC_SET(RNIC_QPC_CTRL_IPV6, q->ipv6);
 	w[RNIC_QPC_PDN / 4] = q->pdn;
 	w[RNIC_QPC_SQ_BASE_LO / 4] = (uint32_t)q->sq_base;
@@ -181,7 +181,7 @@ static uint32_t get_handle(const uint8_t *in)
 
 static int owned(const struct fw_owner *o, uint32_t n, uint32_t max, uint32_t ctx)
 {
-	return n < max && o[n].used && o[n].ctx == ctx;
+	return n < max && o[n].own == (FW_OWN_USED | ctx);
 }
 
 static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, uint32_t ctx, uint32_t kind,
@@ -191,8 +191,7 @@ static uint32_t alloc_owner(struct fw_owner *o, uint32_t max, uint32_t first, ui
 
 	if (i == max)
 		return RNIC_CMD_ST_NO_RESOURCES;
-	o[i].used = 1;
-	o[i].ctx = (uint8_t)ctx;
+	o[i].own = (uint8_t)(FW_OWN_USED | ctx);
 	fw.owned[ctx][kind]++;
 	o[i].refs = 0;
 	RNIC_CMDO_HANDLE_HANDLE_SET(out, i);
@@ -289,8 +288,8 @@ static void destroy_cq(uint32_t cqn)
 	uint32_t w[RNIC_CQC_WORDS] = {0};
 
 	cfg_entry(RNIC_CFG_TBL_CQC, cqn, w, RNIC_CQC_WORDS);
-	fw.cq[cqn].used = 0;
-	fw.owned[fw.cq[cqn].ctx][FW_OWN_CQ]--;
+	fw.owned[FW_OWN_CTX(fw.cq[cqn].own)][FW_OWN_CQ]--;
+	fw.cq[cqn].own = 0;
 }
 
 static uint32_t create_eq(uint32_t ctx, const uint8_t *in)
@@ -335,7 +334,7 @@ static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 {
 	uint64_t base = CMD_IN(in, CREATE_SRQ, BASE);
 	uint32_t log = CMD_IN(in, CREATE_SRQ, LOG_SIZE), pdn = CMD_IN(in, CREATE_SRQ, PDN), st, n;
-	uint32_t *w;
+	uint32_t w[RNIC_SRQC_WORDS] = {0};
 
 	if (!owned(fw.pd, pdn, RNIC_MAX_PD, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
@@ -347,7 +346,8 @@ static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 		return st;
 	n = RNIC_CMDO_HANDLE_HANDLE_GET(out);
 	fw.pd[pdn].refs++;
-	w = fw.srqc[n];
+	fw.srq_pdn[n] = (uint16_t)pdn; /* both checked above */
+	fw.srq_log[n] = (uint8_t)log;
 	w[RNIC_SRQC_CTRL / 4] = RNIC_SET(RNIC_SRQC_CTRL_VALID, 1) | RNIC_SET(RNIC_SRQC_CTRL_LOG_SIZE, log) |
 				RNIC_SET(RNIC_SRQC_CTRL_CTX, ctx);
 	w[RNIC_SRQC_BASE_LO / 4] = (uint32_t)base;
@@ -360,11 +360,12 @@ static uint32_t create_srq(uint32_t ctx, const uint8_t *in, uint8_t *out)
 
 static void destroy_srq(uint32_t n)
 {
-	fw.pd[fw.srqc[n][RNIC_SRQC_PDN / 4]].refs--;
-	memset(fw.srqc[n], 0, sizeof(fw.srqc[n]));
-	cfg_entry(RNIC_CFG_TBL_SRQC, n, fw.srqc[n], RNIC_SRQC_WORDS);
-	fw.srq[n].used = 0;
-	fw.owned[fw.srq[n].ctx][FW_OWN_SRQ]--;
+	uint32_t w[RNIC_SRQC_WORDS] = {0};
+
+	fw.pd[fw.srq_pdn[n]].refs--;
+	cfg_entry(RNIC_CFG_TBL_SRQC, n, w, RNIC_SRQC_WORDS);
+	fw.owned[FW_OWN_CTX(fw.srq[n].own)][FW_OWN_SRQ]--;
+	fw.srq[n].own = 0;
 }
 
 /* Arm the limit event: only the LIMIT word is written, the ring runs on. */
@@ -374,9 +375,8 @@ static uint32_t modify_srq(uint32_t ctx, const uint8_t *in)
 
 	if (!owned(fw.srq, n, RNIC_MAX_SRQ, ctx))
 		return RNIC_CMD_ST_BAD_HANDLE;
-	if (limit > (1u << RNIC_GET(RNIC_SRQC_CTRL_LOG_SIZE, fw.srqc[n][0])))
+	if (limit > (1u << fw.srq_log[n]))
 		return RNIC_CMD_ST_BAD_PARAM;
-	fw.srqc[n][RNIC_SRQC_LIMIT / 4] = limit;
 	hal_cfg(fw_cfg_addr(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4), limit);
 	fw_icm_entry(RNIC_CFG_TBL_SRQC, n, RNIC_SRQC_LIMIT / 4, &limit, 1);
 	return RNIC_CMD_ST_OK;
@@ -403,7 +403,7 @@ static uint32_t create_qp(uint32_t ctx, const uint8_t *in, uint8_t *out)
 	if (i == RNIC_MAX_QP || !fw.icm_n) /* its record lives in context memory */
 		return RNIC_CMD_ST_NO_RESOURCES;
 	memset(q, 0, sizeof(*q));
-	fw.qp_own[i] = (uint8_t)(FW_QP_USED | ctx);
+	fw.qp_own[i] = (uint8_t)(FW_OWN_USED | ctx);
 	fw.owned[ctx][FW_OWN_QP]++;
 	q->type = (uint8_t)type;
 	q->state = RNIC_QPS_RESET;
@@ -443,7 +443,7 @@ static void destroy_qp(uint32_t qpn)
 		fw_printf("qp %u: record unreadable, its PD and CQs stay referenced\n", qpn);
 		q = &none;
 	}
-	fw.owned[FW_QP_CTX(fw.qp_own[rnic_qp_index(qpn)])][FW_OWN_QP]--;
+	fw.owned[FW_OWN_CTX(fw.qp_own[rnic_qp_index(qpn)])][FW_OWN_QP]--;
 	fw.qp_own[rnic_qp_index(qpn)] = 0;
 	qpc_write(qpn, q);
 	fw_cm_qp_gone(qpn);
@@ -611,7 +611,7 @@ static struct fw_mr *mr_owned(uint32_t key, uint32_t ctx)
 	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 	struct fw_mr *m;
 
-	if (i >= RNIC_MAX_MPT || !(fw.mr_own[i] & FW_QP_USED) || FW_QP_CTX(fw.mr_own[i]) != ctx)
+	if (i >= RNIC_MAX_MPT || !(fw.mr_own[i] & FW_OWN_USED) || FW_OWN_CTX(fw.mr_own[i]) != ctx)
 		return NULL;
 	m = fw_mr_load(i);
 	return m && m->tag == (key & ((1u << RNIC_KEY_TAG_BITS) - 1)) ? m : NULL;
@@ -710,7 +710,7 @@ static uint32_t reg_mr(uint32_t ctx, const uint8_t *in, uint8_t *out)
 		      CMD_IN(in, REG_MR, NPAGES), CMD_IN(in, REG_MR, PAGE_SHIFT));
 	if (st)
 		return st;
-	fw.mr_own[i] = (uint8_t)(FW_QP_USED | ctx);
+	fw.mr_own[i] = (uint8_t)(FW_OWN_USED | ctx);
 	fw.owned[ctx][FW_OWN_MR]++;
 	n.tag = key_tag(i, n.gen++);
 	n.pdn = (uint16_t)pdn; /* both checked above */
@@ -772,7 +772,7 @@ static uint32_t rereg_mr(uint32_t ctx, const uint8_t *in)
 /* Key index i, a live key with record m, goes away */
 static void dereg_mr(uint32_t i, const struct fw_mr *m)
 {
-	fw.owned[FW_QP_CTX(fw.mr_own[i])][FW_OWN_MR]--;
+	fw.owned[FW_OWN_CTX(fw.mr_own[i])][FW_OWN_MR]--;
 	fw.mr_own[i] = 0;
 	mpt_write(i, m, 0);
 	fw_mtt_free(m->mtt_base, m->npages); /* taken again only by a later command, after the fence */
@@ -802,7 +802,7 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 			return RNIC_CMD_ST_BAD_HANDLE;
 		if (fw.pd[h].refs)
 			return RNIC_CMD_ST_BUSY;
-		fw.pd[h].used = 0;
+		fw.pd[h].own = 0;
 		fw.owned[ctx][FW_OWN_PD]--;
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CREATE_CQ:
@@ -885,20 +885,20 @@ int fw_ctx_reset(uint32_t ctx)
 		if (fw_qp_owned(rnic_qpn(i), ctx))
 			destroy_qp(rnic_qpn(i));
 	for (i = 0; own[FW_OWN_MR] && i < RNIC_MAX_MPT; i++) {
-		const struct fw_mr *m = fw.mr_own[i] == (FW_QP_USED | ctx) ? fw_mr_load(i) : NULL;
+		const struct fw_mr *m = fw.mr_own[i] == (FW_OWN_USED | ctx) ? fw_mr_load(i) : NULL;
 
 		if (m)
 			dereg_mr(i, m);
 	}
 	for (i = 0; own[FW_OWN_SRQ] && i < RNIC_MAX_SRQ; i++)
-		if (fw.srq[i].used && fw.srq[i].ctx == ctx)
+		if (fw.srq[i].own == (FW_OWN_USED | ctx))
 			destroy_srq(i);
 	for (i = 0; own[FW_OWN_CQ] && i < RNIC_MAX_CQ; i++)
-		if (fw.cq[i].used && fw.cq[i].ctx == ctx)
+		if (fw.cq[i].own == (FW_OWN_USED | ctx))
 			destroy_cq(i);
 	for (i = 0; own[FW_OWN_PD] && i < RNIC_MAX_PD; i++)
-		if (fw.pd[i].used && fw.pd[i].ctx == ctx)
-			fw.pd[i].used = 0, own[FW_OWN_PD]--;
+		if (fw.pd[i].own == (FW_OWN_USED | ctx))
+			fw.pd[i].own = 0, own[FW_OWN_PD]--;
 	destroy_eq(ctx);
 	n += fw_cm_ctx_reset(ctx);
 	fw.ci[ctx] = 0;

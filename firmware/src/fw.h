@@ -15,10 +15,11 @@
 
 enum { FW_OWN_PD, FW_OWN_CQ, FW_OWN_SRQ, FW_OWN_QP, FW_OWN_MR, FW_OWN_KINDS };
 
-struct fw_owner {
-	uint8_t used;
-	uint8_t ctx;
-	uint16_t refs; /* QPs or MRs that use this PD / QPs that use this CQ */
+/* A PD's, CQ's or SRQ's owner (FW_OWN_USED | its context) and users (QPs, MRs or SRQs that use
+ * this PD / QPs that use this CQ or SRQ); packed: 3 bytes, for 36,864 of them in the RAM */
+struct __attribute__((packed)) fw_owner {
+	uint8_t own;
+	uint16_t refs;
 };
 
 /* A QP's attributes as the firmware keeps them: in context memory (ICM region FWQP), read and
@@ -50,9 +51,13 @@ struct fw_mr {
 #define FW_STAGE_ENTRY 2176  /* a QPC entry, as the kernels and ICM are given it */
 #define FW_STAGE_MR 2304     /* the MR record fw_mr_load read or fw_mr_store wrote last */
 
-#define FW_QP_USED 0x80u
-#define FW_QP_CTX(own) ((own) & 0x7fu)
-_Static_assert(RNIC_NUM_CTX <= 0x80, "a QP's owner byte holds its context");
+/* an owner byte (a QP's, a key's, struct fw_owner's): in use, and by which context */
+#define FW_OWN_USED 0x80u
+#define FW_OWN_CTX(own) ((own) & 0x7fu)
+_Static_assert(RNIC_NUM_CTX <= 0x80, "an owner byte holds its context");
+_Static_assert(RNIC_MAX_PD <= 0x10000, "a PD number is kept in 16 bits");
+_Static_assert(RNIC_MAX_QP + RNIC_MAX_MPT + RNIC_MAX_SRQ <= 0xffff && 2 * RNIC_MAX_QP <= 0xffff,
+	       "a PD's and a CQ's users count in fw_owner.refs");
 _Static_assert(sizeof(struct fw_qp) <= RNIC_ICM_FWQP_STRIDE, "struct fw_qp fits its ICM stride");
 
 struct fw_arp {
@@ -76,10 +81,11 @@ struct fw {
 	struct fw_owner pd[RNIC_MAX_PD];
 	struct fw_owner cq[RNIC_MAX_CQ];
 	struct fw_owner srq[RNIC_MAX_SRQ];
-	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS]; /* what the RX kernel was given, for MODIFY_SRQ */
-	uint8_t qp_own[RNIC_MAX_QP];      /* FW_QP_USED | the owning context, by QP index */
+	uint16_t srq_pdn[RNIC_MAX_SRQ];   /* of each SRQ, for its destroy (the PD's refs) */
+	uint8_t srq_log[RNIC_MAX_SRQ];    /* its ring's size, for MODIFY_SRQ's limit */
+	uint8_t qp_own[RNIC_MAX_QP];      /* FW_OWN_USED | the owning context, by QP index */
 	uint32_t qp_rec_qpn;              /* the record in the DMA buffer is this QP's, or 0 (no QPN) */
-	uint8_t mr_own[RNIC_MAX_MPT];     /* FW_QP_USED | the owning context, by key index (the same bits as a QP's) */
+	uint8_t mr_own[RNIC_MAX_MPT];     /* FW_OWN_USED | the owning context, by key index (the same bits as a QP's) */
 	uint32_t mr_rec;                  /* the record in the DMA buffer is key index mr_rec - 1's, or 0 */
 	uint32_t mtt_used[RNIC_MAX_MTT / RNIC_MTT_GRAIN / 32]; /* a bit a grain of MTT entries */
 	struct fw_arp arp[FW_ARP_ENTRIES];

@@ -200,5 +200,5 @@ int fw_qp_owned(uint32_t qpn, uint32_t ctx)
 {
 	uint32_t i = rnic_qp_index(qpn);
 
-	return i < RNIC_MAX_QP && (fw.qp_own[i] & FW_QP_USED) && FW_QP_CTX(fw.qp_own[i]) == ctx;
+	return i < RNIC_MAX_QP && (fw.qp_own[i] & FW_OWN_USED) && FW_OWN_CTX(fw.qp_own[i]) == ctx;
 }

@@ -1,5 +1,4 @@
-/* Unit tests of the firmware logic, built for the host with a fake HAL: host memory for DMA,
- * a record of configuration writes, a frame queue and a clock that advances on every read.
+/* Unit tests of the firmware logic, built for the host on a fake HAL (fake_hal.h).
  *
  *     test_fw                  the unit tests
  *     test_fw --fuzz N [SEED]  N mutated commands from four contexts under rnic-sim's address
@@ -13,6 +12,7 @@
 
 #include "fw.h"
 #include "hal.h"
+#include "fake_hal.h"
 
 static int failures, checks;
 #define CHECK(c)                                                                      \
@@ -23,177 +23,6 @@ static int failures, checks;
 			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);           \
 		}                                                                     \
 	} while (0)
-
-/* ---- fake HAL */
-static uint8_t host[2 << 20];        /* host memory: bus address = offset */
-/* The driver's own memory (context memory and its list), in no process's window: processes'
- * addresses, whatever their window bits, land in host[] only */
-#define DRV_AT 0x10000000u
-#define ICM_AT DRV_AT
-#define ICM_LIST_AT (DRV_AT + (RNIC_ICM_CHUNKS << RNIC_ICM_CHUNK_LOG))
-static uint8_t drv[(RNIC_ICM_CHUNKS << RNIC_ICM_CHUNK_LOG) + 4096];
-static uint8_t dmabuf[RNIC_FW_DMABUF_SIZE] __attribute__((aligned(64)));
-static uint8_t txbuf[2048], rxbuf[2048];
-static uint32_t rx_len, tx_count, tx_last_len, irq_count;
-static uint64_t now;
-static uint32_t ctxregs[RNIC_NUM_CTX][16];
-static uint32_t cfg_qpc[RNIC_MAX_QP][32], cfg_mpt[RNIC_MAX_MPT][8];
-static uint32_t cfg_cqc[RNIC_MAX_CQ][RNIC_CQC_WORDS], cfg_srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
-static uint32_t cfg_eqc[RNIC_NUM_CTX][RNIC_EQC_WORDS];
-static uint64_t icm_list;             /* the driver's context-memory list (FW.ICM_*) */
-static uint32_t icm_n, icm_pending, icm_answer;
-static uint64_t cfg_mtt[RNIC_MAX_MTT];
-static uint64_t cfg_icm[RNIC_ICM_MAX_CHUNKS]; /* the kernels' copy of the ICM chunk list */
-static uint32_t arp_replies_to_send; /* answer the next ARP request from this IP */
-static uint8_t arp_peer[6] = {2, 0, 0, 0, 0, 9}; /* with this MAC */
-static int fuzz_ctx = -1;             /* fuzzing: the context whose command runs */
-static uint64_t fuzz_findings;
-
-static int drv_addr(uint64_t addr, uint32_t len)
-{
-	return addr >= DRV_AT && addr - DRV_AT + len <= sizeof(drv);
-}
-
-static void fuzz_check(const char *what, uint64_t addr)
-{
-	if (fuzz_ctx >= 0 && addr >> RNIC_LINK_BUS_CTX_SHIFT != (uint64_t)fuzz_ctx + 1 && !drv_addr(addr, 0) &&
-	    fuzz_findings++ < 10)
-		printf("FINDING: ctx %d: %s 0x%llx\n", fuzz_ctx, what, (unsigned long long)addr);
-}
-
-static uint64_t my_mac = 0x020000000001ull;
-static uint32_t my_ip = 0x0a000001;
-static int print_tx;                  /* --frames: every frame sent, in hex on stdout */
-uint32_t hal_mac_hi(void) { return (uint32_t)(my_mac >> 32); }
-uint32_t hal_mac_lo(void) { return (uint32_t)my_mac; }
-uint32_t hal_ipv4(void) { return my_ip; }
-static uint64_t seed = 0x0123456789abcdefull;
-uint64_t hal_seed(void) { return seed; }
-uint32_t hal_dma_window(void) { return 0; }
-uint64_t hal_cycles(void) { return now += 100; }
-void hal_putc(char c) { (void)c; }
-void hal_set_version(uint32_t v) { (void)v; }
-void hal_set_status(uint32_t v) { (void)v; }
-void hal_irq(uint32_t vector) { (void)vector; irq_count++; }
-uint32_t hal_ctx_rd(uint32_t ctx, uint32_t off) { return ctxregs[ctx][off / 4]; }
-void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { ctxregs[ctx][RNIC_CTX_CMDQ_CI / 4] = ci; }
-uint32_t hal_reset_pending(void) { return 0; }
-void hal_reset_clear(uint32_t mask) { (void)mask; }
-uint32_t hal_cmdq_pending(void) { return 0; }
-static uint32_t fence_token;
-uint32_t hal_fence(void) { return fence_token * 0x010101u; }
-void hal_cmdq_ack(uint32_t mask) { (void)mask; }
-uint32_t hal_icm_status(void) { return icm_pending ? RNIC_FW_ICM_STATUS_PENDING_MASK : 0; }
-uint64_t hal_icm_list(void) { return icm_list; }
-uint32_t hal_icm_list_n(void) { return icm_n; }
-void hal_icm_answer(uint32_t st) { icm_answer = st, icm_pending = 0; }
-uint8_t *hal_dmabuf(void) { return dmabuf; }
-uint8_t *hal_pkt_tx_buf(void) { return txbuf; }
-
-void hal_cfg(uint32_t addr, uint32_t data)
-{
-	uint32_t t = addr >> RNIC_CFG_TABLE_SHIFT, i = (addr >> RNIC_CFG_INDEX_SHIFT) & ((1u << (RNIC_CFG_TABLE_SHIFT - RNIC_CFG_INDEX_SHIFT)) - 1);
-	uint32_t w = (addr >> RNIC_CFG_WORD_SHIFT) & 0x3f;
-
-	if (t == RNIC_CFG_TBL_FENCE)
-		fence_token = data & 0xff;
-	else if (t == RNIC_CFG_TBL_QPC)
-		cfg_qpc[i][w] = data;
-	else if (t == RNIC_CFG_TBL_MPT)
-		cfg_mpt[i][w] = data;
-	else if (t == RNIC_CFG_TBL_CQC)
-		cfg_cqc[i][w] = data;
-	else if (t == RNIC_CFG_TBL_SRQC)
-		cfg_srqc[i][w] = data;
-	else if (t == RNIC_CFG_TBL_EQC)
-		cfg_eqc[i][w] = data;
-	else if (t == RNIC_CFG_TBL_ICM)
-		cfg_icm[i] = w ? (cfg_icm[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_icm[i] & ~0xffffffffull) | data;
-	else if (t == RNIC_CFG_TBL_MTT)
-		cfg_mtt[i] = w ? (cfg_mtt[i] & 0xffffffffull) | ((uint64_t)data << 32) : (cfg_mtt[i] & ~0xffffffffull) | data;
-	if (t == RNIC_CFG_TBL_MTT && w == 1)
-		fuzz_check("MTT entry", cfg_mtt[i]);
-	if (((t == RNIC_CFG_TBL_CQC && w == RNIC_CQC_BASE_HI / 4) || (t == RNIC_CFG_TBL_EQC && w == RNIC_EQC_BASE_HI / 4) ||
-	     (t == RNIC_CFG_TBL_SRQC && w == RNIC_SRQC_BASE_HI / 4)) && data)
-		fuzz_check("ring base (high word)", (uint64_t)data << 32);
-	if (t == RNIC_CFG_TBL_QPC && w == 0 && (data & 1)) {
-		fuzz_check("SQ base", ((uint64_t)cfg_qpc[i][RNIC_QPC_SQ_BASE_HI / 4] << 32) | cfg_qpc[i][RNIC_QPC_SQ_BASE_LO / 4]);
-		if (!RNIC_GET(RNIC_QPC_SRQ_USE, cfg_qpc[i][RNIC_QPC_SRQ / 4]))
-			fuzz_check("RQ base",
-				   ((uint64_t)cfg_qpc[i][RNIC_QPC_RQ_BASE_HI / 4] << 32) | cfg_qpc[i][RNIC_QPC_RQ_BASE_LO / 4]);
-	}
-}
-
-void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n)
-{
-	for (; n; n--, addr += 4)
-		hal_cfg(addr, *w++);
-}
-
-int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
-{
-	fuzz_check("firmware DMA", addr);
-	if (print_tx && write && !drv_addr(addr, len)) { /* what reaches processes' memory */
-		printf("DMA %llx ", (unsigned long long)addr);
-		for (uint32_t i = 0; i < len; i++)
-			printf("%02x", dmabuf[local + i]);
-		printf("\n");
-	}
-	uint8_t *mem = host;
-
-	if (drv_addr(addr, len)) {
-		mem = drv;
-		addr -= DRV_AT;
-	} else {
-		addr &= (1ull << RNIC_LINK_BUS_CTX_SHIFT) - 1; /* a window's context bits (test_dma_window) */
-		if (addr + len > sizeof(host))
-			return write ? 0 : -1; /* a read the host refuses; a write it drops */
-	}
-	if (write)
-		memcpy(mem + addr, dmabuf + local, len);
-	else
-		memcpy(dmabuf + local, mem + addr, len);
-	return 0;
-}
-
-void hal_pkt_send(uint32_t len)
-{
-	tx_count++;
-	tx_last_len = len;
-	if (print_tx) {
-		printf("TX ");
-		for (uint32_t i = 0; i < len; i++)
-			printf("%02x", txbuf[i]);
-		printf("\n");
-	}
-	/* a peer that answers ARP requests for arp_replies_to_send */
-	if (arp_replies_to_send && txbuf[21] == 1 && rnic_rd_le(txbuf + 38, 4) ==
-	    __builtin_bswap32(arp_replies_to_send)) {
-		const uint8_t *peer = arp_peer;
-		uint8_t *f = rxbuf;
-
-		memcpy(f, txbuf + 6, 6);
-		memcpy(f + 6, peer, 6);
-		memcpy(f + 12, txbuf + 12, 8);
-		f[20] = 0;
-		f[21] = 2;
-		memcpy(f + 22, peer, 6);
-		memcpy(f + 28, txbuf + 38, 4);
-		memcpy(f + 32, txbuf + 22, 10);
-		rx_len = 42;
-	}
-}
-
-uint32_t hal_pkt_rx(const uint8_t **frame)
-{
-	*frame = rxbuf;
-	return rx_len;
-}
-
-void hal_pkt_rx_pop(void)
-{
-	rx_len = 0;
-}
 
 /* ---- helpers */
 static uint8_t cmd[RNIC_CMD_BYTES], out[RNIC_CMDC_OUT_LEN];
@@ -379,10 +208,60 @@ static void test_next_fit(void)
 	CHECK(b == a + 1 && fw.next_slot[FW_OWN_QP] == rnic_qp_index(b) + 1);
 	fw.next_slot[FW_OWN_QP] = RNIC_MAX_QP - 1; /* the end wraps to the first free entry there is */
 	CHECK(make_qp(10, 0) == rnic_qpn(RNIC_MAX_QP - 1));
-	for (low = 0; fw.qp_own[low] & FW_QP_USED; low++)
+	for (low = 0; fw.qp_own[low] & FW_OWN_USED; low++)
 		;
 	CHECK(make_qp(10, 0) == rnic_qpn(low));
 	fw_ctx_reset(10);
+}
+
+/* PDs and SRQs to the limit: the next refused, a PD that SRQs use kept (BUSY), every one freed,
+ * the context's counts back to zero */
+static void test_pd_srq_limits(void)
+{
+	static uint32_t h[RNIC_MAX_PD];
+	uint32_t used = 0, n, i, pd;
+	uint8_t *p;
+
+	for (i = 0; i < RNIC_MAX_PD; i++)
+		used += (fw.pd[i].own & FW_OWN_USED) != 0;
+	for (n = 0; n < RNIC_MAX_PD && run(7, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK; n++)
+		h[n] = handle();
+	CHECK(n == RNIC_MAX_PD - 1 - used && fw.owned[7][FW_OWN_PD] == n); /* PD 0 is nobody's */
+	CHECK(run(7, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_NO_RESOURCES);
+	for (i = 0; i < n; i++) {
+		RNIC_CMDI_HANDLE_HANDLE_SET(in(), h[i]);
+		CHECK(run(7, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_OK);
+	}
+	CHECK(fw.owned[7][FW_OWN_PD] == 0 && run(7, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
+	pd = handle();
+	for (i = used = 0; i < RNIC_MAX_SRQ; i++)
+		used += (fw.srq[i].own & FW_OWN_USED) != 0;
+	for (n = 0;; n++) {
+		p = in();
+		RNIC_CMDI_CREATE_SRQ_PDN_SET(p, pd);
+		RNIC_CMDI_CREATE_SRQ_BASE_SET(p, 0x1000);
+		RNIC_CMDI_CREATE_SRQ_LOG_SIZE_SET(p, 4);
+		if (n == RNIC_MAX_SRQ || run(7, RNIC_CMD_CREATE_SRQ) != RNIC_CMD_ST_OK)
+			break;
+		h[n] = handle();
+	}
+	CHECK(n == RNIC_MAX_SRQ - used && fw.pd[pd].refs == n && fw.owned[7][FW_OWN_SRQ] == n);
+	CHECK(run(7, RNIC_CMD_CREATE_SRQ) == RNIC_CMD_ST_NO_RESOURCES);
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
+	CHECK(run(7, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_BUSY);
+	p = in();
+	RNIC_CMDI_MODIFY_SRQ_SRQN_SET(p, h[n - 1]);
+	RNIC_CMDI_MODIFY_SRQ_LIMIT_SET(p, 17); /* more than its 16 WQEs */
+	CHECK(run(7, RNIC_CMD_MODIFY_SRQ) == RNIC_CMD_ST_BAD_PARAM);
+	RNIC_CMDI_MODIFY_SRQ_LIMIT_SET(p, 16);
+	CHECK(run(7, RNIC_CMD_MODIFY_SRQ) == RNIC_CMD_ST_OK && cfg_srqc[h[n - 1]][RNIC_SRQC_LIMIT / 4] == 16);
+	for (i = 0; i < n; i++) {
+		RNIC_CMDI_HANDLE_HANDLE_SET(in(), h[i]);
+		CHECK(run(7, RNIC_CMD_DESTROY_SRQ) == RNIC_CMD_ST_OK && !cfg_srqc[h[i]][RNIC_SRQC_CTRL / 4]);
+	}
+	RNIC_CMDI_HANDLE_HANDLE_SET(in(), pd);
+	CHECK(fw.pd[pd].refs == 0 && run(7, RNIC_CMD_DEALLOC_PD) == RNIC_CMD_ST_OK);
+	CHECK(fw.owned[7][FW_OWN_PD] == 0 && fw.owned[7][FW_OWN_SRQ] == 0);
 }
 
 static void test_state_table(void)
@@ -813,8 +692,8 @@ static void test_cmdq_and_reset(void)
 	CHECK(run(6, RNIC_CMD_ALLOC_PD) == RNIC_CMD_ST_OK);
 	fw_ctx_reset(5);
 	for (uint32_t i = 0; i < RNIC_MAX_PD; i++)
-		CHECK(!(fw.pd[i].used && fw.pd[i].ctx == 5));
-	CHECK(fw.pd[pd].used && fw.pd[pd].ctx == 6); /* ctx 6 untouched */
+		CHECK(fw.pd[i].own != (FW_OWN_USED | 5));
+	CHECK(fw.pd[pd].own == (FW_OWN_USED | 6)); /* ctx 6 untouched */
 	fw_ctx_reset(6);
 	for (uint32_t i = 0; i < RNIC_MAX_QP; i++)
 		CHECK(!fw_qp_owned(i, 6));
@@ -887,7 +766,7 @@ static int fuzz(uint64_t n)
 					printf("FINDING: ctx %u still owns %u objects of kind %u after its reset\n", ctx,
 					       fw.owned[ctx][k], k);
 			for (c = 0; c < RNIC_MAX_MPT; c++)
-				if (fw.mr_own[c] == (FW_QP_USED | ctx) && fuzz_findings++ < 10)
+				if (fw.mr_own[c] == (FW_OWN_USED | ctx) && fuzz_findings++ < 10)
 					printf("FINDING: ctx %u: key slot %u left after its reset\n", ctx, c);
 			for (c = 0; c < FW_CM_IDS; c++)
 				if (fw.cm[c].used && fw.cm[c].ctx == ctx && fuzz_findings++ < 10)
@@ -990,6 +869,7 @@ int main(int argc, char **argv)
 	test_privileged_qkey();
 	test_unsolicited_arp_reply();
 	test_next_fit();
+	test_pd_srq_limits();
 	test_icm_images();
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;

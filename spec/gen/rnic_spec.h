@@ -15,8 +15,8 @@
 #define RNIC_MAX_QP 0x4000u /* QP table entries, every one a QP's (QPN = QPN_BASE | index) */
 #define RNIC_QPN_BASE 0x4000u /* A QP's number (verbs, commands, doorbells, CQEs, events, the wire) is QPN_BASE | its table index: a power of two at least MAX_QP, so QPN 0 and the GSI QP1 are never a table entry's, and QPN ^ QPN_BASE is the index (at least MAX_QP: not one of ours) */
 #define RNIC_MAX_CQ 0x4000u /* CQ table entries */
-#define RNIC_MAX_SRQ 0x40u /* Shared receive queues */
-#define RNIC_MAX_PD 0x100u /* Protection domains */
+#define RNIC_MAX_SRQ 0x1000u /* Shared receive queues */
+#define RNIC_MAX_PD 0x4000u /* Protection domains */
 #define RNIC_MAX_MPT 0x4000u /* Memory keys (key = index << KEY_TAG_BITS | tag), in context memory behind each kernel's MPT cache */
 #define RNIC_MAX_MTT 0x40000u /* Translation entries (one per page of a region: 1 GiB of 4 KiB pages), in context memory behind each kernel's TLB */
 #define RNIC_MTT_GRAIN 0x8u /* MTT entries a region's run is allocated in: one line of the kernels' TLBs (a 64-byte beat of ICM), so no two regions share a line */
@@ -90,21 +90,21 @@
 #define RNIC_ICM_CQC_STRIDE 0x10u
 #define RNIC_ICM_SRQC_OFF 0x240000u /* SRQ contexts (struct SRQC), MAX_SRQ entries */
 #define RNIC_ICM_SRQC_STRIDE 0x20u
-#define RNIC_ICM_EQC_OFF 0x241000u /* Event queue contexts (struct EQC), NUM_CTX entries */
+#define RNIC_ICM_EQC_OFF 0x260000u /* Event queue contexts (struct EQC), NUM_CTX entries */
 #define RNIC_ICM_EQC_STRIDE 0x10u
-#define RNIC_ICM_MPT_OFF 0x242000u /* Memory keys (struct MPT), MAX_MPT entries */
+#define RNIC_ICM_MPT_OFF 0x261000u /* Memory keys (struct MPT), MAX_MPT entries */
 #define RNIC_ICM_MPT_STRIDE 0x20u
-#define RNIC_ICM_MTT_OFF 0x2c2000u /* Translation entries (struct MTT), MAX_MTT entries */
+#define RNIC_ICM_MTT_OFF 0x2e1000u /* Translation entries (struct MTT), MAX_MTT entries */
 #define RNIC_ICM_MTT_STRIDE 0x8u
-#define RNIC_ICM_FWQP_OFF 0x4c2000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
+#define RNIC_ICM_FWQP_OFF 0x4e1000u /* The firmware's own record of each QP (its attributes as set, not read by the kernels), MAX_QP entries */
 #define RNIC_ICM_FWQP_STRIDE 0x80u
-#define RNIC_ICM_ATOMIC_OFF 0x6c2000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
+#define RNIC_ICM_ATOMIC_OFF 0x6e1000u /* The atomic results the RX kernel keeps for duplicates (IBTA 9.7.5.1.2): MAX_RD_ATOM slots a QP, slot i at + ICM_ATOMIC_SLOT * i: the 8-byte original value, then the request's PSN (4 bytes); the RX kernel writes them, its QP row says which slots hold one */
 #define RNIC_ICM_ATOMIC_SLOT 0x10u
 #define RNIC_ICM_ATOMIC_STRIDE 0x80u
-#define RNIC_ICM_FWMR_OFF 0x8c2000u /* The firmware's own record of each memory key (struct fw_mr: its registration, not read by the kernels), MAX_MPT entries */
+#define RNIC_ICM_FWMR_OFF 0x8e1000u /* The firmware's own record of each memory key (struct fw_mr: its registration, not read by the kernels), MAX_MPT entries */
 #define RNIC_ICM_FWMR_STRIDE 0x40u
-#define RNIC_ICM_BYTES 0x9c2000u /* The whole layout */
-#define RNIC_ICM_CHUNKS 0x9du /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
+#define RNIC_ICM_BYTES 0x9e1000u /* The whole layout */
+#define RNIC_ICM_CHUNKS 0x9fu /* Chunks the layout needs (ADMIN.ICM_CHUNKS) */
 
 /* link: Host <-> rnic-sim link (the PCIe boundary in simulation). */
 #define RNIC_LINK_VERSION 0x3u /* Protocol version carried in HELLO; the simulator refuses (HELLO_ACK STATUS 1) any other */

@@ -164,7 +164,6 @@ static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32
 static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t plen, uint32_t xth,
 		     uint64_t cycle)
 {
-	rx_qp_t *q = &st->qp[st->qpn];
 	rx_rwqe_t r;
 
 	if (rnic_be32(h + RNIC_XTH_OFF) != rx_qcl(st, st->qpn)->qkey) {
@@ -181,15 +180,17 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 		rx_finish_frame(st);
 		return;
 	}
-	q->ts_first = (uint32_t)cycle;
 	r = *CUR_RWQE(st, st->qpn);
 	r.err |= st->rg_err; /* its entries checked again (keys_cached) */
 	if (r.err || plen + RNIC_GRH_LEN > r.len) {
 		rx_completion(st, r.id, RNIC_WC_OP_RECV, r.err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
+		st->p_cpl.ts_start = (uint32_t)cycle;
 		rx_finish_frame(st);
 		return;
 	}
 	rx_completion(st, r.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
+	/* one packet, arrived now: its start is this clock's, not the QP row's (not written here) */
+	st->p_cpl.ts_start = (uint32_t)cycle;
 	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
 	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
 	if (op == RNIC_BTH_OP_UD_SEND_ONLY_IMM) {
