@@ -317,9 +317,11 @@ static inline int rnic_mpt_ahead(rnic_tables_t *t, uint32_t key, uint64_t va, ui
 	if (t->cfg_mpt || t->mf_land || (xl && t->th_a))
 		return -1;
 	if (c->tag == (i << MPT_HAVE_BITS | MPT_HAVE_ALL)) {
-		t->th_a = (uint8_t)xl;
-		t->th_a_line = rnic_mtt_of((uint64_t)c->va_hi << 32 | c->va_lo, c->mtt_base, c->page, va, &off) /
-			       RNIC_TLB_ENTRIES;
+		if (xl) { /* only work that translates asks for a line; one waiting in th_a stays */
+			t->th_a = 1;
+			t->th_a_line = rnic_mtt_of((uint64_t)c->va_hi << 32 | c->va_lo, c->mtt_base, c->page, va, &off) /
+				       RNIC_TLB_ENTRIES;
+		}
 		return 0;
 	}
 	if (rnic_mpt_coming(t, i))
