@@ -332,6 +332,22 @@ def test_translations_read_ahead_at_random(monkeypatch):
     table_check(out)
 
 
+def test_keys_missed_while_others_land(monkeypatch):
+    """64 B WRITEs on 16 QPs, each under a key pair drawn from 64 a side, through the MPT caches cut
+    to two lines (build/qc2): nearly every key is read from context memory, and entries read ahead
+    land while the head of the sender's WQEs looks its key up. Every message lands byte-exact; the
+    reads show in both NICs' counters; the caches keep to their two ports (a landing entry takes
+    them: the head's lookup used to read a line in the clock another line landed, 3 accesses)."""
+    monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
+    out = ROOT / "build" / "test-transport" / "qc2-keys"
+    counters = {}
+    rc, text, _ = run_ops(out, ["--keys", "64", "--qps", "16", "rate", "write", "64", "3000", "sge"], counters=counters)
+    assert rc == 0 and "rate write 64 B sge, 16 QPs, 3000 messages, 64 keys a side" in text, text[-3000:]
+    for name, k in (("rnic0", "TX"), ("rnic1", "RX")):
+        assert counters[name][f"{k}_MPT_MISSES"] > 1000, (name, k, counters[name])
+    table_check(out)
+
+
 def test_read_recovers_from_lost_responses():
     """One 1 MiB READ (1024 responses at MTU 1024) while rnic1 drops 10% of what it sends (runs
     of responses lost, the last of a run among them, so the ACK timer has to ask again too): the

@@ -792,6 +792,20 @@ static uint32_t next_kind(const rnic_tx_state_t *st)
 	return st->req_left ? st->cur_kind : st->req_kind[st->req_head % TX_REQ_FIFO];
 }
 
+/* A DMA read's beat is taken: its request's kind (the next request's, when one starts), counted
+ * here but for a payload's or zeros' (emit counts those) */
+static uint32_t take_beat(rnic_tx_state_t *st)
+{
+	if (!st->req_left) {
+		st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
+		st->cur_kind = st->req_kind[st->req_head % TX_REQ_FIFO];
+		st->req_head++;
+	}
+	if (st->cur_kind != REQ_PAYLOAD && st->cur_kind != REQ_ZERO)
+		st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
+	return st->cur_kind;
+}
+
 /* The reset: every QP's state and every queue empty */
 static void reset(rnic_tx_state_t *st)
 {
@@ -854,7 +868,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
-	uint32_t i;
+	uint32_t i, table;
 
 	if (in->rst) {
 		reset(st);
@@ -896,11 +910,18 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	}
 	if (st->rw_valid && !st->qs_port)
 		go_back(st);
+	/* an MTT line's or an MPT entry's beat before the head's key lookup (start_next): its landing
+	 * at the clock's end takes the cache's ports, the lookups of this clock wait for it */
+	table = in->rd_valid && st->o.rd_ready && (next_kind(st) == REQ_MTT || next_kind(st) == REQ_MPT);
+	if (table && take_beat(st) == REQ_MTT)
+		rnic_tlb_filled(&st->t, in->rd_data, (uint32_t)st->now);
+	else if (table)
+		rnic_mpt_filled(&st->t, in->rd_data, (uint32_t)st->now);
 	start_next(st);
-	if (in->rd_valid && st->o.rd_ready)
+	if (in->rd_valid && st->o.rd_ready && !table)
 		rd = in->rd_data;
-	else if ((st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO && st->e_state == 1 &&
-		 st->acc_n + RNIC_BEAT <= TX_ACC)
+	else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
+		 st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC)
 		rd = zero_beat;
 	if (in->db_valid && st->o.db_ready)
 		ring(st, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
@@ -913,37 +934,22 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		commit_qp(st, st->commit_qpn);
 
 	emit_beat(st);
-	if (rd) {
-		if (!st->req_left) {
-			st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
-			st->cur_kind = st->req_kind[st->req_head % TX_REQ_FIFO];
-			st->req_head++;
-		}
-		if (st->cur_kind == REQ_WQE) {
-			/* a WQE beat for the prefetch ring */
-			tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
+	if (rd && take_beat(st) == REQ_WQE) {
+		/* a WQE beat for the prefetch ring */
+		tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
 
-			for (i = 0; i < RNIC_BEAT; i++)
-				st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = rd[i];
-			if (st->pf_beats == 0)
-				st->pf_la_ok = la_first(rd);
-			if (st->pf_beats == RNIC_WQE_SGE_OFF / RNIC_BEAT)
-				la_note(st, st->pf_fill, st->pf_la_ok, rd);
-			if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
-				f->ready = 1;
-				st->pf_fill++;
-				st->pf_beats = 0;
-			}
-			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
-			rd = 0;
-		} else if (st->cur_kind == REQ_MTT || st->cur_kind == REQ_MPT) {
-			if (st->cur_kind == REQ_MTT)
-				rnic_tlb_filled(&st->t, rd, (uint32_t)st->now);
-			else
-				rnic_mpt_filled(&st->t, rd, (uint32_t)st->now);
-			st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
-			rd = 0;
+		for (i = 0; i < RNIC_BEAT; i++)
+			st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = rd[i];
+		if (st->pf_beats == 0)
+			st->pf_la_ok = la_first(rd);
+		if (st->pf_beats == RNIC_WQE_SGE_OFF / RNIC_BEAT)
+			la_note(st, st->pf_fill, st->pf_la_ok, rd);
+		if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
+			f->ready = 1;
+			st->pf_fill++;
+			st->pf_beats = 0;
 		}
+		rd = 0;
 	}
 	emit(st, rd);
 	tx_build(st);
