@@ -32,8 +32,8 @@ bool write_all(int fd, const void *p, size_t n)
 }
 } // namespace
 
-HostLink::HostLink(const std::string &path)
-	: resetting(RNIC_NUM_CTX), path_(path), clients_(RNIC_NUM_CTX), unfenced_(RNIC_NUM_CTX)
+HostLink::HostLink(const std::string &path, size_t slots)
+	: resetting(slots), path_(path), clients_(slots), unfenced_(slots)
 {
 	sockaddr_un a{};
 	a.sun_family = AF_UNIX;
@@ -333,6 +333,12 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 		if (!read_client(p->second, true) && alive(p->second))
 			continue;
 	}
+}
+
+void HostLink::forget()
+{
+	pending_.clear();
+	done_.clear();
 }
 
 void HostLink::lost(int ctx)

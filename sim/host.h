@@ -1,5 +1,6 @@
 // PCIe side of rnic-sim: the host link (a Unix stream socket per simulator, one connection per
-// host process = one NIC context). Messages: struct LINK_HDR of spec/rnic.toml.
+// host process = one NIC context; or one connection, the card's host: --card-host). Messages:
+// struct LINK_HDR of spec/rnic.toml.
 #ifndef RNIC_SIM_HOST_H
 #define RNIC_SIM_HOST_H
 
@@ -18,7 +19,8 @@ struct MmioOp {
 
 class HostLink {
 public:
-	explicit HostLink(const std::string &path);
+	// slots: connections at once (NUM_CTX host processes, or 1: the card's host)
+	HostLink(const std::string &path, size_t slots);
 	~HostLink();
 
 	// accept clients and read their messages; MMIO requests are queued in `mmio`
@@ -31,6 +33,8 @@ public:
 	void dma_write(int ctx, uint64_t addr, const uint8_t *p, uint32_t len);
 	void irq(int ctx, uint32_t vector);
 	void mmio_response(int ctx, uint32_t tag, uint32_t value);
+	// the NIC was reset: no read or fence of before is waited for
+	void forget();
 	bool alive(int ctx) const;
 
 	std::deque<MmioOp> mmio;

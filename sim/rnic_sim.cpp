@@ -1,6 +1,6 @@
 // rnic-sim: one simulated RNIC. Runs the Verilated rnic_top (RTL, firmware on PicoRV32) with its
 // HLS C kernels stepped at each clock edge, and models what surrounds it on a card: the PCIe link to host processes
-// (host.cpp), the 100G Ethernet port and link (eth.cpp). One loop iteration = one 250 MHz cycle.
+// or to the card's host (host.cpp), the 100G Ethernet port and link (eth.cpp). One loop iteration = one 250 MHz cycle.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -62,6 +62,7 @@ struct Opts {
 	uint32_t snaplen = 65535;
 	FaultOpts faults;
 	bool quiet = false;
+	bool card_host = false; /* one host, the card's: its driver (docs/ARCHITECTURE.md "Host link") */
 };
 
 [[noreturn]] void usage(const std::string &err)
@@ -70,7 +71,7 @@ struct Opts {
 		  << "usage: rnic-sim --name NAME --mac XX:XX:XX:XX:XX:XX --ip A.B.C.D [--sock-dir DIR]\n"
 		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE [--pcap-snaplen N]]\n"
 		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--delay-ns NS] [--seed N]\n"
-		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--quiet]\n";
+		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--card-host] [--quiet]\n";
 	std::exit(2);
 }
 
@@ -99,8 +100,8 @@ Opts parse(int argc, char **argv)
 	o.sock_dir = dir ? dir : "/tmp/rnic-sim";
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
-		if (a == "--quiet") {
-			o.quiet = true;
+		if (a == "--quiet" || a == "--card-host") {
+			(a == "--quiet" ? o.quiet : o.card_host) = true;
 			continue;
 		}
 		if (a.rfind("+", 0) == 0)
@@ -214,6 +215,8 @@ public:
 		top.irq_ready = 1;
 		if (!tx_ || !rx_ || !cq_)
 			throw std::bad_alloc();
+		if (o.card_host)
+			return; /* the card's driver hands the NIC its context memory */
 		/* bring-up: the context memory the NIC asks for (ADMIN.ICM_CHUNKS), handed over before
 		 * any process can reach the NIC */
 		uint64_t list = DRV_BUS + RNIC_ICM_CHUNKS * ICM_CHUNK;
@@ -237,7 +240,7 @@ public:
 
 	void step(uint64_t cycle)
 	{
-		top_.rst = cycle < 8;
+		top_.rst = cycle < reset_end_;
 		start_mmio();
 		drive(cycle);
 		top_.clk = 0;
@@ -299,7 +302,7 @@ private:
 		auto in_page = [&](uint32_t base) {
 			return op_.addr >= base + off && op_.addr < base + off + RNIC_BAR0_CTX_STRIDE;
 		};
-		bool own = op_.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
+		bool own = o_.card_host || op_.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
 		bool global = op_.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
 		if (!op_.push.empty()) {
 			/* a WQE for the push window of the process's own doorbell page, else nothing */
@@ -405,7 +408,7 @@ private:
 			uint32_t len = top_.m_dma_rd_req_len;
 			double start = std::max(static_cast<double>(cycle + rd_latency_), rd_free_);
 			rd_free_ = start + len / pcie_bytes_per_cycle_;
-			if (ctx_of(a) < 0) {
+			if (!o_.card_host && ctx_of(a) < 0) {
 				/* the driver's memory answers itself, after the same latency */
 				const uint8_t *p = drv(a, len);
 				std::vector<uint8_t> d(p ? p : drv_.data(), p ? p + len : drv_.data());
@@ -413,7 +416,7 @@ private:
 						  static_cast<uint64_t>(start), true, !p, std::move(d)});
 				reads_.back().data.resize(((len + 63) / 64) * 64);
 			} else {
-				reads_.push_back({host_.dma_read(ctx_of(a), a, len), len, 0,
+				reads_.push_back({host_.dma_read(host_of(a), a, len), len, 0,
 						  static_cast<uint8_t>(top_.m_dma_rd_req_tag), static_cast<uint64_t>(start),
 						  false, false, {}});
 			}
@@ -433,8 +436,8 @@ private:
 			wr_budget_ -= 64;
 			if (top_.m_dma_wr_last) {
 				uint32_t n = static_cast<uint32_t>(wr_buf_.size());
-				if (ctx_of(wr_addr_) >= 0)
-					host_.dma_write(ctx_of(wr_addr_), wr_addr_, wr_buf_.data(), n);
+				if (o_.card_host || ctx_of(wr_addr_) >= 0)
+					host_.dma_write(host_of(wr_addr_), wr_addr_, wr_buf_.data(), n);
 				else if (uint8_t *p = drv(wr_addr_, n))
 					std::memcpy(p, wr_buf_.data(), n), icm_writes_++;
 				else
@@ -443,7 +446,33 @@ private:
 			}
 		}
 		if (top_.irq_valid)
-			host_.irq(top_.irq_vector, top_.irq_vector);
+			host_.irq(o_.card_host ? 0 : top_.irq_vector, top_.irq_vector);
+	}
+
+	/* who a bus address belongs to: the card's host has them all; else the top byte says */
+	int host_of(uint64_t a) const
+	{
+		return o_.card_host ? 0 : ctx_of(a);
+	}
+
+	/* The card's host went away (its machine stopped, the device was removed): the card is
+	 * power-cycled, RTL held in reset, the kernels' memories as at power-up, the firmware booted
+	 * again (it has no initialised data: link.ld), nothing of the old host's transfers kept. */
+	void power_cycle(uint64_t cycle)
+	{
+		std::memset(static_cast<void *>(tx_), 0, sizeof(*tx_));
+		std::memset(static_cast<void *>(rx_), 0, sizeof(*rx_));
+		std::memset(static_cast<void *>(cq_), 0, sizeof(*cq_));
+		reads_.clear();
+		wr_buf_.clear();
+		tx_frame_.clear();
+		rx_busy_ = false;
+		axi_ = AXI_IDLE;
+		top_.s_axil_awvalid = top_.s_axil_wvalid = top_.s_axil_arvalid = 0;
+		host_.mmio.clear();
+		host_.forget();
+		reset_end_ = cycle + 8;
+		host_.resetting[0] = false;
 	}
 
 public:
@@ -451,8 +480,8 @@ public:
 	 * closed): the firmware is between writes that belong together */
 	bool resetting() const
 	{
-		for (int c = 0; c < RNIC_NUM_CTX; c++)
-			if (host_.resetting[c])
+		for (bool r : host_.resetting)
+			if (r)
 				return true;
 		return false;
 	}
@@ -462,6 +491,10 @@ public:
 	void icm_report() const
 	{
 		uint64_t entries = 0, differ = 0;
+		if (o_.card_host) {
+			std::printf("rnic-sim %s: icm in the card host's memory, not checked\n", o_.name.c_str());
+			return;
+		}
 		auto cmp = [&](const char *name, uint32_t off, uint32_t stride, const void *tbl, uint32_t n, uint32_t bytes,
 			       int disarm_word) {
 			for (uint32_t i = 0; i < n; i++, entries++) {
@@ -580,6 +613,11 @@ private:
 	{
 		host_.poll();
 		for (int ctx : host_.gone) {
+			if (o_.card_host) {
+				std::printf("[%s] the card's host left: power cycle\n", o_.name.c_str());
+				power_cycle(cycle);
+				continue;
+			}
 			std::printf("[%s] context %d closed\n", o_.name.c_str(), ctx);
 			host_.mmio.push_back({-1, true, RNIC_ADMIN_CTX_RESET, static_cast<uint32_t>(ctx), 0});
 			reset_issued_[ctx] = true;
@@ -615,8 +653,9 @@ private:
 	int push_beat_ = 0;
 	std::string console_;
 	std::vector<bool> reset_issued_;
-	std::vector<uint8_t> drv_ = std::vector<uint8_t>((RNIC_ICM_CHUNKS + 1) * ICM_CHUNK);
+	std::vector<uint8_t> drv_ = std::vector<uint8_t>(o_.card_host ? 0 : (RNIC_ICM_CHUNKS + 1) * ICM_CHUNK);
 	uint64_t icm_writes_ = 0;
+	uint64_t reset_end_ = 8; /* RTL reset held until this cycle */
 };
 } // namespace
 
@@ -635,7 +674,7 @@ int main(int argc, char **argv)
 		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg,
 						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE),
 						o.link_gbps / 8.0 * NS_PER_CYCLE, o.faults, o.pcap, o.snaplen);
-		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock");
+		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock", o.card_host ? 1 : RNIC_NUM_CTX);
 	} catch (const std::exception &e) {
 		std::cerr << "rnic-sim " << o.name << ": " << e.what() << "\n";
 		return 1;
@@ -645,8 +684,8 @@ int main(int argc, char **argv)
 	top->strap_mac = o.mac;
 	top->strap_ipv4 = o.ip;
 	/* each host process DMAs in its own window of bus addresses (the firmware admits no other:
-	 * FW.DMA_WINDOW); the memory keys' secret is fresh for every run */
-	top->strap_dma_window = RNIC_LINK_BUS_CTX_SHIFT;
+	 * FW.DMA_WINDOW), a card's host anywhere; the memory keys' secret is fresh for every run */
+	top->strap_dma_window = o.card_host ? 0 : RNIC_LINK_BUS_CTX_SHIFT;
 	uint64_t seed = 0;
 	if (::getrandom(&seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed))) {
 		std::cerr << "rnic-sim " << o.name << ": no random seed: " << std::strerror(errno) << "\n";

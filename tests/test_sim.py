@@ -411,3 +411,84 @@ def test_dma_answers_come_from_the_process_asked(tmp_path):
         stop(sim)
     out = (tmp_path / "rnic0.log").read_text()
     assert "forged answers 0" not in out and "forged answers" in out
+
+
+CARD_MEM = 0x2_0000_0000  # the card's host's memory: bus addresses as a machine's, top byte 0
+
+
+def card_cmd(link, mem, slot, opcode, payload=b""):
+    """Command `slot` (cookie slot + 1) on context 0's queue of card_bring_up; its status and output."""
+    lst = S.ICM_CHUNKS << S.ICM_CHUNK_LOG
+    cmd, cpl = lst + 0x1000 + slot * S.CMD_BYTES, lst + 0x2000 + slot * S.CMDC_BYTES
+    struct.pack_into("<BxxxI", mem, cmd, S.ENUM["CMD"][opcode], slot + 1)
+    mem[cmd + S.CMD[1]["PAYLOAD"][0]:cmd + S.CMD[1]["PAYLOAD"][0] + len(payload)] = payload
+    if slot == 0:
+        cmdq_setup(link, CARD_MEM + lst + 0x1000, CARD_MEM + lst + 0x2000)
+    else:
+        link.write32(S.BAR0_CMDQ_BASE + S.CTX["CMDQ_PI"][0], slot + 1)
+    deadline = time.time() + 60
+    while not mem[cpl + S.CMDC[1]["OWNER"][0]]:
+        assert time.time() < deadline, f"{opcode} never completed"
+        link.read32(S.ID["VENDOR_DEVICE"][0])  # serves the NIC's reads meanwhile
+    cookie, status, op = struct.unpack_from("<IBB", mem, cpl)
+    assert (cookie, op) == (slot + 1, S.ENUM["CMD"][opcode])
+    return status, bytes(mem[cpl + S.CMDC[1]["OUT"][0]:cpl + S.CMDC_BYTES - 8])
+
+
+def card_bring_up(link, mem):
+    """What rnic.ko's probe does with the card (driver/linux/rnic_main.c), from Python: the
+    firmware ready, the context memory handed over (chunks listed in reverse order, as a driver's
+    allocations may come), context 0's command queue, QUERY_DEVICE; its output."""
+    deadline = time.time() + 120
+    while not link.read32(S.ID["FW_STATUS"][0]) & 1:
+        assert time.time() < deadline, "the firmware never became ready"
+        time.sleep(0.05)
+    n, chunk = link.read32(S.ADMIN["ICM_CHUNKS"][0]), 1 << S.ICM_CHUNK_LOG
+    assert n == S.ICM_CHUNKS
+    lst = n * chunk
+    for i in range(n):
+        struct.pack_into("<Q", mem, lst + 8 * i, CARD_MEM + (n - 1 - i) * chunk)
+    link.write32(S.ADMIN["ICM_LIST_LO"][0], (CARD_MEM + lst) & 0xFFFFFFFF)
+    link.write32(S.ADMIN["ICM_LIST_HI"][0], (CARD_MEM + lst) >> 32)
+    link.write32(S.ADMIN["ICM_LIST_N"][0], n)
+    while (st := link.read32(S.ADMIN["ICM_STATUS"][0])) == S.ICM_ST["NONE"]:
+        assert time.time() < deadline, "the firmware never took the context memory"
+        time.sleep(0.05)
+    assert st == S.ICM_ST["TAKEN"]
+    mem[lst + 0x1000:lst + 0x3000] = bytes(0x2000)
+    status, out = card_cmd(link, mem, 0, "QUERY_DEVICE")
+    assert status == S.CMD_ST["OK"]
+    return out
+
+
+def test_card_host_is_the_driver(tmp_path):
+    """--card-host: one connection, the card's host (a QEMU device's), with all of BAR0 and
+    DMA at its own bus addresses; no second host is let in. It brings the NIC up as the kernel
+    module does and creates a CQ, whose context lands in the chunk of its context memory the list
+    named. When it leaves, the card is power-cycled: the next host finds the firmware booted again
+    (its context memory not given yet) and brings it up anew."""
+    sim = start_sim(tmp_path, extra=["--card-host"])
+    chunk = 1 << S.ICM_CHUNK_LOG
+    try:
+        for _ in range(2):
+            mem = bytearray((S.ICM_CHUNKS + 1) * chunk)
+            link = LinkClient(tmp_path / "rnic0.sock", memory={CARD_MEM: mem})
+            assert link.ctx == 0
+            with pytest.raises(ConnectionError):
+                LinkClient(tmp_path / "rnic0.sock")  # one host only
+            out = card_bring_up(link, mem)
+            assert struct.unpack_from("<I", out, S.CMDO_QUERY_DEVICE[1]["MAX_QP"][0])[0] == S.MAX_QP
+            ring = (S.ICM_CHUNKS << S.ICM_CHUNK_LOG) + 0x4000
+            status, out = card_cmd(link, mem, 1, "CREATE_CQ", struct.pack("<QBB", CARD_MEM + ring, 6, 0))
+            assert status == S.CMD_ST["OK"]
+            cqn = struct.unpack_from("<I", out)[0]
+            off = S.ICM_CQC_OFF + cqn * S.ICM_CQC_STRIDE
+            at = (S.ICM_CHUNKS - 1 - off // chunk) * chunk + off % chunk
+            assert any(mem[at:at + S.ICM_CQC_STRIDE]), "the CQ's context is not where the chunk list says"
+            assert link.dma_reads and all(CARD_MEM <= a < CARD_MEM + len(mem) for a in link.dma_reads)
+            link.close()
+    finally:
+        stop(sim)
+    log = (tmp_path / "rnic0.log").read_text()
+    assert "the card's host left: power cycle" in log and log.count("rnic firmware") == 2, log
+    assert "dma errors 0," in log and "forged answers 0" in log, log
