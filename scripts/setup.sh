@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 
 # NAME or NAME=VERSION. The verbs packages are pinned: the project's libibverbs.so.1 stands in for
 # rdma-core 44.0-2's, and Debian's tools of exactly these versions run against it. So is Yosys: the
-# RTL keeps to the SystemVerilog subset its 0.23 reads (make synth).
+# RTL keeps to the SystemVerilog subset its 0.23 reads (make synth). The VMs' QEMU (sim/qemu) is built
+# from Debian's QEMU 7.2 source with meson and these libraries; its firmware comes from seabios and
+# qemu-system-data (whose revision follows QEMU's security updates, as glib's does: only the newest
+# stays in the archive, so those two are not pinned).
 DEB_PKGS=(
   build-essential verilator yosys=0.23-6
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
@@ -17,6 +20,8 @@ DEB_PKGS=(
   sparse linux-headers-amd64
   valgrind=1:3.19.0-1
   gdb=13.1-3
+  meson=1.0.1-5 ninja-build=1.11.1-2~deb12u1 libglib2.0-dev libpixman-1-dev=0.42.2-1 libfdt-dev=1.6.1-4+b1
+  seabios=1.16.2-1 qemu-system-data cpio
 )
 
 missing=()

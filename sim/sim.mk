@@ -22,3 +22,16 @@ $(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(KERNEL_H
 .PHONY: sim
 sim: $(SIM_BIN)
 ALL_TARGETS += sim
+
+# The VMs (sim/qemu, issue 17): QEMU 7.2 with the rnic-pci device (built once per source version and
+# device, in ~/.cache/rnic) and the guest's kernel and initramfs; their paths in one file
+VM_PATHS := $(BUILD)/vm/paths.json
+$(VM_PATHS): $(addprefix sim/qemu/,build.sh rnic_pci.c rnic.mak guest.py init.sh) $(SPEC_INC)/rnic_spec.h \
+		$(KMOD_STAMP) $(HOSTLIB_SO) $(RDMACM_SO)
+	@mkdir -p $(dir $@)
+	q=$$(bash sim/qemu/build.sh) && g=($$($(PY) sim/qemu/guest.py)) && \
+	  printf '{"qemu": "%s", "kernel": "%s", "initrd": "%s"}\n' "$$q" "$${g[0]}" "$${g[1]}" > $@.tmp && mv $@.tmp $@
+
+.PHONY: vm
+vm: $(VM_PATHS)
+ALL_TARGETS += vm

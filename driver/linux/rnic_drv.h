@@ -19,7 +19,7 @@
 #define DRV_NAME "rnic"
 /* coherent buffers per context: command queue, completions, event queue, MTT page list */
 #define MAX_DMA 8
-#define RESET_TIMEOUT_MS 1000
+#define RESET_TIMEOUT_MS 1000 /* of the card's time (card_us) */
 
 #if PAGE_SHIFT != 12
 #error "the driver core lists registered memory in 4 KiB pages"

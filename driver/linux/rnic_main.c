@@ -25,6 +25,7 @@
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -205,9 +206,32 @@ static void k_dma_unmap(void *bus, void *va, size_t len)
 		rnic_mr_unpin(c, c->cur_mr, c->cur_mr->npages);
 }
 
+/*
+ * The card's time (its free-running CLOCK counter) in microseconds: the driver's timeouts count
+ * the NIC's time, so they hold where the NIC runs slower than the host (a simulated card under a
+ * VM: a second of its time takes minutes); on a card the two run alike. The counter runs on the
+ * clock that also answers BAR reads, so it cannot stand still while reads succeed; a card that is
+ * gone reads all ones, and then the host's time counts from far ahead: every deadline has passed,
+ * and one set meanwhile passes after its length of host time.
+ */
+static u64 card_us(struct rnic_pci *rp)
+{
+	u32 khz = ioread32(rp->bar + RNIC_CLOCK_FREQ_KHZ), hi, lo;
+
+	if (!khz || khz == ~0u)
+		return (1ull << 62) + ktime_get_ns() / NSEC_PER_USEC;
+	hi = ioread32(rp->bar + RNIC_CLOCK_CYCLES_HI);
+	lo = ioread32(rp->bar + RNIC_CLOCK_CYCLES_LO);
+	if (ioread32(rp->bar + RNIC_CLOCK_CYCLES_HI) != hi)
+		lo = 0; /* the low word wrapped in between: the start of the new high word */
+	return div_u64((((u64)hi << 32) | lo) * 1000, khz);
+}
+
 static u64 k_now_us(void *bus)
 {
-	return ktime_get_ns() / NSEC_PER_USEC;
+	struct rnic_ctx *c = bus;
+
+	return card_us(c->rp);
 }
 
 /*
@@ -277,7 +301,7 @@ static void rings_free(struct rnic_ctx *c, bool mapped_too)
  */
 static void ctx_stop(struct rnic_pci *rp, struct rnic_ctx *c)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(RESET_TIMEOUT_MS);
+	u64 end = card_us(rp) + RESET_TIMEOUT_MS * USEC_PER_MSEC;
 	struct rnic_mr *mr, *tmp;
 
 	mutex_lock(&c->lock);
@@ -286,7 +310,7 @@ static void ctx_stop(struct rnic_pci *rp, struct rnic_ctx *c)
 	c->live = false;
 	iowrite32(c->ctx, rp->bar + RNIC_ADMIN_CTX_RESET);
 	while (ioread32(rp->bar + RNIC_ADMIN_CTX_RESET_PENDING) & BIT(c->ctx)) {
-		if (time_after(jiffies, end) || c->dev.dead) {
+		if (card_us(rp) > end || c->dev.dead) {
 			dev_err(&rp->pdev->dev, "context %u: reset not confirmed, its memory is kept\n",
 				c->ctx);
 			c->leak = true;
@@ -313,13 +337,13 @@ out:
  */
 static int icm_wait(struct rnic_pci *rp, u32 want)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(RESET_TIMEOUT_MS);
+	u64 end = card_us(rp) + RESET_TIMEOUT_MS * USEC_PER_MSEC;
 	u32 st;
 
 	while ((st = ioread32(rp->bar + RNIC_ADMIN_ICM_STATUS)) != want) {
 		if (st == RNIC_ICM_ST_REFUSED)
 			return -EIO;
-		if (time_after(jiffies, end))
+		if (card_us(rp) > end)
 			return -ETIMEDOUT;
 		usleep_range(100, 200);
 	}
