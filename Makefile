@@ -2,6 +2,7 @@
 #
 #   make demo    set up, build, boot two simulated NICs and run the RDMA WRITE demo
 #   make test    set up, build and run every test (ends with "N passed, N failed")
+#   make vm-demo  two Linux VMs, each with a simulated card as its PCIe device: Debian's tools through rnic.ko
 #   make interop-tools   Debian's verbs tools and perftest between two simulated NICs (a table)
 #   make sim-up / sim-down   two simulated NICs for your own verbs programs (scripts/rnic-run)
 #
@@ -22,7 +23,7 @@ CFLAGS_COMMON := -O2 -g -Wall -Wextra -Werror -std=gnu11
 BUILD_ID := $(shell git rev-parse --short=8 HEAD 2>/dev/null || echo 0)
 BUILD_TIME := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: demo test bench soak fuzz interop-tools sim-up sim-down setup spec spec-check all clean
+.PHONY: demo test vm-demo bench soak fuzz interop-tools sim-up sim-down setup spec spec-check all clean
 
 setup:
 	bash scripts/setup.sh
@@ -55,6 +56,12 @@ test:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(PY) -m pytest -q tests
+
+# two Linux VMs (QEMU, Debian's kernel, rnic.ko) on two simulated cards: ibv_rc_pingpong and perftest VM to VM
+vm-demo:
+	bash scripts/setup.sh
+	$(MAKE) all
+	$(PY) sim/qemu/vm_demo.py
 
 # the host path's instruction count, the transport's figures (simulated time), its long run on a faulty link
 bench:

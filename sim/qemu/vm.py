@@ -95,6 +95,8 @@ class Vm:
                "-append", CMDLINE, "-serial", f"file:{self.console_file}", "-no-reboot",
                "-fw_cfg", f"name=opt/rnic/run,file={self.d / f'{name}.sh'}",
                "-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-accel", accel_ or accel()]
+        if (accel_ or accel()) == "tcg":
+            cmd += ["-icount", "shift=auto"]
         if card is not None:
             cmd += ["-device", "pcie-root-port,id=rp0,chassis=1",
                     "-device", f"rnic-pci,id=rnic,bus=rp0,socket={card.sock}"]
