@@ -6,9 +6,17 @@ import pathlib
 import re
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sim" / "qemu"))
 import vm as V  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _cleanup():
+    yield
+    V.cleanup()
 
 
 def clean(console):
@@ -45,3 +53,36 @@ def test_rc_pingpong_vm_to_vm(tmp_path):
         assert "50 iters in" in c
     for log in logs:
         assert "dma errors 0," in log, log
+
+
+def test_device_removed_under_traffic(tmp_path):
+    """QEMU's device_del of the card while ib_write_bw writes through it (the guest's ACPI hotplug
+    unbinds rnic.ko with a file open and its rings mapped): the tool fails instead of hanging (its
+    next touch of the card's pages gets SIGBUS, a verb EIO), the kernel neither warns nor oopses,
+    the module unloads, and the card sees its host leave."""
+    server = V.guest_setup(1) + "ib_write_bw -d rnic_pci0 -x 0 -F -n 100000 -s 65536 || true\n"
+    client = V.guest_setup(2) + (
+        "cat > /tmp/client <<'EOF'\n" +
+        V.until_connected(f"ib_write_bw -d rnic_pci0 -x 0 -F -n 100000 -s 65536 {V.GUEST_NET}1") +
+        "EOF\n"
+        "sh -e /tmp/client > /tmp/bw.log 2>&1 &\n"
+        "pid=$!\n"
+        "sleep 30\n"  # connected and writing (its output is buffered until it ends)
+        "echo rnic-test: traffic\n"
+        "st=0; wait $pid || st=$?\n"
+        "cat /tmp/bw.log\n"
+        "echo rnic-test: client exit $st\n"
+        "[ $st != 0 ] && [ ! -e /dev/rnic0 ]\n"
+        "rmmod rnic\n"
+        "echo rnic-test: module removed\n")
+    cards, vms = V.pair(tmp_path, [server, client])
+    assert vms[1].wait_for("rnic-test: traffic", 600), vms[1].console()[-3000:]
+    r = vms[1].qmp("device_del", id="rnic")
+    assert "return" in r, r
+    assert vms[1].wait(600) is not None, vms[1].console()[-3000:]
+    vms[0].kill()  # its server waits for a peer that is gone
+    consoles, logs = V.finish(cards, vms, 60)
+    clean(consoles[1])
+    assert "rnic-test: module removed" in consoles[1]
+    assert not V.splats(consoles[0]), V.splats(consoles[0])
+    assert "the card's host left: power cycle" in logs[1], logs[1]

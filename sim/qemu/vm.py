@@ -23,6 +23,7 @@ CMDLINE = ("console=ttyS0 quiet panic=-1 oops=panic panic_on_warn=1 softlockup_p
 SPLAT = re.compile(r"\bBUG\b|WARNING:|Oops|Call Trace|Kernel panic|corruption|soft lockup|blocked for more than|"
                    r"rcu_sched detected stall|general protection|Poison overwritten|Redzone|Object padding")
 GUEST_NET = "192.168.7."
+STARTED = []  # every simulator and QEMU started, for cleanup()
 
 
 def paths():
@@ -57,6 +58,7 @@ class Card:
         self.p = subprocess.Popen([str(SIM), "--name", name, "--mac", f"02:00:00:00:00:{n:02x}",
                                    "--ip", f"10.0.0.{n}", "--sock-dir", str(self.d), "--card-host", *eth],
                                   stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        STARTED.append(self.p)
         if wait:
             self.ready()
 
@@ -105,6 +107,7 @@ class Vm:
                     "-device", f"virtio-net-pci,netdev=n0,mac=52:54:00:00:00:{mac:02x},romfile="]
         cmd += list(extra)
         self.p = subprocess.Popen(cmd, stdout=open(self.d / f"{name}.qemu.log", "w"), stderr=subprocess.STDOUT)
+        STARTED.append(self.p)
 
     def console(self):
         return self.console_file.read_text(errors="replace") if self.console_file.exists() else ""
@@ -146,6 +149,15 @@ class Vm:
             self.p.wait()
 
 
+def cleanup():
+    """Kill whatever is left of what was started (a test that failed half way)."""
+    while STARTED:
+        p = STARTED.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def splats(text):
     """Lines of a guest's console that show a kernel warning, oops or memory corruption."""
     return [ln for ln in text.splitlines() if SPLAT.search(ln)]
@@ -168,9 +180,9 @@ def guest_setup(n):
 
 def until_connected(client, tries=60):
     """A tool's client side, tried again each second until its server listens (the other guest may
-    still be booting): the script fails if it never succeeds."""
-    return (f"ok=0\nfor i in $(seq {tries}); do\n  if {client}; then ok=1; break; fi\n  sleep 1\ndone\n"
-            "[ $ok = 1 ]\n")
+    still be booting), while the card is there: the script fails if it never succeeds."""
+    return (f"ok=0\nfor i in $(seq {tries}); do\n  [ -e /dev/rnic0 ] || break\n"
+            f"  if {client}; then ok=1; break; fi\n  sleep 1\ndone\n[ $ok = 1 ]\n")
 
 
 def pair(d, scripts, eth_faults=()):
