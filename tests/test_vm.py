@@ -86,3 +86,19 @@ def test_device_removed_under_traffic(tmp_path):
     assert "rnic-test: module removed" in consoles[1]
     assert not V.splats(consoles[0]), V.splats(consoles[0])
     assert "the card's host left: power cycle" in logs[1], logs[1]
+
+
+def test_bad_ioctls_other_users_and_memlock(tmp_path):
+    """tests/apps/kmod_ioctls.c in a VM: bad sizes, pointers, opcodes and ring handles (one of
+    another process's), a REG_MR whose length wraps or names unmapped memory, a ring freed while
+    in use, each refused with its errno; another user is refused the 0600 node, and once it is
+    opened to all (the documented udev rule) is held to its RLIMIT_MEMLOCK."""
+    card = V.Card(tmp_path, "rnic0", 5)
+    vm = V.Vm("vm0", tmp_path, V.guest_setup(1) + "rnic-kmod-ioctls\n", card)
+    assert vm.wait(600) is not None, "the guest did not power off"
+    log = card.stop()
+    console = vm.console()
+    clean(console)
+    assert "PASS: 0 failed" in console and "FAIL" not in console, console[-4000:]
+    assert len(re.findall(r"^ok ", console, flags=re.M)) >= 25, console[-4000:]
+    assert "dma errors 0," in log, log

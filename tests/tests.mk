@@ -7,6 +7,12 @@ $(TESTAPP_DIR)/%: tests/apps/%.c $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $< -o $@ $(HOSTLIB_LINK)
 
+# bad arguments to rnic.ko's ioctls, run in a VM on a simulated card (tests/test_vm.py): libc only
+KMOD_IOCTLS := $(TESTAPP_DIR)/kmod_ioctls
+$(KMOD_IOCTLS): tests/apps/kmod_ioctls.c driver/include/uapi/rnic/rnic_uapi.h $(SPEC_INC)/rnic_spec.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Idriver/include/uapi/rnic -I$(SPEC_INC) $< -o $@
+
 # rc_ops: its checks, and its mix, bench and limits modes, over common RC set-up
 RC_OPS_SRCS := tests/apps/rc_ops.c tests/apps/rc_common.c tests/apps/rc_mix.c tests/apps/rc_bench.c tests/apps/rc_limits.c
 $(TESTAPP_DIR)/rc_ops: $(RC_OPS_SRCS) tests/apps/rc_common.h $(HOSTLIB_SO)

@@ -109,15 +109,16 @@ def initramfs(abi, kdir):
     rxe = [f"{MULTIARCH}/libibverbs/librxe-rdmav34.so", "/etc/libibverbs.d/rxe.driver"]
     ko = ROOT / "build" / "kmod" / abi / "rnic.ko"
     ours = [ROOT / "build" / "host-lib" / n for n in ("libibverbs.so.1", "librdmacm.so.1")]
+    ioctls = ROOT / "build" / "tests" / "kmod_ioctls"
     init = ROOT / "sim" / "qemu" / "init.sh"
-    for f in [ko, *ours]:
+    for f in [ko, *ours, ioctls]:
         if not f.exists():
             sys.exit(f"guest: {f} is missing (make all)")
     mods = module_files(kdir, abi)
     # glibc loads libgcc_s itself (pthread_cancel, unwinding at exit)
     libs = sorted(set(libs_of(tools + [rxe[0]])) | {f"{MULTIARCH}/libgcc_s.so.1"})
     h = hashlib.sha256()
-    for f in [*tools, *rxe, *libs, ko, *ours, init, *mods, __file__]:
+    for f in [*tools, *rxe, *libs, ko, *ours, ioctls, init, *mods, __file__]:
         h.update(str(f).encode() + pathlib.Path(f).read_bytes())
     h.update(subprocess.run(["dpkg-query", "-W", "busybox-static"], capture_output=True, text=True).stdout.encode())
     out = CACHE / f"initrd-{abi}-{h.hexdigest()[:16]}.img"
@@ -137,6 +138,7 @@ def initramfs(abi, kdir):
         for lib in ours:
             shutil.copy(lib, r / "opt" / "rnic" / "lib" / lib.name)
         shutil.copy(ko, r / "lib" / "modules" / abi / "rnic.ko")
+        shutil.copy(ioctls, r / "usr" / "bin" / "rnic-kmod-ioctls")
         (r / "lib" / "modules" / abi / "load").write_text("".join(f"{m.name}\n" for m in mods))
         for m in mods:
             shutil.copy(m, r / "lib" / "modules" / abi / m.name)

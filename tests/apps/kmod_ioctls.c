@@ -1,0 +1,219 @@
+/*
+ * Bad arguments to rnic.ko, from a process in a VM on a simulated card (tests/test_vm.py): each
+ * is refused with the errno the driver gives, nothing of another process's is reachable, an
+ * unprivileged user is refused the device until its node is opened to all (the udev rule), and
+ * then its pinned memory is held to RLIMIT_MEMLOCK. Run as root; prints a line per check ("ok" or
+ * "FAIL") and exits 1 if any failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rnic_spec.h"
+#include "rnic_uapi.h"
+
+#define DEV "/dev/rnic0"
+#define STRIDE RNIC_UAPI_RING_STRIDE
+
+static int fails;
+
+static void expect(const char *what, int ret, int want)
+{
+	int got = ret < 0 ? errno : 0;
+
+	if (got == want) {
+		printf("ok   %s: %s\n", what, want ? strerror(want) : "done");
+	} else {
+		printf("FAIL %s: %s, want %s\n", what, got ? strerror(got) : "done", want ? strerror(want) : "done");
+		fails++;
+	}
+}
+
+static int cmd(int fd, uint32_t opcode, struct rnic_uapi_cmd *c)
+{
+	c->opcode = opcode;
+	return ioctl(fd, RNIC_IOCTL_CMD, c);
+}
+
+static int alloc_ring(int fd, uint64_t size, uint64_t *handle)
+{
+	struct rnic_uapi_alloc_ring r = {.size = size};
+	int ret = ioctl(fd, RNIC_IOCTL_ALLOC_RING, &r);
+
+	*handle = r.offset;
+	return ret;
+}
+
+static int create_cq(int fd, uint64_t ring, uint8_t log, uint32_t *cqn)
+{
+	struct rnic_uapi_cmd c = {0};
+	int ret;
+
+	RNIC_CMDI_CREATE_CQ_BASE_SET(c.in, ring);
+	RNIC_CMDI_CREATE_CQ_LOG_SIZE_SET(c.in, log);
+	ret = cmd(fd, RNIC_CMD_CREATE_CQ, &c);
+	*cqn = RNIC_CMDO_HANDLE_HANDLE_GET(c.out);
+	return ret;
+}
+
+static int reg_mr(int fd, uint32_t pdn, uint64_t va, uint64_t len, uint32_t *key)
+{
+	struct rnic_uapi_cmd c = {0};
+	int ret;
+
+	RNIC_CMDI_REG_MR_PDN_SET(c.in, pdn);
+	RNIC_CMDI_REG_MR_ACCESS_SET(c.in, 1); /* local write */
+	RNIC_CMDI_REG_MR_VA_SET(c.in, va);
+	RNIC_CMDI_REG_MR_LENGTH_SET(c.in, len);
+	ret = cmd(fd, RNIC_CMD_REG_MR, &c);
+	if (!ret && c.status)
+		errno = c.status == RNIC_CMD_ST_NO_RESOURCES ? ENOMEM : EIO, ret = -1;
+	*key = RNIC_CMDO_HANDLE_HANDLE_GET(c.out);
+	return ret;
+}
+
+static uint32_t alloc_pd(int fd)
+{
+	struct rnic_uapi_cmd c = {0};
+
+	expect("ALLOC_PD", cmd(fd, RNIC_CMD_ALLOC_PD, &c), 0);
+	return RNIC_CMDO_HANDLE_HANDLE_GET(c.out);
+}
+
+/* another process with a context of its own: its third ring's handle, through the pipe */
+static pid_t other_process(int *handle_pipe)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		exit(2);
+	pid = fork();
+	if (!pid) {
+		int fd = open(DEV, O_RDWR);
+		uint64_t h[3] = {0};
+
+		for (int i = 0; fd >= 0 && i < 3; i++)
+			alloc_ring(fd, 4096, &h[i]);
+		if (write(p[1], &h[2], sizeof(h[2])) != sizeof(h[2]))
+			exit(2);
+		pause(); /* holds its file open until killed */
+		exit(0);
+	}
+	close(p[1]);
+	*handle_pipe = p[0];
+	return pid;
+}
+
+static void rings(int fd)
+{
+	uint64_t h, theirs, bad;
+	uint32_t cqn;
+	int pfd;
+	pid_t pid = other_process(&pfd);
+	struct rnic_uapi_cmd c = {0};
+	void *m;
+
+	expect("ALLOC_RING of 0 bytes", alloc_ring(fd, 0, &bad), EINVAL);
+	expect("ALLOC_RING of a size not in pages", alloc_ring(fd, 4097, &bad), EINVAL);
+	expect("ALLOC_RING longer than a ring may be", alloc_ring(fd, 2 * STRIDE, &bad), EINVAL);
+	expect("ALLOC_RING of a page", alloc_ring(fd, 4096, &h), 0);
+	expect("CREATE_CQ on a ring never allocated", create_cq(fd, 7 * STRIDE, 6, &cqn), EINVAL);
+	expect("CREATE_CQ on a ring too small for it", create_cq(fd, h, 10, &cqn), EINVAL);
+	if (read(pfd, &theirs, sizeof(theirs)) != sizeof(theirs))
+		exit(2);
+	expect("CREATE_CQ on another process's ring", create_cq(fd, theirs, 6, &cqn), EINVAL);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)theirs);
+	expect("mmap of another process's ring", m == MAP_FAILED ? -1 : 0, EINVAL);
+	m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, RNIC_UAPI_DB_OFFSET);
+	expect("mmap of more than the doorbell page", m == MAP_FAILED ? -1 : 0, EINVAL);
+	expect("CREATE_CQ on its ring", create_cq(fd, h, 6, &cqn), 0);
+	expect("FREE_RING of a ring a CQ uses", ioctl(fd, RNIC_IOCTL_FREE_RING, &(uint64_t){h}), EBUSY);
+	RNIC_CMDI_HANDLE_HANDLE_SET(c.in, cqn);
+	expect("DESTROY_CQ", cmd(fd, RNIC_CMD_DESTROY_CQ, &c), 0);
+	expect("FREE_RING once the CQ is gone", ioctl(fd, RNIC_IOCTL_FREE_RING, &(uint64_t){h}), 0);
+	expect("FREE_RING again", ioctl(fd, RNIC_IOCTL_FREE_RING, &(uint64_t){h}), EINVAL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void commands(int fd)
+{
+	struct rnic_uapi_cmd c = {0};
+	struct rnic_uapi_query q;
+	uint32_t pdn, key;
+	static char buf[8192];
+
+	expect("QUERY", ioctl(fd, RNIC_IOCTL_QUERY, &q), 0);
+	expect("QUERY into an unmapped address", ioctl(fd, RNIC_IOCTL_QUERY, (void *)8), EFAULT);
+	expect("CMD from an unmapped address", ioctl(fd, RNIC_IOCTL_CMD, (void *)8), EFAULT);
+	expect("an ioctl the driver does not have", ioctl(fd, _IO(RNIC_IOCTL_TYPE, 99)), ENOTTY);
+	expect("CREATE_EQ (the driver's own command)", cmd(fd, RNIC_CMD_CREATE_EQ, &c), EINVAL);
+	expect("an opcode that does not exist", cmd(fd, 0xff, &c), EINVAL);
+	pdn = alloc_pd(fd);
+	expect("REG_MR whose end wraps around", reg_mr(fd, pdn, ~0ull - 4095, 8192, &key), EINVAL);
+	expect("REG_MR of no bytes", reg_mr(fd, pdn, (uintptr_t)buf, 0, &key), EINVAL);
+	RNIC_CMDI_REG_MR_PAGELIST_SET(c.in, 0x1000);
+	RNIC_CMDI_REG_MR_LENGTH_SET(c.in, 4096);
+	expect("REG_MR naming its own page list", cmd(fd, RNIC_CMD_REG_MR, &c), EINVAL);
+	expect("REG_MR of memory not mapped", reg_mr(fd, pdn, 0x100000000000ull, 8192, &key), EFAULT);
+	expect("REG_MR of its own memory", reg_mr(fd, pdn, (uintptr_t)buf, sizeof(buf), &key), 0);
+}
+
+/* as user nobody: refused the 0600 node; once it is 0666, held to a 64 KiB RLIMIT_MEMLOCK */
+static void unprivileged(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (!pid) {
+		struct rlimit rl = {65536, 65536};
+		void *big = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint32_t pdn, key;
+		int fd;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
+			exit(2);
+		expect("open by another user (node 0600)", open(DEV, O_RDWR), EACCES);
+		while (access(DEV, R_OK | W_OK))
+			usleep(100000); /* the parent opens it to all */
+		fd = open(DEV, O_RDWR);
+		expect("open by another user (node 0666)", fd < 0 ? -1 : 0, 0);
+		pdn = alloc_pd(fd);
+		memset(big, 1, 1 << 20);
+		expect("REG_MR of 1 MiB over a 64 KiB RLIMIT_MEMLOCK", reg_mr(fd, pdn, (uintptr_t)big, 1 << 20, &key),
+		       ENOMEM);
+		expect("REG_MR of 32 KiB within it", reg_mr(fd, pdn, (uintptr_t)big, 32768, &key), 0);
+		exit(fails ? 1 : 0);
+	}
+	sleep(1);
+	chmod(DEV, 0666); /* what the documented udev rule does */
+	waitpid(pid, &st, 0);
+	fails += !WIFEXITED(st) || WEXITSTATUS(st);
+	chmod(DEV, 0600);
+}
+
+int main(void)
+{
+	int fd = open(DEV, O_RDWR);
+
+	if (fd < 0) {
+		perror(DEV);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	commands(fd);
+	rings(fd);
+	unprivileged();
+	close(fd);
+	printf("%s: %d failed\n", fails ? "FAIL" : "PASS", fails);
+	return fails ? 1 : 0;
+}
