@@ -27,7 +27,7 @@ ALL_TARGETS += sim
 # device, in ~/.cache/rnic) and the guest's kernel and initramfs; their paths in one file
 VM_PATHS := $(BUILD)/vm/paths.json
 $(VM_PATHS): $(addprefix sim/qemu/,build.sh rnic_pci.c rnic.mak guest.py init.sh) $(SPEC_INC)/rnic_spec.h \
-		$(KMOD_STAMP) $(HOSTLIB_SO) $(RDMACM_SO) $(BUILD)/tests/kmod_ioctls
+		$(KMOD_STAMP) $(HOSTLIB_SO) $(RDMACM_SO) $(BUILD)/tests/kmod_ioctls $(HOSTLIB_DIR)/rnic-stat
 	@mkdir -p $(dir $@)
 	q=$$(bash sim/qemu/build.sh) && g=($$($(PY) sim/qemu/guest.py)) && \
 	  printf '{"qemu": "%s", "kernel": "%s", "initrd": "%s"}\n' "$$q" "$${g[0]}" "$${g[1]}" > $@.tmp && mv $@.tmp $@

@@ -102,3 +102,31 @@ def test_bad_ioctls_other_users_and_memlock(tmp_path):
     assert "PASS: 0 failed" in console and "FAIL" not in console, console[-4000:]
     assert len(re.findall(r"^ok ", console, flags=re.M)) >= 25, console[-4000:]
     assert "dma errors 0," in log, log
+
+
+def test_processes_killed_mid_transfer_free_their_contexts(tmp_path):
+    """ib_write_bw server and client on one card (two contexts, the NIC's loopback), both killed
+    with SIGKILL mid-transfer: their contexts are reset and freed (all 15 open again at once, a
+    16th is refused), no warning, and the module unloads."""
+    script = V.guest_setup(1) + (
+        "ib_write_bw -d rnic_pci0 -x 0 -F -n 100000 -s 65536 > /tmp/s.log 2>&1 &\n"
+        "sleep 3\n"
+        "ib_write_bw -d rnic_pci0 -x 0 -F -n 100000 -s 65536 127.0.0.1 > /tmp/c.log 2>&1 &\n"
+        "sleep 30\n"
+        "kill -9 $(pidof ib_write_bw)\n"
+        "wait || true\n"
+        "rnic-stat | grep TX_WQES\n"
+        "rnic-kmod-ioctls contexts\n"
+        "rmmod rnic\n"
+        "echo rnic-test: module removed\n")
+    card = V.Card(tmp_path, "rnic0", 5)
+    vm = V.Vm("vm0", tmp_path, script, card)
+    assert vm.wait(600) is not None, "the guest did not power off"
+    log = card.stop()
+    console = vm.console()
+    clean(console)
+    assert "ok   contexts opened at once: 15 of 15" in console and "rnic-test: module removed" in console, console[-4000:]
+    assert "reset not confirmed" not in console
+    wqes = int(re.search(r"^TX_WQES: (\d+)", console, flags=re.M).group(1))
+    assert wqes > 1000, console[-4000:]  # the WRITEs were under way when the processes died
+    assert "dma errors 0," in log, log

@@ -2,7 +2,8 @@
 downloaded, never installed) and an initramfs made from Debian packages and this build: busybox
 (busybox-static), Debian's verbs tools and perftest with the libraries they load (as installed on
 this machine by scripts/setup.sh), Debian's libibverbs and rxe provider (the rxe guest), the
-project's libibverbs.so.1 and librdmacm.so.1 (the rnic guest), rnic.ko, the kernel modules of
+project's libibverbs.so.1 and librdmacm.so.1 (the rnic guest), rnic-stat, the ioctl checks of
+tests/apps/kmod_ioctls.c, rnic.ko, the kernel modules of
 virtio-net, rdma_rxe and fw_cfg, and sim/qemu/init.sh as /init. Prints the kernel's and the
 initramfs's paths; both are kept in the cache (~/.cache/rnic/vm), the kernel per ABI, the
 initramfs per hash of what went into it.
@@ -110,15 +111,16 @@ def initramfs(abi, kdir):
     ko = ROOT / "build" / "kmod" / abi / "rnic.ko"
     ours = [ROOT / "build" / "host-lib" / n for n in ("libibverbs.so.1", "librdmacm.so.1")]
     ioctls = ROOT / "build" / "tests" / "kmod_ioctls"
+    stat = ROOT / "build" / "host-lib" / "rnic-stat"
     init = ROOT / "sim" / "qemu" / "init.sh"
-    for f in [ko, *ours, ioctls]:
+    for f in [ko, *ours, ioctls, stat]:
         if not f.exists():
             sys.exit(f"guest: {f} is missing (make all)")
     mods = module_files(kdir, abi)
     # glibc loads libgcc_s itself (pthread_cancel, unwinding at exit)
     libs = sorted(set(libs_of(tools + [rxe[0]])) | {f"{MULTIARCH}/libgcc_s.so.1"})
     h = hashlib.sha256()
-    for f in [*tools, *rxe, *libs, ko, *ours, ioctls, init, *mods, __file__]:
+    for f in [*tools, *rxe, *libs, ko, *ours, ioctls, stat, init, *mods, __file__]:
         h.update(str(f).encode() + pathlib.Path(f).read_bytes())
     h.update(subprocess.run(["dpkg-query", "-W", "busybox-static"], capture_output=True, text=True).stdout.encode())
     out = CACHE / f"initrd-{abi}-{h.hexdigest()[:16]}.img"
@@ -139,6 +141,7 @@ def initramfs(abi, kdir):
             shutil.copy(lib, r / "opt" / "rnic" / "lib" / lib.name)
         shutil.copy(ko, r / "lib" / "modules" / abi / "rnic.ko")
         shutil.copy(ioctls, r / "usr" / "bin" / "rnic-kmod-ioctls")
+        shutil.copy(stat, r / "usr" / "bin" / "rnic-stat")
         (r / "lib" / "modules" / abi / "load").write_text("".join(f"{m.name}\n" for m in mods))
         for m in mods:
             shutil.copy(m, r / "lib" / "modules" / abi / m.name)

@@ -3,7 +3,8 @@
  * is refused with the errno the driver gives, nothing of another process's is reachable, an
  * unprivileged user is refused the device until its node is opened to all (the udev rule), and
  * then its pinned memory is held to RLIMIT_MEMLOCK. Run as root; prints a line per check ("ok" or
- * "FAIL") and exits 1 if any failed.
+ * "FAIL") and exits 1 if any failed. With "contexts": only that every context but the driver's
+ * can be opened at once, and no more (none is left held by a process that died).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,7 +202,21 @@ static void unprivileged(void)
 	chmod(DEV, 0600);
 }
 
-int main(void)
+static void contexts(void)
+{
+	int n = 0, last, err;
+
+	while ((last = open(DEV, O_RDWR)) >= 0)
+		n++;
+	err = errno;
+	printf("%s contexts opened at once: %d of %u\n", n == RNIC_NUM_CTX - 1 ? "ok  " : "FAIL", n,
+	       RNIC_NUM_CTX - 1);
+	fails += n != RNIC_NUM_CTX - 1;
+	errno = err;
+	expect("one more", last, EBUSY);
+}
+
+int main(int argc, char **argv)
 {
 	int fd = open(DEV, O_RDWR);
 
@@ -210,10 +225,15 @@ int main(void)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	commands(fd);
-	rings(fd);
-	unprivileged();
-	close(fd);
+	if (argc > 1 && !strcmp(argv[1], "contexts")) {
+		close(fd);
+		contexts();
+	} else {
+		commands(fd);
+		rings(fd);
+		unprivileged();
+		close(fd);
+	}
 	printf("%s: %d failed\n", fails ? "FAIL" : "PASS", fails);
 	return fails ? 1 : 0;
 }
