@@ -21,6 +21,7 @@ DEB_PKGS=(
   valgrind=1:3.19.0-1
   gdb=13.1-3
   meson=1.0.1-5 ninja-build=1.11.1-2~deb12u1 libglib2.0-dev libpixman-1-dev=0.42.2-1 libfdt-dev=1.6.1-4+b1
+  libslirp-dev=4.7.0-1
   seabios=1.16.2-1 qemu-system-data cpio
 )
 

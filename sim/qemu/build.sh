@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # QEMU with the rnic-pci device (sim/qemu/rnic_pci.c): Debian 12's QEMU 7.2 source (apt-get
 # source, through a deb-src list of this machine's own suites, kept in the cache), the device
-# added, one target, only the devices of rnic.mak, no GUI, no tools. Built once per source version
+# added, one target, only the devices of rnic.mak, no GUI, no tools; user networking (slirp: the
+# rxe guest's TCP to the host's tools). Built once per source version
 # and hash of the files below, outside the clone; prints the binary's path.
 #
 #   sim/qemu/build.sh            # build if missing, print the path
@@ -55,7 +56,7 @@ printf "softmmu_ss.add(when: 'CONFIG_RNIC_PCI', if_true: files('rnic_pci.c'))\n"
 cp sim/qemu/rnic.mak "$src/configs/devices/x86_64-softmmu/rnic.mak"
 mkdir "$src/build"
 (cd "$src/build" && ../configure --meson=meson --target-list=x86_64-softmmu --without-default-devices \
-  --with-devices-x86_64=rnic --without-default-features --enable-fdt=system --enable-tcg --enable-kvm --disable-docs \
+  --with-devices-x86_64=rnic --without-default-features --enable-fdt=system --enable-slirp --enable-tcg --enable-kvm --disable-docs \
   --disable-tools --disable-guest-agent --disable-install-blobs --disable-werror --audio-drv-list= \
   --enable-trace-backends=nop >&2 && ninja qemu-system-x86_64 >&2)
 mkdir -p "$out"

@@ -26,9 +26,9 @@ CACHE = pathlib.Path(os.environ.get("RNIC_CACHE") or pathlib.Path(os.environ.get
 # Debian's tools the guests run (ibverbs-utils, perftest, rdmacm-utils, iproute2's rdma)
 TOOLS = ["ibv_devinfo", "ibv_devices", "ibv_rc_pingpong", "ibv_ud_pingpong", "rping", "rdma",
          *(f"ib_{op}_{kind}" for op in ("write", "read", "send", "atomic") for kind in ("bw", "lat"))]
-# kernel modules (with what they depend on): the guests' network, Linux's own RoCE, fw_cfg (the
-# harness hands each guest its script through it)
-MODULES = ["virtio_pci", "virtio_net", "rdma_rxe", "qemu_fw_cfg"]
+# kernel modules (with what they depend on): the guests' network, Linux's own RoCE (and the crc32
+# its ICRC asks the crypto API for), fw_cfg (the harness hands each guest its script through it)
+MODULES = ["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe", "qemu_fw_cfg"]
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 
 

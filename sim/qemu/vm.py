@@ -47,16 +47,18 @@ def accel():
 
 
 class Card:
-    """An rnic-sim whose host is a VM: name.sock in d, the Ethernet link as given."""
+    """An rnic-sim whose host is a VM (card_host; else host processes, as make sim-up's): name.sock
+    in d, the Ethernet link as given."""
 
-    def __init__(self, d, name, n, eth=(), wait=True):
+    def __init__(self, d, name, n, eth=(), wait=True, card_host=True):
         self.d, self.name = pathlib.Path(d), name
         self.d.mkdir(parents=True, exist_ok=True)
         self.d.chmod(0o700)
         self.sock = self.d / f"{name}.sock"
         self.log = self.d / f"{name}.log"
         self.p = subprocess.Popen([str(SIM), "--name", name, "--mac", f"02:00:00:00:00:{n:02x}",
-                                   "--ip", f"10.0.0.{n}", "--sock-dir", str(self.d), "--card-host", *eth],
+                                   "--ip", f"10.0.0.{n}", "--sock-dir", str(self.d),
+                                   *(["--card-host"] if card_host else []), *eth],
                                   stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
         STARTED.append(self.p)
         if wait:
@@ -178,10 +180,11 @@ def guest_setup(n):
             "export LD_LIBRARY_PATH=/opt/rnic/lib\n")
 
 
-def until_connected(client, tries=60):
+def until_connected(client, tries=60, card=True):
     """A tool's client side, tried again each second until its server listens (the other guest may
     still be booting), while the card is there: the script fails if it never succeeds."""
-    return (f"ok=0\nfor i in $(seq {tries}); do\n  [ -e /dev/rnic0 ] || break\n"
+    gone = "  [ -e /dev/rnic0 ] || break\n" if card else ""
+    return (f"ok=0\nfor i in $(seq {tries}); do\n{gone}"
             f"  if {client}; then ok=1; break; fi\n  sleep 1\ndone\n[ $ok = 1 ]\n")
 
 
@@ -210,3 +213,26 @@ def finish(cards, vms, timeout):
             v.kill()
     logs = [c.stop() for c in cards]
     return [v.console() for v in vms], logs
+
+
+RXE_MAC = "02:00:00:00:00:09"
+RXE_IP = "10.0.0.9"
+
+
+def rxe_vm(d, script, nic_port, guest_port, fwd_port):
+    """A guest whose kernel runs Linux's RoCE (rdma_rxe, device rxe0) on a virtio NIC (RXE_MAC,
+    RXE_IP) whose frames are datagrams to and from an rnic-sim's Ethernet port (--eth-udp
+    nic_port:127.0.0.1:guest_port); a second NIC on QEMU's user network for the tools' TCP: the
+    host is 10.0.2.2 to it, and the host's fwd_port reaches its port 18515. Debian's libibverbs
+    and rxe provider."""
+    setup = (f"roce=$(grep -l {RXE_MAC} /sys/class/net/*/address | cut -d/ -f5)\n"
+             "tcp=$(grep -l 52:54:00:12:34:56 /sys/class/net/*/address | cut -d/ -f5)\n"
+             f"ip addr add {RXE_IP}/24 dev $roce\nip link set $roce up\n"
+             "ip addr add 10.0.2.15/24 dev $tcp\nip link set $tcp up\n"
+             "rdma link add rxe0 type rxe netdev $roce\n")
+    extra = ["-netdev", f"dgram,id=r,local.type=inet,local.host=127.0.0.1,local.port={guest_port},"
+                        f"remote.type=inet,remote.host=127.0.0.1,remote.port={nic_port}",
+             "-device", f"virtio-net-pci,netdev=r,mac={RXE_MAC},romfile=",
+             "-netdev", f"user,id=u,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:{fwd_port}-:18515",
+             "-device", "virtio-net-pci,netdev=u,mac=52:54:00:12:34:56,romfile="]
+    return Vm("rxe", d, setup + script, extra=extra)
