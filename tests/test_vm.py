@@ -47,14 +47,17 @@ def test_module_probes_the_card_and_ibv_devinfo_lists_it(tmp_path):
     assert "dma errors 0," in log and "the card's host left: power cycle" in log, log
 
 
-def test_rc_pingpong_vm_to_vm(tmp_path):
-    """Debian's ibv_rc_pingpong between two VMs, each through rnic.ko and its own simulated NIC."""
+@pytest.mark.parametrize("iommu", [False, True], ids=["", "iommu"])
+def test_rc_pingpong_vm_to_vm(tmp_path, iommu):
+    """Debian's ibv_rc_pingpong between two VMs, each through rnic.ko and its own simulated NIC;
+    and again with each guest's IOMMU on (Intel VT-d, intel_iommu=on): the card's DMA to IOVAs."""
     server = V.guest_setup(1) + "ibv_rc_pingpong -d rnic_pci0 -g 0 -n 50\n"
     client = V.guest_setup(2) + V.until_connected(f"ibv_rc_pingpong -d rnic_pci0 -g 0 -n 50 {V.GUEST_NET}1")
-    cards, vms = V.pair(tmp_path, [server, client])
+    cards, vms = V.pair(tmp_path, [server, client], iommu=iommu)
     consoles, logs = V.finish(cards, vms, 900)
     for c in consoles:
         clean(c)
+        assert not iommu or re.search(r"DMAR: IOMMU enabled|DMAR: Intel\(R\) Virtualization Technology", c), c[-3000:]
         assert re.search(r"409600 bytes in [\d.]+ seconds", c), c[-3000:]
         assert "50 iters in" in c
     for log in logs:

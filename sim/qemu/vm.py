@@ -86,7 +86,7 @@ class Card:
 class Vm:
     """A QEMU running the guest with `script` (sh -e) on card `card` (None: no card)."""
 
-    def __init__(self, name, d, script, card=None, net=None, mac=1, accel_=None, extra=()):
+    def __init__(self, name, d, script, card=None, net=None, mac=1, accel_=None, extra=(), iommu=False):
         p = paths()
         self.name, self.d = name, pathlib.Path(d)
         self.d.mkdir(parents=True, exist_ok=True)
@@ -96,11 +96,13 @@ class Vm:
         self.qmp_path = self.d / f"{name}.qmp"
         cmd = [p["qemu"], "-M", "q35", "-m", "1G", "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-kernel", p["kernel"], "-initrd", p["initrd"],
-               "-append", CMDLINE, "-serial", f"file:{self.console_file}", "-no-reboot",
+               "-append", CMDLINE + (" intel_iommu=on" if iommu else ""), "-serial", f"file:{self.console_file}", "-no-reboot",
                "-fw_cfg", f"name=opt/rnic/run,file={self.d / f'{name}.sh'}",
                "-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-accel", accel_ or accel()]
         if (accel_ or accel()) == "tcg":
             cmd += ["-icount", "shift=auto"]
+        if iommu:  # the card's DMA through IOVAs the guest's IOMMU maps (before any PCI device)
+            cmd += ["-device", "intel-iommu,intremap=off"]
         if card is not None:
             cmd += ["-device", "pcie-root-port,id=rp0,chassis=1",
                     "-device", f"rnic-pci,id=rnic,bus=rp0,socket={card.sock}"]
@@ -188,7 +190,7 @@ def until_connected(client, tries=60, card=True):
             f"  if {client}; then ok=1; break; fi\n  sleep 1\ndone\n[ $ok = 1 ]\n")
 
 
-def pair(d, scripts, eth_faults=()):
+def pair(d, scripts, eth_faults=(), iommu=False):
     """Two cards on one link and a VM on each running scripts[0] and scripts[1]; returns
     (cards, vms). The first card listens for the link, the second connects."""
     d = pathlib.Path(d)
@@ -199,9 +201,9 @@ def pair(d, scripts, eth_faults=()):
     b = Card(d, "rnic1", 2, ["--eth-connect", str(link)])
     a.ready()
     port = free_port()
-    va = Vm("vm0", d, scripts[0], a, ("listen", port), 1)
+    va = Vm("vm0", d, scripts[0], a, ("listen", port), 1, iommu=iommu)
     time.sleep(0.5)  # the listening side of the guests' segment first
-    vb = Vm("vm1", d, scripts[1], b, ("connect", port), 2)
+    vb = Vm("vm1", d, scripts[1], b, ("connect", port), 2, iommu=iommu)
     return [a, b], [va, vb]
 
 
