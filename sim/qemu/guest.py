@@ -38,7 +38,8 @@ def run(*cmd, cwd=None):
 
 def kernel_abi():
     """The 6.1 ABI whose headers the module is built against (build/kmod/<ABI>)."""
-    abis = sorted(p.name.removeprefix("linux-headers-") for p in pathlib.Path("/usr/src").glob("linux-headers-6.1.*-amd64"))
+    heads = pathlib.Path("/usr/src").glob("linux-headers-6.1.*-amd64")
+    abis = sorted(p.name.removeprefix("linux-headers-") for p in heads)
     if not abis:
         sys.exit("guest: no linux-headers-6.1.*-amd64 in /usr/src (scripts/setup.sh installs them)")
     return abis[-1]

@@ -96,7 +96,8 @@ class Vm:
         self.qmp_path = self.d / f"{name}.qmp"
         cmd = [p["qemu"], "-M", "q35", "-m", "1G", "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-kernel", p["kernel"], "-initrd", p["initrd"],
-               "-append", CMDLINE + (" intel_iommu=on" if iommu else ""), "-serial", f"file:{self.console_file}", "-no-reboot",
+               "-append", CMDLINE + (" intel_iommu=on" if iommu else ""),
+               "-serial", f"file:{self.console_file}", "-no-reboot",
                "-fw_cfg", f"name=opt/rnic/run,file={self.d / f'{name}.sh'}",
                "-qmp", f"unix:{self.qmp_path},server=on,wait=off", "-accel", accel_ or accel()]
         if (accel_ or accel()) == "tcg":
