@@ -3,7 +3,7 @@ downloaded, never installed) and an initramfs made from Debian packages and this
 (busybox-static), Debian's verbs tools and perftest with the libraries they load (as installed on
 this machine by scripts/setup.sh), Debian's libibverbs and rxe provider (the rxe guest), the
 project's libibverbs.so.1 and librdmacm.so.1 (the rnic guest), rnic-stat, the ioctl checks of
-tests/apps/kmod_ioctls.c, rnic.ko, the kernel modules of
+tests/apps/kmod_ioctls.c, Debian's udev with the documented rule, rnic.ko, the kernel modules of
 virtio-net, rdma_rxe and fw_cfg, and sim/qemu/init.sh as /init. Prints the kernel's and the
 initramfs's paths; both are kept in the cache (~/.cache/rnic/vm), the kernel per ABI, the
 initramfs per hash of what went into it.
@@ -30,6 +30,9 @@ TOOLS = ["ibv_devinfo", "ibv_devices", "ibv_rc_pingpong", "ibv_ud_pingpong", "rp
 # its ICRC asks the crypto API for), fw_cfg (the harness hands each guest its script through it)
 MODULES = ["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe", "qemu_fw_cfg"]
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
+# the udev rule docs/ARCHITECTURE.md ("On a card") documents for unprivileged use; the guest's
+# systemd-udevd (Debian's udev, as installed here) applies it
+UDEV_RULE = 'KERNEL=="rnic[0-9]*", MODE="0666"\n'
 
 
 def run(*cmd, cwd=None):
@@ -104,8 +107,8 @@ def libs_of(paths):
 
 
 def initramfs(abi, kdir):
-    tools = [shutil.which(t) for t in TOOLS]
-    missing = [t for t, p in zip(TOOLS, tools) if not p]
+    tools = [shutil.which(t) for t in TOOLS + ["udevadm"]]
+    missing = [t for t, p in zip(TOOLS + ["udevadm"], tools) if not p]
     if missing:
         sys.exit(f"guest: {', '.join(missing)} not installed (scripts/setup.sh installs them)")
     rxe = [f"{MULTIARCH}/libibverbs/librxe-rdmav34.so", "/etc/libibverbs.d/rxe.driver"]
@@ -123,6 +126,7 @@ def initramfs(abi, kdir):
     h = hashlib.sha256()
     for f in [*tools, *rxe, *libs, ko, *ours, ioctls, stat, init, *mods, __file__]:
         h.update(str(f).encode() + pathlib.Path(f).read_bytes())
+    h.update(UDEV_RULE.encode())
     h.update(subprocess.run(["dpkg-query", "-W", "busybox-static"], capture_output=True, text=True).stdout.encode())
     out = CACHE / f"initrd-{abi}-{h.hexdigest()[:16]}.img"
     if out.exists():
@@ -146,6 +150,10 @@ def initramfs(abi, kdir):
         (r / "lib" / "modules" / abi / "load").write_text("".join(f"{m.name}\n" for m in mods))
         for m in mods:
             shutil.copy(m, r / "lib" / "modules" / abi / m.name)
+        (r / "lib" / "systemd").mkdir(parents=True, exist_ok=True)
+        os.symlink(shutil.which("udevadm"), r / "lib" / "systemd" / "systemd-udevd")
+        (r / "etc" / "udev" / "rules.d").mkdir(parents=True)
+        (r / "etc" / "udev" / "rules.d" / "70-rnic.rules").write_text(UDEV_RULE)
         shutil.copy(init, r / "init")
         os.chmod(r / "init", 0o755)
         with open(out.with_suffix(".tmp"), "wb") as f:
