@@ -157,13 +157,14 @@ module rnic_dma_axi #(
     end
 
     // ---------------------------------------------------------------- writes
-    // W never waits for AW (AXI: a slave may wait for WVALID before AWREADY): each packet's first
-    // beat queues its AW, and the W beats go on, shifted to the address's offset in the beat
+    // Each packet's first beat, as it is offered, queues its AW; the W beats go on once it is
+    // queued, shifted to the address's offset in the beat. AWVALID never waits for WREADY (AXI
+    // A3.3.1: the XDMA bridge may hold WREADY until it has the AW)
     logic [5:0] off_r, w_off;
     logic [15:0] len_r, w_len;
     logic [7:0] w_cnt, w_nbeats;
     logic [511:0] w_prev;
-    logic w_first, w_tail, aw_room, w_fire;
+    logic w_first, w_tail, aw_room, w_fire, aw_done, aw_push, aw_have;
 
     // addr and len hold on every beat of a packet, but the tail beat comes after its last one
     assign w_off = w_first ? s_wr_addr[5:0] : off_r;
@@ -171,7 +172,7 @@ module rnic_dma_axi #(
     assign w_nbeats = beats(w_off, w_len);
 
     rnic_fifo #(.WIDTH(64 + 8), .DEPTH(4)) aw_q (
-        .clk, .rst, .s_data({s_wr_addr[63:6], 6'b0, w_nbeats - 8'd1}), .s_valid(w_first && w_fire),
+        .clk, .rst, .s_data({s_wr_addr[63:6], 6'b0, w_nbeats - 8'd1}), .s_valid(aw_push),
         .s_ready(aw_room), .m_data({m_axi_awaddr, m_axi_awlen}), .m_valid(m_axi_awvalid),
         .m_ready(m_axi_awready));
     assign m_axi_awsize = 3'd6;
@@ -191,8 +192,10 @@ module rnic_dma_axi #(
 
     assign m_axi_wlast = w_cnt + 8'd1 == w_nbeats;
     assign m_axi_wstrb = strobe(w_off, w_len, w_cnt, w_nbeats);
-    assign m_axi_wvalid = w_tail || (s_wr_valid && (!w_first || aw_room));
-    assign s_wr_ready = !w_tail && m_axi_wready && (!w_first || aw_room);
+    assign aw_push = w_first && s_wr_valid && !aw_done && aw_room;
+    assign aw_have = !w_first || aw_done || aw_push;
+    assign m_axi_wvalid = w_tail || (s_wr_valid && aw_have);
+    assign s_wr_ready = !w_tail && m_axi_wready && aw_have;
     assign m_axi_wdata = w_tail ? w_prev >> {7'd64 - 7'(w_off), 3'b0} :
                          w_off == 6'd0 ? s_wr_data :
                          (s_wr_data << {w_off, 3'b0}) |
@@ -202,6 +205,12 @@ module rnic_dma_axi #(
     assign m_axi_bready = 1'b1;
 
     always_ff @(posedge clk) begin
+        if (rst)
+            aw_done <= 1'b0;
+        else if (w_fire && m_axi_wlast)
+            aw_done <= 1'b0;
+        else if (aw_push)
+            aw_done <= 1'b1;
         if (rst) begin
             w_first <= 1'b1;
             w_tail <= 1'b0;

@@ -2,7 +2,8 @@
 // AXI4 memory with random stalls on every channel, standing in for the PCIe slave bridge:
 //   reads  — random requests (1..4096 bytes, any alignment, never crossing 4 KiB), random
 //            backpressure: data realigned, in order, tagged, beat counts and `last` right
-//   writes — random writes: every byte lands, nothing else changes (strobes)
+//   writes — random writes: every byte lands, nothing else changes (strobes); the memory holds
+//            WREADY until it has the burst's AW, as an AXI slave may (AWVALID must not wait for it)
 //   rate   — back-to-back aligned 4 KiB reads and writes, no stalls: one beat per clock
 //   irq    — requests held until acknowledged; one that came while a message was out asks again
 // Usage: tb_card TEST [SEED]; prints what it checked, exits non-zero at the first mismatch.
@@ -16,19 +17,10 @@
 #include <vector>
 
 #include "Vtb_card.h"
+#include "tb_check.h"
 #include "verilated.h"
 
 static const uint64_t MEM = 1 << 16;
-
-#define CHECK(c, ...)                                                                             \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                      \
-			fprintf(stderr, __VA_ARGS__);                                             \
-			fputc('\n', stderr);                                                      \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
 
 static void put512(VlWide<16> &w, const uint8_t *b)
 {
@@ -46,6 +38,7 @@ struct Tb {
 	Vtb_card *t = new Vtb_card;
 	std::mt19937_64 rng;
 	double stall = 0;        // probability that the memory holds a channel this clock
+	bool w_waits_aw = false; // WREADY only while an AW is held (AXI lets a slave wait for it)
 	uint64_t bad_page = ~0ull; // reads of this 4 KiB page are answered SLVERR
 	std::vector<uint8_t> mem = std::vector<uint8_t>(MEM);
 	uint64_t clocks = 0;
@@ -67,7 +60,7 @@ struct Tb {
 	{
 		t->m_axi_arready = go();
 		t->m_axi_awready = go();
-		t->m_axi_wready = go();
+		t->m_axi_wready = go() && (!w_waits_aw || !aw.empty());
 		t->m_axi_rvalid = !ar.empty() && go();
 		t->m_axi_rresp = 0;
 		if (t->m_axi_rvalid) {
@@ -115,7 +108,7 @@ struct Tb {
 		}
 		if (f.b)
 			bpending--;
-		// W beats may come before their AW: apply what has both
+		// W beats may come before their AW (unless the memory waits for it): apply what has both
 		while (!aw.empty() && !w.empty()) {
 			Burst &b = aw.front();
 			uint64_t a = (b.addr + 64 * b.done) % MEM;
@@ -275,6 +268,7 @@ int main(int argc, char **argv)
 		std::vector<Req> reqs;
 		std::vector<uint8_t> model = tb.mem;
 		tb.stall = 0.3;
+		tb.w_waits_aw = true; // a master whose AWVALID waits for WREADY deadlocks here
 		for (unsigned i = 0; i < 2000; i++) {
 			auto r = range(tb.rng);
 			reqs.push_back({r.first, r.second, 0});
