@@ -1,6 +1,9 @@
 // rnic-sim: one simulated RNIC. Runs the Verilated rnic_top (RTL, firmware on PicoRV32) with its
 // HLS C kernels stepped at each clock edge, and models what surrounds it on a card: the PCIe link to host processes
 // or to the card's host (host.cpp), the 100G Ethernet port and link (eth.cpp). One loop iteration = one 250 MHz cycle.
+// Built with RNIC_CARD it is rnic-card-sim: the card's own RTL around rnic_top (bitstreams/common/rnic_card.sv: the
+// AXI4 DMA master, the bridge's user interrupts, the frame FIFOs across to the MAC's clock) against models of the
+// vendor IP (card_models.h): the XDMA bridge's AXI ports at 250 MHz and the CMAC's AXI4-Stream ports at 322.27 MHz.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -19,7 +22,6 @@
 #include <unistd.h>
 #include <vector>
 
-#include "Vrnic_top.h"
 #include "eth.h"
 #include "host.h"
 #include "rnic_spec.h"
@@ -29,6 +31,16 @@ extern "C" {
 #include "rx.h"
 #include "tx.h"
 }
+#ifdef RNIC_CARD
+#include "Vrnic_card.h"
+#include "card_models.h"
+using Top = Vrnic_card;
+#define BAR(sig) s_bar_##sig /* BAR0 as the XDMA bridge's AXI4 master drives it */
+#else
+#define BAR(sig) s_axil_##sig
+#include "Vrnic_top.h"
+using Top = Vrnic_top;
+#endif
 
 namespace {
 constexpr double NS_PER_CYCLE = 1000.0 / RNIC_CLOCK_MHZ;
@@ -203,16 +215,28 @@ void put_wide(VlWide<16> &w, const uint8_t *p)
  * firmware's console, and the host processes coming and going. */
 class Card {
 public:
-	Card(const Opts &o, Vrnic_top &top, EthPort &eth, HostLink &host)
+	Card(const Opts &o, Top &top, EthPort &eth, HostLink &host)
 		: o_(o), top_(top), eth_(eth), host_(host), pcie_bytes_per_cycle_(o.pcie_gbytes * NS_PER_CYCLE),
 		  line_bytes_per_cycle_(o.link_gbps / 8.0 * NS_PER_CYCLE),
 		  rd_latency_(static_cast<uint64_t>(o.pcie_rd_ns / NS_PER_CYCLE)), reset_issued_(RNIC_NUM_CTX)
 	{
-		top.s_axil_bready = 1;
-		top.s_axil_rready = 1;
+		top.BAR(bready) = 1;
+		top.BAR(rready) = 1;
+#ifdef RNIC_CARD
+		top.s_bar_awsize = top.s_bar_arsize = 2; /* 32-bit accesses, one beat */
+		top.s_bar_wlast = 1;
+#else
 		top.s_axil_wstrb = 0xf;
+#endif
+#ifdef RNIC_CARD
+		top.stat_rx_aligned = 1;
+		top.m_axi_arready = 1;
+		top.m_axi_awready = 1;
+#else
 		top.m_dma_rd_req_ready = 1;
 		top.irq_ready = 1;
+		top.port_up = 1;
+#endif
 		if (!tx_ || !rx_ || !cq_)
 			throw std::bad_alloc();
 		if (o.card_host)
@@ -240,23 +264,31 @@ public:
 
 	void step(uint64_t cycle)
 	{
-		top_.rst = cycle < reset_end_;
+		in_reset_ = cycle < reset_end_;
+#ifdef RNIC_CARD
+		cmac_.run_to(cycle, in_reset_);
+		top_.rst_n = cycle + 2 >= reset_end_; /* rnic_card registers it: its reset ends with ours */
+#else
+		top_.rst = in_reset_;
+#endif
 		start_mmio();
 		drive(cycle);
 		top_.clk = 0;
 		top_.eval();
 		kernels();
 		// transfers at this edge (valid signals drop after the edge that transfers them)
-		bool aw_done = false, ar_done = false;
-		axi(aw_done, ar_done);
+		bool aw_done = false, w_done = false, ar_done = false;
+		axi(aw_done, w_done, ar_done);
 		dma(cycle);
 		ethernet(cycle);
 		top_.clk = 1;
 		top_.eval();
 		if (aw_done)
-			top_.s_axil_awvalid = top_.s_axil_wvalid = 0;
+			top_.BAR(awvalid) = 0;
+		if (w_done)
+			top_.BAR(wvalid) = 0;
 		if (ar_done)
-			top_.s_axil_arvalid = 0;
+			top_.BAR(arvalid) = 0;
 		eth_.tick(cycle);
 		if ((cycle & 31) == 0)
 			hosts(cycle);
@@ -292,7 +324,7 @@ private:
 	/* BAR0: the next access of the queue */
 	void start_mmio()
 	{
-		if (axi_ != AXI_IDLE || host_.mmio.empty() || top_.rst)
+		if (axi_ != AXI_IDLE || host_.mmio.empty() || in_reset_)
 			return;
 		op_ = host_.mmio.front();
 		host_.mmio.pop_front();
@@ -305,19 +337,29 @@ private:
 		bool own = o_.card_host || op_.ctx < 0 || in_page(RNIC_BAR0_CTX_BASE) || in_page(RNIC_BAR0_CMDQ_BASE);
 		bool global = op_.addr < RNIC_BAR0_CTX_BASE; /* readable by all; ADMIN writes are ours */
 		if (!op_.push.empty()) {
-			/* a WQE for the push window of the process's own doorbell page, else nothing */
-			if (op_.ctx >= 0 && op_.addr == RNIC_BAR0_CTX_BASE + off + RNIC_CTX_SQ_PUSH) {
+			/* a WQE for the push window of the process's own doorbell page, else nothing; a
+			 * card has no push window (its host library rings doorbells only: RNIC_PUSH=0) */
+			if (CARD && pushes_refused++ == 0)
+				std::fprintf(stderr, "rnic-sim %s: a pushed WQE refused: the card has no push window "
+					     "(RNIC_PUSH=0)\n", o_.name.c_str());
+			if (!CARD && op_.ctx >= 0 && op_.addr == RNIC_BAR0_CTX_BASE + off + RNIC_CTX_SQ_PUSH) {
 				axi_ = PUSH;
 				push_beat_ = 0;
 			}
 		} else if (op_.write && own) {
-			top_.s_axil_awaddr = op_.addr;
+			top_.BAR(awaddr) = op_.addr;
+#ifdef RNIC_CARD
+			std::memset(top_.s_bar_wdata.data(), 0, 64);
+			top_.s_bar_wdata[(op_.addr >> 2) & 15] = op_.value;
+			top_.s_bar_wstrb = 0xfull << (4 * ((op_.addr >> 2) & 15));
+#else
 			top_.s_axil_wdata = op_.value;
-			top_.s_axil_awvalid = top_.s_axil_wvalid = 1;
+#endif
+			top_.BAR(awvalid) = top_.BAR(wvalid) = 1;
 			axi_ = AXI_W;
 		} else if (!op_.write && (own || global)) {
-			top_.s_axil_araddr = op_.addr;
-			top_.s_axil_arvalid = 1;
+			top_.BAR(araddr) = op_.addr;
+			top_.BAR(arvalid) = 1;
 			axi_ = AXI_R;
 		} else if (!op_.write) {
 			host_.mmio_response(op_.ctx, op_.tag, 0); // not this context's to read
@@ -328,6 +370,9 @@ private:
 	 * budget, the MAC's transmit credit and the beat it receives */
 	void drive(uint64_t cycle)
 	{
+#ifdef RNIC_CARD
+		drive_axi(cycle);
+#else
 		top_.s_push_valid = axi_ == PUSH;
 		if (axi_ == PUSH) {
 			put_wide(top_.s_push_data, op_.push.data() + push_beat_ * 64);
@@ -366,29 +411,44 @@ private:
 			top_.s_axis_eth_rx_tkeep = n == 64 ? ~0ull : (1ull << n) - 1;
 			top_.s_axis_eth_rx_tlast = rx_off_ + n >= rx_frame_.data.size();
 		}
+#endif
 	}
 
-	void axi(bool &aw_done, bool &ar_done)
+	/* the 32-bit register a read returned */
+	uint32_t bar_rdata() const
 	{
-		if (axi_ == AXI_W && top_.s_axil_awready) {
-			aw_done = true;
-			axi_ = AXI_B;
-		} else if (axi_ == AXI_B && top_.s_axil_bvalid) {
+#ifdef RNIC_CARD
+		return top_.s_bar_rdata[(op_.addr >> 2) & 15];
+#else
+		return top_.s_axil_rdata;
+#endif
+	}
+
+	void axi(bool &aw_done, bool &w_done, bool &ar_done)
+	{
+		if (axi_ == AXI_W) {
+			aw_done = top_.BAR(awvalid) && top_.BAR(awready);
+			w_done = top_.BAR(wvalid) && top_.BAR(wready);
+			if ((aw_done || !top_.BAR(awvalid)) && (w_done || !top_.BAR(wvalid)))
+				axi_ = AXI_B;
+		} else if (axi_ == AXI_B && top_.BAR(bvalid)) {
 			axi_ = AXI_IDLE;
+#ifndef RNIC_CARD
 		} else if (axi_ == PUSH && top_.s_push_ready) {
 			if (++push_beat_ == 2)
 				axi_ = AXI_IDLE;
-		} else if (axi_ == AXI_R && top_.s_axil_arready) {
+#endif
+		} else if (axi_ == AXI_R && top_.BAR(arready)) {
 			ar_done = true;
 			axi_ = AXI_RD;
-		} else if (axi_ == AXI_RD && top_.s_axil_rvalid) {
+		} else if (axi_ == AXI_RD && top_.BAR(rvalid)) {
 			if (op_.ctx >= 0) {
-				host_.mmio_response(op_.ctx, op_.tag, top_.s_axil_rdata);
+				host_.mmio_response(op_.ctx, op_.tag, bar_rdata());
 			} else {
 				/* our own poll of ADMIN.CTX_RESET_PENDING: the contexts whose reset was
 				 * written before it (op.value) and is done are free again */
 				for (int c = 0; c < RNIC_NUM_CTX; c++)
-					if (((op_.value >> c) & 1) && !((top_.s_axil_rdata >> c) & 1))
+					if (((op_.value >> c) & 1) && !((bar_rdata() >> c) & 1))
 						host_.resetting[c] = reset_issued_[c] = false;
 			}
 			axi_ = AXI_IDLE;
@@ -401,26 +461,119 @@ private:
 		return a >= DRV_BUS && a - DRV_BUS + len <= drv_.size() ? drv_.data() + (a - DRV_BUS) : nullptr;
 	}
 
+	/* a DMA read of len bytes at a, answered after the read latency and in order */
+	void dma_read(uint64_t cycle, uint64_t a, uint32_t len, uint8_t tag)
+	{
+		double start = std::max(static_cast<double>(cycle + rd_latency_), rd_free_);
+		rd_free_ = start + len / pcie_bytes_per_cycle_;
+		if (!o_.card_host && ctx_of(a) < 0) {
+			/* the driver's memory answers itself, after the same latency */
+			const uint8_t *p = drv(a, len);
+			std::vector<uint8_t> d(p ? p : drv_.data(), p ? p + len : drv_.data());
+			reads_.push_back({0, len, 0, tag, static_cast<uint64_t>(start), true, !p, std::move(d)});
+			reads_.back().data.resize(((len + 63) / 64) * 64);
+		} else {
+			reads_.push_back({host_.dma_read(host_of(a), a, len), len, 0, tag, static_cast<uint64_t>(start),
+					  false, false, {}});
+		}
+	}
+
+	/* a DMA write of the bytes in wr_buf_ at wr_addr_ */
+	void dma_write()
+	{
+		uint32_t n = static_cast<uint32_t>(wr_buf_.size());
+		if (o_.card_host || ctx_of(wr_addr_) >= 0)
+			host_.dma_write(host_of(wr_addr_), wr_addr_, wr_buf_.data(), n);
+		else if (uint8_t *p = drv(wr_addr_, n))
+			std::memcpy(p, wr_buf_.data(), n), icm_writes_++;
+		else
+			host_.dma_errors++;
+		wr_buf_.clear();
+	}
+
+#ifdef RNIC_CARD
+	/* The XDMA bridge's side of rnic_card's AXI4 master and user interrupts (PG195, AXI Bridge
+	 * mode): read bursts answered in order after the read latency (SLVERR where the host refused
+	 * them), write bursts at the link's bandwidth with their strobes and one B response each; a
+	 * user interrupt request becomes the vector's MSI-X message, acknowledged the next clock. */
+	void drive_axi(uint64_t cycle)
+	{
+		rd_drive_ = !reads_.empty() && reads_.front().due <= cycle;
+		if (rd_drive_) {
+			DmaRead &r = reads_.front();
+			if (!r.fetched) {
+				r.err = !host_.dma_data(r.id, r.data);
+				r.data.resize(r.len);
+				r.fetched = true;
+			}
+			put_wide(top_.m_axi_rdata, r.data.data() + r.beat * 64);
+			top_.m_axi_rlast = (r.beat + 1) * 64 >= r.len;
+			top_.m_axi_rresp = r.err ? 2 : 0;
+		}
+		top_.m_axi_rvalid = rd_drive_;
+		top_.m_axi_arready = reads_.size() < 64;
+		top_.m_axi_awready = aw_.size() < 8;
+		wr_budget_ = std::min(wr_budget_ + pcie_bytes_per_cycle_, 4096.0);
+		top_.m_axi_wready = !aw_.empty() && wr_budget_ >= 64;
+		top_.m_axi_bvalid = bresp_ > 0;
+		top_.m_axi_bresp = 0;
+		top_.usr_irq_ack = irq_ack_;
+		/* the flash controller's window: every access answered OKAY, reads as zeros (there is no
+		 * flash here) */
+		top_.m_axil_qspi_awready = top_.m_axil_qspi_wready = top_.m_axil_qspi_arready = 1;
+		top_.m_axil_qspi_bvalid = qspi_aw_ && qspi_w_;
+		top_.m_axil_qspi_rvalid = qspi_r_;
+		top_.m_axil_qspi_bresp = top_.m_axil_qspi_rresp = 0;
+		top_.m_axil_qspi_rdata = 0;
+	}
+
 	void dma(uint64_t cycle)
 	{
-		if (top_.m_dma_rd_req_valid) {
-			uint64_t a = top_.m_dma_rd_req_addr;
-			uint32_t len = top_.m_dma_rd_req_len;
-			double start = std::max(static_cast<double>(cycle + rd_latency_), rd_free_);
-			rd_free_ = start + len / pcie_bytes_per_cycle_;
-			if (!o_.card_host && ctx_of(a) < 0) {
-				/* the driver's memory answers itself, after the same latency */
-				const uint8_t *p = drv(a, len);
-				std::vector<uint8_t> d(p ? p : drv_.data(), p ? p + len : drv_.data());
-				reads_.push_back({0, len, 0, static_cast<uint8_t>(top_.m_dma_rd_req_tag),
-						  static_cast<uint64_t>(start), true, !p, std::move(d)});
-				reads_.back().data.resize(((len + 63) / 64) * 64);
-			} else {
-				reads_.push_back({host_.dma_read(host_of(a), a, len), len, 0,
-						  static_cast<uint8_t>(top_.m_dma_rd_req_tag), static_cast<uint64_t>(start),
-						  false, false, {}});
+		if (top_.m_axi_arvalid && top_.m_axi_arready)
+			dma_read(cycle, top_.m_axi_araddr, 64u * (top_.m_axi_arlen + 1u), 0);
+		if (rd_drive_ && top_.m_axi_rready && ++reads_.front().beat * 64 >= reads_.front().len)
+			reads_.pop_front();
+		if (top_.m_axi_awvalid && top_.m_axi_awready)
+			aw_.push_back({top_.m_axi_awaddr, top_.m_axi_awlen + 1u});
+		if (top_.m_axi_wvalid && top_.m_axi_wready) {
+			const uint8_t *d = reinterpret_cast<const uint8_t *>(top_.m_axi_wdata.data());
+			uint64_t strb = top_.m_axi_wstrb;
+			for (uint32_t i = 0; i < 64; i++) {
+				if (!((strb >> i) & 1))
+					continue;
+				if (wr_buf_.empty())
+					wr_addr_ = aw_.front().first + 64ull * w_beat_ + i;
+				wr_buf_.push_back(d[i]);
+			}
+			wr_budget_ -= 64;
+			if (++w_beat_ == aw_.front().second || top_.m_axi_wlast) {
+				if (!wr_buf_.empty())
+					dma_write();
+				aw_.pop_front();
+				w_beat_ = 0;
+				bresp_++;
 			}
 		}
+		if (top_.m_axi_bvalid && top_.m_axi_bready)
+			bresp_--;
+		if (top_.m_axil_qspi_bvalid && top_.m_axil_qspi_bready)
+			qspi_aw_ = qspi_w_ = false;
+		qspi_aw_ |= static_cast<bool>(top_.m_axil_qspi_awvalid);
+		qspi_w_ |= static_cast<bool>(top_.m_axil_qspi_wvalid);
+		if (top_.m_axil_qspi_rvalid && top_.m_axil_qspi_rready)
+			qspi_r_ = false;
+		qspi_r_ |= static_cast<bool>(top_.m_axil_qspi_arvalid);
+		uint16_t req = static_cast<uint16_t>(top_.usr_irq_req & ~irq_ack_);
+		for (int v = 0; v < RNIC_NUM_CTX; v++)
+			if ((req >> v) & 1)
+				host_.irq(o_.card_host ? 0 : v, static_cast<uint32_t>(v));
+		irq_ack_ = req;
+	}
+#else
+	void dma(uint64_t cycle)
+	{
+		if (top_.m_dma_rd_req_valid)
+			dma_read(cycle, top_.m_dma_rd_req_addr, top_.m_dma_rd_req_len, static_cast<uint8_t>(top_.m_dma_rd_req_tag));
 		if (rd_drive_ && top_.s_dma_rd_ready) {
 			DmaRead &r = reads_.front();
 			if (++r.beat * 64 >= r.len)
@@ -434,20 +587,13 @@ private:
 			size_t n = std::min<size_t>(64, len - std::min<size_t>(len, wr_buf_.size()));
 			wr_buf_.insert(wr_buf_.end(), d, d + n);
 			wr_budget_ -= 64;
-			if (top_.m_dma_wr_last) {
-				uint32_t n = static_cast<uint32_t>(wr_buf_.size());
-				if (o_.card_host || ctx_of(wr_addr_) >= 0)
-					host_.dma_write(host_of(wr_addr_), wr_addr_, wr_buf_.data(), n);
-				else if (uint8_t *p = drv(wr_addr_, n))
-					std::memcpy(p, wr_buf_.data(), n), icm_writes_++;
-				else
-					host_.dma_errors++;
-				wr_buf_.clear();
-			}
+			if (top_.m_dma_wr_last)
+				dma_write();
 		}
 		if (top_.irq_valid)
 			host_.irq(o_.card_host ? 0 : top_.irq_vector, top_.irq_vector);
 	}
+#endif
 
 	/* who a bus address belongs to: the card's host has them all; else the top byte says */
 	int host_of(uint64_t a) const
@@ -467,8 +613,14 @@ private:
 		wr_buf_.clear();
 		tx_frame_.clear();
 		rx_busy_ = false;
+#ifdef RNIC_CARD
+		cmac_.reset();
+		aw_.clear();
+		bresp_ = 0;
+		irq_ack_ = 0;
+#endif
 		axi_ = AXI_IDLE;
-		top_.s_axil_awvalid = top_.s_axil_wvalid = top_.s_axil_arvalid = 0;
+		top_.BAR(awvalid) = top_.BAR(wvalid) = top_.BAR(arvalid) = 0;
 		host_.mmio.clear();
 		host_.forget();
 		reset_end_ = cycle + 8;
@@ -571,6 +723,7 @@ private:
 	/* the frame being sent, the beat received, the firmware's console */
 	void ethernet(uint64_t cycle)
 	{
+#ifndef RNIC_CARD
 		if (top_.m_axis_eth_tx_tvalid && top_.m_axis_eth_tx_tready) {
 			const uint8_t *d = reinterpret_cast<const uint8_t *>(top_.m_axis_eth_tx_tdata.data());
 			uint64_t keep = top_.m_axis_eth_tx_tkeep;
@@ -594,6 +747,7 @@ private:
 			if (rx_off_ >= rx_frame_.data.size())
 				rx_busy_ = false;
 		}
+#endif
 		if (top_.fw_console_valid) {
 			char c = static_cast<char>(top_.fw_console_char);
 			if (c == '\n') {
@@ -631,7 +785,7 @@ private:
 	}
 
 	const Opts &o_;
-	Vrnic_top &top_;
+	Top &top_;
 	rnic_tx_state_t *tx_ = static_cast<rnic_tx_state_t *>(std::calloc(1, sizeof(rnic_tx_state_t)));
 	rnic_rx_state_t *rx_ = static_cast<rnic_rx_state_t *>(std::calloc(1, sizeof(rnic_rx_state_t)));
 	rnic_cq_state_t *cq_ = static_cast<rnic_cq_state_t *>(std::calloc(1, sizeof(rnic_cq_state_t)));
@@ -651,10 +805,31 @@ private:
 	int axi_ = AXI_IDLE;
 	MmioOp op_{};
 	int push_beat_ = 0;
+	bool in_reset_ = true;
+#ifdef RNIC_CARD
+	static constexpr bool CARD = true;
+	Cmac cmac_{o_.name, top_, eth_, o_.link_gbps};
+	std::deque<std::pair<uint64_t, uint32_t>> aw_; /* write bursts: address, beats */
+	uint32_t bresp_ = 0, w_beat_ = 0;
+	uint16_t irq_ack_ = 0;
+	bool qspi_aw_ = false, qspi_w_ = false, qspi_r_ = false;
+
+public:
+	const Cmac &cmac() const { return cmac_; }
+
+private:
+#else
+	static constexpr bool CARD = false;
+#endif
 	std::string console_;
 	std::vector<bool> reset_issued_;
 	std::vector<uint8_t> drv_ = std::vector<uint8_t>(o_.card_host ? 0 : (RNIC_ICM_CHUNKS + 1) * ICM_CHUNK);
 	uint64_t icm_writes_ = 0;
+
+public:
+	uint64_t pushes_refused = 0;
+
+private:
 	uint64_t reset_end_ = 8; /* RTL reset held until this cycle */
 };
 } // namespace
@@ -680,7 +855,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	auto top = std::make_unique<Vrnic_top>();
+	auto top = std::make_unique<Top>();
 	top->strap_mac = o.mac;
 	top->strap_ipv4 = o.ip;
 	/* each host process DMAs in its own window of bus addresses (the firmware admits no other:
@@ -719,6 +894,12 @@ int main(int argc, char **argv)
 		    (unsigned long long)eth->reordered, (unsigned long long)eth->corrupted,
 		    (unsigned long long)eth->delayed, (unsigned long long)host->dma_errors,
 		    (unsigned long long)host->dma_teardown, (unsigned long long)host->forged);
+#ifdef RNIC_CARD
+	std::printf("rnic-sim %s: cmac %llu clocks (322.27 MHz), tx underflows %llu, bad tkeep %llu, short frames %llu; "
+		    "pushes refused %llu\n", o.name.c_str(), (unsigned long long)card.cmac().clocks,
+		    (unsigned long long)card.cmac().underflows, (unsigned long long)card.cmac().bad_keep,
+		    (unsigned long long)card.cmac().short_frames, (unsigned long long)card.pushes_refused);
+#endif
 	card.icm_report();
 	eth->close();
 	return 0;

@@ -19,8 +19,20 @@ endef
 $(SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(RTL_SRCS) $(KERNEL_LIB) $(KERNEL_HDRS) $(FW_HEX)
 	$(call verilate_sim,$(SIM_BIN),$(KERNEL_LIB))
 
+# rnic-card-sim: the card's RTL (rnic_card: AXI4 DMA, user interrupts, the frame FIFOs to the MAC's
+# 322.27 MHz clock) around rnic_top, with models of the XDMA bridge and the CMAC (sim/card_models.h)
+CARD_SIM_BIN := $(SIM_DIR)/card/rnic-card-sim
+$(CARD_SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(CARD_SRCS) $(KERNEL_LIB) $(KERNEL_HDRS) $(FW_HEX)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) +define+RNIC_KERNELS_OUTSIDE --top-module $(CARD_TOP) \
+		-Mdir $(dir $@)obj -o $@ \
+		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \
+		-CFLAGS "-std=c++17 -DRNIC_CARD -I$(ROOT)/sim -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq)" \
+		-MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" $(CARD_SRCS) $(SIM_SRCS) $(KERNEL_LIB)
+
 .PHONY: sim
-sim: $(SIM_BIN)
+sim: $(SIM_BIN) $(CARD_SIM_BIN)
 ALL_TARGETS += sim
 
 # The VMs (sim/qemu, issue 17): QEMU 7.2 with the rnic-pci device (built once per source version and

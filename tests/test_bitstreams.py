@@ -89,7 +89,8 @@ def test_hls_tops_are_c_over_the_kernels():
 
 @pytest.mark.parametrize("board", ["u250", "u280", "u55c"])
 def test_board_folders(board):
-    for key in ("part", "board_part", "pcie", "qsfp", "qsfp_clock", "flash", "flash_interface", "flash_offset"):
+    for key in ("part", "board_part", "pcie", "qsfp", "qsfp_clock", "qsfp_refclk_mhz", "cmac_core", "cmac_gt_group",
+                "sysclk_mhz", "hbm_cattrip", "flash", "flash_interface", "flash_offset"):
         r = subprocess.run(["bash", ROOT / "bitstreams" / "common" / "board.sh", board, key], capture_output=True,
                            text=True)
         assert r.returncode == 0 and r.stdout.strip(), (key, r.stderr)

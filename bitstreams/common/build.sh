@@ -28,6 +28,5 @@ for k in tx rx cq; do
   fi
 done
 vivado -mode batch -nojournal -log "$out/vivado.log" -source "$root/bitstreams/common/vivado.tcl" \
-  -tclargs "$root" "$board" "$out" "$build_id" "$build_time" "$fw_hex" "$(conf part)" "$(conf board_part)" \
-  "$(conf qsfp)" "$(conf qsfp_clock)" "$(conf flash)" "$(conf flash_interface)" "$(conf flash_offset)" "$mac_hex" "$ipv4_hex"
+  -tclargs "$root" "$board" "$out" "$build_id" "$build_time" "$fw_hex" "$mac_hex" "$ipv4_hex"
 echo "bitstream: $out/rnic_$board.bit, flash image $out/rnic_$board.mcs (build ID $build_id)"

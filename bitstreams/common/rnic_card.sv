@@ -1,37 +1,72 @@
-// The NIC on an Alveo card: rnic_top with its DMA streams on an AXI4 master (rnic_dma_axi, for the
-// XDMA bridge's AXI slave port toward host memory) and its MSI-X requests as the bridge's user
-// interrupts (rnic_irq_usr). vivado.tcl drops it into a block design as a module reference;
-// the port name prefixes (s_axil_, m_axi_, m_axis_eth_tx_, s_axis_eth_rx_) make Vivado infer
-// the AXI interfaces. Never built with Vivado: docs/ARCHITECTURE.md, "On a card".
+// The NIC's part of an Alveo card: rnic_top with its DMA streams on an AXI4 master (rnic_dma_axi,
+// for the XDMA bridge's AXI slave port toward host memory), its MSI-X requests as the bridge's
+// user interrupts (rnic_irq_usr), and its Ethernet port across to the CMAC's clock: whole frames
+// in asynchronous FIFOs each way (rnic_frame_cdc), a transmit FIFO that starts a frame only when
+// all of it is there (the CMAC fails a frame whose tvalid drops) and a receive FIFO that drops
+// whole frames when full or flagged bad (the CMAC cannot wait), counted in STATS. The card's top
+// (rnic_card_top.sv) wires it to the vendor IP; rnic-card-sim runs it under Verilator with models
+// of that IP. Ports and clocks: docs/ARCHITECTURE.md, "On a card".
 `default_nettype none
 
 module rnic_card #(
     parameter FW_HEX = "",
     parameter logic [31:0] BUILD_ID = 32'h0,
-    parameter logic [31:0] BUILD_TIME = 32'h0,
-    parameter logic [47:0] MAC = 48'h02_00_00_00_00_01,   // locally administered
-    parameter logic [31:0] IPV4 = 32'h0a_00_00_01
+    parameter logic [31:0] BUILD_TIME = 32'h0
 ) (
     input  wire          clk,            // the bridge's axi_aclk (250 MHz)
     input  wire          rst_n,          // its axi_aresetn
+    input  wire  [47:0]  strap_mac,      // rnic_top's straps: constants on a card
+    input  wire  [31:0]  strap_ipv4,
+    input  wire  [63:0]  strap_seed,
+    input  wire  [5:0]   strap_dma_window,
 
-    input  wire  [19:0]  s_axil_awaddr,
-    input  wire          s_axil_awvalid,
-    output logic         s_axil_awready,
-    input  wire  [31:0]  s_axil_wdata,
-    input  wire  [3:0]   s_axil_wstrb,
-    input  wire          s_axil_wvalid,
-    output logic         s_axil_wready,
-    output logic [1:0]   s_axil_bresp,
-    output logic         s_axil_bvalid,
-    input  wire          s_axil_bready,
-    input  wire  [19:0]  s_axil_araddr,
-    input  wire          s_axil_arvalid,
-    output logic         s_axil_arready,
-    output logic [31:0]  s_axil_rdata,
-    output logic [1:0]   s_axil_rresp,
-    output logic         s_axil_rvalid,
-    input  wire          s_axil_rready,
+    // BAR0 from the bridge's AXI4 master (M_AXI_B, AXI address = BAR0 offset): the NIC's
+    // registers, and the flash controller's window passed on (rnic_bar_bridge)
+    input  wire  [3:0]   s_bar_awid,
+    input  wire  [63:0]  s_bar_awaddr,
+    input  wire  [7:0]   s_bar_awlen,
+    input  wire  [2:0]   s_bar_awsize,
+    input  wire          s_bar_awvalid,
+    output logic         s_bar_awready,
+    input  wire  [511:0] s_bar_wdata,
+    input  wire  [63:0]  s_bar_wstrb,
+    input  wire          s_bar_wlast,
+    input  wire          s_bar_wvalid,
+    output logic         s_bar_wready,
+    output logic [3:0]   s_bar_bid,
+    output logic [1:0]   s_bar_bresp,
+    output logic         s_bar_bvalid,
+    input  wire          s_bar_bready,
+    input  wire  [3:0]   s_bar_arid,
+    input  wire  [63:0]  s_bar_araddr,
+    input  wire  [7:0]   s_bar_arlen,
+    input  wire  [2:0]   s_bar_arsize,
+    input  wire          s_bar_arvalid,
+    output logic         s_bar_arready,
+    output logic [3:0]   s_bar_rid,
+    output logic [511:0] s_bar_rdata,
+    output logic [1:0]   s_bar_rresp,
+    output logic         s_bar_rlast,
+    output logic         s_bar_rvalid,
+    input  wire          s_bar_rready,
+    // the flash controller (AXI Quad SPI) at BAR0_QSPI_BASE, AXI4-Lite, its offset in the window
+    output logic [15:0]  m_axil_qspi_awaddr,
+    output logic         m_axil_qspi_awvalid,
+    input  wire          m_axil_qspi_awready,
+    output logic [31:0]  m_axil_qspi_wdata,
+    output logic [3:0]   m_axil_qspi_wstrb,
+    output logic         m_axil_qspi_wvalid,
+    input  wire          m_axil_qspi_wready,
+    input  wire  [1:0]   m_axil_qspi_bresp,
+    input  wire          m_axil_qspi_bvalid,
+    output logic         m_axil_qspi_bready,
+    output logic [15:0]  m_axil_qspi_araddr,
+    output logic         m_axil_qspi_arvalid,
+    input  wire          m_axil_qspi_arready,
+    input  wire  [31:0]  m_axil_qspi_rdata,
+    input  wire  [1:0]   m_axil_qspi_rresp,
+    input  wire          m_axil_qspi_rvalid,
+    output logic         m_axil_qspi_rready,
 
     output logic [63:0]  m_axi_araddr,
     output logic [7:0]   m_axi_arlen,
@@ -62,15 +97,36 @@ module rnic_card #(
     output logic [15:0]  usr_irq_req,
     input  wire  [15:0]  usr_irq_ack,
 
-    output logic [511:0] m_axis_eth_tx_tdata,
-    output logic [63:0]  m_axis_eth_tx_tkeep,
-    output logic         m_axis_eth_tx_tvalid,
-    input  wire          m_axis_eth_tx_tready,
-    output logic         m_axis_eth_tx_tlast,
-    input  wire  [511:0] s_axis_eth_rx_tdata,
-    input  wire  [63:0]  s_axis_eth_rx_tkeep,
-    input  wire          s_axis_eth_rx_tvalid,
-    input  wire          s_axis_eth_rx_tlast
+    // the CMAC's AXI4-Stream user interface (PG203), in its clocks: gt_txusrclk2 (322.27 MHz) for
+    // transmit, rx_clk for receive; usr_tx_reset / usr_rx_reset; stat_rx_aligned in rx_clk
+    input  wire          eth_tx_clk,
+    input  wire          eth_tx_rst,
+    input  wire          tx_axis_tready,
+    output logic         tx_axis_tvalid,
+    output logic [511:0] tx_axis_tdata,
+    output logic [63:0]  tx_axis_tkeep,
+    output logic         tx_axis_tlast,
+    output logic         tx_axis_tuser,
+    input  wire          eth_rx_clk,
+    input  wire          eth_rx_rst,
+    input  wire          rx_axis_tvalid,
+    input  wire  [511:0] rx_axis_tdata,
+    input  wire  [63:0]  rx_axis_tkeep,
+    input  wire          rx_axis_tlast,
+    input  wire          rx_axis_tuser,
+    input  wire          stat_rx_aligned,
+
+    output logic         fw_console_valid,   // the firmware's console (simulation; an ILA on a card)
+    output logic [7:0]   fw_console_char
+`ifdef RNIC_KERNELS_OUTSIDE
+    ,
+    output rnic_spec_pkg::rnic_tx_in_t tx_in,   // rnic_top's kernel ports (rnic-card-sim steps them)
+    output rnic_spec_pkg::rnic_rx_in_t rx_in,
+    output rnic_spec_pkg::rnic_cq_in_t cq_in,
+    input  rnic_spec_pkg::rnic_tx_out_t tx_out_d,
+    input  rnic_spec_pkg::rnic_rx_out_t rx_out_d,
+    input  rnic_spec_pkg::rnic_cq_out_t cq_out_d
+`endif
 );
     logic rst;
     logic rd_req_valid, rd_req_ready, rd_valid, rd_ready, rd_last, rd_err;
@@ -84,26 +140,71 @@ module rnic_card #(
     logic [511:0] wr_data;
     logic irq_valid, irq_ready;
     logic [7:0] irq_vector;
+    logic [511:0] tx_data, rx_data;
+    logic [63:0] tx_keep, rx_keep;
+    logic tx_valid, tx_ready, tx_last, rx_valid, rx_last;
+    logic [31:0] rx_drops_full, rx_drops_bad;
+    (* ASYNC_REG = "TRUE" *) logic [1:0] aligned_sync;
     // no register shows these yet on the card: probe them with an ILA
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0] dma_errors;
-    logic fw_console_valid;
-    logic [7:0] fw_console_char;
+    logic [31:0] dma_errors, tx_drops_full, tx_drops_bad;
+    logic rx_always_ready;  // the receive FIFO drops instead
     logic push_ready; // no push window yet (below)
     /* verilator lint_on UNUSEDSIGNAL */
 
-    always_ff @(posedge clk)
+    // BAR0: window 0 the NIC, window 1 the flash controller
+    logic [19:0] bar_awaddr, bar_araddr;
+    logic [1:0] bar_awvalid, bar_awready, bar_wvalid, bar_wready, bar_bvalid, bar_bready;
+    logic [1:0] bar_arvalid, bar_arready, bar_rvalid, bar_rready;
+    logic [3:0] bar_bresp, bar_rresp, bar_wstrb;
+    logic [31:0] bar_wdata, nic_rdata;
+    logic [1:0] nic_bresp, nic_rresp;
+
+    rnic_bar_bridge bar (
+        .clk, .rst,
+        .s_axi_awid(s_bar_awid), .s_axi_awaddr(s_bar_awaddr), .s_axi_awlen(s_bar_awlen),
+        .s_axi_awsize(s_bar_awsize), .s_axi_awvalid(s_bar_awvalid), .s_axi_awready(s_bar_awready),
+        .s_axi_wdata(s_bar_wdata), .s_axi_wstrb(s_bar_wstrb), .s_axi_wlast(s_bar_wlast),
+        .s_axi_wvalid(s_bar_wvalid), .s_axi_wready(s_bar_wready), .s_axi_bid(s_bar_bid),
+        .s_axi_bresp(s_bar_bresp), .s_axi_bvalid(s_bar_bvalid), .s_axi_bready(s_bar_bready),
+        .s_axi_arid(s_bar_arid), .s_axi_araddr(s_bar_araddr), .s_axi_arlen(s_bar_arlen),
+        .s_axi_arsize(s_bar_arsize), .s_axi_arvalid(s_bar_arvalid), .s_axi_arready(s_bar_arready),
+        .s_axi_rid(s_bar_rid), .s_axi_rdata(s_bar_rdata), .s_axi_rresp(s_bar_rresp),
+        .s_axi_rlast(s_bar_rlast), .s_axi_rvalid(s_bar_rvalid), .s_axi_rready(s_bar_rready),
+        .m_axil_awaddr(bar_awaddr), .m_axil_awvalid(bar_awvalid), .m_axil_awready(bar_awready),
+        .m_axil_wdata(bar_wdata), .m_axil_wstrb(bar_wstrb), .m_axil_wvalid(bar_wvalid),
+        .m_axil_wready(bar_wready), .m_axil_bresp(bar_bresp), .m_axil_bvalid(bar_bvalid),
+        .m_axil_bready(bar_bready), .m_axil_araddr(bar_araddr), .m_axil_arvalid(bar_arvalid),
+        .m_axil_arready(bar_arready), .m_axil_rdata({m_axil_qspi_rdata, nic_rdata}),
+        .m_axil_rresp(bar_rresp), .m_axil_rvalid(bar_rvalid), .m_axil_rready(bar_rready));
+    assign m_axil_qspi_awaddr = bar_awaddr[15:0];
+    assign m_axil_qspi_awvalid = bar_awvalid[1];
+    assign m_axil_qspi_wdata = bar_wdata;
+    assign m_axil_qspi_wstrb = bar_wstrb;
+    assign m_axil_qspi_wvalid = bar_wvalid[1];
+    assign m_axil_qspi_bready = bar_bready[1];
+    assign m_axil_qspi_araddr = bar_araddr[15:0];
+    assign m_axil_qspi_arvalid = bar_arvalid[1];
+    assign m_axil_qspi_rready = bar_rready[1];
+    assign {bar_awready[1], bar_wready[1], bar_bvalid[1], bar_arready[1], bar_rvalid[1]} =
+        {m_axil_qspi_awready, m_axil_qspi_wready, m_axil_qspi_bvalid, m_axil_qspi_arready, m_axil_qspi_rvalid};
+    assign bar_bresp = {m_axil_qspi_bresp, nic_bresp};
+    assign bar_rresp = {m_axil_qspi_rresp, nic_rresp};
+
+    always_ff @(posedge clk) begin
         rst <= !rst_n;
+        aligned_sync <= {aligned_sync[0], stat_rx_aligned};
+    end
 
     rnic_top #(.FW_HEX(FW_HEX), .BUILD_ID(BUILD_ID), .BUILD_TIME(BUILD_TIME)) nic (
-        .clk, .rst, .strap_mac(MAC), .strap_ipv4(IPV4),
-        // no secret strap on the card: the firmware keys its memory keys from the clock count at
-        // the driver's first command; the kernel driver alone hands the NIC bus addresses
-        .strap_seed(64'h0), .strap_dma_window(6'd0),
-        .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
-        .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
-        .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
-        .s_axil_rvalid, .s_axil_rready,
+        .clk, .rst, .strap_mac, .strap_ipv4, .strap_seed, .strap_dma_window, .port_up(aligned_sync[1]),
+        .stat_port_rx_drop_full(rx_drops_full), .stat_port_rx_drop_bad(rx_drops_bad),
+        .s_axil_awaddr(bar_awaddr), .s_axil_awvalid(bar_awvalid[0]), .s_axil_awready(bar_awready[0]),
+        .s_axil_wdata(bar_wdata), .s_axil_wstrb(bar_wstrb), .s_axil_wvalid(bar_wvalid[0]),
+        .s_axil_wready(bar_wready[0]), .s_axil_bresp(nic_bresp), .s_axil_bvalid(bar_bvalid[0]),
+        .s_axil_bready(bar_bready[0]), .s_axil_araddr(bar_araddr), .s_axil_arvalid(bar_arvalid[0]),
+        .s_axil_arready(bar_arready[0]), .s_axil_rdata(nic_rdata), .s_axil_rresp(nic_rresp),
+        .s_axil_rvalid(bar_rvalid[0]), .s_axil_rready(bar_rready[0]),
         .m_dma_rd_req_valid(rd_req_valid), .m_dma_rd_req_ready(rd_req_ready),
         .m_dma_rd_req_addr(rd_req_addr), .m_dma_rd_req_len(rd_req_len), .m_dma_rd_req_tag(rd_req_tag),
         .s_dma_rd_valid(rd_valid), .s_dma_rd_ready(rd_ready), .s_dma_rd_data(rd_data),
@@ -114,9 +215,30 @@ module rnic_card #(
         .m_dma_wr_valid(wr_valid), .m_dma_wr_ready(wr_ready), .m_dma_wr_addr(wr_addr),
         .m_dma_wr_len(wr_len), .m_dma_wr_data(wr_data), .m_dma_wr_last(wr_last),
         .irq_valid, .irq_ready, .irq_vector,
-        .m_axis_eth_tx_tdata, .m_axis_eth_tx_tkeep, .m_axis_eth_tx_tvalid, .m_axis_eth_tx_tready,
-        .m_axis_eth_tx_tlast, .s_axis_eth_rx_tdata, .s_axis_eth_rx_tkeep, .s_axis_eth_rx_tvalid,
-        .s_axis_eth_rx_tlast, .fw_console_valid, .fw_console_char);
+        .m_axis_eth_tx_tdata(tx_data), .m_axis_eth_tx_tkeep(tx_keep), .m_axis_eth_tx_tvalid(tx_valid),
+        .m_axis_eth_tx_tready(tx_ready), .m_axis_eth_tx_tlast(tx_last), .s_axis_eth_rx_tdata(rx_data),
+        .s_axis_eth_rx_tkeep(rx_keep), .s_axis_eth_rx_tvalid(rx_valid), .s_axis_eth_rx_tlast(rx_last),
+        .fw_console_valid, .fw_console_char
+`ifdef RNIC_KERNELS_OUTSIDE
+        , .tx_in, .rx_in, .cq_in, .tx_out_d, .rx_out_d, .cq_out_d
+`endif
+        );
+
+    // 250 MHz -> the CMAC: whole frames only (the NIC pads short ones to 60 bytes: rnic_eth_port)
+    rnic_frame_cdc #(.DEPTH(128), .DROP(1'b0)) tx_cdc (
+        .s_clk(clk), .s_rst(rst), .s_data(tx_data), .s_keep(tx_keep), .s_valid(tx_valid),
+        .s_last(tx_last), .s_bad(1'b0), .s_ready(tx_ready),
+        .m_clk(eth_tx_clk), .m_rst(eth_tx_rst), .m_data(tx_axis_tdata), .m_keep(tx_axis_tkeep),
+        .m_valid(tx_axis_tvalid), .m_last(tx_axis_tlast), .m_ready(tx_axis_tready),
+        .m_drops_full(tx_drops_full), .m_drops_bad(tx_drops_bad));
+    assign tx_axis_tuser = 1'b0;
+
+    // the CMAC -> 250 MHz: it cannot wait, so a frame that finds no room goes whole, counted
+    rnic_frame_cdc #(.DEPTH(256), .DROP(1'b1)) rx_cdc (
+        .s_clk(eth_rx_clk), .s_rst(eth_rx_rst), .s_data(rx_axis_tdata), .s_keep(rx_axis_tkeep),
+        .s_valid(rx_axis_tvalid), .s_last(rx_axis_tlast), .s_bad(rx_axis_tuser), .s_ready(rx_always_ready),
+        .m_clk(clk), .m_rst(rst), .m_data(rx_data), .m_keep(rx_keep), .m_valid(rx_valid),
+        .m_last(rx_last), .m_ready(1'b1), .m_drops_full(rx_drops_full), .m_drops_bad(rx_drops_bad));
 
     rnic_dma_axi dma (
         .clk, .rst,

@@ -78,8 +78,10 @@ static void msg(struct sim_bus *b, uint32_t type, uint64_t addr, uint64_t value,
 	pthread_mutex_unlock(&b->send_lock);
 }
 
-/* the host virtual address of a DMA, if [bus, bus + len) lies inside one mapped range */
-static uint8_t *dma_target(struct sim_bus *b, uint64_t bus, uint32_t len)
+/* the host virtual address of a DMA, if [bus, bus + len) lies inside one mapped range; a read
+ * (line 64) may take the rest of the 64-byte lines at a range's ends, as a card's DMA reads whole
+ * beats of pages the IOMMU maps whole (rnic-card-sim), a write never */
+static uint8_t *dma_target(struct sim_bus *b, uint64_t bus, uint32_t len, uint64_t line)
 {
 	int scattered = !!(bus & BUS_SCATTER);
 	uint64_t va = bus & BUS_VA_MASK & ~BUS_SCATTER;
@@ -95,8 +97,8 @@ static uint8_t *dma_target(struct sim_bus *b, uint64_t bus, uint32_t len)
 	}
 	pthread_mutex_lock(&b->lock);
 	for (i = 0; i < b->nranges; i++)
-		if (b->ranges[i].scattered == scattered && va >= b->ranges[i].start && va + len <= b->ranges[i].end &&
-		    va + len >= va)
+		if (b->ranges[i].scattered == scattered && va >= (b->ranges[i].start & ~(line - 1)) &&
+		    va + len <= ((b->ranges[i].end + line - 1) & ~(line - 1)) && va + len >= va)
 			p = (uint8_t *)(uintptr_t)va;
 	if (!p)
 		b->refused++;
@@ -135,13 +137,13 @@ static void *service(void *arg)
 			break;
 		switch (type) {
 		case RNIC_LINK_MSG_DMA_RD:
-			if (value > RNIC_LINK_MAX_PAYLOAD || !(p = dma_target(b, addr, (uint32_t)value)))
+			if (value > RNIC_LINK_MAX_PAYLOAD || !(p = dma_target(b, addr, (uint32_t)value, 64)))
 				msg(b, RNIC_LINK_MSG_DMA_RD_RESP, addr, 0, tag, 1, NULL, 0);
 			else
 				msg(b, RNIC_LINK_MSG_DMA_RD_RESP, addr, 0, tag, 0, p, (uint32_t)value);
 			break;
 		case RNIC_LINK_MSG_DMA_WR:
-			p = dma_target(b, addr, len);
+			p = dma_target(b, addr, len, 1);
 			if (!p)
 				break;
 			/* in increasing address order, the last 8 bytes (owner bytes) last */

@@ -14,6 +14,7 @@ module rnic_bar0 #(
     input  wire  [63:0] cycle,
     input  wire  [47:0] strap_mac,
     input  wire  [31:0] strap_ipv4,
+    input  wire         port_up,
 
     input  wire  [19:0] s_axil_awaddr,
     input  wire         s_axil_awvalid,
@@ -230,7 +231,7 @@ module rnic_bar0 #(
                 20'(rnic_spec_pkg::RNIC_PORT_MAC_LO): rd_data = strap_mac[31:0];
                 20'(rnic_spec_pkg::RNIC_PORT_MAC_HI): rd_data = {16'b0, strap_mac[47:32]};
                 20'(rnic_spec_pkg::RNIC_PORT_IPV4): rd_data = strap_ipv4;
-                20'(rnic_spec_pkg::RNIC_PORT_LINK): rd_data = 32'd1;
+                20'(rnic_spec_pkg::RNIC_PORT_LINK): rd_data = {31'b0, port_up};
                 20'(rnic_spec_pkg::RNIC_PORT_SPEED_GBPS): rd_data = 32'd100;
                 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_RESET_PENDING): rd_data = ctx_reset_pending;
                 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_CHUNKS): rd_data = 32'(rnic_spec_pkg::RNIC_ICM_CHUNKS);

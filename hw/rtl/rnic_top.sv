@@ -16,6 +16,9 @@ module rnic_top #(
     input  wire  [31:0]  strap_ipv4,
     input  wire  [63:0]  strap_seed,        // secret for the memory-key sequence (FW.SEED)
     input  wire  [5:0]   strap_dma_window,  // FW.DMA_WINDOW: 0 on a card
+    input  wire          port_up,           // the MAC's receive side is aligned (PORT.LINK)
+    input  wire  [31:0]  stat_port_rx_drop_full,  // frames the card's receive FIFO dropped (STAT)
+    input  wire  [31:0]  stat_port_rx_drop_bad,
 
     input  wire  [19:0]  s_axil_awaddr,
     input  wire          s_axil_awvalid,
@@ -128,7 +131,7 @@ module rnic_top #(
     logic [31:0] cfg_addr, cfg_data;
 
     rnic_bar0 #(.BUILD_ID(BUILD_ID), .BUILD_TIME(BUILD_TIME)) bar0 (
-        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4,
+        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4, .port_up,
         .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
         .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
         .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
@@ -384,6 +387,8 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_MISSES] = rx_out.stat_mpt_misses;
         stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_EVICTIONS] = rx_out.stat_mpt_evictions;
         stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_MISS_CYCLES] = rx_out.stat_mpt_miss_cycles;
+        stats[rnic_spec_pkg::RNIC_STAT_PORT_RX_DROP_FULL] = stat_port_rx_drop_full;
+        stats[rnic_spec_pkg::RNIC_STAT_PORT_RX_DROP_BAD] = stat_port_rx_drop_bad;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

@@ -9,7 +9,7 @@ RTL_SRCS = $(SPEC_INC)/rnic_spec_pkg.sv $(PICORV32_V) \
 	rnic_top.sv)
 # the card's top: rnic_top, its DMA on an AXI4 master, its MSI-X as the PCIe bridge's interrupts
 CARD_TOP := rnic_card
-CARD_SRCS = $(RTL_SRCS) $(addprefix $(ROOT)/hw/rtl/,rnic_dma_axi.sv rnic_irq_usr.sv) \
+CARD_SRCS = $(RTL_SRCS) $(addprefix $(ROOT)/hw/rtl/,rnic_dma_axi.sv rnic_irq_usr.sv rnic_frame_cdc.sv rnic_bar_bridge.sv) \
 	$(ROOT)/bitstreams/common/rnic_card.sv
 RTL_VLT := $(ROOT)/hw/rtl/picorv32.vlt
 VERILATOR_FLAGS := --timescale 1ns/1ps -Wno-fatal $(RTL_VLT)
@@ -27,9 +27,15 @@ rtl-lint: $(RTL_LINT_STAMP)
 
 ALL_TARGETS += rtl-lint
 
-# Synthesizability check: Yosys synth_xilinx for UltraScale+ over all of the card's RTL (CARD_SRCS),
+# the card image's top: rnic_card with the board's pins and the vendor IP (bitstreams/common/vendor_ip.toml)
+CARD_IMAGE_TOP := rnic_card_top
+CARD_IMAGE_SRCS = $(CARD_SRCS) $(ROOT)/bitstreams/common/rnic_card_top.sv
+VENDOR_IP := $(ROOT)/bitstreams/common/vendor_ip.toml
+
+# Synthesizability check: Yosys synth_xilinx for UltraScale+ over all of the card image's RTL, the vendor IP as black boxes,
 # `check -assert` and a resource table (figures in build/synth/resources.json). Not in `all`: it takes minutes; the
 # tests run it (tests/test_synth.py).
 .PHONY: synth
 synth:
-	$(PY) hw/synth/yosys_synth.py --top $(CARD_TOP) --out $(BUILD)/synth $(CARD_SRCS)
+	$(PY) hw/synth/yosys_synth.py --top $(CARD_IMAGE_TOP) --blackboxes $(VENDOR_IP) --out $(BUILD)/synth \
+		$(CARD_IMAGE_SRCS)

@@ -1,14 +1,16 @@
 """Synthesizability check of the RTL: Yosys `synth_xilinx -family xcup` (UltraScale+, the Alveo
 cards' family) over the given sources, `check -assert` on the netlist, and a resource table.
 
-    yosys_synth.py --top rnic_top --out build/synth SOURCE...     (make synth)
+    yosys_synth.py --top rnic_card_top --blackboxes bitstreams/common/vendor_ip.toml --out build/synth SOURCE...
+                                                                  (make synth)
 
 Fails (exit 1, with Yosys's words) when Yosys rejects a source or when `check -assert` finds a
 problem in the netlist: a net with several drivers, a used net without one, or a combinational
-loop; each would be a bug on the card, none is a matter of style. Out of context, as rnic_top sits
-behind the card's shell: no I/O or clock buffers. The datapath kernels' wrappers are black boxes
-under SYNTHESIS (Vitis HLS builds the kernels from their C), so the table lists them without
-resources. Logs, the Yosys script and the figures (resources.json) go to --out.
+loop; each would be a bug on the card, none is a matter of style. No I/O buffers are inserted: the
+card's top instantiates the buffers it needs. The datapath kernels' wrappers are black boxes
+under SYNTHESIS (Vitis HLS builds the kernels from their C), and so are the vendor IP and device
+primitives that --blackboxes lists (their ports as vendor_ip.toml gives them), so the table lists
+them without resources. Logs, the Yosys script and the figures (resources.json) go to --out.
 """
 import argparse
 import json
@@ -17,6 +19,7 @@ import re
 import subprocess
 import sys
 import time
+import tomllib
 
 # LUTs taken by each LUT RAM and shift register primitive (UltraScale+ CLB guide, UG574)
 LUTMEM = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "RAM512X1S": 8,
@@ -88,7 +91,19 @@ def print_table(rows, total):
     boxes = [n for n, r in rows.items() if r["blackbox"]]
     if boxes:
         print(f"black boxes, not in the figures: {', '.join(boxes)} (the HLS kernels: Vitis HLS builds "
-              "them from their C, bitstreams/common/hls.tcl)")
+              "them from their C, bitstreams/common/hls.tcl; the vendor IP and device primitives: Vivado)")
+
+
+def stubs(toml):
+    """Verilog black boxes of the modules a vendor_ip.toml lists."""
+    out = []
+    for ip in tomllib.loads(toml.read_text())["ip"]:
+        ports = [f"    {'input' if d == 'in' else 'output'} wire {f'[{w - 1}:0] ' if w > 1 else ''}{n}"
+                 for n, d, w, _ in ip["ports"]]
+        params = ", ".join(f"parameter {p} = 0" for p in ip.get("params", ()))
+        out.append(f"(* blackbox *)\nmodule {ip['module']} {f'#({params}) ' if params else ''}(\n" +
+                   ",\n".join(ports) + "\n);\nendmodule\n")
+    return "\n".join(out)
 
 
 def failure(log):
@@ -106,15 +121,20 @@ def main():
     ap.add_argument("--top", required=True, help="top module")
     ap.add_argument("--out", required=True, type=pathlib.Path, help="directory for logs and figures")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds Yosys may take")
+    ap.add_argument("--blackboxes", type=pathlib.Path, help="vendor_ip.toml: modules to stand in as black boxes")
     ap.add_argument("sources", nargs="+", type=pathlib.Path)
     args = ap.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     for name in ("stat.json", "blackboxes.txt", "resources.json"):
         (out / name).unlink(missing_ok=True)
+    sources = [src.resolve() for src in args.sources]
+    if args.blackboxes:
+        (out / "vendor_ip_stubs.v").write_text(stubs(args.blackboxes))
+        sources.insert(0, out / "vendor_ip_stubs.v")
     script = out / "synth.ys"
     script.write_text("\n".join(
-        [f"read_verilog -sv {src.resolve()}" for src in args.sources] +
+        [f"read_verilog -sv {src}" for src in sources] +
         [f"hierarchy -check -top {args.top}",
          # the black boxes the design itself has (synth_xilinx then adds the FPGA's cell library)
          f"tee -q -o {out / 'blackboxes.txt'} select -list =A:blackbox",

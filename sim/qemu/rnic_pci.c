@@ -5,7 +5,7 @@
  *
  * BAR0 accesses become host-link MMIO messages, the NIC's DMA becomes pci_dma_read/write on guest
  * memory (through the IOMMU when the machine has one), its MSI-X messages msix_notify. The card's
- * IDs and BAR0 are the bitstream's (bitstreams/common/vivado.tcl); MSI-X has a BAR of its own.
+ * IDs, BAR0 and the MSI-X BAR are the bitstream's (bitstreams/common/vivado.tcl, spec MSIX_*).
  *
  * Threads: a vCPU never blocks on the socket holding the BQL. Its writes and read requests go to
  * an out-queue; a read then waits on a condition with the BQL released. The link thread owns the
@@ -38,6 +38,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(RnicPciState, RNIC_PCI)
 struct RnicPciState {
     PCIDevice parent_obj;
     MemoryRegion bar0;
+    MemoryRegion msix; /* the MSI-X table and PBA: their own BAR, as on the card (spec MSIX_*) */
     char *socket_path;
 
     int fd;
@@ -306,7 +307,10 @@ static void rnic_pci_realize(PCIDevice *pdev, Error **errp)
         }
         return;
     }
-    if (msix_init_exclusive_bar(pdev, RNIC_NUM_CTX, 2, errp)) {
+    memory_region_init(&s->msix, OBJECT(s), "rnic-msix", RNIC_MSIX_BAR_SIZE);
+    pci_register_bar(pdev, RNIC_MSIX_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64, &s->msix);
+    if (msix_init(pdev, RNIC_NUM_CTX, &s->msix, RNIC_MSIX_BAR, RNIC_MSIX_TABLE_OFF, &s->msix, RNIC_MSIX_BAR,
+                  RNIC_MSIX_PBA_OFF, 0, errp)) {
         close(s->fd);
         return;
     }
@@ -316,7 +320,7 @@ static void rnic_pci_realize(PCIDevice *pdev, Error **errp)
     }
     if (pcie_endpoint_cap_init(pdev, 0x80) < 0) {
         error_setg(errp, "rnic-pci: no room for the PCIe capability");
-        msix_uninit_exclusive_bar(pdev);
+        msix_uninit(pdev, &s->msix, &s->msix);
         close(s->fd);
         return;
     }
@@ -348,7 +352,7 @@ static void rnic_pci_exit(PCIDevice *pdev)
     qemu_cond_destroy(&s->answered);
     qemu_mutex_destroy(&s->qlock);
     g_byte_array_unref(s->out);
-    msix_uninit_exclusive_bar(pdev);
+    msix_uninit(pdev, &s->msix, &s->msix);
 }
 
 static Property rnic_pci_props[] = {

@@ -46,6 +46,13 @@
 #define RNIC_BAR0_SIZE 0x100000u /* BAR0 is 1 MiB */
 #define RNIC_BAR0_CTX_BASE 0x10000u /* First context page */
 #define RNIC_BAR0_CTX_STRIDE 0x1000u /* One 4 KiB page per context (mmap-able on its own) */
+#define RNIC_BAR0_NIC_SIZE 0x40000u /* BAR0 offsets below this are the NIC's (all of the above); on a card the PCIe bridge's AXI4-Lite interconnect routes them to it */
+#define RNIC_BAR0_QSPI_BASE 0x40000u /* On a card: the AXI Quad SPI controller of the configuration flash (PG153, its AXI4-Lite registers), for xbflash.qspi --bar 0 --bar-offset 0x40000; reads as zeros in the simulator */
+#define RNIC_BAR0_QSPI_SIZE 0x10000u /* Bytes of BAR0 routed to the flash controller */
+#define RNIC_MSIX_BAR 0x2u /* The BAR of the MSI-X table and PBA (64-bit BAR 2, out of the NIC's register space): the PCIe core's own, on a card and in the QEMU device */
+#define RNIC_MSIX_BAR_SIZE 0x10000u /* Bytes of the MSI-X BAR */
+#define RNIC_MSIX_TABLE_OFF 0x0u /* Offset of the MSI-X table in MSIX_BAR (16 vectors: one per context) */
+#define RNIC_MSIX_PBA_OFF 0x8000u /* Offset of the MSI-X pending-bit array in MSIX_BAR */
 #define RNIC_BAR0_CMDQ_BASE 0x20000u /* First command-queue page (same stride): never mapped to a process, as its registers point the firmware at memory */
 #define RNIC_CTX_SQ_PUSH 0x100u /* Offset in a context's doorbell page of the WQE push window (WQE_BYTES, write-combined): a whole send WQE written there is its doorbell too (struct WQE PUSH_QPN, PUSH_INDEX), and the NIC need not read it from the ring */
 #define RNIC_BLOCK_TYPE_ID 0x52490001u /* Block type: identity and build ID */
@@ -411,8 +418,10 @@
 #define RNIC_STAT_RX_MPT_MISSES 0x36u
 #define RNIC_STAT_RX_MPT_EVICTIONS 0x37u
 #define RNIC_STAT_RX_MPT_MISS_CYCLES 0x38u
-#define RNIC_STAT_COUNT 57u
-#define RNIC_STAT_NAMES { "RX_FRAMES", "RX_ROCE", "RX_TO_FW", "RX_DROP_ICRC", "RX_DROP_MALFORMED", "RX_DROP_QPN", "RX_NAK_PSN", "RX_DUP", "RX_NAK_ACCESS", "RX_NAK_INV", "RX_DROP_OVERFLOW", "RX_WRITE_BYTES", "TX_FRAMES", "TX_ACKS", "TX_WQES", "TX_BYTES", "TX_RETRANSMITS", "TX_NAKS_RCVD", "CQ_CQES", "CQ_OVERFLOW", "TX_DROP_DB", "RX_FW_DROP", "RX_NAK_RNR", "TX_RNR_RCVD", "RX_READ_REQS", "RX_ATOMICS", "RX_RECV_BYTES", "RX_RD_RSP_BYTES", "RX_DROP_RSP", "RX_DROP_DB", "RX_DROP_NORECV", "LOOPBACK", "RX_DROP_SRC", "RX_CUT", "TX_POISONED", "TX_PUSHED", "RX_QPC_HITS", "RX_QPC_MISSES", "RX_QPC_EVICTIONS", "RX_QPC_MISS_CYCLES", "RX_QPC_WAIT_CYCLES", "TX_TLB_HITS", "TX_TLB_MISSES", "TX_TLB_EVICTIONS", "TX_TLB_MISS_CYCLES", "RX_TLB_HITS", "RX_TLB_MISSES", "RX_TLB_EVICTIONS", "RX_TLB_MISS_CYCLES", "TX_MPT_HITS", "TX_MPT_MISSES", "TX_MPT_EVICTIONS", "TX_MPT_MISS_CYCLES", "RX_MPT_HITS", "RX_MPT_MISSES", "RX_MPT_EVICTIONS", "RX_MPT_MISS_CYCLES" }
+#define RNIC_STAT_PORT_RX_DROP_FULL 0x39u
+#define RNIC_STAT_PORT_RX_DROP_BAD 0x3au
+#define RNIC_STAT_COUNT 59u
+#define RNIC_STAT_NAMES { "RX_FRAMES", "RX_ROCE", "RX_TO_FW", "RX_DROP_ICRC", "RX_DROP_MALFORMED", "RX_DROP_QPN", "RX_NAK_PSN", "RX_DUP", "RX_NAK_ACCESS", "RX_NAK_INV", "RX_DROP_OVERFLOW", "RX_WRITE_BYTES", "TX_FRAMES", "TX_ACKS", "TX_WQES", "TX_BYTES", "TX_RETRANSMITS", "TX_NAKS_RCVD", "CQ_CQES", "CQ_OVERFLOW", "TX_DROP_DB", "RX_FW_DROP", "RX_NAK_RNR", "TX_RNR_RCVD", "RX_READ_REQS", "RX_ATOMICS", "RX_RECV_BYTES", "RX_RD_RSP_BYTES", "RX_DROP_RSP", "RX_DROP_DB", "RX_DROP_NORECV", "LOOPBACK", "RX_DROP_SRC", "RX_CUT", "TX_POISONED", "TX_PUSHED", "RX_QPC_HITS", "RX_QPC_MISSES", "RX_QPC_EVICTIONS", "RX_QPC_MISS_CYCLES", "RX_QPC_WAIT_CYCLES", "TX_TLB_HITS", "TX_TLB_MISSES", "TX_TLB_EVICTIONS", "TX_TLB_MISS_CYCLES", "RX_TLB_HITS", "RX_TLB_MISSES", "RX_TLB_EVICTIONS", "RX_TLB_MISS_CYCLES", "TX_MPT_HITS", "TX_MPT_MISSES", "TX_MPT_EVICTIONS", "TX_MPT_MISS_CYCLES", "RX_MPT_HITS", "RX_MPT_MISSES", "RX_MPT_EVICTIONS", "RX_MPT_MISS_CYCLES", "PORT_RX_DROP_FULL", "PORT_RX_DROP_BAD" }
 
 /* CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them. */
 #define RNIC_CM_EV_CONNECT_REQUEST 0x1u

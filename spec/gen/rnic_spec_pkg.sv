@@ -45,6 +45,13 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_BAR0_SIZE = 64'h100000;
   localparam longint unsigned RNIC_BAR0_CTX_BASE = 64'h10000;
   localparam longint unsigned RNIC_BAR0_CTX_STRIDE = 64'h1000;
+  localparam longint unsigned RNIC_BAR0_NIC_SIZE = 64'h40000;
+  localparam longint unsigned RNIC_BAR0_QSPI_BASE = 64'h40000;
+  localparam longint unsigned RNIC_BAR0_QSPI_SIZE = 64'h10000;
+  localparam longint unsigned RNIC_MSIX_BAR = 64'h2;
+  localparam longint unsigned RNIC_MSIX_BAR_SIZE = 64'h10000;
+  localparam longint unsigned RNIC_MSIX_TABLE_OFF = 64'h0;
+  localparam longint unsigned RNIC_MSIX_PBA_OFF = 64'h8000;
   localparam longint unsigned RNIC_BAR0_CMDQ_BASE = 64'h20000;
   localparam longint unsigned RNIC_CTX_SQ_PUSH = 64'h100;
   localparam longint unsigned RNIC_BLOCK_TYPE_ID = 64'h52490001;
@@ -410,7 +417,9 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_MPT_MISSES = 'h36;
   localparam int unsigned RNIC_STAT_RX_MPT_EVICTIONS = 'h37;
   localparam int unsigned RNIC_STAT_RX_MPT_MISS_CYCLES = 'h38;
-  localparam int unsigned RNIC_STAT_COUNT = 57;
+  localparam int unsigned RNIC_STAT_PORT_RX_DROP_FULL = 'h39;
+  localparam int unsigned RNIC_STAT_PORT_RX_DROP_BAD = 'h3a;
+  localparam int unsigned RNIC_STAT_COUNT = 59;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
