@@ -17,6 +17,7 @@
 
 #include "Vrnic_card.h"
 #include "eth.h"
+#include "rnic_spec.h"
 
 class Cmac {
 public:
@@ -27,10 +28,10 @@ public:
 	{
 	}
 
-	// the MAC's clock edges before the NIC's edge at `cycle` (250 MHz)
+	// the MAC's clock edges up to the NIC's edge at `cycle` (RNIC_CLOCK_MHZ)
 	void run_to(uint64_t cycle, bool reset)
 	{
-		for (; t_ns_ <= static_cast<double>(cycle) * 4.0; t_ns_ += 1000.0 / MHZ)
+		for (; t_ns_ <= static_cast<double>(cycle) * (1000.0 / RNIC_CLOCK_MHZ); t_ns_ += 1000.0 / MHZ)
 			edge(cycle, reset);
 	}
 

@@ -225,14 +225,9 @@ public:
 #ifdef RNIC_CARD
 		top.s_bar_awsize = top.s_bar_arsize = 2; /* 32-bit accesses, one beat */
 		top.s_bar_wlast = 1;
+		top.stat_rx_aligned = 1;
 #else
 		top.s_axil_wstrb = 0xf;
-#endif
-#ifdef RNIC_CARD
-		top.stat_rx_aligned = 1;
-		top.m_axi_arready = 1;
-		top.m_axi_awready = 1;
-#else
 		top.m_dma_rd_req_ready = 1;
 		top.irq_ready = 1;
 		top.port_up = 1;
@@ -616,8 +611,9 @@ private:
 #ifdef RNIC_CARD
 		cmac_.reset();
 		aw_.clear();
-		bresp_ = 0;
+		bresp_ = w_beat_ = 0;
 		irq_ack_ = 0;
+		qspi_aw_ = qspi_w_ = qspi_r_ = false;
 #endif
 		axi_ = AXI_IDLE;
 		top_.BAR(awvalid) = top_.BAR(wvalid) = top_.BAR(arvalid) = 0;

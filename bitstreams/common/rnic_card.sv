@@ -1,11 +1,13 @@
-// The NIC's part of an Alveo card: rnic_top with its DMA streams on an AXI4 master (rnic_dma_axi,
-// for the XDMA bridge's AXI slave port toward host memory), its MSI-X requests as the bridge's
-// user interrupts (rnic_irq_usr), and its Ethernet port across to the CMAC's clock: whole frames
-// in asynchronous FIFOs each way (rnic_frame_cdc), a transmit FIFO that starts a frame only when
-// all of it is there (the CMAC fails a frame whose tvalid drops) and a receive FIFO that drops
-// whole frames when full or flagged bad (the CMAC cannot wait), counted in STATS. The card's top
-// (rnic_card_top.sv) wires it to the vendor IP; rnic-card-sim runs it under Verilator with models
-// of that IP. Ports and clocks: docs/ARCHITECTURE.md, "On a card".
+// The NIC's part of an Alveo card: rnic_top with BAR0 from the XDMA bridge's AXI4 master, split
+// into the NIC's window and the flash controller's (rnic_bar_bridge, by the windows spec/rnic.toml
+// declares), its DMA streams on an AXI4 master (rnic_dma_axi, for the bridge's AXI slave port
+// toward host memory), its MSI-X requests as the bridge's user interrupts (rnic_irq_usr), and its
+// Ethernet port across to the CMAC's clock: whole frames in asynchronous FIFOs each way
+// (rnic_frame_cdc), a transmit FIFO that starts a frame only when all of it is there (the CMAC
+// fails a frame whose tvalid drops) and a receive FIFO that drops whole frames when full or
+// flagged bad (the CMAC cannot wait), counted in STATS. The card's top (rnic_card_top.sv) wires
+// it to the vendor IP; rnic-card-sim runs it under Verilator with models of that IP. Ports and
+// clocks: docs/ARCHITECTURE.md, "On a card".
 `default_nettype none
 
 module rnic_card #(

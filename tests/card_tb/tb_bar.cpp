@@ -24,6 +24,60 @@ struct Slave { // an AXI4-Lite register file, stalling at random
 	uint64_t accesses = 0;
 };
 
+// one clock: the slaves' side, sample, rising edge
+static void step(Vrnic_bar_bridge *t, Slave *sl, std::mt19937_64 &rng, uint64_t &clocks)
+{
+	auto coin = [&](double p) { return std::uniform_real_distribution<>(0, 1)(rng) < p; };
+	for (int i = 0; i < 2; i++) {
+		Slave &s = sl[i];
+		bool awr = !s.aw && coin(0.7), wr = !s.w && coin(0.7), arr = !s.r && coin(0.7);
+		t->m_axil_awready = (t->m_axil_awready & ~(1u << i)) | (awr << i);
+		t->m_axil_wready = (t->m_axil_wready & ~(1u << i)) | (wr << i);
+		t->m_axil_arready = (t->m_axil_arready & ~(1u << i)) | (arr << i);
+		bool bv = s.b && coin(0.6), rv = s.r && coin(0.6);
+		t->m_axil_bvalid = (t->m_axil_bvalid & ~(1u << i)) | (bv << i);
+		t->m_axil_rvalid = (t->m_axil_rvalid & ~(1u << i)) | (rv << i);
+		if (rv)
+			t->m_axil_rdata = (t->m_axil_rdata & ~(0xffffffffull << (32 * i))) |
+					  (uint64_t)s.rdata << (32 * i);
+	}
+	t->m_axil_bresp = 0;
+	t->m_axil_rresp = 0;
+	t->clk = 0;
+	t->eval();
+	for (int i = 0; i < 2; i++) {
+		Slave &s = sl[i];
+		if ((t->m_axil_awvalid >> i & 1) && (t->m_axil_awready >> i & 1))
+			s.aw = true, s.awaddr = t->m_axil_awaddr;
+		if ((t->m_axil_wvalid >> i & 1) && (t->m_axil_wready >> i & 1))
+			s.w = true, s.wdata = t->m_axil_wdata, s.wstrb = t->m_axil_wstrb;
+		if (s.aw && s.w && !s.b) {
+			uint32_t a = i ? s.awaddr & 0xfffc : s.awaddr & ~3u; /* the QSPI's offset in its window */
+			CHECK(a + 4 <= s.mem.size(), "write to %#x outside window %d", s.awaddr, i);
+			for (int k = 0; k < 4; k++)
+				if (s.wstrb >> k & 1)
+					s.mem[a + k] = (uint8_t)(s.wdata >> (8 * k));
+			s.b = true;
+			s.accesses++;
+		}
+		if ((t->m_axil_bvalid >> i & 1) && (t->m_axil_bready >> i & 1))
+			s.aw = s.w = s.b = false;
+		if ((t->m_axil_arvalid >> i & 1) && (t->m_axil_arready >> i & 1)) {
+			uint32_t a = i ? t->m_axil_araddr & 0xfffc : t->m_axil_araddr & ~3u;
+			CHECK(a + 4 <= s.mem.size(), "read of %#x outside window %d", t->m_axil_araddr, i);
+			memcpy(&s.rdata, &s.mem[a], 4);
+			s.r = true;
+			s.accesses++;
+		} else if ((t->m_axil_rvalid >> i & 1) && (t->m_axil_rready >> i & 1)) {
+			s.r = false;
+		}
+	}
+	t->clk = 1;
+	t->eval();
+	clocks++;
+	CHECK(clocks < 10000000, "stuck");
+}
+
 int main(int argc, char **argv)
 {
 	Verilated::commandArgs(argc, argv);
@@ -36,57 +90,7 @@ int main(int argc, char **argv)
 	std::vector<uint8_t> model[2] = {sl[0].mem, sl[1].mem};
 	uint64_t clocks = 0;
 
-	// one clock: the slaves' side, sample, rising edge
-	auto clock = [&]() {
-		for (int i = 0; i < 2; i++) {
-			Slave &s = sl[i];
-			bool awr = !s.aw && coin(0.7), wr = !s.w && coin(0.7), arr = !s.r && coin(0.7);
-			t->m_axil_awready = (t->m_axil_awready & ~(1u << i)) | (awr << i);
-			t->m_axil_wready = (t->m_axil_wready & ~(1u << i)) | (wr << i);
-			t->m_axil_arready = (t->m_axil_arready & ~(1u << i)) | (arr << i);
-			bool bv = s.b && coin(0.6), rv = s.r && coin(0.6);
-			t->m_axil_bvalid = (t->m_axil_bvalid & ~(1u << i)) | (bv << i);
-			t->m_axil_rvalid = (t->m_axil_rvalid & ~(1u << i)) | (rv << i);
-			if (rv)
-				t->m_axil_rdata = (t->m_axil_rdata & ~(0xffffffffull << (32 * i))) |
-						  (uint64_t)s.rdata << (32 * i);
-		}
-		t->m_axil_bresp = 0;
-		t->m_axil_rresp = 0;
-		t->clk = 0;
-		t->eval();
-		for (int i = 0; i < 2; i++) {
-			Slave &s = sl[i];
-			if ((t->m_axil_awvalid >> i & 1) && (t->m_axil_awready >> i & 1))
-				s.aw = true, s.awaddr = t->m_axil_awaddr;
-			if ((t->m_axil_wvalid >> i & 1) && (t->m_axil_wready >> i & 1))
-				s.w = true, s.wdata = t->m_axil_wdata, s.wstrb = t->m_axil_wstrb;
-			if (s.aw && s.w && !s.b) {
-				uint32_t a = i ? s.awaddr & 0xfffc : s.awaddr & ~3u; /* the QSPI's offset in its window */
-				CHECK(a + 4 <= s.mem.size(), "write to %#x outside window %d", s.awaddr, i);
-				for (int k = 0; k < 4; k++)
-					if (s.wstrb >> k & 1)
-						s.mem[a + k] = (uint8_t)(s.wdata >> (8 * k));
-				s.b = true;
-				s.accesses++;
-			}
-			if ((t->m_axil_bvalid >> i & 1) && (t->m_axil_bready >> i & 1))
-				s.aw = s.w = s.b = false;
-			if ((t->m_axil_arvalid >> i & 1) && (t->m_axil_arready >> i & 1)) {
-				uint32_t a = i ? t->m_axil_araddr & 0xfffc : t->m_axil_araddr & ~3u;
-				CHECK(a + 4 <= s.mem.size(), "read of %#x outside window %d", t->m_axil_araddr, i);
-				memcpy(&s.rdata, &s.mem[a], 4);
-				s.r = true;
-				s.accesses++;
-			} else if ((t->m_axil_rvalid >> i & 1) && (t->m_axil_rready >> i & 1)) {
-				s.r = false;
-			}
-		}
-		t->clk = 1;
-		t->eval();
-		clocks++;
-		CHECK(clocks < 10000000, "stuck");
-	};
+	auto clock = [&]() { step(t, sl, rng, clocks); };
 
 	t->rst = 1;
 	for (int i = 0; i < 4; i++)
