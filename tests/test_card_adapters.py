@@ -26,6 +26,7 @@ def tb():
 @pytest.fixture(scope="module")
 def tb_bar():
     out = OUT / "bar"
+    out.mkdir(parents=True, exist_ok=True)  # Verilator makes one level of --Mdir, not two
     srcs = [ROOT / "spec" / "gen" / "rnic_spec_pkg.sv", ROOT / "hw" / "rtl" / "rnic_bar_bridge.sv",
             ROOT / "tests" / "card_tb" / "tb_bar.cpp"]
     subprocess.run(["verilator", "--cc", "--exe", "--build", "-j", "2", "-O2", "--timescale", "1ns/1ps", "-Wall",
