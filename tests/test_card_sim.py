@@ -26,6 +26,7 @@ from roce_layers import RETH
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CARD_SIM = ROOT / "build" / "sim" / "card" / "rnic-card-sim"
 sys.path.insert(0, str(ROOT / "sim"))
+import interop  # noqa: E402
 import run_demo  # noqa: E402
 import transport  # noqa: E402
 
@@ -56,7 +57,7 @@ def test_rc_pingpong_through_the_card_rtl(tmp_path, card_env):
     try:
         srv = subprocess.Popen(["ibv_rc_pingpong", "-d", "rnic0", "-g", "0", "-n", "100", "-p", port], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        time.sleep(1)
+        interop.wait_listening(int(port), srv, 120)  # the client connects once, on a loaded host too
         cli = subprocess.run(["ibv_rc_pingpong", "-d", "rnic1", "-g", "0", "-n", "100", "-p", port, "localhost"],
                              env=env, capture_output=True, text=True, timeout=300)
         out, _ = srv.communicate(timeout=60)
