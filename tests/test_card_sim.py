@@ -52,7 +52,7 @@ def cmac_clean(out):
 def test_rc_pingpong_through_the_card_rtl(tmp_path, card_env):
     procs = run_demo.start_sims(tmp_path)
     env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"), LD_LIBRARY_PATH=str(ROOT / "build" / "host-lib"))
-    port = str(free_tcp_port())
+    port = str(free_port(socket.SOCK_STREAM))
     srv = None
     try:
         srv = subprocess.Popen(["ibv_rc_pingpong", "-d", "rnic0", "-g", "0", "-n", "100", "-p", port], env=env,
@@ -95,16 +95,9 @@ def roce_frame(i):
     return frame
 
 
-def free_tcp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def free_port(kind):
+    """a free port on loopback, of kind socket.SOCK_STREAM or socket.SOCK_DGRAM"""
+    s = socket.socket(socket.AF_INET, kind)
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
@@ -123,7 +116,7 @@ def test_receive_fifo_drops_whole_frames_and_counts_them(tmp_path, gbps):
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     peer.bind(("127.0.0.1", 0))
     peer.settimeout(60)
-    nic_port = free_udp_port()
+    nic_port = free_port(socket.SOCK_DGRAM)
     sim = subprocess.Popen([str(CARD_SIM), "--name", "rnic9", "--mac", NIC_MAC, "--ip", NIC_IP, "--sock-dir",
                             str(tmp_path), "--link-gbps", str(gbps),
                             "--eth-udp", f"{nic_port}:127.0.0.1:{peer.getsockname()[1]}"],
