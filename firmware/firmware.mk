@@ -1,8 +1,8 @@
 # Firmware for the RV32IM soft core (Debian's riscv64-unknown-elf-gcc), and its logic built for
 # the host with a fake HAL for the unit tests.
 FW_DIR := $(BUILD)/fw
-FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c gsi.c util.c mem.c hal_rv.c)
-FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
+FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c cm_id.c gsi.c prf.c util.c mem.c hal_rv.c)
+FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h firmware/src/prf.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
 FW_CC := riscv64-unknown-elf-gcc
 # the RAM's size from the spec (link.ld's LENGTH)
 FW_RAM_SIZE = $(shell sed -n 's/^\#define RNIC_FW_RAM_SIZE \(0x[0-9a-f]*\)u.*/\1/p' $(SPEC_INC)/rnic_spec.h)
@@ -30,7 +30,7 @@ fw: $(FW_HEX)
 ALL_TARGETS += fw
 
 # the firmware's logic on the host, with a fake HAL (firmware/tests)
-FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/gsi.c firmware/src/util.c
+FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/cm_id.c firmware/src/gsi.c firmware/src/prf.c firmware/src/util.c
 FW_TEST := $(FW_DIR)/test_fw
 FW_TEST_SRCS := firmware/tests/test_fw.c firmware/tests/fake_hal.c
 $(FW_TEST): $(FW_TEST_SRCS) firmware/tests/fake_hal.h $(FW_LOGIC) $(FW_HDRS)

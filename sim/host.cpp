@@ -2,6 +2,8 @@
 #include "host.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #include "rnic_spec.h"
@@ -32,8 +35,8 @@ bool write_all(int fd, const void *p, size_t n)
 }
 } // namespace
 
-HostLink::HostLink(const std::string &path, size_t slots)
-	: resetting(slots), path_(path), clients_(slots), unfenced_(slots)
+HostLink::HostLink(const std::string &path, size_t slots, bool processes)
+	: resetting(slots), path_(path), processes_(processes), clients_(slots), unfenced_(slots)
 {
 	sockaddr_un a{};
 	a.sun_family = AF_UNIX;
@@ -78,6 +81,35 @@ void HostLink::send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint3
 		drop(ctx);
 }
 
+/* Whether the process at the other end of the socket has CAP_NET_BIND_SERVICE (CapEff of its
+ * /proc status): what Linux asks of an rdma_cm listener on a port below 1024 */
+bool HostLink::may_bind_low_ports(int fd)
+{
+	struct ucred cr{};
+	socklen_t n = sizeof(cr);
+	char path[64], line[256];
+	bool yes = false;
+
+	if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n))
+		return false;
+	std::snprintf(path, sizeof(path), "/proc/%d/status", static_cast<int>(cr.pid));
+	FILE *f = std::fopen(path, "r");
+	if (!f)
+		return false;
+	while (std::fgets(line, sizeof(line), f))
+		if (!std::strncmp(line, "CapEff:", 7))
+			yes = std::strtoull(line + 7, nullptr, 16) >> CAP_NET_BIND_SERVICE & 1;
+	std::fclose(f);
+	return yes;
+}
+
+/* ADMIN.CTX_PRIV: the simulator is the driver of its host processes */
+void HostLink::set_priv(int ctx, bool on)
+{
+	priv_ = on ? priv_ | 1u << ctx : priv_ & ~(1u << ctx);
+	mmio.push_back({-1, true, RNIC_ADMIN_CTX_PRIV, priv_, 0});
+}
+
 void HostLink::drop(int ctx)
 {
 	Client &c = clients_[ctx];
@@ -94,6 +126,8 @@ void HostLink::drop(int ctx)
 	c.ring_head = 0;
 	gone.push_back(ctx);
 	resetting[ctx] = true;
+	if (processes_ && priv_ >> ctx & 1)
+		set_priv(ctx, false);
 	for (auto &p : pending_)
 		if (p.second == ctx)
 			p.second = -1;
@@ -111,6 +145,8 @@ void HostLink::handle(int ctx, const uint8_t *h, const uint8_t *payload)
 			break;
 		}
 		send(ctx, RNIC_LINK_MSG_HELLO_ACK, 0, static_cast<uint64_t>(ctx), tag, 0, nullptr, 0);
+		if (processes_)
+			set_priv(ctx, may_bind_low_ports(clients_[ctx].fd));
 		break;
 	case RNIC_LINK_MSG_MMIO_RING:
 		map_ring(ctx);
@@ -161,7 +197,10 @@ void HostLink::map_ring(int ctx)
 	struct stat st{};
 	void *m = MAP_FAILED;
 
-	if (c.fd_in >= 0 && !c.ring && !::fstat(c.fd_in, &st) && st.st_size >= RNIC_LINK_RING_SIZE)
+	/* a memfd that can no longer shrink: one the process could truncate under our mapping would
+	 * make our next access to it a SIGBUS */
+	if (c.fd_in >= 0 && !c.ring && !::fstat(c.fd_in, &st) && st.st_size >= RNIC_LINK_RING_SIZE &&
+	    (::fcntl(c.fd_in, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_SEAL)) == (F_SEAL_SHRINK | F_SEAL_SEAL))
 		m = ::mmap(nullptr, RNIC_LINK_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd_in, 0);
 	if (c.fd_in >= 0)
 		::close(c.fd_in);

@@ -19,8 +19,9 @@ struct MmioOp {
 
 class HostLink {
 public:
-	// slots: connections at once (NUM_CTX host processes, or 1: the card's host)
-	HostLink(const std::string &path, size_t slots);
+	// slots: connections at once (NUM_CTX host processes, or 1: the card's host); processes: each
+	// connection a process whose driver the simulator is (ADMIN.CTX_PRIV), not the card's host
+	HostLink(const std::string &path, size_t slots, bool processes);
 	~HostLink();
 
 	// accept clients and read their messages; MMIO requests are queued in `mmio`
@@ -62,10 +63,14 @@ private:
 	void drop(int ctx);
 	void fence(int ctx);
 	void lost(int ctx);
+	static bool may_bind_low_ports(int fd);
+	void set_priv(int ctx, bool on);
 	void send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint32_t tag, uint32_t status,
 		  const uint8_t *p, uint32_t len);
 
 	std::string path_;
+	bool processes_;
+	uint32_t priv_ = 0;                               // ADMIN.CTX_PRIV as we wrote it
 	int listen_fd_ = -1;
 	std::vector<Client> clients_;
 	std::map<uint32_t, std::vector<uint8_t>> done_;   // read id -> data

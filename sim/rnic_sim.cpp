@@ -72,6 +72,7 @@ struct Opts {
 	uint32_t ip = 0;
 	double link_gbps = 100, link_latency_ns = 500, pcie_gbytes = 13, pcie_rd_ns = 600;
 	uint32_t snaplen = 65535;
+	uint32_t eth_mtu = 1500; /* the network's (ADMIN.ETH_MTU): the port's active MTU follows */
 	FaultOpts faults;
 	bool quiet = false;
 	bool card_host = false; /* one host, the card's: its driver (docs/ARCHITECTURE.md "Host link") */
@@ -83,7 +84,8 @@ struct Opts {
 		  << "usage: rnic-sim --name NAME --mac XX:XX:XX:XX:XX:XX --ip A.B.C.D [--sock-dir DIR]\n"
 		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE [--pcap-snaplen N]]\n"
 		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--delay-ns NS] [--seed N]\n"
-		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--card-host] [--quiet]\n";
+		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--eth-mtu BYTES]\n"
+		  << "  [--card-host] [--quiet]\n";
 	std::exit(2);
 }
 
@@ -166,6 +168,12 @@ Opts parse(int argc, char **argv)
 			o.link_latency_ns = positive(v, "--link-latency-ns");
 		} else if (a == "--pcie-gbytes") {
 			o.pcie_gbytes = positive(v, "--pcie-gbytes");
+		} else if (a == "--eth-mtu") {
+			char *end;
+			unsigned long m = std::strtoul(v.c_str(), &end, 10);
+			if (*end || m < 576 || m > 9216)
+				usage("--eth-mtu wants 576 to 9216 bytes");
+			o.eth_mtu = static_cast<uint32_t>(m);
 		} else if (a == "--pcie-rd-ns") {
 			o.pcie_rd_ns = positive(v, "--pcie-rd-ns");
 		} else {
@@ -235,9 +243,16 @@ public:
 		if (!tx_ || !rx_ || !cq_)
 			throw std::bad_alloc();
 		if (o.card_host)
-			return; /* the card's driver hands the NIC its context memory */
-		/* bring-up: the context memory the NIC asks for (ADMIN.ICM_CHUNKS), handed over before
-		 * any process can reach the NIC */
+			return; /* the card's driver seeds the NIC and hands it its context memory */
+		/* bring-up, as the driver does it: the secret (fresh for every run, from the kernel's
+		 * RNG), the network's MTU, then the context memory the NIC asks for (ADMIN.ICM_CHUNKS),
+		 * handed over before any process can reach the NIC */
+		uint32_t seed[4];
+		if (::getrandom(seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed)))
+			throw std::runtime_error(std::string("no random seed: ") + std::strerror(errno));
+		for (uint32_t i = 0; i < 4; i++)
+			host_.mmio.push_back({-1, true, RNIC_ADMIN_SEED_0 + 4 * i, seed[i], 0});
+		host_.mmio.push_back({-1, true, RNIC_ADMIN_ETH_MTU, o.eth_mtu, 0});
 		uint64_t list = DRV_BUS + RNIC_ICM_CHUNKS * ICM_CHUNK;
 		for (uint32_t i = 0; i < RNIC_ICM_CHUNKS; i++) {
 			uint64_t a = DRV_BUS + icm_drv(i << RNIC_ICM_CHUNK_LOG);
@@ -845,7 +860,8 @@ int main(int argc, char **argv)
 		eth = std::make_unique<EthPort>(o.eth_mode, o.eth_arg,
 						static_cast<uint32_t>(o.link_latency_ns / NS_PER_CYCLE),
 						o.link_gbps / 8.0 * NS_PER_CYCLE, o.faults, o.pcap, o.snaplen);
-		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock", o.card_host ? 1 : RNIC_NUM_CTX);
+		host = std::make_unique<HostLink>(o.sock_dir + "/" + o.name + ".sock", o.card_host ? 1 : RNIC_NUM_CTX,
+						  !o.card_host);
 	} catch (const std::exception &e) {
 		std::cerr << "rnic-sim " << o.name << ": " << e.what() << "\n";
 		return 1;
@@ -854,15 +870,9 @@ int main(int argc, char **argv)
 	auto top = std::make_unique<Top>();
 	top->strap_mac = o.mac;
 	top->strap_ipv4 = o.ip;
-	/* each host process DMAs in its own window of bus addresses (the firmware admits no other:
-	 * FW.DMA_WINDOW), a card's host anywhere; the memory keys' secret is fresh for every run */
+	/* each host process DMAs in its own window of bus addresses (the firmware and the soft
+	 * core's DMA guard admit no other: FW.DMA_WINDOW), a card's host anywhere */
 	top->strap_dma_window = o.card_host ? 0 : RNIC_LINK_BUS_CTX_SHIFT;
-	uint64_t seed = 0;
-	if (::getrandom(&seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed))) {
-		std::cerr << "rnic-sim " << o.name << ": no random seed: " << std::strerror(errno) << "\n";
-		return 1;
-	}
-	top->strap_seed = seed;
 
 	Card card(o, *top, *eth, *host);
 	uint64_t cycle = 0;

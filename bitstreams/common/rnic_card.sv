@@ -19,7 +19,6 @@ module rnic_card #(
     input  wire          rst_n,          // its axi_aresetn
     input  wire  [47:0]  strap_mac,      // rnic_top's straps: constants on a card
     input  wire  [31:0]  strap_ipv4,
-    input  wire  [63:0]  strap_seed,
     input  wire  [5:0]   strap_dma_window,
 
     // BAR0 from the bridge's AXI4 master (M_AXI_B, AXI address = BAR0 offset): the NIC's
@@ -199,7 +198,7 @@ module rnic_card #(
     end
 
     rnic_top #(.FW_HEX(FW_HEX), .BUILD_ID(BUILD_ID), .BUILD_TIME(BUILD_TIME)) nic (
-        .clk, .rst, .strap_mac, .strap_ipv4, .strap_seed, .strap_dma_window, .port_up(aligned_sync[1]),
+        .clk, .rst, .strap_mac, .strap_ipv4, .strap_dma_window, .port_up(aligned_sync[1]),
         .stat_port_rx_drop_full(rx_drops_full), .stat_port_rx_drop_bad(rx_drops_bad),
         .s_axil_awaddr(bar_awaddr), .s_axil_awvalid(bar_awvalid[0]), .s_axil_awready(bar_awready[0]),
         .s_axil_wdata(bar_wdata), .s_axil_wstrb(bar_wstrb), .s_axil_wvalid(bar_wvalid[0]),

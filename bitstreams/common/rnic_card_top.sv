@@ -175,7 +175,7 @@ module rnic_card_top #(
         .clk(axi_aclk), .rst_n(axi_aresetn), .strap_mac(MAC), .strap_ipv4(IPV4),
         // no secret strap on the card: the firmware keys its memory keys from the clock count at
         // the driver's first command; the kernel driver alone hands the NIC bus addresses
-        .strap_seed(64'h0), .strap_dma_window(6'd0),
+        .strap_dma_window(6'd0),
         .s_bar_awid(bar_awid), .s_bar_awaddr(bar_awaddr), .s_bar_awlen(bar_awlen), .s_bar_awsize(bar_awsize),
         .s_bar_awvalid(bar_awvalid), .s_bar_awready(bar_awready), .s_bar_wdata(bar_wdata),
         .s_bar_wstrb(bar_wstrb), .s_bar_wlast(bar_wlast), .s_bar_wvalid(bar_wvalid),

@@ -90,6 +90,7 @@ struct rnic_pci {
 	struct kref ref;   /* the device and each open file */
 	struct mutex lock; /* ctx_used, files, gone, context bring-up/teardown */
 	DECLARE_BITMAP(ctx_used, RNIC_NUM_CTX);
+	u32 ctx_priv;      /* ADMIN.CTX_PRIV: contexts opened with CAP_NET_BIND_SERVICE */
 	struct list_head files;
 	bool gone;         /* removed: open files only get -ENODEV */
 	int nvec;

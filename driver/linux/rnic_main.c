@@ -33,6 +33,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/poll.h>
+#include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -45,6 +46,11 @@
 static unsigned int ctx_per_user = 4;
 module_param(ctx_per_user, uint, 0644);
 MODULE_PARM_DESC(ctx_per_user, "Open files of one user per card (default 4)");
+
+/* The Ethernet MTU of the card's network: the port's active MTU follows (ADMIN.ETH_MTU) */
+static unsigned int eth_mtu = 1500;
+module_param(eth_mtu, uint, 0444);
+MODULE_PARM_DESC(eth_mtu, "Ethernet MTU of the card's network, 576 to 9216 (default 1500: active MTU 1024)");
 
 static DEFINE_IDA(rnic_ida);
 
@@ -464,6 +470,11 @@ static int rnic_open(struct inode *inode, struct file *file)
 	if (ret)
 		goto out;
 	set_bit(ctx, rp->ctx_used);
+	/* rdma_cm listeners on ports below 1024 are the privileged ones' (cma_use_port) */
+	if (capable(CAP_NET_BIND_SERVICE)) {
+		rp->ctx_priv |= BIT(ctx);
+		iowrite32(rp->ctx_priv, rp->bar + RNIC_ADMIN_CTX_PRIV);
+	}
 	list_add(&c->node, &rp->files);
 	c->mapping = file->f_mapping;
 	kref_get(&rp->ref);
@@ -483,6 +494,11 @@ static int rnic_release(struct inode *inode, struct file *file)
 	mutex_lock(&rp->lock);
 	ctx_stop(rp, c);
 	list_del(&c->node);
+	if (rp->ctx_priv & BIT(c->ctx)) {
+		rp->ctx_priv &= ~BIT(c->ctx);
+		if (!rp->gone) /* the BAR is unmapped once the card is removed */
+			iowrite32(rp->ctx_priv, rp->bar + RNIC_ADMIN_CTX_PRIV);
+	}
 	if (!c->leak) {
 		rings_free(c, true); /* no mapping is left: each held the file */
 		clear_bit(c->ctx, rp->ctx_used);
@@ -761,6 +777,11 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_irqs;
 	}
 	set_bit(0, rp->ctx_used);
+	/* the NIC's secret, from the kernel's RNG: its keys, communication IDs and PSNs (it takes no
+	 * context memory without one); the network's MTU */
+	for (i = 0; i < 4; i++)
+		iowrite32(get_random_u32(), rp->bar + RNIC_ADMIN_SEED_0 + 4 * i);
+	iowrite32(clamp(eth_mtu, 576u, 9216u), rp->bar + RNIC_ADMIN_ETH_MTU);
 	/* before any process can make an object: their images go there */
 	ret = icm_give(rp);
 	if (ret)

@@ -5,6 +5,7 @@
 #include "cm.h"
 #include "fw.h"
 #include "hal.h"
+#include "prf.h"
 #include "rnic_frame.h"
 
 #define CMD_IN(p, S, F) RNIC_CMDI_##S##_##F##_GET(p)
@@ -21,6 +22,33 @@ static void mad_header(uint8_t *out, uint32_t method, const uint8_t *tid, uint32
 	rnic_put_be16(out + CM_MAD_ATTR_ID, attr);
 }
 
+/* Whether an answer to a peer with no connection may go now (CM_ANSWER_*): each waits for a
+ * token, and tokens come back one each CM_ANSWER_CYCLES, CM_ANSWER_BURST at the most. */
+static int may_answer(void)
+{
+	uint64_t now = hal_cycles(), n = (now - fw.cm_tokens_at) / CM_ANSWER_CYCLES;
+
+	if (n >= CM_ANSWER_BURST) {
+		fw.cm_tokens = CM_ANSWER_BURST;
+		fw.cm_tokens_at = now;
+	} else if (n) {
+		fw.cm_tokens = fw.cm_tokens + (uint32_t)n > CM_ANSWER_BURST ? CM_ANSWER_BURST : fw.cm_tokens + (uint32_t)n;
+		fw.cm_tokens_at += n * CM_ANSWER_CYCLES;
+	}
+	if (!fw.cm_tokens) {
+		fw.gsi.rate_limited++;
+		return 0;
+	}
+	fw.cm_tokens--;
+	return 1;
+}
+
+static void answer(const struct cm_peer *p, const uint8_t *out)
+{
+	if (may_answer())
+		fw_gsi_send(p, out);
+}
+
 /* A REQ nobody listens for: REJ "invalid service ID" for the REQ (Linux: cm_issue_rej), which
  * rdma_cm reports as RDMA_CM_EVENT_REJECTED, status 8. */
 static void reject_req(const struct cm_peer *p, const uint8_t *req, uint32_t reason)
@@ -31,7 +59,7 @@ static void reject_req(const struct cm_peer *p, const uint8_t *req, uint32_t rea
 	memcpy(out + CM_REJ_REMOTE_COMM_ID, req + CM_REQ_LOCAL_COMM_ID, 4);
 	out[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
 	rnic_put_be16(out + CM_REJ_REASON, reason);
-	fw_gsi_send(p, out);
+	answer(p, out);
 }
 
 /* A DREQ for no connection of ours (already gone, or never ours): DREP all the same, so that the
@@ -43,7 +71,7 @@ static void answer_dreq(const struct cm_peer *p, const uint8_t *dreq)
 	mad_header(out, CM_METHOD_SEND, dreq + CM_MAD_TID, CM_ATTR_DREP);
 	memcpy(out + CM_DREP_LOCAL_COMM_ID, dreq + CM_DREQ_REMOTE_COMM_ID, 4);
 	memcpy(out + CM_DREP_REMOTE_COMM_ID, dreq + CM_DREQ_LOCAL_COMM_ID, 4);
-	fw_gsi_send(p, out);
+	answer(p, out);
 }
 
 /* Get(ClassPortInfo) (IBTA 13.4.8.1): base and class version, the response time value; no
@@ -62,53 +90,28 @@ static void get_or_set(const struct cm_peer *p, const uint8_t *mad, uint32_t att
 	} else {
 		rnic_put_be16(out + CM_MAD_STATUS, CM_STATUS_UNSUPPORTED);
 	}
-	fw_gsi_send(p, out);
+	answer(p, out);
 }
 
 /* ---- CM IDs: listeners and connections (IBTA 12.9 state machine, passive side) */
 #define CM_EV_BUF 8192 /* where an event is built in the firmware's DMA buffer */
 
-static struct fw_cm *cm_get(uint32_t ctx, uint32_t id)
-{
-	return id < FW_CM_IDS && fw.cm[id].used && fw.cm[id].ctx == ctx ? &fw.cm[id] : 0;
-}
-
-/* A new CM ID of ctx, or -1. Its communication ID: the slot in the low byte (a MAD finds it at
- * once), above it bits of a keyed hash of the count of IDs made (not guessable, slow to recur). */
-static int32_t cm_alloc(uint32_t ctx)
-{
-	uint32_t i;
-
-	for (i = 0; i < FW_CM_IDS; i++) {
-		struct fw_cm *c = &fw.cm[i];
-
-		if (c->used)
-			continue;
-		memset(c, 0, sizeof(*c));
-		c->used = 1;
-		c->ctx = (uint8_t)ctx;
-		c->local_id = ((uint32_t)(((uint64_t)++fw.cm_gen * 0x9e3779b97f4a7c15ull ^ fw.secret) >> 32) & ~0xffu) | i;
-		return (int32_t)i;
-	}
-	return -1;
-}
-
-/* The connection a message names by our communication ID, in one of the states given. */
-static struct fw_cm *cm_find(const uint8_t *mad, uint32_t off, uint32_t states)
-{
-	uint32_t id = rnic_be32(mad + off);
-	struct fw_cm *c;
-
-	if ((id & 0xff) >= FW_CM_IDS)
-		return 0;
-	c = &fw.cm[id & 0xff];
-	return c->used && c->local_id == id && (states >> c->state & 1) ? c : 0;
-}
-
-/* Clocks to wait for an answer: 4.096 us << t (IBTA 12.7.1), at 250 MHz. */
+/* Clocks to wait for an answer: 4.096 us << t (IBTA 12.7.1), at 250 MHz, but at least 1 ms */
 static uint64_t cm_wait(uint32_t t)
 {
-	return 1024ull << (t > 31 ? 31 : t);
+	return 1024ull << (t > 31 ? 31 : t < CM_MIN_TIMEOUT ? CM_MIN_TIMEOUT : t);
+}
+
+/* The first sending of a message that waits for an answer: its retries' timer */
+static void cm_timer_start(struct fw_cm *c)
+{
+	uint64_t now = hal_cycles();
+
+	c->tries = 1;
+	c->give_up = now + CM_GIVE_UP_CYCLES;
+	c->deadline = now + cm_wait(c->resp_timeout);
+	if ((int64_t)(c->deadline - c->give_up) > 0)
+		c->deadline = c->give_up;
 }
 
 /* Tell the owner: the event into its ring, then an interrupt of its vector. A context with no
@@ -144,7 +147,7 @@ static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, cons
 	if (plen)
 		memcpy(e + RNIC_CM_EVENT_PDATA_OFF, pdata, plen);
 	e[RNIC_CM_EVENT_OWNER_OFF] = (uint8_t)(((q->pi >> q->log) & 1) ^ 1);
-	hal_dma(q->base + (q->pi & ((1u << q->log) - 1)) * RNIC_CM_EVENT_BYTES, CM_EV_BUF, RNIC_CM_EVENT_BYTES, 1);
+	hal_dma(c->ctx, q->base + (q->pi & ((1u << q->log) - 1)) * RNIC_CM_EVENT_BYTES, CM_EV_BUF, RNIC_CM_EVENT_BYTES, 1);
 	q->pi++;
 	hal_irq(c->ctx);
 }
@@ -191,14 +194,8 @@ static void send_rep(const struct fw_cm *c)
 	out[CM_REP_ACK_DELAY] = CM_ACK_DELAY << 3;
 	out[CM_REP_RNR_RETRY] = (uint8_t)(c->rnr_retry << 5 | c->srq << 4);
 	memcpy(out + CM_REP_CA_GUID, fw.ip6 + 8, 8); /* node GUID: the MAC's EUI-64 */
-	memcpy(out + CM_REP_PDATA, c->pdata, c->pdata_len);
+	memcpy(out + CM_REP_PDATA, c->pdata, c->pdata_len < CM_REP_PDATA_LEN ? c->pdata_len : CM_REP_PDATA_LEN);
 	cm_send(c, out);
-}
-
-/* A starting PSN nobody outside can guess */
-static uint32_t cm_psn(const struct fw_cm *c)
-{
-	return (uint32_t)((fw.secret >> 8) ^ c->local_id * 0x9e3779b9u) & 0xffffff;
 }
 
 /* The new CM ID of a REQ or SIDR_REQ to listener l: where the requester is, its transaction */
@@ -226,28 +223,19 @@ static struct fw_cm *cm_requested(int32_t n, uint32_t state, uint32_t l, const s
 }
 
 /* A REQ (12.6.5): to the listener of its service ID as a new CM ID and a CONNECT_REQUEST event;
- * a REQ seen before (the peer did not hear our REP) gets the REP again; nobody listening: REJ. */
+ * nobody listening: REJ. A REQ seen before is counted and dropped, as Linux's cm_dup_req_handler
+ * does: an unanswered REP goes again on its own timer. */
 static void cm_req(const struct cm_peer *p, const uint8_t *m)
 {
 	uint64_t sid = rnic_be64(m + CM_REQ_SERVICE_ID);
-	uint32_t rid = rnic_be32(m + CM_REQ_LOCAL_COMM_ID), i, l = FW_CM_IDS;
+	uint32_t rid = rnic_be32(m + CM_REQ_LOCAL_COMM_ID), l, waiting;
 	struct fw_cm *c;
-	uint32_t waiting[FW_CM_IDS] = {0};
 	int32_t n;
 
-	for (i = 0; i < FW_CM_IDS; i++) {
-		c = &fw.cm[i];
-		if (c->used && c->state == CM_ST_REQ_RCVD)
-			waiting[c->listen]++;
-		if (c->used && (1u << c->state & (1u << CM_ST_REQ_RCVD | 1u << CM_ST_REP_SENT | 1u << CM_ST_ESTABLISHED)) &&
-		    c->remote_id == rid && !memcmp(c->mac, p->mac, 6)) {
-			if (c->state == CM_ST_REP_SENT)
-				send_rep(c);
-			fw.gsi.dup++;
-			return;
-		}
-		if (c->used && c->state == CM_ST_LISTEN && c->service_id == sid)
-			l = i;
+	l = cm_id_listener(sid, p, rid, 1u << CM_ST_REQ_RCVD | 1u << CM_ST_REP_SENT | 1u << CM_ST_ESTABLISHED, &waiting, &c);
+	if (c) {
+		fw.gsi.dup++;
+		return;
 	}
 	if (l == FW_CM_IDS) {
 		reject_req(p, m, CM_REJ_INVALID_SERVICE_ID);
@@ -257,8 +245,12 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 		reject_req(p, m, CM_REJ_INVALID_TRANSPORT_TYPE);
 		return;
 	}
+	if (fw.cm[l].qp_type == RNIC_QPT_UD) { /* rdma_cm: cma_ib_check_req_qp_type fails, the ID is destroyed */
+		reject_req(p, m, CM_REJ_CONSUMER);
+		return;
+	}
 	/* a peer cannot fill the NIC's CM IDs with requests a listener has not answered */
-	n = waiting[l] < CM_BACKLOG ? cm_alloc(fw.cm[l].ctx) : -1;
+	n = waiting < CM_BACKLOG ? cm_id_alloc(fw.cm[l].ctx) : -1;
 	if (n < 0) {
 		reject_req(p, m, CM_REJ_NO_RESOURCES);
 		return;
@@ -271,12 +263,15 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 	c->remote_psn = rnic_be24(m + CM_REQ_START_PSN);
 	c->resp_timeout = m[CM_REQ_START_PSN + 3] >> 3; /* how long the requester takes to answer */
 	c->retry_cnt = m[CM_REQ_START_PSN + 3] & 7;
+	/* the path MTU offered, no larger than our port's (Ethernet MTU) */
 	c->mtu = m[CM_REQ_MTU] >> 4;
+	if (c->mtu > fw_active_mtu())
+		c->mtu = (uint8_t)fw_active_mtu();
 	c->rnr_retry = m[CM_REQ_MTU] & 7;
 	c->max_tries = (uint8_t)((m[CM_REQ_MAX_RETRIES] >> 4) + 1);
 	c->srq = m[CM_REQ_MAX_RETRIES] >> 3 & 1;
 	c->ack_timeout = m[CM_REQ_ACK_TIMEOUT] >> 3;
-	c->psn = cm_psn(c);
+	c->psn = cm_id_psn(c);
 	cm_event(c, RNIC_CM_EV_CONNECT_REQUEST, l, m + CM_REQ_PDATA, CM_REQ_PDATA_LEN);
 }
 
@@ -302,7 +297,7 @@ static uint32_t cm_qp_rts(const struct fw_cm *c)
 	RNIC_CMDI_MODIFY_QP_HOP_LIMIT_SET(m, CM_HOP_LIMIT);
 	RNIC_CMDI_MODIFY_QP_TRAFFIC_CLASS_SET(m, c->tclass);
 	memcpy(m + RNIC_CMDI_MODIFY_QP_DGID_OFF, c->gid, 16);
-	st = fw_modify_qp(c->ctx, m);
+	st = fw_modify_qp_to(c->ctx, m, c->mac);
 	if (st)
 		return st;
 	memset(m, 0, sizeof(m));
@@ -345,6 +340,7 @@ static void send_sidr_req(const struct fw_cm *c)
 	memcpy(out + CM_SIDR_REQ_PDATA, c->pdata, c->pdata_len);
 	cm_send(c, out);
 }
+_Static_assert(CM_PDATA_MAX == CM_SIDR_REQ_PDATA_LEN, "send_sidr_req: any private data fits");
 
 /* the answer to a SIDR_REQ: its status, and on success our QPN, Q_Key and private data */
 static void sidr_rep_to(const struct cm_peer *p, const uint8_t *tid, uint32_t rid, uint64_t sid, uint32_t status,
@@ -364,8 +360,10 @@ static void sidr_rep_to(const struct cm_peer *p, const uint8_t *tid, uint32_t ri
 		}
 		memcpy(out + CM_SIDR_REP_PDATA, c->pdata,
 		       c->pdata_len < CM_SIDR_REP_PDATA_LEN ? c->pdata_len : CM_SIDR_REP_PDATA_LEN);
+		fw_gsi_send(p, out);
+	} else {
+		answer(p, out); /* a refusal to a peer we have nothing with */
 	}
-	fw_gsi_send(p, out);
 }
 
 static void sidr_rep(const struct fw_cm *c, uint32_t status)
@@ -382,26 +380,24 @@ static void sidr_rep(const struct fw_cm *c, uint32_t status)
 static void cm_sidr_req(const struct cm_peer *p, const uint8_t *m)
 {
 	uint64_t sid = rnic_be64(m + CM_SIDR_REQ_SERVICE_ID);
-	uint32_t rid = rnic_be32(m + CM_SIDR_REQ_ID), i, l = FW_CM_IDS, waiting[FW_CM_IDS] = {0};
+	uint32_t rid = rnic_be32(m + CM_SIDR_REQ_ID), l, waiting;
 	struct fw_cm *c;
 	int32_t n;
 
-	for (i = 0; i < FW_CM_IDS; i++) {
-		c = &fw.cm[i];
-		if (c->used && (c->state == CM_ST_REQ_RCVD || c->state == CM_ST_SIDR_RCVD))
-			waiting[c->listen]++;
-		if (c->used && c->state == CM_ST_SIDR_RCVD && c->remote_id == rid && !memcmp(c->mac, p->mac, 6)) {
-			fw.gsi.dup++;
-			return;
-		}
-		if (c->used && c->state == CM_ST_LISTEN && c->service_id == sid)
-			l = i;
+	l = cm_id_listener(sid, p, rid, 1u << CM_ST_SIDR_RCVD, &waiting, &c);
+	if (c) {
+		fw.gsi.dup++;
+		return;
 	}
 	if (l == FW_CM_IDS) {
 		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_UNSUPPORTED, 0);
 		return;
 	}
-	n = waiting[l] < CM_BACKLOG ? cm_alloc(fw.cm[l].ctx) : -1;
+	if (fw.cm[l].qp_type == RNIC_QPT_RC) { /* an RC listener takes no SIDR_REQ (cma_ib_check_req_qp_type) */
+		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_REJECT, 0);
+		return;
+	}
+	n = waiting < CM_BACKLOG ? cm_id_alloc(fw.cm[l].ctx) : -1;
 	if (n < 0) {
 		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_REJECT, 0);
 		return;
@@ -433,9 +429,9 @@ static uint32_t sidr_accept(struct fw_cm *c, const uint8_t *in)
 
 /* The answer to our SIDR_REQ: ESTABLISHED with the peer's QPN and Q_Key, or UNREACHABLE with its
  * status (rdma_cm's cma_sidr_rep_handler). */
-static void cm_sidr_rep(const uint8_t *m)
+static void cm_sidr_rep(const struct cm_peer *p, const uint8_t *m)
 {
-	struct fw_cm *c = cm_find(m, CM_SIDR_REP_ID, 1u << CM_ST_SIDR_SENT);
+	struct fw_cm *c = cm_id_find(p, m, CM_SIDR_REP_ID, 1u << CM_ST_SIDR_SENT);
 
 	if (!c) {
 		fw.gsi.drop_unknown++;
@@ -478,15 +474,14 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 	c->min_rnr = (uint8_t)CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER);
 	if (CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT))
 		c->ack_timeout = (uint8_t)((CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT) - 1) & 31);
-	c->psn = ext ? q->sq_psn : cm_psn(c);
+	c->psn = ext ? q->sq_psn : cm_id_psn(c);
 	st = ext ? RNIC_CMD_ST_OK : cm_qp_rts(c);
 	if (st)
 		return st;
 	/* the REP carries the RNR retry count we want the requester to use */
 	c->rnr_retry = (uint8_t)CMD_IN(in, CM_ACCEPT, RNR_RETRY);
 	c->state = CM_ST_REP_SENT;
-	c->tries = 1;
-	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
+	cm_timer_start(c);
 	send_rep(c);
 	return RNIC_CMD_ST_OK;
 }
@@ -521,7 +516,7 @@ static void send_req(const struct fw_cm *c)
 	out[CM_REQ_TCLASS] = c->tclass;
 	out[CM_REQ_HOP_LIMIT] = CM_HOP_LIMIT;
 	out[CM_REQ_ACK_TIMEOUT] = (uint8_t)(c->ack_timeout << 3);
-	memcpy(out + CM_REQ_PDATA, c->pdata, c->pdata_len);
+	memcpy(out + CM_REQ_PDATA, c->pdata, c->pdata_len < CM_REQ_PDATA_LEN ? c->pdata_len : CM_REQ_PDATA_LEN);
 	cm_send(c, out);
 }
 
@@ -573,12 +568,10 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 	c->min_rnr = RNIC_CM_MIN_RNR_TIMER;
 	c->tclass = (uint8_t)CMD_IN(in, CM_CONNECT, TCLASS);
 	c->mtu = (uint8_t)CMD_IN(in, CM_CONNECT, PATH_MTU);
-	c->psn = cm_psn(c);
-	rnic_put_be32(c->tid, c->local_id);
-	rnic_put_be32(c->tid + 4, fw.cm_gen);
+	c->psn = cm_id_psn(c);
+	rnic_put_be64(c->tid, fw_prf(PRF_CM_TID, c->gen));
 	c->state = c->ud ? CM_ST_SIDR_SENT : CM_ST_REQ_SENT;
-	c->tries = 1;
-	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
+	cm_timer_start(c);
 	if (c->ud)
 		send_sidr_req(c);
 	else
@@ -588,9 +581,9 @@ static uint32_t cm_connect(struct fw_cm *c, const uint8_t *in)
 
 /* A REP for our REQ: the QP to RTR and RTS on the REP's QPN and PSN, the RTU, ESTABLISHED. A REP
  * seen again (our RTU was lost) gets the RTU again. */
-static void cm_rep(const uint8_t *m)
+static void cm_rep(const struct cm_peer *p, const uint8_t *m)
 {
-	struct fw_cm *c = cm_find(m, CM_REP_REMOTE_COMM_ID,
+	struct fw_cm *c = cm_id_find(p, m, CM_REP_REMOTE_COMM_ID,
 				  1u << CM_ST_REQ_SENT | 1u << CM_ST_ESTABLISHED | 1u << CM_ST_REP_RCVD);
 
 	if (!c || (c->state != CM_ST_REQ_SENT && rnic_be32(m + CM_REP_LOCAL_COMM_ID) != c->remote_id)) {
@@ -632,9 +625,9 @@ static void cm_rep(const uint8_t *m)
 }
 
 /* A REJ of our REQ, or of our REP: REJECTED with its reason and private data. */
-static void cm_rej(const uint8_t *m)
+static void cm_rej(const struct cm_peer *p, const uint8_t *m)
 {
-	struct fw_cm *c = cm_find(m, CM_REJ_REMOTE_COMM_ID, 1u << CM_ST_REQ_SENT | 1u << CM_ST_REP_SENT);
+	struct fw_cm *c = cm_id_find(p, m, CM_REJ_REMOTE_COMM_ID, 1u << CM_ST_REQ_SENT | 1u << CM_ST_REP_SENT);
 
 	if (!c) {
 		fw.gsi.drop_unknown++;
@@ -667,20 +660,45 @@ static uint32_t cm_disconnect(struct fw_cm *c)
 	if (c->state == CM_ST_IDLE)
 		return RNIC_CMD_ST_OK;
 	c->state = CM_ST_DREQ_SENT;
-	c->tries = 1;
-	c->deadline = hal_cycles() + cm_wait(c->resp_timeout);
+	cm_timer_start(c);
 	send_dreq(c);
 	return RNIC_CMD_ST_OK;
 }
 
+/* The private data the next message of c can carry: CM_PDATA gives no more (0: no message of
+ * its state carries any). Idle: a REQ (92; CM_CONNECT refuses more for RC) or a SIDR_REQ (216);
+ * a request received: the REP (196; a REJ takes 148 of it) or the SIDR_REP (136). */
+static uint32_t pdata_room(const struct fw_cm *c)
+{
+	switch (c->state) {
+	case CM_ST_IDLE:
+		return CM_SIDR_REQ_PDATA_LEN;
+	case CM_ST_REQ_RCVD:
+		return CM_REP_PDATA_LEN;
+	case CM_ST_SIDR_RCVD:
+		return CM_SIDR_REP_PDATA_LEN;
+	default:
+		return 0;
+	}
+}
+
+/* rdma_cm's service IDs of a port below 1024 (RDMA_PS_IPOIB, TCP, UDP, IB << 16 | port), which
+ * only a context with CAP_NET_BIND_SERVICE listens on, as Linux's cma_use_port requires */
+static int privileged_port(uint64_t sid)
+{
+	uint32_t ps = (uint32_t)(sid >> 16), port = (uint32_t)sid & 0xffff;
+
+	return sid >> 32 == 0 && (ps == 0x0002 || ps == 0x0106 || ps == 0x0111 || ps == 0x013f) && port && port < 1024;
+}
+
 uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out)
 {
-	struct fw_cm *c = cm_get(ctx, rnic_rd_le(in, 4));
-	uint32_t i, off, len;
+	struct fw_cm *c = cm_id_get(ctx, rnic_rd_le(in, 4));
+	uint32_t i, off, len, max;
 	int32_t n;
 
 	if (opcode == RNIC_CMD_CM_CREATE_ID) {
-		n = cm_alloc(ctx);
+		n = cm_id_alloc(ctx);
 		if (n < 0)
 			return RNIC_CMD_ST_NO_RESOURCES;
 		RNIC_CMDO_HANDLE_HANDLE_SET(out, (uint32_t)n);
@@ -709,6 +727,13 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 	case RNIC_CMD_CM_LISTEN:
 		if (c->state != CM_ST_IDLE)
 			return RNIC_CMD_ST_BAD_STATE;
+		i = CMD_IN(in, CM_LISTEN, QP_TYPE);
+		if (i && i != RNIC_QPT_RC && i != RNIC_QPT_UD)
+			return RNIC_CMD_ST_BAD_PARAM;
+		if (privileged_port(CMD_IN(in, CM_LISTEN, SERVICE_ID)) &&
+		    !(RNIC_GET(RNIC_FW_HOST_CFG_CTX_PRIV, hal_host_cfg()) >> ctx & 1))
+			return RNIC_CMD_ST_DENIED;
+		c->qp_type = (uint8_t)i;
 		for (i = 0; i < FW_CM_IDS; i++)
 			if (fw.cm[i].used && fw.cm[i].state == CM_ST_LISTEN &&
 			    fw.cm[i].service_id == CMD_IN(in, CM_LISTEN, SERVICE_ID))
@@ -720,7 +745,10 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 	case RNIC_CMD_CM_PDATA:
 		off = CMD_IN(in, CM_PDATA, OFFSET);
 		len = CMD_IN(in, CM_PDATA, LEN);
-		if (len > RNIC_CMDI_CM_PDATA_DATA_LEN || off + len > CM_PDATA_MAX || CMD_IN(in, CM_PDATA, TOTAL) > CM_PDATA_MAX)
+		max = pdata_room(c);
+		if (!max)
+			return RNIC_CMD_ST_BAD_STATE;
+		if (len > RNIC_CMDI_CM_PDATA_DATA_LEN || off + len > max || CMD_IN(in, CM_PDATA, TOTAL) > max)
 			return RNIC_CMD_ST_BAD_PARAM;
 		memcpy(c->pdata + off, in + RNIC_CMDI_CM_PDATA_DATA_OFF, len);
 		c->pdata_len = (uint8_t)CMD_IN(in, CM_PDATA, TOTAL);
@@ -794,17 +822,21 @@ void fw_cm_poll(void)
 
 		if (!cm_timed(c) || (int64_t)(now - c->deadline) < 0)
 			continue;
-		if (c->tries < c->max_tries) {
+		if (c->tries < c->max_tries && (int64_t)(now - c->give_up) < 0) {
 			c->tries++;
 			c->deadline = now + cm_wait(c->resp_timeout);
-			if (c->state == CM_ST_REP_SENT)
-				send_rep(c);
-			else if (c->state == CM_ST_REQ_SENT)
+			if ((int64_t)(c->deadline - c->give_up) > 0)
+				c->deadline = c->give_up;
+			if (c->state == CM_ST_REP_SENT) {
+				if (may_answer()) /* the requester has yet to show it is there */
+					send_rep(c);
+			} else if (c->state == CM_ST_REQ_SENT) {
 				send_req(c);
-			else if (c->state == CM_ST_SIDR_SENT)
+			} else if (c->state == CM_ST_SIDR_SENT) {
 				send_sidr_req(c);
-			else
+			} else {
 				send_dreq(c);
+			}
 			continue;
 		}
 		if (c->state == CM_ST_DREQ_SENT) {
@@ -834,19 +866,6 @@ void fw_cm_qp_gone(uint32_t qpn)
 	}
 }
 
-uint32_t fw_cm_ctx_reset(uint32_t ctx)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < FW_CM_IDS; i++)
-		if (fw.cm[i].used && fw.cm[i].ctx == ctx) {
-			fw.cm[i].used = 0;
-			n++;
-		}
-	memset(&fw.cm_evq[ctx], 0, sizeof(fw.cm_evq[ctx]));
-	return n;
-}
-
 /* One MAD from the peer. */
 void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 {
@@ -871,19 +890,19 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		cm_req(p, mad);
 		break;
 	case CM_ATTR_REP:
-		cm_rep(mad);
+		cm_rep(p, mad);
 		break;
 	case CM_ATTR_REJ:
-		cm_rej(mad);
+		cm_rej(p, mad);
 		break;
 	case CM_ATTR_SIDR_REQ:
 		cm_sidr_req(p, mad);
 		break;
 	case CM_ATTR_SIDR_REP:
-		cm_sidr_rep(mad);
+		cm_sidr_rep(p, mad);
 		break;
 	case CM_ATTR_RTU: {
-		struct fw_cm *c = cm_find(mad, CM_RTU_REMOTE_COMM_ID, 1u << CM_ST_REP_SENT);
+		struct fw_cm *c = cm_id_find(p, mad, CM_RTU_REMOTE_COMM_ID, 1u << CM_ST_REP_SENT);
 
 		if (!c) {
 			fw.gsi.drop_unknown++;
@@ -894,7 +913,7 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		break;
 	}
 	case CM_ATTR_DREP: {
-		struct fw_cm *c = cm_find(mad, CM_DREP_REMOTE_COMM_ID, 1u << CM_ST_DREQ_SENT);
+		struct fw_cm *c = cm_id_find(p, mad, CM_DREP_REMOTE_COMM_ID, 1u << CM_ST_DREQ_SENT);
 
 		if (!c) {
 			fw.gsi.drop_unknown++;
@@ -905,9 +924,11 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 		break;
 	}
 	case CM_ATTR_DREQ: {
-		struct fw_cm *c = cm_find(mad, CM_DREQ_REMOTE_COMM_ID,
+		struct fw_cm *c = cm_id_find(p, mad, CM_DREQ_REMOTE_COMM_ID,
 					  1u << CM_ST_ESTABLISHED | 1u << CM_ST_REP_SENT | 1u << CM_ST_DREQ_SENT);
 
+		if (c && rnic_be32(mad + CM_DREQ_LOCAL_COMM_ID) != c->remote_id)
+			c = 0; /* both IDs must be the connection's (Linux: cm_acquire_id) */
 		answer_dreq(p, mad);
 		if (c) {
 			c->state = CM_ST_IDLE;

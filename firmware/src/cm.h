@@ -11,6 +11,16 @@
 #define CM_MAD_LEN 256u
 #define CM_HOP_LIMIT 64u
 #define CM_RESPONSE_TIMEOUT 20u /* 4.096 us << 20, about 4.3 s: rdma_cm's CMA_CM_RESPONSE_TIMEOUT */
+/* A message is sent again every response timeout of its peer's (4.096 us << t), but at most
+ * once a millisecond (Linux's cm_convert_to_ms: 1 << max(t - 8, 0) ms), and given up 70 s after
+ * its first sending however many tries are left (Linux's CM_MAD_TOTAL_TIMEOUT) */
+#define CM_MIN_TIMEOUT 8u
+#define CM_GIVE_UP_CYCLES (70ull * RNIC_CLOCK_MHZ * 1000000ull)
+/* Answers to peers with no connection (REJ, DREP, GetResp, SIDR_REP of a refusal) and REPs sent
+ * again to a requester that never answered: at most CM_ANSWER_BURST at once, then one each
+ * CM_ANSWER_CYCLES (10,000 a second), so that spoofed requests reflect little */
+#define CM_ANSWER_BURST 32u
+#define CM_ANSWER_CYCLES (RNIC_CLOCK_MHZ * 100u)
 
 /* common MAD header */
 #define CM_MAD_BASE_VERSION 0
@@ -68,6 +78,8 @@
 #define CM_DREP_REMOTE_COMM_ID (CM_MAD_DATA + 4)
 
 #define FW_CM_IDS RNIC_MAX_CM_ID
+_Static_assert(FW_CM_IDS <= 256, "a communication ID holds its slot in its low byte");
+_Static_assert(FW_CM_IDS > RNIC_NUM_CTX * RNIC_CM_ID_RESERVED, "contexts share what their reserves leave");
 #define CM_PDATA_MAX 216 /* SIDR_REQ's private data, the largest a CM ID sends */
 
 /* REQ fields (12.6.5) beyond the two above */
@@ -78,7 +90,7 @@
 #define CM_REQ_MTU (CM_MAD_DATA + 50)           /* path MTU:4, RDC:1, RNR retry:3 */
 #define CM_REQ_MAX_RETRIES (CM_MAD_DATA + 51)   /* max CM retries:4, SRQ:1, extended transport:3 */
 #define CM_REQ_ACK_TIMEOUT (CM_MAD_DATA + 95)   /* primary local ACK timeout:5 */
-#define CM_REQ_PDATA (CM_MAD_DATA + 136)
+#define CM_REQ_PDATA (CM_MAD_DATA + 140) /* after the alternate path (96..139) */
 #define CM_REQ_PDATA_LEN 92
 
 #define CM_REQ_CA_GUID (CM_MAD_DATA + 16)
@@ -110,7 +122,8 @@
 #define CM_REJ_NO_QP 1
 #define CM_REJ_NO_RESOURCES 3
 #define CM_REJ_TIMEOUT 4
-#define CM_BACKLOG 8 /* requests a listener may have unanswered: the rest are refused */
+#define CM_REJ_CONSUMER 28 /* what Linux's rdma_cm answers a REQ its listener cannot take */
+#define CM_BACKLOG 8 /* requests a listener may have whose handshake is not done: the rest are refused */
 #define CM_REJ_INVALID_TRANSPORT_TYPE 9 /* not RC */
 #define CM_ACK_DELAY 0            /* REP's target ACK delay: the device's local_ca_ack_delay */
 
@@ -138,12 +151,14 @@ struct fw_cm {
 	uint8_t resp_res, init_depth, rnr_retry, retry_cnt, srq, mtu, ack_timeout;
 	uint8_t tries, max_tries, resp_timeout, pdata_len, min_rnr, ud;
 	uint8_t external;                 /* the host moves the QP (CM_CONNECT's EXTERNAL) */
+	uint8_t qp_type;                  /* a listener's: what it takes (CMDI_CM_LISTEN.QP_TYPE) */
 	uint16_t reason;                  /* of the REJ that ended it */
 	uint8_t listen;                   /* CONNECT_REQUEST: the listener it came to */
 	uint8_t mac[6];
 	uint8_t gid[16];                  /* the peer's (IPv4-mapped for IPv4) */
 	uint32_t ip, local_id, remote_id, qpn, remote_qpn, remote_psn, psn, qkey;
-	uint64_t service_id, deadline;
+	uint32_t gen;                     /* fw.cm_gen when it was made: its IDs and PSN are the PRF's of it */
+	uint64_t service_id, deadline, give_up;
 	uint8_t tid[8];
 	uint8_t pdata[CM_PDATA_MAX];      /* for the next message, kept for its retransmissions */
 };
@@ -165,9 +180,12 @@ struct cm_peer {
 /* what QP1 took and sent, and what it dropped, by cause */
 struct fw_gsi_counters {
 	uint32_t rx, tx, drop_malformed, drop_class, drop_unknown, dup;
+	uint32_t drop_busy;    /* set aside during a resolution, with no room left */
+	uint32_t rate_limited; /* answers to peers with no connection not sent (CM_ANSWER_*) */
 };
 
-int fw_gsi_input(const uint8_t *f, uint32_t len);
+int fw_gsi_input(const uint8_t *f, uint32_t len, int later);
+void fw_gsi_poll(void);
 int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p);
 void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad);
 void fw_cm_input(const struct cm_peer *p, const uint8_t *mad);
@@ -175,6 +193,18 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 void fw_cm_poll(void);
 uint32_t fw_cm_idle(uint32_t max);
 uint32_t fw_cm_ctx_reset(uint32_t ctx); /* the CM IDs it had */
+
+/* the table of CM IDs (cm_id.c) */
+struct fw_cm *cm_id_get(uint32_t ctx, uint32_t id);  /* ctx's ID, or NULL */
+int32_t cm_id_alloc(uint32_t ctx);                   /* a new ID of ctx, or -1 */
+uint32_t cm_id_psn(const struct fw_cm *c);           /* its starting PSN */
+int cm_id_from_peer(const struct fw_cm *c, const struct cm_peer *p);
+/* the connection a message from p names by our communication ID at mad + off, in one of states */
+struct fw_cm *cm_id_find(const struct cm_peer *p, const uint8_t *mad, uint32_t off, uint32_t states);
+/* the listener of sid (FW_CM_IDS: none) and the requests it holds; *dup: the ID a request from p
+ * with its communication ID rid already made, in one of states */
+uint32_t cm_id_listener(uint64_t sid, const struct cm_peer *p, uint32_t rid, uint32_t states, uint32_t *pending,
+			struct fw_cm **dup);
 void fw_cm_qp_gone(uint32_t qpn);
 
 #endif

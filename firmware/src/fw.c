@@ -1,6 +1,7 @@
 /* Firmware logic: command queues, resource tables, the IBTA QP state machine (neighbours: neigh.c). */
 #include "fw.h"
 #include "hal.h"
+#include "prf.h"
 #include "rnic_frame.h"
 
 struct fw fw;
@@ -58,7 +59,8 @@ void fw_init(void)
 	fw.mac[4] = (uint8_t)(lo >> 8);
 	fw.mac[5] = (uint8_t)lo;
 	fw.ip = hal_ipv4();
-	fw.secret = hal_seed();
+	fw.cm_tokens = CM_ANSWER_BURST;
+	fw.cm_tokens_at = hal_cycles();
 	fw.dma_window = (uint8_t)hal_dma_window();
 	port[RNIC_PORTC_MAC_LO / 4] = lo;
 	port[RNIC_PORTC_MAC_HI / 4] = hi;
@@ -219,8 +221,22 @@ static void query_device(uint8_t *out)
 	memcpy(out + RNIC_CMDO_QUERY_DEVICE_IPV6_OFF, fw.ip6, 16);
 	RNIC_CMDO_QUERY_DEVICE_LINK_UP_SET(out, 1);
 	RNIC_CMDO_QUERY_DEVICE_MAX_MTU_SET(out, RNIC_MTU_4096);
+	RNIC_CMDO_QUERY_DEVICE_ACTIVE_MTU_SET(out, fw_active_mtu());
+	RNIC_CMDO_QUERY_DEVICE_ETH_MTU_SET(out, RNIC_GET(RNIC_FW_HOST_CFG_ETH_MTU, hal_host_cfg()));
 	RNIC_CMDO_QUERY_DEVICE_SPEED_GBPS_SET(out, 100);
 	RNIC_CMDO_QUERY_DEVICE_NUM_CTX_SET(out, RNIC_NUM_CTX);
+}
+
+/* The port's active MTU: the largest IB MTU whose RoCEv2 packet, with the largest headers (GRH
+ * 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4), fits the Ethernet MTU the host set, as Linux's
+ * iboe_get_mtu counts; 256 at the least, as rxe. */
+uint32_t fw_active_mtu(void)
+{
+	uint32_t eth = RNIC_GET(RNIC_FW_HOST_CFG_ETH_MTU, hal_host_cfg()), mtu = RNIC_MTU_4096;
+
+	while (mtu > RNIC_MTU_256 && (128u << mtu) + 96 > eth)
+		mtu--;
+	return mtu;
 }
 
 /* Bus addresses context ctx may hand the NIC: any on a card, where only the kernel driver hands
@@ -457,6 +473,11 @@ static uint32_t create_ah(const uint8_t *in, uint8_t *out)
 
 uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 {
+	return fw_modify_qp_to(ctx, in, 0);
+}
+
+uint32_t fw_modify_qp_to(uint32_t ctx, const uint8_t *in, const uint8_t *dmac)
+{
 	uint32_t qpn = CMD_IN(in, MODIFY_QP, QPN), mask = CMD_IN(in, MODIFY_QP, ATTR_MASK);
 	uint32_t next = CMD_IN(in, MODIFY_QP, NEW_STATE), st, ip;
 	const uint8_t *dgid = in + RNIC_CMDI_MODIFY_QP_DGID_OFF;
@@ -524,8 +545,9 @@ uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in)
 	if (mask & QPA(AV)) {
 		if (!CMD_IN(in, MODIFY_QP, IS_GLOBAL))
 			return RNIC_CMD_ST_BAD_PARAM;
-		st = fw_gid_resolve(dgid, n.dmac);
-		if (st)
+		if (dmac)
+			memcpy(n.dmac, dmac, 6);
+		else if ((st = fw_gid_resolve(dgid, n.dmac)) != 0)
 			return st;
 		n.ipv6 = fw_gid_ipv4(dgid, &ip) != 0;
 		n.dip = n.ipv6 ? 0 : ip;
@@ -617,20 +639,14 @@ static struct fw_mr *mr_owned(uint32_t key, uint32_t ctx)
 	return m && m->tag == (key & ((1u << RNIC_KEY_TAG_BITS) - 1)) ? m : NULL;
 }
 
-/* The tag of slot i's key at its gen-th registration: gen put through a bijection of the tag
- * space (xor, multiply by an odd number, xorshift: each invertible) keyed by the secret. A slot's
- * tags do not recur before 2^KEY_TAG_BITS registrations, and without the secret the next tag of a
- * slot cannot be told from the ones seen (keys are a peer's only proof of access). */
+/* The tag of slot i's key at its gen-th registration: gen put through the PRF's keyed
+ * permutation of the tag space, one of its own for each slot. A slot's tags do not recur before
+ * 2^KEY_TAG_BITS registrations, and without the key the next tag of a slot cannot be told from the
+ * ones seen, nor another slot's (keys are a peer's only proof of access). */
+_Static_assert(RNIC_KEY_TAG_BITS == 18, "key_tag: the PRF's permutation is of 18 bits");
 static uint32_t key_tag(uint32_t i, uint32_t gen)
 {
-	uint32_t m = (1u << RNIC_KEY_TAG_BITS) - 1, x = (gen + i * 0x9e37u) & m, r;
-
-	for (r = 0; r < 3; r++) {
-		x ^= (uint32_t)(fw.secret >> (20 * r)) & m;
-		x = (x * 0x5bd1du) & m;
-		x ^= x >> 11;
-	}
-	return x;
+	return fw_prf_perm18(i, gen & ((1u << RNIC_KEY_TAG_BITS) - 1));
 }
 
 /* IBTA 10.6.3.1: known flags only; remote write or atomic access needs local write */
@@ -660,7 +676,7 @@ static uint32_t mtt_load(uint32_t ctx, struct fw_mr *m, uint64_t va, uint64_t le
 		return RNIC_CMD_ST_NO_RESOURCES;
 	for (done = 0; done < npages; done += chunk) {
 		chunk = npages - done < RNIC_DMA_MAX_LEN / 8 ? npages - done : RNIC_DMA_MAX_LEN / 8;
-		if (hal_dma(list + done * 8ull, RNIC_DMA_MAX_LEN, chunk * 8, 0)) {
+		if (hal_dma(ctx, list + done * 8ull, RNIC_DMA_MAX_LEN, chunk * 8, 0)) {
 			fw_mtt_free((uint32_t)base, npages);
 			return RNIC_CMD_ST_DMA_ERROR;
 		}
@@ -784,11 +800,6 @@ uint32_t fw_cmd(uint32_t ctx, const uint8_t *cmd, uint8_t *out)
 	const uint8_t *in = cmd + RNIC_CMD_PAYLOAD_OFF;
 	uint32_t h = get_handle(in);
 
-	if (!fw.seeded) {
-		/* on a card without a secret strap, when the host driver first speaks is the secret */
-		fw.secret ^= hal_cycles() * 0x9e3779b97f4a7c15ull;
-		fw.seeded = 1;
-	}
 	switch (RNIC_CMD_OPCODE_GET(cmd)) {
 	case RNIC_CMD_NOP:
 		return RNIC_CMD_ST_OK;
@@ -930,7 +941,7 @@ int fw_poll_cmdq(uint32_t ctx)
 		return 0;
 	}
 	memset(c, 0, RNIC_CMDC_BYTES);
-	if (hal_dma(cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0)) {
+	if (hal_dma(ctx, cmdq + (fw.ci[ctx] & mask) * RNIC_CMD_BYTES, 0, RNIC_CMD_BYTES, 0)) {
 		/* the host refused the read: what came back is not a command (nor its cookie) */
 		memset(buf, 0, RNIC_CMD_BYTES);
 		st = RNIC_CMD_ST_DMA_ERROR;
@@ -945,7 +956,7 @@ int fw_poll_cmdq(uint32_t ctx)
 	RNIC_CMDC_STATUS_SET(c, st);
 	RNIC_CMDC_OPCODE_SET(c, RNIC_CMD_OPCODE_GET(buf));
 	RNIC_CMDC_OWNER_SET(c, ((fw.ci[ctx] >> RNIC_GET(RNIC_CTX_CMDQ_CTRL_LOG_SIZE, ctrl)) & 1) ^ 1);
-	hal_dma(cmdc + (fw.ci[ctx] & mask) * RNIC_CMDC_BYTES, RNIC_CMD_BYTES, RNIC_CMDC_BYTES, 1);
+	hal_dma(ctx, cmdc + (fw.ci[ctx] & mask) * RNIC_CMDC_BYTES, RNIC_CMD_BYTES, RNIC_CMDC_BYTES, 1);
 	fw.ci[ctx] = (uint16_t)(fw.ci[ctx] + 1);
 	hal_ctx_set_ci(ctx, fw.ci[ctx]);
 	hal_irq(ctx);

@@ -98,14 +98,14 @@ struct fw {
 	uint32_t drops;
 	uint8_t fence;                    /* the last fence token */
 	uint8_t dma_window;               /* FW.DMA_WINDOW */
-	uint8_t seeded;                   /* the clock at the first command is in the secret */
-	uint64_t secret;                  /* keys the memory-key tags */
 	uint32_t bad_addr;                /* commands refused for naming memory outside the context's window */
 	struct fw_gsi_counters gsi;       /* QP1 */
 	uint32_t gsi_psn;                 /* QP1's next send PSN */
 	struct fw_cm cm[FW_CM_IDS];
 	struct fw_cm_evq cm_evq[RNIC_NUM_CTX];
-	uint32_t cm_gen;                  /* CM IDs made: a communication ID's upper bits */
+	uint32_t cm_gen;                  /* CM IDs made: what the PRF makes each one's IDs and PSN of */
+	uint32_t cm_tokens;               /* answers QP1 may still send to peers with no connection */
+	uint64_t cm_tokens_at;            /* when the tokens were last counted */
 	uint64_t icm[RNIC_ICM_MAX_CHUNKS];/* context memory: the chunks' bus addresses (icm.c) */
 	uint32_t icm_n;                   /* chunks taken, 0: none */
 	uint32_t icm_writes;              /* DMA writes into it */
@@ -132,6 +132,9 @@ void fw_poll_frames(void);
 
 /* the IBTA modify-QP table: 0 if the transition and its attribute mask are allowed */
 uint32_t fw_modify_qp(uint32_t ctx, const uint8_t *in);
+/* the same, the peer's MAC given (the CM has it from the peer's own frames): nothing is resolved */
+uint32_t fw_modify_qp_to(uint32_t ctx, const uint8_t *in, const uint8_t *dmac);
+uint32_t fw_active_mtu(void); /* enum MTU */
 int fw_gid_ipv4(const uint8_t *gid, uint32_t *ip);
 uint32_t fw_gid_resolve(const uint8_t *gid, uint8_t *mac); /* ARP or neighbour discovery */
 uint32_t fw_qp_transition_ok(uint32_t type, uint32_t cur, uint32_t next, uint32_t mask);

@@ -124,11 +124,20 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
 	hal_pkt_send(len);
 }
 
-/* A frame the RX kernel handed over: a MAD for QP1, or not ours to take (0). */
-int fw_gsi_input(const uint8_t *f, uint32_t len)
+/* MADs set aside while a peer was being resolved, for the main loop (fw_gsi_poll) */
+#define GSI_DEFERRED 4
+static struct {
+	struct cm_peer p;
+	uint8_t mad[CM_MAD_LEN];
+} deferred[GSI_DEFERRED];
+static uint32_t deferred_head, deferred_n;
+
+/* A frame the RX kernel handed over: a MAD for QP1, or not ours to take (0). With `later` the
+ * MAD is only copied aside (the frame buffer must make room for the resolution's answer). */
+int fw_gsi_input(const uint8_t *f, uint32_t len, int later)
 {
 	struct cm_peer p;
-	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6;
+	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6, k;
 
 	/* RoCEv2 at all? (ARP and neighbour discovery are the others) */
 	if (len < RNIC_BTH_OFF + L3(v6) || (v6 ? f[RNIC_IP_OFF + 6] : f[RNIC_IP_OFF + 9]) != RNIC_IPPROTO_UDP ||
@@ -138,6 +147,27 @@ int fw_gsi_input(const uint8_t *f, uint32_t len)
 		fw.gsi.drop_malformed++;
 		return 1;
 	}
-	fw_cm_input(&p, mad_of(&p, f));
+	if (!later) {
+		fw_cm_input(&p, mad_of(&p, f));
+		return 1;
+	}
+	if (deferred_n == GSI_DEFERRED) {
+		fw.gsi.drop_busy++; /* the peer's CM sends it again */
+		return 1;
+	}
+	k = (deferred_head + deferred_n++) % GSI_DEFERRED;
+	deferred[k].p = p;
+	memcpy(deferred[k].mad, mad_of(&p, f), CM_MAD_LEN);
 	return 1;
+}
+
+void fw_gsi_poll(void)
+{
+	while (deferred_n) {
+		uint32_t k = deferred_head;
+
+		deferred_head = (deferred_head + 1) % GSI_DEFERRED;
+		deferred_n--;
+		fw_cm_input(&deferred[k].p, deferred[k].mad);
+	}
 }

@@ -8,7 +8,9 @@
 uint32_t hal_mac_hi(void);
 uint32_t hal_mac_lo(void);
 uint32_t hal_ipv4(void);
-uint64_t hal_seed(void);
+/* word i of the host's seed (FW.SEED_i); what else the host set (FW.HOST_CFG) */
+uint32_t hal_seed(uint32_t i);
+uint32_t hal_host_cfg(void);
 uint32_t hal_dma_window(void);
 uint64_t hal_cycles(void);
 /* park until a frame, a context reset or a command-queue doorbell is pending, or `cycles` passed */
@@ -38,10 +40,11 @@ void hal_cfg(uint32_t addr, uint32_t data);
 void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n);
 uint32_t hal_fence(void);
 
-/* DMA between host bus address and the DMA buffer: 0 when done, -1 when the host refused a
- * read (its data are not memory) */
+/* DMA between host bus address and the DMA buffer, for `whose` memory (a context, or
+ * RNIC_DMA_CTX_DRIVER: the hardware refuses an address outside its window): 0 when done, -1 when
+ * the host or the hardware refused it (a read's data are then not memory) */
 uint8_t *hal_dmabuf(void);
-int hal_dma(uint64_t host, uint32_t local, uint32_t len, int write);
+int hal_dma(uint32_t whose, uint64_t host, uint32_t local, uint32_t len, int write);
 
 /* frames: transmit buffer, receive buffer (length 0: nothing received) */
 uint8_t *hal_pkt_tx_buf(void);

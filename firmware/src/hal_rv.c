@@ -8,7 +8,8 @@
 uint32_t hal_mac_hi(void) { return REG(RNIC_FW_MAC_HI); }
 uint32_t hal_mac_lo(void) { return REG(RNIC_FW_MAC_LO); }
 uint32_t hal_ipv4(void) { return REG(RNIC_FW_IPV4); }
-uint64_t hal_seed(void) { return ((uint64_t)REG(RNIC_FW_SEED_HI) << 32) | REG(RNIC_FW_SEED_LO); }
+uint32_t hal_seed(uint32_t i) { return REG(RNIC_FW_SEED_0 + 4 * (i & 3)); }
+uint32_t hal_host_cfg(void) { return REG(RNIC_FW_HOST_CFG); }
 uint32_t hal_dma_window(void) { return REG(RNIC_FW_DMA_WINDOW); }
 void hal_putc(char c) { REG(RNIC_FW_CONSOLE) = (uint8_t)c; }
 void hal_set_version(uint32_t v) { REG(RNIC_FW_FW_VERSION) = v; }
@@ -53,10 +54,11 @@ void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n)
 		REG(RNIC_FW_CFG_DATA) = *w++;
 }
 
-int hal_dma(uint64_t host, uint32_t local, uint32_t len, int write)
+int hal_dma(uint32_t whose, uint64_t host, uint32_t local, uint32_t len, int write)
 {
 	uint32_t st;
 
+	REG(RNIC_FW_DMA_CTX) = whose;
 	REG(RNIC_FW_DMA_HOST_LO) = (uint32_t)host;
 	REG(RNIC_FW_DMA_HOST_HI) = (uint32_t)(host >> 32);
 	REG(RNIC_FW_DMA_LOCAL) = local;

@@ -4,6 +4,7 @@
  * always holds the image of every context, key and translation the kernels were given. */
 #include "fw.h"
 #include "hal.h"
+#include "prf.h"
 
 #define ICM_CHUNK (1u << RNIC_ICM_CHUNK_LOG)
 #define ICM_STAGE (3 * RNIC_DMA_MAX_LEN) /* where bytes bound for ICM are staged in the DMA buffer */
@@ -32,7 +33,8 @@ static void kernels_list(int given)
 
 /* The driver's list of n chunks at bus address `list`: taken whole, or refused (enum ICM_ST).
  * n = 0 takes the memory back, which only an NIC without objects allows: their images are
- * there. Memory given while objects live would lack theirs, so it is refused too. */
+ * there. Memory given while objects live would lack theirs, so it is refused too. So is memory
+ * given before the host's seed (ADMIN.SEED): no key, ID or PSN is ever made without it. */
 static uint32_t icm_take(uint64_t list, uint32_t n)
 {
 	uint8_t *buf = hal_dmabuf() + ICM_STAGE;
@@ -40,6 +42,10 @@ static uint32_t icm_take(uint64_t list, uint32_t n)
 
 	if (objects_live())
 		return RNIC_ICM_ST_REFUSED;
+	if (n && !fw_prf_keyed()) {
+		fw_printf("icm: refused, the host gave no seed (ADMIN.SEED)\n");
+		return RNIC_ICM_ST_REFUSED;
+	}
 	if (!n) {
 		kernels_list(0);
 		fw.icm_n = 0;
@@ -51,7 +57,7 @@ static uint32_t icm_take(uint64_t list, uint32_t n)
 		/* a read never crosses a 4 KiB page of the list */
 		len = 4096 - (uint32_t)((list + i * 8ull) & 4095);
 		len = len < (n - i) * 8 ? len : (n - i) * 8;
-		if (hal_dma(list + i * 8ull, ICM_STAGE, len, 0))
+		if (hal_dma(RNIC_DMA_CTX_DRIVER, list + i * 8ull, ICM_STAGE, len, 0))
 			return RNIC_ICM_ST_REFUSED;
 		for (k = 0; k < len / 8; k++) {
 			fw.icm[i + k] = rnic_rd_le(buf + 8 * k, 8);
@@ -96,7 +102,7 @@ void fw_icm_write(uint32_t off, const void *src, uint32_t len)
 			memcpy(hal_dmabuf() + ICM_STAGE, s, n);
 			at = ICM_STAGE;
 		}
-		hal_dma(icm_bus(off), (uint32_t)at, n, 1);
+		hal_dma(RNIC_DMA_CTX_DRIVER, icm_bus(off), (uint32_t)at, n, 1);
 		fw.icm_writes++;
 		off += n;
 		s += n;
@@ -152,7 +158,7 @@ struct fw_qp *fw_qp_load(uint32_t qpn)
 		return rec();
 	fw.qp_rec_qpn = 0;
 	/* a record never crosses a page: its stride is a power of two below 4 KiB */
-	if (!fw.icm_n || hal_dma(icm_bus(fwqp_off(qpn)), FW_STAGE_REC, sizeof(struct fw_qp), 0))
+	if (!fw.icm_n || hal_dma(RNIC_DMA_CTX_DRIVER, icm_bus(fwqp_off(qpn)), FW_STAGE_REC, sizeof(struct fw_qp), 0))
 		return NULL;
 	fw.qp_rec_qpn = qpn;
 	return rec();
@@ -181,7 +187,7 @@ struct fw_mr *fw_mr_load(uint32_t i)
 	if (fw.mr_rec == i + 1)
 		return mr_rec();
 	fw.mr_rec = 0;
-	if (!fw.icm_n || hal_dma(icm_bus(RNIC_ICM_FWMR_OFF + i * RNIC_ICM_FWMR_STRIDE), FW_STAGE_MR,
+	if (!fw.icm_n || hal_dma(RNIC_DMA_CTX_DRIVER, icm_bus(RNIC_ICM_FWMR_OFF + i * RNIC_ICM_FWMR_STRIDE), FW_STAGE_MR,
 				 sizeof(struct fw_mr), 0))
 		return NULL;
 	fw.mr_rec = i + 1;

@@ -194,20 +194,37 @@ void fw_nd_input(const uint8_t *f, uint32_t len)
 	}
 }
 
-void fw_poll_frames(void)
+/* The oldest frame held, if any. While a peer is being resolved (inside a command), a MAD is set
+ * aside for the main loop rather than handled: frame handling never runs inside frame handling
+ * or inside a command, and what it does (the CM's) never resolves (it has the peer's MAC from the
+ * peer's own frames), so nothing nests deeper than one resolution. */
+static uint8_t busy; /* a frame is being handled, or a peer resolved: a resolution now fails */
+
+static void poll_frame(void)
 {
 	const uint8_t *f;
 	uint32_t len = hal_pkt_rx(&f);
+	uint8_t resolving = busy;
 
 	if (!len)
 		return;
-	if (fw_gsi_input(f, len))
+	busy = 1;
+	if (fw_gsi_input(f, len, resolving))
 		;
 	else if (len >= 14 && f[12] == 0x86 && f[13] == 0xdd)
 		fw_nd_input(f, len);
 	else
 		fw_arp_input(f, len);
+	busy = resolving;
 	hal_pkt_rx_pop();
+}
+
+void fw_poll_frames(void)
+{
+	poll_frame();
+	busy = 1;
+	fw_gsi_poll();
+	busy = 0;
 }
 
 /* Resolve an IPv6 peer's MAC: cache, else up to FW_ARP_TRIES solicitations. */
@@ -218,19 +235,24 @@ static int nd_resolve(const uint8_t *ip, uint8_t *mac)
 
 	if (!nd_lookup(ip, mac))
 		return 0;
+	if (busy)
+		return -1;
+	busy = 1;
 	memcpy(fw.nd_wanted, ip, 16);
 	for (t = 0; t < FW_ARP_TRIES; t++) {
 		hal_pkt_send(fw_nd_build(hal_pkt_tx_buf(), 135, ip, 0, 0));
 		start = hal_cycles();
 		while (hal_cycles() - start < FW_ARP_WAIT_CYCLES) {
-			fw_poll_frames();
+			poll_frame();
 			if (!nd_lookup(ip, mac)) {
 				memset(fw.nd_wanted, 0, 16);
+				busy = 0;
 				return 0;
 			}
 		}
 	}
 	memset(fw.nd_wanted, 0, 16);
+	busy = 0;
 	return -1;
 }
 
@@ -242,19 +264,24 @@ static int arp_resolve(uint32_t ip, uint8_t *mac)
 
 	if (!fw_arp_lookup(ip, mac))
 		return 0;
+	if (busy)
+		return -1;
+	busy = 1;
 	fw.arp_wanted = ip;
 	for (t = 0; t < FW_ARP_TRIES; t++) {
 		hal_pkt_send(fw_arp_build(hal_pkt_tx_buf(), 1, 0, ip));
 		start = hal_cycles();
 		while (hal_cycles() - start < FW_ARP_WAIT_CYCLES) {
-			fw_poll_frames();
+			poll_frame();
 			if (!fw_arp_lookup(ip, mac)) {
 				fw.arp_wanted = 0;
+				busy = 0;
 				return 0;
 			}
 		}
 	}
 	fw.arp_wanted = 0;
+	busy = 0;
 	return -1;
 }
 

@@ -44,8 +44,15 @@ int print_tx;                  /* --frames: every frame sent, in hex on stdout *
 uint32_t hal_mac_hi(void) { return (uint32_t)(my_mac >> 32); }
 uint32_t hal_mac_lo(void) { return (uint32_t)my_mac; }
 uint32_t hal_ipv4(void) { return my_ip; }
-uint64_t seed = 0x0123456789abcdefull;
-uint64_t hal_seed(void) { return seed; }
+uint32_t seed[4] = {0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c};
+uint32_t eth_mtu = 1500, ctx_priv = 0xffff;
+uint32_t dma_denied;
+uint32_t hal_seed(uint32_t i) { return seed[i & 3]; }
+uint32_t hal_host_cfg(void)
+{
+	return RNIC_SET(RNIC_FW_HOST_CFG_ETH_MTU, eth_mtu) | RNIC_FW_HOST_CFG_SEED_VALID_MASK |
+	       RNIC_SET(RNIC_FW_HOST_CFG_CTX_PRIV, ctx_priv);
+}
 uint32_t hal_dma_window(void) { return 0; }
 uint64_t hal_cycles(void) { return now += 100; }
 void hal_putc(char c) { (void)c; }
@@ -107,9 +114,27 @@ void hal_cfg_words(uint32_t addr, const uint32_t *w, uint32_t n)
 		hal_cfg(addr, *w++);
 }
 
-int hal_dma(uint64_t addr, uint32_t local, uint32_t len, int write)
+/* The hardware's guard (rnic_soc) where windows are strapped: a DMA for a context inside its
+ * window only, one for the driver inside the driver's memory */
+static int dma_allowed(uint32_t whose, uint64_t addr, uint32_t len)
+{
+	uint32_t w = fw.dma_window;
+	uint64_t end = addr + len - 1;
+
+	if (!w)
+		return 1;
+	if (whose == RNIC_DMA_CTX_DRIVER)
+		return addr >> w == 0 && end >> w == 0;
+	return addr >> w == whose + 1ull && end >> w == whose + 1ull;
+}
+
+int hal_dma(uint32_t whose, uint64_t addr, uint32_t local, uint32_t len, int write)
 {
 	fuzz_check("firmware DMA", addr);
+	if (!dma_allowed(whose, addr, len)) {
+		dma_denied++;
+		return -1;
+	}
 	if (print_tx && write && !drv_addr(addr, len)) { /* what reaches processes' memory */
 		printf("DMA %llx ", (unsigned long long)addr);
 		for (uint32_t i = 0; i < len; i++)

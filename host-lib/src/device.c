@@ -214,7 +214,7 @@ int rnic_query_port(struct ibv_context *context, uint8_t port, struct ibv_port_a
 	p.state = RNIC_CMDO_QUERY_DEVICE_LINK_UP_GET(i) ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	p.phys_state = RNIC_CMDO_QUERY_DEVICE_LINK_UP_GET(i) ? 5 : 3; /* LinkUp / Disabled */
 	p.max_mtu = (enum ibv_mtu)RNIC_CMDO_QUERY_DEVICE_MAX_MTU_GET(i); /* enum MTU = enum ibv_mtu */
-	p.active_mtu = p.max_mtu;
+	p.active_mtu = (enum ibv_mtu)RNIC_CMDO_QUERY_DEVICE_ACTIVE_MTU_GET(i); /* as the network's Ethernet MTU allows */
 	p.gid_tbl_len = 2;
 	p.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
 	p.max_msg_sz = 1u << 31;

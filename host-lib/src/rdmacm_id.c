@@ -178,11 +178,15 @@ static int listen_on(struct cma_id *p, struct cma_dev *d, int32_t *h)
 		return -1;
 	RNIC_CMDI_CM_LISTEN_ID_SET(in, (uint32_t)*h);
 	RNIC_CMDI_CM_LISTEN_SERVICE_ID_SET(in, service_id(p, cma_port(&p->id.route.addr.src_addr)));
+	/* what the listener takes, as rdma_cm's qp_type of its port space (RDMA_PS_IB: either) */
+	RNIC_CMDI_CM_LISTEN_QP_TYPE_SET(in, p->id.ps == RDMA_PS_IB ? 0 : p->id.qp_type == IBV_QPT_UD ? RNIC_QPT_UD
+												: RNIC_QPT_RC);
 	if (cma_fw_cmd(d, RNIC_CMD_CM_LISTEN, in, sizeof(in), NULL)) {
 		int e = errno;
 
 		cma_fw_destroy(d, h);
-		return cma_err(e);
+		/* a port below 1024 without CAP_NET_BIND_SERVICE: what Linux's cma_use_port says */
+		return cma_err(e == EPERM ? EACCES : e);
 	}
 	return 0;
 }

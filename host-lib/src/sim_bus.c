@@ -3,6 +3,7 @@
  * process mapped (rings and registered MRs), like an IOMMU: nothing else is ever touched. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -223,11 +224,12 @@ static int ring_open(struct sim_bus *b)
 	struct iovec iov = {h, sizeof(h)};
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	int fd = memfd_create("rnic-mmio-ring", MFD_CLOEXEC), ret = 0;
+	int fd = memfd_create("rnic-mmio-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING), ret = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, RNIC_LINK_RING_SIZE) ||
+	/* sealed at its size: the simulator maps only a ring that cannot shrink under it */
+	if (ftruncate(fd, RNIC_LINK_RING_SIZE) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
 	    (b->ring = mmap(NULL, RNIC_LINK_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		ret = -errno;
 		b->ring = NULL;

@@ -46,6 +46,13 @@ module rnic_bar0 #(
     output logic [31:0] icm_list_n,
     output logic        icm_list_valid,
     input  wire  [7:0]  icm_status,
+    // what the host sets for the firmware (ADMIN.SEED_*, ETH_MTU, CTX_PRIV), and what the
+    // hardware refused the soft core (ADMIN.FW_FAULT)
+    output logic [127:0] host_seed,
+    output logic        host_seed_valid,
+    output logic [13:0] host_eth_mtu,
+    output logic [15:0] host_ctx_priv,
+    input  wire  [31:0] fw_fault,
     input  wire  [rnic_spec_pkg::RNIC_STAT_COUNT*32-1:0] stats,             // counter i at [i*32 +: 32]
 
     // firmware side of the context registers
@@ -130,6 +137,10 @@ module rnic_bar0 #(
             s_axil_bvalid <= 1'b0;
             icm_list_addr <= '0;
             icm_list_n <= '0;
+            host_seed <= '0;
+            host_seed_valid <= 1'b0;
+            host_eth_mtu <= 14'd1500;
+            host_ctx_priv <= '0;
             for (int c = 0; c < NCTX; c++)
                 for (int w = 0; w < CTX_WORDS; w++)
                     ctx_regs[c][w] <= '0;
@@ -146,6 +157,15 @@ module rnic_bar0 #(
                     icm_list_addr[31:0] <= s_axil_wdata;
                 if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_HI))
                     icm_list_addr[63:32] <= s_axil_wdata;
+                for (int w = 0; w < 4; w++)
+                    if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_SEED_0 + 4 * w))
+                        host_seed[w * 32 +: 32] <= s_axil_wdata;
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_SEED_3))
+                    host_seed_valid <= 1'b1;
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_ETH_MTU))
+                    host_eth_mtu <= s_axil_wdata[13:0];
+                if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_CTX_PRIV))
+                    host_ctx_priv <= s_axil_wdata[15:0];
                 if (wr_addr == 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_N)) begin
                     icm_list_n <= s_axil_wdata;
                     icm_list_valid <= 1'b1;
@@ -238,6 +258,9 @@ module rnic_bar0 #(
                 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_LO): rd_data = icm_list_addr[31:0];
                 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_LIST_HI): rd_data = icm_list_addr[63:32];
                 20'(rnic_spec_pkg::RNIC_ADMIN_ICM_STATUS): rd_data = {24'b0, icm_status};
+                20'(rnic_spec_pkg::RNIC_ADMIN_ETH_MTU): rd_data = {18'b0, host_eth_mtu};
+                20'(rnic_spec_pkg::RNIC_ADMIN_CTX_PRIV): rd_data = {16'b0, host_ctx_priv};
+                20'(rnic_spec_pkg::RNIC_ADMIN_FW_FAULT): rd_data = fw_fault;
                 20'(rnic_spec_pkg::RNIC_CTXBLK_COUNT): rd_data = 32'(NCTX);
                 default: rd_data = 32'h0;
             endcase

@@ -2,6 +2,9 @@
 // its RAM (loaded from FW_HEX), the FW register block, the firmware DMA engine with its 16 KiB
 // buffer, the frame buffers for ARP and the configuration port into the datapath tables.
 // Address map and registers: spec constants "fwmap", regblock FW. Every access takes two cycles.
+// The soft core is held to what its firmware needs, whatever code it runs: its code is read-only
+// and the only code (FW.CODE_END), its stack has a guard band (FW.STACK_GUARD), and each of its
+// DMAs stays in the window of the context it names (FW.DMA_CTX). A refused access halts it.
 // Package names are qualified: Yosys 0.23 reads no `import` (make synth).
 `default_nettype none
 
@@ -13,11 +16,15 @@ module rnic_soc #(
     input  wire  [63:0]  cycle,
     input  wire  [47:0]  strap_mac,
     input  wire  [31:0]  strap_ipv4,
-    input  wire  [63:0]  strap_seed,
     input  wire  [5:0]   strap_dma_window,
+    input  wire  [127:0] host_seed,
+    input  wire          host_seed_valid,
+    input  wire  [13:0]  host_eth_mtu,
+    input  wire  [15:0]  host_ctx_priv,
+    output logic [31:0]  fw_fault,
 
     output logic [31:0]  fw_version,
-    output logic [31:0]  fw_status,
+    output logic [31:0]  fw_status,      // as the firmware wrote it, FAILED once the core is halted
     output logic         console_valid,
     output logic [7:0]   console_char,
 
@@ -131,7 +138,8 @@ module rnic_soc #(
     logic [63:0] dma_host_reg;
     logic [7:0]  dma_local_reg;   // 64-byte line of the buffer
     logic [15:0] dma_len_reg;
-    logic        dma_busy_reg, dma_write_reg, dma_err_reg, icm_pending_reg;
+    logic        dma_busy_reg, dma_write_reg, dma_err_reg, dma_denied_reg, icm_pending_reg;
+    logic [7:0]  dma_ctx_reg;     // whose window the next DMA must stay in (FW.DMA_CTX)
     logic [7:0]  dma_beat_reg;
     logic [10:0] ptx_len_reg, prx_fill_len;
     logic [10:0] prx_len [PRX_SLOTS];
@@ -169,8 +177,12 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_MAC_LO): reg_rdata = strap_mac[31:0];
             8'(rnic_spec_pkg::RNIC_FW_MAC_HI): reg_rdata = {16'b0, strap_mac[47:32]};
             8'(rnic_spec_pkg::RNIC_FW_IPV4): reg_rdata = strap_ipv4;
-            8'(rnic_spec_pkg::RNIC_FW_SEED_LO): reg_rdata = strap_seed[31:0];
-            8'(rnic_spec_pkg::RNIC_FW_SEED_HI): reg_rdata = strap_seed[63:32];
+            8'(rnic_spec_pkg::RNIC_FW_SEED_0): reg_rdata = host_seed[31:0];
+            8'(rnic_spec_pkg::RNIC_FW_SEED_1): reg_rdata = host_seed[63:32];
+            8'(rnic_spec_pkg::RNIC_FW_SEED_2): reg_rdata = host_seed[95:64];
+            8'(rnic_spec_pkg::RNIC_FW_SEED_3): reg_rdata = host_seed[127:96];
+            8'(rnic_spec_pkg::RNIC_FW_HOST_CFG): reg_rdata = {host_ctx_priv, host_seed_valid, 1'b0, host_eth_mtu};
+            8'(rnic_spec_pkg::RNIC_FW_DMA_CTX): reg_rdata = {24'b0, dma_ctx_reg};
             8'(rnic_spec_pkg::RNIC_FW_DMA_WINDOW): reg_rdata = {26'b0, strap_dma_window};
             8'(rnic_spec_pkg::RNIC_FW_CTX_RESET): reg_rdata = ctx_reset_reg;
             8'(rnic_spec_pkg::RNIC_FW_CMDQ_PENDING): reg_rdata = cmdq_pending_reg;
@@ -180,7 +192,7 @@ module rnic_soc #(
             8'(rnic_spec_pkg::RNIC_FW_ICM_LIST_N): reg_rdata = icm_list_n;
             8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS): reg_rdata = {icm_pending_reg, 23'b0, icm_status};
             8'(rnic_spec_pkg::RNIC_FW_CFG_ADDR): reg_rdata = cfg_addr_reg;
-            8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {30'b0, dma_err_reg, dma_busy_reg};
+            8'(rnic_spec_pkg::RNIC_FW_DMA_STATUS): reg_rdata = {29'b0, dma_denied_reg, dma_err_reg, dma_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_TX_STATUS): reg_rdata = {31'b0, ptx_busy_reg};
             8'(rnic_spec_pkg::RNIC_FW_PKT_RX_STATUS): reg_rdata = {31'b0, prx_cnt != 3'd0};
             8'(rnic_spec_pkg::RNIC_FW_PKT_RX_LEN): reg_rdata = {21'b0, prx_len[prx_rd]};
@@ -197,6 +209,51 @@ module rnic_soc #(
     assign is_prx = a[31:16] == 16'(rnic_spec_pkg::RNIC_FW_PKTRX_BASE >> 16) && a[15:11] == 5'b0;
     assign wr = |mem_wstrb;
 
+    // ---- what the core may do. CODE_END and STACK_GUARD are taken once after reset (the boot
+    // code writes them first); from then on a store below CODE_END, a fetch at or above it, or
+    // any access to the guard band is refused: the access is never answered, so the core stops
+    // there, and ADMIN.FW_FAULT says why (ID.FW_STATUS: FAILED). So is a PicoRV32 trap.
+    localparam int GUARD = 32'(rnic_spec_pkg::RNIC_STACK_GUARD_BYTES);
+    logic [31:0] code_end_reg, guard_reg;
+    logic        code_set_reg, guard_set_reg, halted_reg;
+    logic        fault_code_reg, fault_exec_reg, fault_stack_reg;
+    logic [15:0] dma_denied_cnt;
+    logic        f_code, f_exec, f_stack, deny, acc;
+    logic [31:0] fw_status_reg;
+    assign f_code = code_set_reg && wr && a < code_end_reg;
+    assign f_exec = code_set_reg && mem_instr && a >= code_end_reg;
+    assign f_stack = guard_set_reg && a >= guard_reg && a < guard_reg + 32'(GUARD);
+    assign deny = mem_valid && !mem_ready && (f_code || f_exec || f_stack);
+    assign acc = mem_valid && !mem_ready && !deny && !halted_reg;   // the access starting now is served
+    assign fw_fault = {12'b0, trap, fault_stack_reg, fault_exec_reg, fault_code_reg, dma_denied_cnt};
+    assign fw_status = fw_status_reg | (halted_reg || trap ? 32'(1) << rnic_spec_pkg::RNIC_ID_FW_STATUS_FAILED_SHIFT : 32'b0);
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            code_set_reg <= 1'b0;
+            guard_set_reg <= 1'b0;
+            halted_reg <= 1'b0;
+            fault_code_reg <= 1'b0;
+            fault_exec_reg <= 1'b0;
+            fault_stack_reg <= 1'b0;
+        end else begin
+            if (acc && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_CODE_END) && !code_set_reg) begin
+                code_set_reg <= 1'b1;
+                code_end_reg <= mem_wdata;
+            end
+            if (acc && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_STACK_GUARD) && !guard_set_reg) begin
+                guard_set_reg <= 1'b1;
+                guard_reg <= mem_wdata;
+            end
+            if (deny) begin
+                halted_reg <= 1'b1;
+                fault_code_reg <= fault_code_reg || f_code;
+                fault_exec_reg <= fault_exec_reg || f_exec;
+                fault_stack_reg <= fault_stack_reg || f_stack;
+            end
+        end
+    end
+
     // The CPU's ports of the block RAMs (dbuf's other port is the DMA engine's): each is read
     // through a register of its own and written by byte lanes, as a block RAM is. Read into the
     // shared rdata_reg, or written back whole, they would become LUTs or flip-flops.
@@ -204,7 +261,7 @@ module rnic_soc #(
     logic [511:0] dbuf_line;
     logic         ram_rd_reg, dbuf_rd_reg;   // the access being answered reads the RAM, dbuf
     logic [3:0]   lane_we;                   // bytes written by the access starting now
-    assign lane_we = !rst && mem_valid && !mem_ready ? mem_wstrb : 4'b0;
+    assign lane_we = !rst && acc ? mem_wstrb : 4'b0;
     assign mem_rdata = ram_rd_reg ? ram_rdata :
                        dbuf_rd_reg ? dbuf_line[{wsel, 5'b0} +: 32] : rdata_reg;
 
@@ -233,7 +290,7 @@ module rnic_soc #(
 
     // the bits the firmware clears in a write-1-to-clear register at `off` this cycle
     function automatic logic [31:0] w1c(input logic [7:0] off);
-        w1c = mem_valid && !mem_ready && !stall && wr && is_reg && reg_off == off ? mem_wdata : 32'b0;
+        w1c = acc && !stall && wr && is_reg && reg_off == off ? mem_wdata : 32'b0;
     endfunction
     logic [31:0] reset_set, db_set;
     assign reset_set = ctx_reset_valid && ctx_reset_ctx < 8'(rnic_spec_pkg::RNIC_NUM_CTX) ?
@@ -241,7 +298,7 @@ module rnic_soc #(
     assign db_set = cmdq_db_valid ? 32'(1) << cmdq_db_ctx : 32'b0;
 
     always_ff @(posedge clk) begin
-        wait_reg <= !rst && mem_valid && !mem_ready && stall && reg_off == 8'(rnic_spec_pkg::RNIC_FW_WAIT);
+        wait_reg <= !rst && acc && stall && reg_off == 8'(rnic_spec_pkg::RNIC_FW_WAIT);
         if (!wait_reg)
             wait_until_reg <= cycle + 64'(mem_wdata);
         mem_ready <= 1'b0;
@@ -250,7 +307,7 @@ module rnic_soc #(
         ci_we <= 1'b0;
         if (rst) begin
             fw_version <= '0;
-            fw_status <= '0;
+            fw_status_reg <= '0;
             cfg_addr_reg <= '0;
             ctx_reset_reg <= '0;
             cmdq_pending_reg <= '0;
@@ -266,9 +323,9 @@ module rnic_soc #(
             // the firmware's answer clears the request; a list given in the same cycle stays
             if (icm_list_valid)
                 icm_pending_reg <= 1'b1;
-            else if (mem_valid && !mem_ready && !stall && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS))
+            else if (acc && !stall && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS))
                 icm_pending_reg <= 1'b0;
-            if (mem_valid && !mem_ready && !stall) begin
+            if (acc && !stall) begin
                 mem_ready <= 1'b1;
                 ram_rd_reg <= is_ram;
                 dbuf_rd_reg <= is_dbuf;
@@ -297,7 +354,7 @@ module rnic_soc #(
                                 console_char <= mem_wdata[7:0];
                             end
                             8'(rnic_spec_pkg::RNIC_FW_FW_VERSION): fw_version <= mem_wdata;
-                            8'(rnic_spec_pkg::RNIC_FW_FW_STATUS): fw_status <= mem_wdata;
+                            8'(rnic_spec_pkg::RNIC_FW_FW_STATUS): fw_status_reg <= mem_wdata;
                             8'(rnic_spec_pkg::RNIC_FW_IRQ): begin
                                 irq_valid <= 1'b1;
                                 irq_vector <= mem_wdata[7:0];
@@ -318,9 +375,17 @@ module rnic_soc #(
         end
     end
 
-    // ---- FW DMA engine: one request at a time between host memory and dbuf
-    logic dma_go;
-    assign dma_go = mem_valid && !mem_ready && wr && is_reg &&
+    // ---- FW DMA engine: one request at a time between host memory and dbuf, inside the window of
+    // DMA_CTX where windows are strapped (a context's bus addresses have bits 63:N = context + 1,
+    // the driver's 0). The check is made each clock from the registers, a clock before it is
+    // used: DMA_CTRL is written at least two clocks after DMA_CTX, DMA_HOST_* and DMA_LEN.
+    logic dma_go, dma_ok_reg;
+    logic [63:0] win_mask, win_want, dma_end;
+    assign win_mask = ~64'b0 << strap_dma_window;
+    assign win_want = dma_ctx_reg == 8'(rnic_spec_pkg::RNIC_DMA_CTX_DRIVER) ? 64'b0 :
+                      (64'(dma_ctx_reg) + 64'd1) << strap_dma_window;
+    assign dma_end = dma_host_reg + 64'(dma_len_reg) - 64'd1;
+    assign dma_go = acc && wr && is_reg &&
                     reg_off == 8'(rnic_spec_pkg::RNIC_FW_DMA_CTRL) && mem_wdata[0] && !dma_busy_reg;
     assign rd_ready = dma_busy_reg && !dma_write_reg;
     assign wr_addr = dma_host_reg;
@@ -340,28 +405,40 @@ module rnic_soc #(
     end
 
     always_ff @(posedge clk) begin
+        dma_ok_reg <= strap_dma_window == 6'd0 ||
+                      ((dma_host_reg & win_mask) == win_want && (dma_end & win_mask) == win_want);
         if (rst) begin
             dma_busy_reg <= 1'b0;
             dma_err_reg <= 1'b0;
+            dma_denied_reg <= 1'b0;
+            dma_denied_cnt <= '0;
+            dma_ctx_reg <= '0;
             rdreq_valid <= 1'b0;
             wr_valid <= 1'b0;
         end else begin
-            if (mem_valid && !mem_ready && wr && is_reg) begin
+            if (acc && wr && is_reg) begin
                 case (reg_off)
                     8'(rnic_spec_pkg::RNIC_FW_DMA_HOST_LO): dma_host_reg[31:0] <= mem_wdata;
                     8'(rnic_spec_pkg::RNIC_FW_DMA_HOST_HI): dma_host_reg[63:32] <= mem_wdata;
                     8'(rnic_spec_pkg::RNIC_FW_DMA_LOCAL): dma_local_reg <= mem_wdata[13:6];
                     8'(rnic_spec_pkg::RNIC_FW_DMA_LEN): dma_len_reg <= mem_wdata[15:0];
+                    8'(rnic_spec_pkg::RNIC_FW_DMA_CTX): dma_ctx_reg <= mem_wdata[7:0];
                     default: ;
                 endcase
             end
-            if (dma_go) begin
+            if (dma_go && dma_ok_reg) begin
                 dma_busy_reg <= 1'b1;
                 dma_write_reg <= mem_wdata[1];
                 dma_beat_reg <= '0;
                 dma_err_reg <= 1'b0;
+                dma_denied_reg <= 1'b0;
                 rdreq_valid <= !mem_wdata[1];
                 wr_valid <= mem_wdata[1];
+            end else if (dma_go) begin   // refused: nothing leaves, the firmware sees an error
+                dma_err_reg <= 1'b1;
+                dma_denied_reg <= 1'b1;
+                if (dma_denied_cnt != 16'hffff)
+                    dma_denied_cnt <= dma_denied_cnt + 16'd1;
             end
             if (rdreq_valid && rdreq_ready)
                 rdreq_valid <= 1'b0;
@@ -391,7 +468,7 @@ module rnic_soc #(
     assign rx_ready = prx_cnt != 3'(PRX_SLOTS);
     logic prx_in_last, prx_pop;
     assign prx_in_last = rx_valid && rx_ready && rx_last;
-    assign prx_pop = mem_valid && !mem_ready && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_RX_POP) &&
+    assign prx_pop = acc && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_RX_POP) &&
                      prx_cnt != 3'd0;
 
     function automatic logic [6:0] keep_count(input logic [63:0] k);
@@ -409,7 +486,7 @@ module rnic_soc #(
             prx_rd <= '0;
             prx_cnt <= '0;
         end else begin
-            if (mem_valid && !mem_ready && wr && is_reg &&
+            if (acc && wr && is_reg &&
                 reg_off == 8'(rnic_spec_pkg::RNIC_FW_PKT_TX_LEN) && !ptx_busy_reg &&
                 mem_wdata[10:0] != 11'd0) begin
                 ptx_busy_reg <= 1'b1;
@@ -438,7 +515,7 @@ module rnic_soc #(
     end
 
     logic unused;
-    assign unused = &{1'b0, trap, mem_instr, a[31:17] == 15'b0};
+    assign unused = &{1'b0, a[31:17] == 15'b0};
 endmodule
 
 `default_nettype wire

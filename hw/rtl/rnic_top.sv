@@ -14,7 +14,6 @@ module rnic_top #(
     input  wire          rst,
     input  wire  [47:0]  strap_mac,
     input  wire  [31:0]  strap_ipv4,
-    input  wire  [63:0]  strap_seed,        // secret for the memory-key sequence (FW.SEED)
     input  wire  [5:0]   strap_dma_window,  // FW.DMA_WINDOW: 0 on a card
     input  wire          port_up,           // the MAC's receive side is aligned (PORT.LINK)
     input  wire  [31:0]  stat_port_rx_drop_full,  // frames the card's receive FIFO dropped (STAT)
@@ -112,6 +111,11 @@ module rnic_top #(
 
     // ---- BAR0 and the soft core
     logic [31:0] fw_version, fw_status, ctx_reset_pending, ctx_rdata, stats [rnic_spec_pkg::RNIC_STAT_COUNT];
+    logic [127:0] host_seed;       // ADMIN.SEED_*, ETH_MTU, CTX_PRIV: the host's, for the firmware
+    logic         host_seed_valid;
+    logic [13:0]  host_eth_mtu;
+    logic [15:0]  host_ctx_priv;
+    logic [31:0]  fw_fault;        // what the hardware refused the soft core (ADMIN.FW_FAULT)
     logic [rnic_spec_pkg::RNIC_STAT_COUNT*32-1:0] stats_vec;   // stats for BAR0, counter i at [i*32 +: 32]
     logic        ctx_reset_valid, ci_we, cmdq_db_valid;
     logic [3:0]  cmdq_db_ctx;
@@ -138,6 +142,7 @@ module rnic_top #(
         .s_axil_rvalid, .s_axil_rready,
         .fw_version, .fw_status, .ctx_reset_pending, .ctx_reset_valid, .ctx_reset_ctx,
         .icm_list_addr, .icm_list_n, .icm_list_valid, .icm_status,
+        .host_seed, .host_seed_valid, .host_eth_mtu, .host_ctx_priv, .fw_fault,
         .stats(stats_vec),
         .cmdq_db_valid, .cmdq_db_ctx,
         .fw_ctx(ctx_sel), .fw_word(ctx_word), .fw_ctx_rdata(ctx_rdata), .fw_ci_we(ci_we), .fw_ci_ctx(ci_ctx), .fw_ci(ci_val),
@@ -155,7 +160,8 @@ module rnic_top #(
     logic [7:0]   fw_irq_vector;
 
     rnic_soc #(.FW_HEX(FW_HEX)) soc (
-        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4, .strap_seed, .strap_dma_window,
+        .clk, .rst, .cycle(cycle_reg), .strap_mac, .strap_ipv4, .strap_dma_window,
+        .host_seed, .host_seed_valid, .host_eth_mtu, .host_ctx_priv, .fw_fault,
         .fw_version, .fw_status, .console_valid(fw_console_valid), .console_char(fw_console_char),
         .ctx_sel, .ctx_word, .ctx_rdata, .ci_we, .ci_ctx, .ci_val, .cmdq_db_valid, .cmdq_db_ctx, .ctx_reset_valid, .ctx_reset_ctx,
         .ctx_reset_pending, .icm_list_addr, .icm_list_n, .icm_list_valid, .icm_status, .fence({cq_out.fence, rx_out.fence, tx_out.fence}), .cfg_valid, .cfg_addr, .cfg_data,

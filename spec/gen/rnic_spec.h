@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#define RNIC_IF_VERSION 2u
+#define RNIC_IF_VERSION 3u
 #define RNIC_VENDOR_ID 0x10eeu
 #define RNIC_DEVICE_ID 0x9038u
 
@@ -36,7 +36,8 @@
 #define RNIC_EQE_BYTES 0x20u /* EQE stride */
 #define RNIC_CM_EVENT_BYTES 0x200u /* CM event ring stride */
 #define RNIC_CM_MIN_RNR_TIMER 0xcu /* RNR NAK timer of a QP the CM connects (0.64 ms, as ibv_rc_pingpong's); Linux's CM gives 0 (655 ms), which the simulator would take minutes of wall time to wait out */
-#define RNIC_MAX_CM_ID 0x20u /* CM IDs (listeners and connections being made or made) of the NIC, all contexts together */
+#define RNIC_MAX_CM_ID 0x40u /* CM IDs (listeners and connections being made or made) of the NIC, all contexts together */
+#define RNIC_CM_ID_RESERVED 0x2u /* CM IDs kept for each context: the other contexts (and the requests their listeners take) leave it at least these many */
 #define RNIC_CMD_BYTES 0x80u /* Command entry stride */
 #define RNIC_CMDC_BYTES 0x80u /* Command completion entry stride */
 #define RNIC_ROCE_UDP_PORT 0x12b7u /* RoCEv2 UDP destination port (IBTA Annex A17) */
@@ -73,6 +74,8 @@
 #define RNIC_FW_PKTTX_BASE 0x20010000u /* Frame the firmware transmits (ARP) */
 #define RNIC_FW_PKTRX_BASE 0x20020000u /* The oldest frame delivered to the firmware (non-RoCE: ARP, neighbour discovery); four are held */
 #define RNIC_FW_PKT_SIZE 0x800u /* 2 KiB per frame buffer */
+#define RNIC_STACK_GUARD_BYTES 0x400u /* The stack's guard band (FW.STACK_GUARD): larger than any one frame of the firmware (tests check its -fstack-usage), so an overflow cannot step over it */
+#define RNIC_DMA_CTX_DRIVER 0xffu /* FW.DMA_CTX of a DMA into the driver's memory (context memory, its chunk list) */
 
 /* cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 26 | index << 8 | word << 2 (an 18-bit index: MAX_MTT entries). */
 #define RNIC_CFG_TABLE_SHIFT 0x1au
@@ -513,6 +516,28 @@
 #define RNIC_ADMIN_ICM_LIST_HI 0x420u
 #define RNIC_ADMIN_ICM_LIST_N 0x424u /* Write the number of chunks listed: the firmware takes the list (ICM_STATUS); 0 takes the memory back, refused while objects live */
 #define RNIC_ADMIN_ICM_STATUS 0x428u /* The firmware's answer to the last ICM_LIST_N (enum ICM_ST); NONE until it answers */
+#define RNIC_ADMIN_SEED_0 0x430u /* The secret every key, communication ID and starting PSN of the NIC is drawn from: 128 bits from the host's RNG (the driver's get_random_bytes, rnic-sim's getrandom), written before ICM_LIST_N (the firmware takes no context memory without it). Writing SEED_3 makes it valid */
+#define RNIC_ADMIN_SEED_1 0x434u
+#define RNIC_ADMIN_SEED_2 0x438u
+#define RNIC_ADMIN_SEED_3 0x43cu
+#define RNIC_ADMIN_ETH_MTU 0x440u /* The port's Ethernet MTU (bytes of IP packet), as the host configured its network: the port's active MTU is the largest IB MTU whose RoCEv2 packet fits it (Linux's iboe_get_mtu: 1500 gives 1024, 9000 gives 4096). 1500 after reset */
+#define RNIC_ADMIN_CTX_PRIV 0x444u /* Bitmap of contexts whose owner may bind privileged ports (CAP_NET_BIND_SERVICE): CM_LISTEN on an rdma_cm service ID of port < 1024 is refused (DENIED) to the others */
+#define RNIC_ADMIN_FW_FAULT 0x448u /* What the hardware refused the soft core (it halts the core on a fault): DMA_DENIED counts firmware DMAs outside the window of FW.DMA_CTX */
+#define RNIC_ADMIN_FW_FAULT_DMA_DENIED_SHIFT 0u
+#define RNIC_ADMIN_FW_FAULT_DMA_DENIED_WIDTH 16u
+#define RNIC_ADMIN_FW_FAULT_DMA_DENIED_MASK 0x0000ffffu
+#define RNIC_ADMIN_FW_FAULT_CODE_WRITE_SHIFT 16u
+#define RNIC_ADMIN_FW_FAULT_CODE_WRITE_WIDTH 1u
+#define RNIC_ADMIN_FW_FAULT_CODE_WRITE_MASK 0x00010000u
+#define RNIC_ADMIN_FW_FAULT_EXEC_SHIFT 17u
+#define RNIC_ADMIN_FW_FAULT_EXEC_WIDTH 1u
+#define RNIC_ADMIN_FW_FAULT_EXEC_MASK 0x00020000u
+#define RNIC_ADMIN_FW_FAULT_STACK_SHIFT 18u
+#define RNIC_ADMIN_FW_FAULT_STACK_WIDTH 1u
+#define RNIC_ADMIN_FW_FAULT_STACK_MASK 0x00040000u
+#define RNIC_ADMIN_FW_FAULT_TRAP_SHIFT 19u
+#define RNIC_ADMIN_FW_FAULT_TRAP_WIDTH 1u
+#define RNIC_ADMIN_FW_FAULT_TRAP_MASK 0x00080000u
 
 /* CTXBLK: Header of the context area. */
 #define RNIC_CTXBLK_BASE 0x500u
@@ -583,8 +608,23 @@
 #define RNIC_FW_MAC_HI 0x1cu /* Strap: MAC bytes 0..1 */
 #define RNIC_FW_IPV4 0x20u /* Strap: IPv4 address */
 #define RNIC_FW_DMA_WINDOW 0x2cu /* Strap: nonzero N: context c may only name bus addresses whose bits 63:N are c + 1 (rnic-sim: LINK_BUS_CTX_SHIFT, one window per host process); 0 on a card, where the kernel driver alone hands the NIC addresses */
-#define RNIC_FW_SEED_LO 0x38u /* Strap: secret that keys the memory-key sequence (rnic-sim: from getrandom) */
-#define RNIC_FW_SEED_HI 0x3cu
+#define RNIC_FW_SEED_0 0xa0u /* ADMIN.SEED_0..3 as the host wrote them */
+#define RNIC_FW_SEED_1 0xa4u
+#define RNIC_FW_SEED_2 0xa8u
+#define RNIC_FW_SEED_3 0xacu
+#define RNIC_FW_HOST_CFG 0xb0u /* What the host set: SEED_VALID once it wrote ADMIN.SEED_3; ETH_MTU as ADMIN.ETH_MTU; CTX_PRIV as ADMIN.CTX_PRIV */
+#define RNIC_FW_HOST_CFG_ETH_MTU_SHIFT 0u
+#define RNIC_FW_HOST_CFG_ETH_MTU_WIDTH 14u
+#define RNIC_FW_HOST_CFG_ETH_MTU_MASK 0x00003fffu
+#define RNIC_FW_HOST_CFG_SEED_VALID_SHIFT 15u
+#define RNIC_FW_HOST_CFG_SEED_VALID_WIDTH 1u
+#define RNIC_FW_HOST_CFG_SEED_VALID_MASK 0x00008000u
+#define RNIC_FW_HOST_CFG_CTX_PRIV_SHIFT 16u
+#define RNIC_FW_HOST_CFG_CTX_PRIV_WIDTH 16u
+#define RNIC_FW_HOST_CFG_CTX_PRIV_MASK 0xffff0000u
+#define RNIC_FW_DMA_CTX 0x38u /* Whose memory the next FW DMA is for: a context (its window, where DMA_WINDOW is set) or DMA_CTX_DRIVER (the driver's: context memory and its list, bus addresses whose bits 63:DMA_WINDOW are 0). The hardware refuses a DMA outside that window (DMA_STATUS.DENIED, ADMIN.FW_FAULT.DMA_DENIED), whatever the firmware asks */
+#define RNIC_FW_CODE_END 0x3cu /* Written once after reset, by the boot code (later writes are ignored): the end of code and read-only data, which start at 0. From then on a store below it is refused, and an instruction fetched at or above it. A refused access halts the core (ADMIN.FW_FAULT) */
+#define RNIC_FW_STACK_GUARD 0xb4u /* Written once after reset, by the boot code: the bottom of the stack's guard band, STACK_GUARD_BYTES between the end of .bss and the lowest address the stack may take. Any access to the band is refused and halts the core (ADMIN.FW_FAULT.STACK) */
 #define RNIC_FW_CTX_RESET 0x24u /* Bitmap of contexts to reset; write 1s to clear */
 #define RNIC_FW_IRQ 0x28u /* Write a vector number: send that MSI-X message */
 #define RNIC_FW_CFG_ADDR 0x30u /* Datapath table address (see cfg constants) */
@@ -601,13 +641,16 @@
 #define RNIC_FW_DMA_CTRL_WRITE_WIDTH 1u
 #define RNIC_FW_DMA_CTRL_WRITE_MASK 0x00000002u
 #define RNIC_FW_WAIT 0x58u /* Park the firmware: the write completes (and the core's clock runs again) once a frame is held (PKT_RX_STATUS), a context reset or a command-queue doorbell is pending (CTX_RESET, CMDQ_PENDING), or the number of cycles written has passed */
-#define RNIC_FW_DMA_STATUS 0x54u /* FW DMA state; ERR: the host refused the last read (unmapped address, completion error), its data are not memory */
+#define RNIC_FW_DMA_STATUS 0x54u /* FW DMA state; ERR: the host refused the last read (unmapped address, completion error), its data are not memory; DENIED (with ERR): the hardware refused it, outside the window of DMA_CTX */
 #define RNIC_FW_DMA_STATUS_BUSY_SHIFT 0u
 #define RNIC_FW_DMA_STATUS_BUSY_WIDTH 1u
 #define RNIC_FW_DMA_STATUS_BUSY_MASK 0x00000001u
 #define RNIC_FW_DMA_STATUS_ERR_SHIFT 1u
 #define RNIC_FW_DMA_STATUS_ERR_WIDTH 1u
 #define RNIC_FW_DMA_STATUS_ERR_MASK 0x00000002u
+#define RNIC_FW_DMA_STATUS_DENIED_SHIFT 2u
+#define RNIC_FW_DMA_STATUS_DENIED_WIDTH 1u
+#define RNIC_FW_DMA_STATUS_DENIED_MASK 0x00000004u
 #define RNIC_FW_PKT_TX_LEN 0x60u /* Send the frame in FW_PKTTX (this many bytes) */
 #define RNIC_FW_PKT_TX_STATUS 0x64u
 #define RNIC_FW_PKT_TX_STATUS_BUSY_SHIFT 0u
@@ -1106,6 +1149,12 @@ static inline uint32_t rnic_qpn(uint32_t index) { return index | RNIC_QPN_BASE; 
 #define RNIC_CMDO_QUERY_DEVICE_CAPS_SET(b, v) rnic_wr_le((uint8_t *)(b) + 76, 4, (uint64_t)(v))
 #define RNIC_CMDO_QUERY_DEVICE_IPV6_OFF 80u
 #define RNIC_CMDO_QUERY_DEVICE_IPV6_LEN 16u
+#define RNIC_CMDO_QUERY_DEVICE_ACTIVE_MTU_OFF 96u
+#define RNIC_CMDO_QUERY_DEVICE_ACTIVE_MTU_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 96, 1))
+#define RNIC_CMDO_QUERY_DEVICE_ACTIVE_MTU_SET(b, v) rnic_wr_le((uint8_t *)(b) + 96, 1, (uint64_t)(v))
+#define RNIC_CMDO_QUERY_DEVICE_ETH_MTU_OFF 98u
+#define RNIC_CMDO_QUERY_DEVICE_ETH_MTU_GET(b) ((uint16_t)rnic_rd_le((const uint8_t *)(b) + 98, 2))
+#define RNIC_CMDO_QUERY_DEVICE_ETH_MTU_SET(b, v) rnic_wr_le((uint8_t *)(b) + 98, 2, (uint64_t)(v))
 
 /* CM_EVENT: Connection manager event (CM_EVENT_BYTES), in the context's CM event ring (CM_CREATE_EVQ); an interrupt of the context's vector tells of it. OWNER written last, same parity rule as CQE. */
 #define RNIC_CM_EVENT_SIZE 512u
@@ -1191,6 +1240,9 @@ static inline uint32_t rnic_qpn(uint32_t index) { return index | RNIC_QPN_BASE; 
 #define RNIC_CMDI_CM_LISTEN_SERVICE_ID_OFF 8u
 #define RNIC_CMDI_CM_LISTEN_SERVICE_ID_GET(b) ((uint64_t)rnic_rd_le((const uint8_t *)(b) + 8, 8))
 #define RNIC_CMDI_CM_LISTEN_SERVICE_ID_SET(b, v) rnic_wr_le((uint8_t *)(b) + 8, 8, (uint64_t)(v))
+#define RNIC_CMDI_CM_LISTEN_QP_TYPE_OFF 16u
+#define RNIC_CMDI_CM_LISTEN_QP_TYPE_GET(b) ((uint8_t)rnic_rd_le((const uint8_t *)(b) + 16, 1))
+#define RNIC_CMDI_CM_LISTEN_QP_TYPE_SET(b, v) rnic_wr_le((uint8_t *)(b) + 16, 1, (uint64_t)(v))
 
 /* CMDI_CM_PDATA: Private data for the next message the CM ID sends (ACCEPT, REJECT): LEN bytes at OFFSET. */
 #define RNIC_CMDI_CM_PDATA_SIZE 120u

@@ -3,7 +3,7 @@
 
 package rnic_spec_pkg;
 
-  localparam int unsigned RNIC_IF_VERSION = 2;
+  localparam int unsigned RNIC_IF_VERSION = 3;
   localparam int unsigned RNIC_VENDOR_ID = 'h10ee;
   localparam int unsigned RNIC_DEVICE_ID = 'h9038;
 
@@ -35,7 +35,8 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_EQE_BYTES = 64'h20;
   localparam longint unsigned RNIC_CM_EVENT_BYTES = 64'h200;
   localparam longint unsigned RNIC_CM_MIN_RNR_TIMER = 64'hc;
-  localparam longint unsigned RNIC_MAX_CM_ID = 64'h20;
+  localparam longint unsigned RNIC_MAX_CM_ID = 64'h40;
+  localparam longint unsigned RNIC_CM_ID_RESERVED = 64'h2;
   localparam longint unsigned RNIC_CMD_BYTES = 64'h80;
   localparam longint unsigned RNIC_CMDC_BYTES = 64'h80;
   localparam longint unsigned RNIC_ROCE_UDP_PORT = 64'h12b7;
@@ -72,6 +73,8 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_FW_PKTTX_BASE = 64'h20010000;
   localparam longint unsigned RNIC_FW_PKTRX_BASE = 64'h20020000;
   localparam longint unsigned RNIC_FW_PKT_SIZE = 64'h800;
+  localparam longint unsigned RNIC_STACK_GUARD_BYTES = 64'h400;
+  localparam longint unsigned RNIC_DMA_CTX_DRIVER = 64'hff;
 
   // cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 26 | index << 8 | word << 2 (an 18-bit index: MAX_MTT entries).
   localparam longint unsigned RNIC_CFG_TABLE_SHIFT = 64'h1a;
@@ -497,6 +500,23 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_ADMIN_ICM_LIST_HI = 'h420;
   localparam int unsigned RNIC_ADMIN_ICM_LIST_N = 'h424;
   localparam int unsigned RNIC_ADMIN_ICM_STATUS = 'h428;
+  localparam int unsigned RNIC_ADMIN_SEED_0 = 'h430;
+  localparam int unsigned RNIC_ADMIN_SEED_1 = 'h434;
+  localparam int unsigned RNIC_ADMIN_SEED_2 = 'h438;
+  localparam int unsigned RNIC_ADMIN_SEED_3 = 'h43c;
+  localparam int unsigned RNIC_ADMIN_ETH_MTU = 'h440;
+  localparam int unsigned RNIC_ADMIN_CTX_PRIV = 'h444;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT = 'h448;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_DMA_DENIED_SHIFT = 0;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_DMA_DENIED_WIDTH = 16;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_CODE_WRITE_SHIFT = 16;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_CODE_WRITE_WIDTH = 1;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_EXEC_SHIFT = 17;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_EXEC_WIDTH = 1;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_STACK_SHIFT = 18;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_STACK_WIDTH = 1;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_TRAP_SHIFT = 19;
+  localparam int unsigned RNIC_ADMIN_FW_FAULT_TRAP_WIDTH = 1;
 
   // CTXBLK: Header of the context area.
   localparam int unsigned RNIC_CTXBLK_BASE = 'h500;
@@ -554,8 +574,20 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_MAC_HI = 'h1c;
   localparam int unsigned RNIC_FW_IPV4 = 'h20;
   localparam int unsigned RNIC_FW_DMA_WINDOW = 'h2c;
-  localparam int unsigned RNIC_FW_SEED_LO = 'h38;
-  localparam int unsigned RNIC_FW_SEED_HI = 'h3c;
+  localparam int unsigned RNIC_FW_SEED_0 = 'ha0;
+  localparam int unsigned RNIC_FW_SEED_1 = 'ha4;
+  localparam int unsigned RNIC_FW_SEED_2 = 'ha8;
+  localparam int unsigned RNIC_FW_SEED_3 = 'hac;
+  localparam int unsigned RNIC_FW_HOST_CFG = 'hb0;
+  localparam int unsigned RNIC_FW_HOST_CFG_ETH_MTU_SHIFT = 0;
+  localparam int unsigned RNIC_FW_HOST_CFG_ETH_MTU_WIDTH = 14;
+  localparam int unsigned RNIC_FW_HOST_CFG_SEED_VALID_SHIFT = 15;
+  localparam int unsigned RNIC_FW_HOST_CFG_SEED_VALID_WIDTH = 1;
+  localparam int unsigned RNIC_FW_HOST_CFG_CTX_PRIV_SHIFT = 16;
+  localparam int unsigned RNIC_FW_HOST_CFG_CTX_PRIV_WIDTH = 16;
+  localparam int unsigned RNIC_FW_DMA_CTX = 'h38;
+  localparam int unsigned RNIC_FW_CODE_END = 'h3c;
+  localparam int unsigned RNIC_FW_STACK_GUARD = 'hb4;
   localparam int unsigned RNIC_FW_CTX_RESET = 'h24;
   localparam int unsigned RNIC_FW_IRQ = 'h28;
   localparam int unsigned RNIC_FW_CFG_ADDR = 'h30;
@@ -575,6 +607,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_FW_DMA_STATUS_BUSY_WIDTH = 1;
   localparam int unsigned RNIC_FW_DMA_STATUS_ERR_SHIFT = 1;
   localparam int unsigned RNIC_FW_DMA_STATUS_ERR_WIDTH = 1;
+  localparam int unsigned RNIC_FW_DMA_STATUS_DENIED_SHIFT = 2;
+  localparam int unsigned RNIC_FW_DMA_STATUS_DENIED_WIDTH = 1;
   localparam int unsigned RNIC_FW_PKT_TX_LEN = 'h60;
   localparam int unsigned RNIC_FW_PKT_TX_STATUS = 'h64;
   localparam int unsigned RNIC_FW_PKT_TX_STATUS_BUSY_SHIFT = 0;
