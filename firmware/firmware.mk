@@ -32,15 +32,15 @@ ALL_TARGETS += fw
 # the firmware's logic on the host, with a fake HAL (firmware/tests)
 FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/cm_id.c firmware/src/gsi.c firmware/src/prf.c firmware/src/util.c
 FW_TEST := $(FW_DIR)/test_fw
-FW_TEST_SRCS := firmware/tests/test_fw.c firmware/tests/fake_hal.c
-$(FW_TEST): $(FW_TEST_SRCS) firmware/tests/fake_hal.h $(FW_LOGIC) $(FW_HDRS)
+FW_TEST_SRCS := firmware/tests/test_fw.c firmware/tests/fuzz_cm.c firmware/tests/fake_hal.c
+$(FW_TEST): $(FW_TEST_SRCS) firmware/tests/fake_hal.h firmware/tests/fuzz_cm.h $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common \
 		$(FW_TEST_SRCS) $(FW_LOGIC) -o $@
 
 # the same with ASan and UBSan, for its command fuzzer (make fuzz)
 FW_TEST_ASAN := $(FW_DIR)/test_fw_asan
-$(FW_TEST_ASAN): $(FW_TEST_SRCS) firmware/tests/fake_hal.h $(FW_LOGIC) $(FW_HDRS)
+$(FW_TEST_ASAN): $(FW_TEST_SRCS) firmware/tests/fake_hal.h firmware/tests/fuzz_cm.h $(FW_LOGIC) $(FW_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common $(FW_TEST_SRCS) $(FW_LOGIC) -o $@

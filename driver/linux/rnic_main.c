@@ -777,8 +777,10 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_irqs;
 	}
 	set_bit(0, rp->ctx_used);
-	/* the NIC's secret, from the kernel's RNG: its keys, communication IDs and PSNs (it takes no
-	 * context memory without one); the network's MTU */
+	/*
+	 * the NIC's secret, from the kernel's RNG: its keys, communication IDs and PSNs (it takes
+	 * no context memory without one); the network's MTU
+	 */
 	for (i = 0; i < 4; i++)
 		iowrite32(get_random_u32(), rp->bar + RNIC_ADMIN_SEED_0 + 4 * i);
 	iowrite32(clamp(eth_mtu, 576u, 9216u), rp->bar + RNIC_ADMIN_ETH_MTU);

@@ -45,12 +45,12 @@ uint32_t hal_mac_hi(void) { return (uint32_t)(my_mac >> 32); }
 uint32_t hal_mac_lo(void) { return (uint32_t)my_mac; }
 uint32_t hal_ipv4(void) { return my_ip; }
 uint32_t seed[4] = {0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c};
-uint32_t eth_mtu = 1500, ctx_priv = 0xffff;
+uint32_t seed_valid = 1, eth_mtu = 1500, ctx_priv = 0xffff;
 uint32_t dma_denied;
 uint32_t hal_seed(uint32_t i) { return seed[i & 3]; }
 uint32_t hal_host_cfg(void)
 {
-	return RNIC_SET(RNIC_FW_HOST_CFG_ETH_MTU, eth_mtu) | RNIC_FW_HOST_CFG_SEED_VALID_MASK |
+	return RNIC_SET(RNIC_FW_HOST_CFG_ETH_MTU, eth_mtu) | RNIC_SET(RNIC_FW_HOST_CFG_SEED_VALID, seed_valid) |
 	       RNIC_SET(RNIC_FW_HOST_CFG_CTX_PRIV, ctx_priv);
 }
 uint32_t hal_dma_window(void) { return 0; }

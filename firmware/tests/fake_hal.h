@@ -35,7 +35,7 @@ extern uint64_t my_mac;
 extern uint32_t my_ip;
 extern int print_tx; /* --frames: every frame sent, in hex on stdout */
 extern uint32_t seed[4];        /* the host's seed (FW.SEED_*) */
-extern uint32_t eth_mtu, ctx_priv; /* FW.HOST_CFG */
+extern uint32_t seed_valid, eth_mtu, ctx_priv; /* FW.HOST_CFG */
 extern uint32_t dma_denied;     /* DMAs the hardware's guard refused */
 
 #endif

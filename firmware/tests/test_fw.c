@@ -5,6 +5,7 @@
  *                              windows (make fuzz builds it with ASan and UBSan): every address
  *                              the firmware reads or hands the datapath must be the issuing
  *                              context's, and a context reset must leave nothing of it behind
+ *     test_fw --fuzz-cm N [SEED]  N steps of the CM fuzzer (fuzz_cm.c)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "hal.h"
 #include "prf.h"
 #include "fake_hal.h"
+#include "fuzz_cm.h"
 
 static int failures, checks;
 #define CHECK(c)                                                                      \
@@ -130,6 +132,9 @@ static void test_icm_take(void)
 	uint32_t i, pd;
 
 	icm_list_write();
+	seed_valid = 0; /* nothing secret can be made yet: no context memory either */
+	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED && !fw_prf_keyed());
+	seed_valid = 1;
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS - 1) == RNIC_ICM_ST_REFUSED); /* too few */
 	rnic_wr_le(drv + (ICM_LIST_AT - DRV_AT), 8, ICM_AT + 0x1000);
 	CHECK(give_icm(ICM_LIST_AT, RNIC_ICM_CHUNKS) == RNIC_ICM_ST_REFUSED);     /* not aligned */
@@ -786,11 +791,13 @@ static int fuzz(uint64_t n)
 	return fuzz_findings != 0;
 }
 
-/* --frames MAC IP: the firmware as a NIC of that address, driven by stdin lines:
+/* --frames MAC IP [SEED]: the firmware as a NIC of that address (and of that host's seed, 32 hex
+ * digits, FW.SEED_0 first), driven by stdin lines:
  *   <hex>                      a frame the RX kernel hands over
  *   CMD <ctx> <opcode> <hex>   a command (payload in hex): prints "CMDC <status> <output hex>"
  *   ARP <a.b.c.d> <mac hex>    from now on a peer of that MAC answers ARP for that address
  *   WAIT <clocks>              time passes
+ *   HOST <eth_mtu> <ctx_priv>  what the host set (ADMIN.ETH_MTU, ADMIN.CTX_PRIV in hex)
  * Frames it sends print as "TX <hex>", its DMA writes as "DMA <addr> <hex>" (CM events), and at
  * the end QP1's counters and the CM IDs in use (tests/test_cm.py replays rxe's CM traffic). */
 static uint32_t parse_ip(const char *s)
@@ -809,13 +816,15 @@ static uint32_t unhex(const char *s, uint8_t *b, uint32_t max)
 	return n;
 }
 
-static int frames(const char *mac, const char *ip)
+static int frames(const char *mac, const char *ip, const char *key)
 {
 	static char line[8192];
 	uint32_t i, used = 0;
 
 	my_mac = strtoull(mac, NULL, 16);
 	my_ip = parse_ip(ip);
+	for (i = 0; key && i < 4; i++)
+		sscanf(key + 8 * i, "%8x", &seed[i]);
 	fw_init();
 	if (!icm_given())
 		return 1;
@@ -838,6 +847,8 @@ static int frames(const char *mac, const char *ip)
 				unhex(strchr(line + 4, ' ') + 1, arp_peer, 6);
 		} else if (!strncmp(line, "WAIT ", 5)) {
 			now += strtoull(line + 5, NULL, 0);
+		} else if (!strncmp(line, "HOST ", 5)) {
+			sscanf(line + 5, "%u %x", &eth_mtu, &ctx_priv);
 		} else {
 			rx_len = unhex(line, rxbuf, sizeof(rxbuf));
 			fw_poll_frames();
@@ -855,8 +866,10 @@ static int frames(const char *mac, const char *ip)
 int main(int argc, char **argv)
 {
 	if (argc > 3 && !strcmp(argv[1], "--frames"))
-		return frames(argv[2], argv[3]);
+		return frames(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
 	fw_init();
+	if (argc > 2 && !strcmp(argv[1], "--fuzz-cm"))
+		return icm_given() ? fuzz_cm(strtoull(argv[2], NULL, 0), argc > 3 ? strtoull(argv[3], NULL, 0) : 1) : 1;
 	if (argc > 2 && !strcmp(argv[1], "--fuzz")) {
 		if (argc > 3)
 			rng = strtoull(argv[3], NULL, 0) | 1;
