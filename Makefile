@@ -75,13 +75,14 @@ soak:
 	$(PY) sim/transport.py soak
 	RNIC_OPEN_CLOSE_ROUNDS=10000 $(PY) -m pytest -q tests/test_sim.py -k open_close_while_traffic
 
-# mutated frames into the RX kernel and mutated firmware commands (built with ASan and UBSan):
-# 10^7 frames and 10^6 commands, a few minutes
+# mutated frames into the RX kernel, mutated firmware commands and the CM's MADs, commands and
+# timers (built with ASan and UBSan): 10^7 frames, 10^6 commands, 10^7 CM steps, a few minutes
 fuzz:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(BUILD)/fuzz/fuzz_rx 10000000
 	$(BUILD)/fw/test_fw_asan --fuzz 1000000
+	$(BUILD)/fw/test_fw_asan --fuzz-cm 10000000
 
 # Debian's unmodified ibverbs-utils, perftest and pyverbs through the project's libibverbs.so.1
 interop-tools:

@@ -25,6 +25,9 @@ import run_demo  # noqa: E402
 LIB_DIR = ROOT / "build" / "host-lib"
 SNAPLEN = 64  # headers are enough for the figures
 LINEBUF = ["stdbuf", "-oL", "-eL"]  # what a tool printed survives its being killed on a timeout
+# jumbo frames, as RoCE fabrics are set up: the tools take the port's active MTU, 4096 here (1024
+# on a network of 1500-byte frames, rnic-sim's default), so the table's figures are at MTU 4096
+JUMBO = ("--eth-mtu", "9000")
 
 # (name, server argv or None for a one-process tool, client argv, figure kind, in --quick)
 # the client gets "-d rnic1 -p PORT localhost", the server "-d rnic0 -p PORT"
@@ -199,7 +202,7 @@ def run_case(i, case, out, timeout):
     d = out / f"case{i:02d}"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
-    procs = run_demo.start_sims(d, snaplen=SNAPLEN)
+    procs = run_demo.start_sims(d, JUMBO, snaplen=SNAPLEN)
     e = env(d / "sock")
     port = str(18515 + i)
     t0 = time.time()
@@ -238,7 +241,7 @@ def run_cm_case(i, case, out, timeout):
     d = out / f"cm{i:02d}"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
-    procs = run_demo.start_sims(d, snaplen=SNAPLEN)
+    procs = run_demo.start_sims(d, JUMBO, snaplen=SNAPLEN)
     port = 7000 + i
     views = {}
     for nic in ("rnic0", "rnic1"):
@@ -284,7 +287,7 @@ def run_pyverbs(out):
     d = out / "pyverbs"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
-    procs = run_demo.start_sims(d, snaplen=SNAPLEN)
+    procs = run_demo.start_sims(d, JUMBO, snaplen=SNAPLEN)
     try:
         r = subprocess.run(["/usr/bin/python3", "-c", PYVERBS], env=env(d / "sock"), capture_output=True,
                            text=True, timeout=60)

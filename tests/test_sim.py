@@ -437,12 +437,15 @@ def card_cmd(link, mem, slot, opcode, payload=b""):
 
 def card_bring_up(link, mem):
     """What rnic.ko's probe does with the card (driver/linux/rnic_main.c), from Python: the
-    firmware ready, the context memory handed over (chunks listed in reverse order, as a driver's
-    allocations may come), context 0's command queue, QUERY_DEVICE; its output."""
+    firmware ready, its secret from the RNG, the context memory handed over (chunks listed in
+    reverse order, as a driver's allocations may come), context 0's command queue, QUERY_DEVICE;
+    its output."""
     deadline = time.time() + 120
     while not link.read32(S.ID["FW_STATUS"][0]) & 1:
         assert time.time() < deadline, "the firmware never became ready"
         time.sleep(0.05)
+    for i, word in enumerate(struct.unpack("<4I", os.urandom(16))):
+        link.write32(S.ADMIN["SEED_0"][0] + 4 * i, word)
     n, chunk = link.read32(S.ADMIN["ICM_CHUNKS"][0]), 1 << S.ICM_CHUNK_LOG
     assert n == S.ICM_CHUNKS
     lst = n * chunk
@@ -459,6 +462,23 @@ def card_bring_up(link, mem):
     status, out = card_cmd(link, mem, 0, "QUERY_DEVICE")
     assert status == S.CMD_ST["OK"]
     return out
+
+
+@pytest.mark.parametrize("eth_mtu,active", [(None, "1024 (3)"), ("1500", "1024 (3)"), ("4191", "2048 (4)"),
+                                             ("4192", "4096 (5)"), ("9000", "4096 (5)")])
+def test_active_mtu_follows_the_networks_ethernet_mtu(tmp_path, eth_mtu, active):
+    """The port's active MTU (Debian's ibv_devinfo through the project's library) is the largest
+    IB MTU whose RoCEv2 packet, with the largest headers, fits the Ethernet MTU the host set
+    (rnic-sim --eth-mtu, the driver's eth_mtu=): Linux's iboe_get_mtu; 1500, the default, gives
+    1024, as a ConnectX on a standard network reports; the largest is 4096."""
+    sim = start_sim(tmp_path, extra=["--eth-mtu", eth_mtu] if eth_mtu else [])
+    try:
+        env = {**os.environ, "LD_LIBRARY_PATH": str(ROOT / "build" / "host-lib"), "RNIC_SIM_DIR": str(tmp_path)}
+        r = subprocess.run(["ibv_devinfo", "-v"], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        stop(sim)
+    assert re.search(r"max_mtu:\s+4096 \(5\)", r.stdout), r.stdout
+    assert re.search(r"active_mtu:\s+" + re.escape(active), r.stdout), r.stdout
 
 
 def test_card_host_is_the_driver(tmp_path):

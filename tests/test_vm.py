@@ -198,3 +198,83 @@ def test_linux_rxe_peer_both_directions(tmp_path):
     macs = {bytes(f[6:12]) for f in frames}
     assert bytes.fromhex(V.RXE_MAC.replace(":", "")) in macs and bytes.fromhex("020000000001") in macs
     assert "dma errors 0," in log, log
+
+
+# Debian's rdma_cm tools and perftest over rdma_cm, each side serving in turn: (name, server,
+# client: {address} is the server's), one over IPv6 (link-local, the guest's with its interface)
+RNIC6, RXE6 = "fe80::ff:fe00:1", "fe80::ff:fe00:9"
+CM_RUNS = [(f"rping {n}", f"rping -s -a {{address}} -v -C 3 -S {n}", f"rping -c -a {{address}} -v -C 3 -S {n}")
+           for n in (64, 4000, 60000)] + [
+    ("rping IPv6", "rping -s -a {address} -v -C 3 -S 64", "rping -c -a {address} -v -C 3 -S 64"),
+    ("ucmatose", "ucmatose -b {address} -p 7471", "ucmatose -s {address} -p 7471"),
+    ("udaddy", "udaddy -b {address} -p 7472", "udaddy -s {address} -p 7472"),
+    ("ib_send_lat -R", "ib_send_lat -R -F -n 20 {dev}", "ib_send_lat -R -F -n 20 {dev} {address}"),
+    ("ib_write_bw -R", "ib_write_bw -R -F -s 4096 -n 50 {dev}", "ib_write_bw -R -F -s 4096 -n 50 {dev} {address}")]
+# a client that found no server yet (the other side still starting it)
+NOT_YET = r"REJECTED|UNREACHABLE|ADDR_ERROR|Unable to perform rdma_client|Failed to connect|connect error|rdma_connect"
+
+
+def cm_ok(name, out):
+    """What each tool prints when it did its work."""
+    if name.startswith("rping"):
+        return len(re.findall(r"ping data: rdma-ping-\d", out)) == 3
+    if name in ("ucmatose", "udaddy"):
+        return "return status 0" in out
+    return "#bytes" in out
+
+
+def test_linux_rxe_peer_connection_manager(tmp_path):
+    """The connection manager against Linux's (rdma_cm over rxe in a guest, on the simulator's
+    UDP wire): Debian's rping at 64, 4,000 and 60,000 bytes and over IPv6, ucmatose, udaddy (SIDR)
+    and perftest's ib_send_lat and ib_write_bw over rdma_cm (-R), each with rxe serving and with
+    this NIC serving (the project's librdmacm.so.1). Every CM MAD of the capture has a good ICRC,
+    and each REQ carries rdma_cm's header where Linux reads it (tshark: IP version, both
+    addresses), with the path MTU a 1500-byte network allows (1024)."""
+    nic_port, guest_port, fwd = (V.free_port() for _ in range(3))
+    card = V.Card(tmp_path, "rnic0", 1, ["--eth-udp", f"{nic_port}:127.0.0.1:{guest_port}",
+                                         "--pcap", str(tmp_path / "rnic0.pcap")], card_host=False)
+    script = "while ! ip -6 addr show dev $roce | grep -q 'fe80.*scope link' || " \
+             "ip -6 addr show dev $roce | grep -q tentative; do sleep 1; done\n"
+    guest = lambda cmd, addr: cmd.format(address=addr, dev="-d rxe0")  # noqa: E731
+    for name, server, client in CM_RUNS:
+        v6 = "IPv6" in name
+        script += (f"echo '== {name} rxe-serves'\n{guest(server, (RXE6 + '%$roce') if v6 else V.RXE_IP)}\n"
+                   f"echo '== {name} rnic-serves'\n" +
+                   V.until_connected(guest(client, (RNIC6 + '%$roce') if v6 else '10.0.0.1'), card=False))
+    vm = V.rxe_vm(tmp_path, script, nic_port, guest_port, fwd)
+    env = {**os.environ, "LD_LIBRARY_PATH": str(ROOT / "build" / "host-lib"), "RNIC_SIM_DIR": str(tmp_path)}
+    ours = lambda cmd, addr: cmd.format(address=addr, dev="-d rnic0").split()  # noqa: E731
+    for name, server, client in CM_RUNS:
+        v6 = "IPv6" in name
+        assert vm.wait_for(f"== {name} rxe-serves", 600), vm.console()[-3000:]
+        for _ in range(30):
+            r = subprocess.run(ours(client, RXE6 if v6 else V.RXE_IP), env=env, capture_output=True, text=True,
+                               timeout=600)
+            if r.returncode == 0 or not re.search(NOT_YET, r.stdout + r.stderr):
+                break
+            time.sleep(1)
+        assert r.returncode == 0 and cm_ok(name, r.stdout), (name, "rxe serves", r.stdout[-2000:],
+                                                            r.stderr[-2000:], vm.console()[-2000:])
+        assert vm.wait_for(f"== {name} rnic-serves", 600), vm.console()[-3000:]
+        r = subprocess.run(ours(server, RNIC6 if v6 else "10.0.0.1"), env=env, capture_output=True, text=True,
+                           timeout=600)
+        assert r.returncode == 0 and cm_ok(name, r.stdout), (name, "this NIC serves", r.stdout[-2000:],
+                                                            r.stderr[-2000:], vm.console()[-2000:])
+    assert vm.wait(300) is not None, vm.console()[-3000:]
+    log = card.stop()
+    clean(vm.console())
+    assert "dma errors 0," in log, log
+    pcap = tmp_path / "rnic0.pcap"
+    mads = [f for f in R.roce_frames(pcap) if R.bth(f)[1] == 1]
+    assert mads and all(R.icrc_ok(f) for f in mads)
+    reqs = R.tshark_fields(pcap, ["eth.src", "infiniband.cm.req.pppmtu", "infiniband.cm.req.ip_cm.ipv",
+                                  "infiniband.cm.req.ip_cm.sip4", "infiniband.cm.req.ip_cm.dip4",
+                                  "infiniband.cm.req.ip_cm.sip6", "infiniband.cm.req.ip_cm.dip6"],
+                           "infiniband.mad.attributeid == 0x0010")
+    senders = {row[0] for row in reqs}
+    assert senders == {V.RXE_MAC, "02:00:00:00:00:01"}, senders
+    for row in reqs:
+        assert int(row[1], 0) == 3, row
+        assert (int(row[2], 0), set(row[3:5])) == (4, {"10.0.0.1", V.RXE_IP}) or \
+            (int(row[2], 0), set(row[5:7])) == (6, {RNIC6, RXE6}), row
+

@@ -24,11 +24,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 CACHE = pathlib.Path(os.environ.get("RNIC_CACHE") or pathlib.Path(os.environ.get("XDG_CACHE_HOME") or
                                                                   pathlib.Path.home() / ".cache") / "rnic") / "vm"
 # Debian's tools the guests run (ibverbs-utils, perftest, rdmacm-utils, iproute2's rdma)
-TOOLS = ["ibv_devinfo", "ibv_devices", "ibv_rc_pingpong", "ibv_ud_pingpong", "rping", "rdma",
+TOOLS = ["ibv_devinfo", "ibv_devices", "ibv_rc_pingpong", "ibv_ud_pingpong", "rping", "ucmatose", "udaddy", "rdma",
          *(f"ib_{op}_{kind}" for op in ("write", "read", "send", "atomic") for kind in ("bw", "lat"))]
 # kernel modules (with what they depend on): the guests' network, Linux's own RoCE (and the crc32
-# its ICRC asks the crypto API for), fw_cfg (the harness hands each guest its script through it)
-MODULES = ["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe", "qemu_fw_cfg"]
+# its ICRC asks the crypto API for) and its connection manager for librdmacm, fw_cfg (the harness
+# hands each guest its script through it)
+MODULES = ["virtio_pci", "virtio_net", "crc32_generic", "rdma_rxe", "rdma_ucm", "qemu_fw_cfg"]
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 # the udev rule docs/ARCHITECTURE.md ("On a card") documents for unprivileged use; the guest's
 # systemd-udevd (Debian's udev, as installed here) applies it
