@@ -4,13 +4,20 @@ FW_DIR := $(BUILD)/fw
 FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c cm_id.c gsi.c prf.c util.c mem.c hal_rv.c)
 FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h firmware/src/prf.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
 FW_CC := riscv64-unknown-elf-gcc
-# the RAM's size from the spec (link.ld's LENGTH)
-FW_RAM_SIZE = $(shell sed -n 's/^\#define RNIC_FW_RAM_SIZE \(0x[0-9a-f]*\)u.*/\1/p' $(SPEC_INC)/rnic_spec.h)
+# a constant of the spec as a number link.ld and start.S can take (the header's carry a 'u')
+fw_spec = $(shell sed -n 's/^\#define RNIC_$(1) \(0x[0-9a-f]*\)u.*/\1/p' $(SPEC_INC)/rnic_spec.h)
+# link.ld and start.S: the RAM's size, the guard band, the stack's paint, the registers the boot
+# code writes (shared with the soft-core testbench's attack firmware, tests/tests.mk)
+FW_LDFLAGS := -Wl,--no-warn-rwx-segments -Wl,-T,firmware/src/link.ld \
+	-Wl,--defsym=__fw_ram_size=$(call fw_spec,FW_RAM_SIZE) \
+	-Wl,--defsym=__stack_guard_bytes=$(call fw_spec,STACK_GUARD_BYTES) \
+	-Wl,--defsym=__stack_paint=$(call fw_spec,STACK_PAINT) \
+	-Wl,--defsym=__fw_reg_code_end=$(call fw_spec,FW_REG_BASE)+$(call fw_spec,FW_CODE_END) \
+	-Wl,--defsym=__fw_reg_stack_guard=$(call fw_spec,FW_REG_BASE)+$(call fw_spec,FW_STACK_GUARD)
 # -O2, not -Os: the soft core takes several clocks an instruction, and a connection's commands
 # run a fifth faster (the image has room: 39 KB of code in 256 KiB)
 FW_CFLAGS := -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
-	-std=gnu11 -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common -Wl,--no-warn-rwx-segments \
-	-Wl,--defsym=__fw_ram_size=$(FW_RAM_SIZE) -Wl,-T,firmware/src/link.ld
+	-std=gnu11 -Wno-unknown-pragmas -I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common $(FW_LDFLAGS)
 FW_HEX := $(FW_DIR)/rnic-fw.hex
 
 $(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld firmware/firmware.mk
