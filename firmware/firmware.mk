@@ -18,9 +18,10 @@ FW_LDFLAGS := -Wl,--no-warn-rwx-segments -Wl,-T,firmware/src/link.ld \
 # run a fifth faster (the image has room: 47 KB of code in 256 KiB). A canary in every frame with
 # an array or an address taken (main.c: __stack_chk_guard); each function's frame and calls
 # (rnic-fw.elf-*.su and .ci) for the stack's measure (tests/test_firmware.py).
-FW_CFLAGS := -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
-	-std=gnu11 -Wno-unknown-pragmas -fstack-protector-strong -fstack-usage -fcallgraph-info=su \
-	-I$(SPEC_INC) -Ifirmware/src -Ihw/kernels/common $(FW_LDFLAGS)
+FW_BASE_CFLAGS := -march=rv32im -mabi=ilp32 -O2 -ffreestanding -nostdlib -nostartfiles -Wall -Wextra -Werror \
+	-std=gnu11 -I$(SPEC_INC) $(FW_LDFLAGS)
+FW_CFLAGS := $(FW_BASE_CFLAGS) -Wno-unknown-pragmas -fstack-protector-strong -fstack-usage -fcallgraph-info=su \
+	-Ifirmware/src -Ihw/kernels/common
 FW_HEX := $(FW_DIR)/rnic-fw.hex
 
 $(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld firmware/firmware.mk
@@ -28,16 +29,17 @@ $(FW_DIR)/rnic-fw.elf: $(FW_SRCS) $(FW_HDRS) firmware/src/link.ld firmware/firmw
 	rm -f $@-*.su $@-*.ci
 	$(FW_CC) $(FW_CFLAGS) $(FW_SRCS) -lgcc -o $@
 
-$(FW_DIR)/rnic-fw.bin: $(FW_DIR)/rnic-fw.elf
+# an image as the RAM takes it (rnic_soc's FW_HEX): one 32-bit word a line
+$(BUILD)/%.bin: $(BUILD)/%.elf
 	riscv64-unknown-elf-objcopy -O binary $< $@
 	truncate -s %4 $@
 
-$(FW_HEX): $(FW_DIR)/rnic-fw.bin
+$(BUILD)/%.hex: $(BUILD)/%.bin
 	od -An -v -tx4 -w4 $< | sed 's/^ //' > $@
 
 
 .PHONY: fw
-fw: $(FW_HEX)
+fw: $(FW_HEX) $(FW_DIR)/rnic-fw.bin
 ALL_TARGETS += fw
 
 # the firmware's logic on the host, with a fake HAL (firmware/tests), its frames checked by glibc's
