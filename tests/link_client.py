@@ -1,5 +1,6 @@
 """A minimal host-link client (the PCIe side of rnic-sim) for tests: BAR0 reads and writes from
 Python, with the message layout taken from the generated spec."""
+import fcntl
 import mmap
 import os
 import pathlib
@@ -31,9 +32,10 @@ class LinkClient:
         assert status == 0, status
         self.ctx = value
         self.ring = None
-        if ring:  # posted writes through shared memory, as the host library makes them
-            fd = os.memfd_create("link-client-ring")
+        if ring:  # posted writes through shared memory, as the host library makes them (sealed)
+            fd = os.memfd_create("link-client-ring", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
             os.ftruncate(fd, S.LINK_RING[0])
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self.ring = mmap.mmap(fd, S.LINK_RING[0])
             socket.send_fds(self.s, [HDR.pack(MSG["MMIO_RING"], 0, 0, 0, 0, 0)], [fd])
             os.close(fd)

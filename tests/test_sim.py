@@ -437,14 +437,16 @@ def card_cmd(link, mem, slot, opcode, payload=b""):
 
 def card_bring_up(link, mem):
     """What rnic.ko's probe does with the card (driver/linux/rnic_main.c), from Python: the
-    firmware ready, the context memory handed over (chunks listed in reverse order, as a driver's
-    allocations may come), context 0's command queue, QUERY_DEVICE; its output."""
+    firmware ready, the seed, the context memory handed over (chunks listed in reverse order, as a
+    driver's allocations may come), context 0's command queue, QUERY_DEVICE; its output."""
     deadline = time.time() + 120
     while not link.read32(S.ID["FW_STATUS"][0]) & 1:
         assert time.time() < deadline, "the firmware never became ready"
         time.sleep(0.05)
     n, chunk = link.read32(S.ADMIN["ICM_CHUNKS"][0]), 1 << S.ICM_CHUNK_LOG
     assert n == S.ICM_CHUNKS
+    for i, w in enumerate(struct.unpack("<4I", os.urandom(16))):  # the NIC's secret, before the list
+        link.write32(S.ADMIN[f"SEED_{i}"][0], w)
     lst = n * chunk
     for i in range(n):
         struct.pack_into("<Q", mem, lst + 8 * i, CARD_MEM + (n - 1 - i) * chunk)
