@@ -33,13 +33,18 @@ extern "C" {
 }
 #ifdef RNIC_CARD
 #include "Vrnic_card.h"
+#include "Vrnic_card___024root.h"
 #include "card_models.h"
 using Top = Vrnic_card;
 #define BAR(sig) s_bar_##sig /* BAR0 as the XDMA bridge's AXI4 master drives it */
+#define SOC(sig) rootp->rnic_card__DOT__nic__DOT__soc__DOT__##sig
 #else
 #define BAR(sig) s_axil_##sig
 #include "Vrnic_top.h"
+#include "Vrnic_top___024root.h"
 using Top = Vrnic_top;
+/* what rnic_soc lets simulators read (its verilator public_flat_rd signals) */
+#define SOC(sig) rootp->rnic_top__DOT__soc__DOT__##sig
 #endif
 
 namespace {
@@ -843,6 +848,19 @@ public:
 private:
 	uint64_t reset_end_ = 8; /* RTL reset held until this cycle */
 };
+/* How deep the firmware's stack went: start.S painted it with STACK_PAINT from the guard band's end
+ * (FW.STACK_GUARD + STACK_GUARD_BYTES) to the top of RAM; the lowest word no longer so is the mark. */
+void stack_report(const Opts &o, const Top &top)
+{
+	uint32_t guard = top.SOC(guard_reg), bottom = guard + RNIC_STACK_GUARD_BYTES, a = bottom;
+
+	if (!guard)
+		return; /* the firmware never set its guard band */
+	while (a < RNIC_FW_RAM_SIZE && top.SOC(ram)[a / 4] == RNIC_STACK_PAINT)
+		a += 4;
+	std::printf("rnic-sim %s: stack high-water %u of %u bytes\n", o.name.c_str(), RNIC_FW_RAM_SIZE - a,
+		    RNIC_FW_RAM_SIZE - bottom);
+}
 } // namespace
 
 int main(int argc, char **argv)
@@ -907,6 +925,7 @@ int main(int argc, char **argv)
 		    (unsigned long long)card.cmac().short_frames, (unsigned long long)card.pushes_refused);
 #endif
 	card.icm_report();
+	stack_report(o, *top);
 	eth->close();
 	return 0;
 }

@@ -32,8 +32,8 @@ class LinkClient:
         assert status == 0, status
         self.ctx = value
         self.ring = None
-        if ring:  # posted writes through shared memory, as the host library makes them: sealed
-            fd = os.memfd_create("link-client-ring", os.MFD_ALLOW_SEALING)
+        if ring:  # posted writes through shared memory, as the host library makes them (sealed)
+            fd = os.memfd_create("link-client-ring", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
             os.ftruncate(fd, S.LINK_RING[0])
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self.ring = mmap.mmap(fd, S.LINK_RING[0])

@@ -3,12 +3,14 @@ MADs of tests/data/rxe/rping.pcap (two rdma_rxe peers) are replayed into the fir
 the server's NIC (build/fw/test_fw --frames), and its answers are decoded by tshark and compared
 with what Linux sent or would send (drivers/infiniband/core/cm.c). The firmware has no listener
 yet, so the client's REQ is refused as Linux refuses a REQ for a port nobody listens on."""
+import re
 import struct
 import subprocess
 
 import pytest
 
 import roce_check as R
+import test_firmware
 from link_client import S
 
 ROOT = R.RXE_DIR.parent.parent.parent
@@ -509,7 +511,8 @@ def test_connections_through_the_simulated_nics(tmp_path):
     REP, RTU over QP1), used for a 4 KiB RDMA WRITE to the address and rkey the server sent as
     private data, and taken down (DREQ, DREP), leaving no CM ID behind (the table holds 32: a
     leak would fail later rounds); then a REQ to a port nobody listens on is rejected (8). The
-    link's CM MADs have good ICRCs and tshark decodes them."""
+    link's CM MADs have good ICRCs and tshark decodes them. Each NIC's firmware used less of its
+    stack than the deepest call chain gcc's call graph allows (test_firmware.py), which fits it."""
     import os
     import sys
     sys.path.insert(0, str(ROOT / "sim"))
@@ -529,6 +532,11 @@ def test_connections_through_the_simulated_nics(tmp_path):
                                                      "infiniband.bth.destqp == 1")]
     for attr, n in ((0x10, 6), (0x13, 5), (0x14, 5), (0x15, 5), (0x16, 5), (0x12, 1)):
         assert attrs.count(attr) >= n, (hex(attr), attrs)
+    bound = test_firmware.deepest_chains(*test_firmware.call_graph())["main"][0]
+    for nic in ("rnic0", "rnic1"):
+        m = re.search(r"stack high-water (\d+) of (\d+) bytes", (tmp_path / f"{nic}.log").read_text())
+        assert m and 0 < int(m.group(1)) <= bound <= int(m.group(2)), (nic, m and m.group(0), bound)
+        print(f"{nic}: {m.group(0)} (the call graph's bound: {bound})")
 
 
 def test_unanswered_requests_are_bounded_and_destroying_answers_the_peer():

@@ -107,3 +107,22 @@ tblchk-kernels: $(TBLCHK_LIB) $(KERNEL_LIB)
 	cat $(TBLCHK)/report.txt
 tblchk: tblchk-kernels $(TBLCHK)/sim/rnic-sim
 	RNIC_SIM=$(TBLCHK)/sim/rnic-sim $(PY) sim/transport.py tblchk
+
+# The soft core alone (rnic_soc) under Verilator, running an attack firmware booted by the NIC
+# firmware's own start.S and link.ld (tests/soc_tb, tests/test_fw_guard.py). The image is read when
+# the testbench starts: a new one needs no new testbench.
+SOC_TB := $(BUILD)/soc_tb
+$(SOC_TB)/attack.elf: tests/soc_tb/attack.c firmware/src/start.S firmware/src/link.ld $(SPEC_INC)/rnic_spec.h \
+		firmware/firmware.mk
+	@mkdir -p $(dir $@)
+	$(FW_CC) $(FW_BASE_CFLAGS) firmware/src/start.S $< -lgcc -o $@
+$(SOC_TB)/tb_soc: tests/soc_tb/tb_soc.cpp tests/card_tb/tb_check.h $(SPEC_INC)/rnic_spec_pkg.sv $(SPEC_INC)/rnic_spec.h \
+		hw/rtl/rnic_soc.sv $(RTL_VLT)
+	@mkdir -p $(dir $@)
+	verilator --cc --exe --build -j 2 -O2 $(VERILATOR_FLAGS) --top-module rnic_soc -GFW_HEX='"$(SOC_TB)/attack.hex"' \
+		$(SPEC_INC)/rnic_spec_pkg.sv $(PICORV32_V) $(ROOT)/hw/rtl/rnic_soc.sv $(ROOT)/tests/soc_tb/tb_soc.cpp \
+		-CFLAGS "-I$(SPEC_INC) -I$(ROOT)/tests/card_tb" -Mdir $(SOC_TB)/obj -o $@
+
+.PHONY: soc-tb
+soc-tb: $(SOC_TB)/tb_soc $(SOC_TB)/attack.hex
+ALL_TARGETS += soc-tb

@@ -180,11 +180,11 @@ struct cm_peer {
 /* what QP1 took and sent, and what it dropped, by cause */
 struct fw_gsi_counters {
 	uint32_t rx, tx, drop_malformed, drop_class, drop_unknown, dup;
-	uint32_t drop_busy;    /* set aside during a resolution, with no room left */
+	uint32_t drop_busy;    /* no room left to set it aside (a resolution held the main loop) */
 	uint32_t rate_limited; /* answers to peers with no connection not sent (CM_ANSWER_*) */
 };
 
-int fw_gsi_input(const uint8_t *f, uint32_t len, int later);
+int fw_gsi_input(const uint8_t *f, uint32_t len);
 void fw_gsi_poll(void);
 int fw_gsi_parse(const uint8_t *f, uint32_t len, struct cm_peer *p);
 void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad);

@@ -124,7 +124,9 @@ void fw_gsi_send(const struct cm_peer *p, const uint8_t *mad)
 	hal_pkt_send(len);
 }
 
-/* MADs set aside while a peer was being resolved, for the main loop (fw_gsi_poll) */
+/* MADs taken out of the frame buffer (it must make room for the next frame, a resolution's answer
+ * among them) for the main loop to hand to the CM (fw_gsi_poll): frame handling never runs the CM,
+ * so nothing the CM does (a QP moved, a peer resolved) leads back into frame handling */
 #define GSI_DEFERRED 4
 static struct {
 	struct cm_peer p;
@@ -132,9 +134,9 @@ static struct {
 } deferred[GSI_DEFERRED];
 static uint32_t deferred_head, deferred_n;
 
-/* A frame the RX kernel handed over: a MAD for QP1, or not ours to take (0). With `later` the
- * MAD is only copied aside (the frame buffer must make room for the resolution's answer). */
-int fw_gsi_input(const uint8_t *f, uint32_t len, int later)
+/* A frame the RX kernel handed over: a MAD for QP1, set aside for fw_gsi_poll, or not ours to
+ * take (0) */
+int fw_gsi_input(const uint8_t *f, uint32_t len)
 {
 	struct cm_peer p;
 	uint32_t v6 = len >= RNIC_ETH_HLEN + RNIC_IP6_HLEN && rnic_be16(f + 12) == RNIC_ETHERTYPE_IPV6, k;
@@ -145,10 +147,6 @@ int fw_gsi_input(const uint8_t *f, uint32_t len, int later)
 		return 0;
 	if (fw_gsi_parse(f, len, &p)) {
 		fw.gsi.drop_malformed++;
-		return 1;
-	}
-	if (!later) {
-		fw_cm_input(&p, mad_of(&p, f));
 		return 1;
 	}
 	if (deferred_n == GSI_DEFERRED) {

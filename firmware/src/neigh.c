@@ -194,10 +194,10 @@ void fw_nd_input(const uint8_t *f, uint32_t len)
 	}
 }
 
-/* The oldest frame held, if any. While a peer is being resolved (inside a command), a MAD is set
- * aside for the main loop rather than handled: frame handling never runs inside frame handling
- * or inside a command, and what it does (the CM's) never resolves (it has the peer's MAC from the
- * peer's own frames), so nothing nests deeper than one resolution. */
+/* The oldest frame held, if any. A MAD is set aside for the main loop (fw_gsi_input), so frame
+ * handling never runs inside frame handling or inside a command, whose resolution serves frames
+ * while it waits; and what the CM does with MADs never resolves (it has the peer's MAC from the
+ * peer's own frames). There is no recursion (tests/test_firmware.py checks the call graph). */
 static uint8_t busy; /* a frame is being handled, or a peer resolved: a resolution now fails */
 
 static void poll_frame(void)
@@ -209,7 +209,7 @@ static void poll_frame(void)
 	if (!len)
 		return;
 	busy = 1;
-	if (fw_gsi_input(f, len, resolving))
+	if (fw_gsi_input(f, len))
 		;
 	else if (len >= 14 && f[12] == 0x86 && f[13] == 0xdd)
 		fw_nd_input(f, len);
@@ -219,12 +219,19 @@ static void poll_frame(void)
 	hal_pkt_rx_pop();
 }
 
-void fw_poll_frames(void)
+/* the MADs set aside to the CM, oldest first */
+static void gsi_poll(void)
 {
-	poll_frame();
 	busy = 1;
 	fw_gsi_poll();
 	busy = 0;
+}
+
+void fw_poll_frames(void)
+{
+	gsi_poll(); /* those a command's resolution set aside came first (and leave room) */
+	poll_frame();
+	gsi_poll();
 }
 
 /* Resolve an IPv6 peer's MAC: cache, else up to FW_ARP_TRIES solicitations. */

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-enum { PRF_CM_ID, PRF_CM_TID, PRF_PSN, PRF_KEY_TAG, PRF_USES };
+enum { PRF_CM_ID, PRF_CM_TID, PRF_PSN, PRF_KEY_TAG, PRF_CANARY, PRF_USES };
 
 /* 1 once the host has given its seed (the subkeys are then drawn): nothing secret is made before */
 int fw_prf_keyed(void);

@@ -124,7 +124,9 @@ module rnic_soc #(
 
     // ---- memories
     // block RAMs said explicitly: Yosys 0.23 would pick UltraScale LUT RAM, which it cannot map
-    (* ram_style = "block" *) logic [31:0]  ram [RAM_WORDS];
+    // (read by simulators, a Verilator comment: rnic-sim's stack high-water mark, the words the
+    // soft-core testbench's attacks must leave as they were)
+    (* ram_style = "block" *) logic [31:0]  ram [RAM_WORDS] /*verilator public_flat_rd*/;
     (* ram_style = "block" *) logic [511:0] dbuf [256];   // FW DMA buffer, 16 KiB
     logic [511:0] ptx [32];     // frame to send, 2 KiB
     localparam int PRX_SLOTS = 4;  // received frames held for the firmware, 2 KiB each: a burst
@@ -214,7 +216,8 @@ module rnic_soc #(
     // any access to the guard band is refused: the access is never answered, so the core stops
     // there, and ADMIN.FW_FAULT says why (ID.FW_STATUS: FAILED). So is a PicoRV32 trap.
     localparam int GUARD = 32'(rnic_spec_pkg::RNIC_STACK_GUARD_BYTES);
-    logic [31:0] code_end_reg, guard_reg;
+    logic [31:0] code_end_reg;
+    logic [31:0] guard_reg /*verilator public_flat_rd*/;   // rnic-sim: where the stack ends
     logic        code_set_reg, guard_set_reg, halted_reg;
     logic        fault_code_reg, fault_exec_reg, fault_stack_reg;
     logic [15:0] dma_denied_cnt;

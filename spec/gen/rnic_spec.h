@@ -75,6 +75,7 @@
 #define RNIC_FW_PKTRX_BASE 0x20020000u /* The oldest frame delivered to the firmware (non-RoCE: ARP, neighbour discovery); four are held */
 #define RNIC_FW_PKT_SIZE 0x800u /* 2 KiB per frame buffer */
 #define RNIC_STACK_GUARD_BYTES 0x400u /* The stack's guard band (FW.STACK_GUARD): larger than any one frame of the firmware (tests check its -fstack-usage), so an overflow cannot step over it */
+#define RNIC_STACK_PAINT 0x57ac57acu /* What the boot code fills the stack with (from the guard band's end to the top of RAM): the lowest word no longer so is the stack's high-water mark (rnic-sim reports it) */
 #define RNIC_DMA_CTX_DRIVER 0xffu /* FW.DMA_CTX of a DMA into the driver's memory (context memory, its chunk list) */
 
 /* cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 26 | index << 8 | word << 2 (an 18-bit index: MAX_MTT entries). */

@@ -74,6 +74,7 @@ package rnic_spec_pkg;
   localparam longint unsigned RNIC_FW_PKTRX_BASE = 64'h20020000;
   localparam longint unsigned RNIC_FW_PKT_SIZE = 64'h800;
   localparam longint unsigned RNIC_STACK_GUARD_BYTES = 64'h400;
+  localparam longint unsigned RNIC_STACK_PAINT = 64'h57ac57ac;
   localparam longint unsigned RNIC_DMA_CTX_DRIVER = 64'hff;
 
   // cfg: Configuration writes from firmware into the datapath tables: CFG_ADDR = table << 26 | index << 8 | word << 2 (an 18-bit index: MAX_MTT entries).
