@@ -307,13 +307,14 @@ static void rings_free(struct rnic_ctx *c, bool mapped_too)
  */
 static void ctx_stop(struct rnic_pci *rp, struct rnic_ctx *c)
 {
-	u64 end = card_us(rp) + RESET_TIMEOUT_MS * USEC_PER_MSEC;
 	struct rnic_mr *mr, *tmp;
+	u64 end;
 
 	mutex_lock(&c->lock);
 	if (!c->live)
-		goto out;
+		goto out; /* stopped already; after removal the BAR is unmapped */
 	c->live = false;
+	end = card_us(rp) + RESET_TIMEOUT_MS * USEC_PER_MSEC;
 	iowrite32(c->ctx, rp->bar + RNIC_ADMIN_CTX_RESET);
 	while (ioread32(rp->bar + RNIC_ADMIN_CTX_RESET_PENDING) & BIT(c->ctx)) {
 		if (card_us(rp) > end || c->dev.dead) {
