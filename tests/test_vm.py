@@ -109,13 +109,20 @@ def test_bad_ioctls_other_users_and_memlock(tmp_path):
     """tests/apps/kmod_ioctls.c in a VM: bad sizes, pointers, opcodes and ring handles (one of
     another process's), a REG_MR whose length wraps or names unmapped memory, a ring freed while
     in use, each refused with its errno; another user is refused the 0600 node, and once Debian's
-    udevd has applied the documented rule (0666) opens it and is held to its RLIMIT_MEMLOCK."""
+    udevd has applied the documented rule (0666) opens it and is held to its RLIMIT_MEMLOCK. Last,
+    the card is unbound under a process's mappings (doorbell page, event queue, a ring split in
+    two, their copies in a fork child): each access after that gets SIGBUS, and the module
+    unloads."""
     console, _ = one_vm(tmp_path, "rnic-kmod-ioctls\n"
                                   "mkdir -p /run/udev\n/lib/systemd/systemd-udevd --daemon\n"
                                   "udevadm trigger --action=add --subsystem-match=misc\nudevadm settle\n"
-                                  "ls -l /dev/rnic0\nrnic-kmod-ioctls user\n")
+                                  "ls -l /dev/rnic0\nrnic-kmod-ioctls user\n"
+                                  "rnic-kmod-ioctls removed\n[ ! -e /dev/rnic0 ]\nrmmod rnic\n")
     assert "PASS: 0 failed" in console and "FAIL" not in console, console[-4000:]
-    assert len(re.findall(r"^ok ", console, flags=re.M)) >= 30, console[-4000:]
+    assert len(re.findall(r"^ok ", console, flags=re.M)) >= 40, console[-4000:]
+    for what in ("doorbell page written", "event queue read", "ring's second page read"):
+        assert f"ok   {what} after the card's removal: SIGBUS" in console, console[-4000:]
+    assert "ok   doorbell page written by a fork child after the card's removal: SIGBUS" in console
     assert re.search(r"^crw-rw-rw- .* /dev/rnic0$", console, flags=re.M), console[-4000:]
 
 

@@ -64,7 +64,6 @@ struct rnic_ctx {
 	bool live;                 /* the context is up: cleared by ctx_stop */
 	bool revoked;              /* the card is going away: no new mmap, no ioctl */
 	kuid_t uid;
-	struct address_space *mapping; /* of the file's inode: where its mmaps are */
 	struct list_head node;     /* in rp->files */
 	struct rnic_dma dma[MAX_DMA];
 	u64 irqs_seen;
@@ -74,6 +73,15 @@ struct rnic_ctx {
 	struct list_head mrs;
 	struct rnic_mr *cur_mr;    /* the MR the core maps or unmaps now */
 	bool leak;                 /* the card did not confirm the reset: keep its memory */
+	struct mutex umap_lock;    /* umaps; taken under mmap_lock (vm_ops), never around it */
+	struct list_head umaps;    /* the file's vmas that removal has still to zap */
+};
+
+/* a vma of a context's file (its vm_private_data) */
+struct rnic_umap {
+	struct list_head node;     /* in ctx->umaps, empty once zapped */
+	struct vm_area_struct *vma;
+	struct rnic_ring *ring;    /* the ring it maps, NULL for the doorbell page and the EQ */
 };
 
 struct rnic_vec {

@@ -273,6 +273,8 @@ static int ctx_start(struct rnic_pci *rp, struct rnic_ctx *c, u32 ctx)
 	c->ctx = ctx;
 	mutex_init(&c->lock);
 	INIT_LIST_HEAD(&c->mrs);
+	mutex_init(&c->umap_lock);
+	INIT_LIST_HEAD(&c->umaps);
 	c->irqs_seen = atomic64_read(&rp->irqs[ctx]);
 	c->relax_seen = c->irqs_seen;
 	ret = rnic_dev_init(&c->dev, &rnic_kbus_ops, c, ctx);
@@ -307,13 +309,14 @@ static void rings_free(struct rnic_ctx *c, bool mapped_too)
  */
 static void ctx_stop(struct rnic_pci *rp, struct rnic_ctx *c)
 {
-	u64 end = card_us(rp) + RESET_TIMEOUT_MS * USEC_PER_MSEC;
 	struct rnic_mr *mr, *tmp;
+	u64 end;
 
 	mutex_lock(&c->lock);
 	if (!c->live)
-		goto out;
+		goto out; /* stopped already; after removal the BAR is unmapped */
 	c->live = false;
+	end = card_us(rp) + RESET_TIMEOUT_MS * USEC_PER_MSEC;
 	iowrite32(c->ctx, rp->bar + RNIC_ADMIN_CTX_RESET);
 	while (ioread32(rp->bar + RNIC_ADMIN_CTX_RESET_PENDING) & BIT(c->ctx)) {
 		if (card_us(rp) > end || c->dev.dead) {
@@ -476,7 +479,6 @@ static int rnic_open(struct inode *inode, struct file *file)
 		iowrite32(rp->ctx_priv, rp->bar + RNIC_ADMIN_CTX_PRIV);
 	}
 	list_add(&c->node, &rp->files);
-	c->mapping = file->f_mapping;
 	kref_get(&rp->ref);
 	file->private_data = c;
 out:
@@ -529,24 +531,65 @@ bool rnic_writable(u32 access)
 			 RNIC_ACCESS_REMOTE_ATOMIC);
 }
 
-/* ---- mmap: the doorbell page (uncached), the event queue (read-only), the rings */
-static void ring_vm_open(struct vm_area_struct *vma)
-{
-	struct rnic_ring *r = vma->vm_private_data;
+/*
+ * ---- mmap: the doorbell page (uncached), the event queue (read-only), the rings. Each vma is on
+ * its file's umaps from ->mmap on, so that removal finds it even before the kernel links it into
+ * the inode's i_mmap (after ->mmap returns).
+ */
+static const struct vm_operations_struct rnic_vm_ops;
 
-	atomic_inc(&r->maps);
+static void umap_init(struct rnic_umap *u, struct vm_area_struct *vma, struct rnic_ring *r)
+{
+	INIT_LIST_HEAD(&u->node);
+	u->vma = vma;
+	u->ring = r;
+	if (r)
+		atomic_inc(&r->maps);
+	vma->vm_private_data = u;
+	vma->vm_ops = &rnic_vm_ops;
 }
 
-static void ring_vm_close(struct vm_area_struct *vma)
+/*
+ * A copy (fork) or a part (split, mremap) of a mapping: listed as the original is, unless removal
+ * has zapped that already (then neither has a page left). It cannot fail, and a vma left off the
+ * list would keep its pages through removal.
+ */
+static void rnic_vm_open(struct vm_area_struct *vma)
 {
-	struct rnic_ring *r = vma->vm_private_data;
+	struct rnic_ctx *c = vma->vm_file->private_data;
+	struct rnic_umap *old = vma->vm_private_data;
+	struct rnic_umap *u = kzalloc(sizeof(*u), GFP_KERNEL | __GFP_NOFAIL);
 
-	atomic_dec(&r->maps);
+	umap_init(u, vma, old->ring);
+	mutex_lock(&c->umap_lock);
+	if (!list_empty(&old->node))
+		list_add(&u->node, &c->umaps);
+	mutex_unlock(&c->umap_lock);
 }
 
-static const struct vm_operations_struct ring_vm_ops = {
-	.open = ring_vm_open,
-	.close = ring_vm_close,
+static void rnic_vm_close(struct vm_area_struct *vma)
+{
+	struct rnic_ctx *c = vma->vm_file->private_data;
+	struct rnic_umap *u = vma->vm_private_data;
+
+	mutex_lock(&c->umap_lock);
+	list_del(&u->node);
+	mutex_unlock(&c->umap_lock);
+	if (u->ring)
+		atomic_dec(&u->ring->maps);
+	kfree(u);
+}
+
+/* every page is mapped by ->mmap: a fault is an access after removal zapped them */
+static vm_fault_t rnic_vm_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct vm_operations_struct rnic_vm_ops = {
+	.open = rnic_vm_open,
+	.close = rnic_vm_close,
+	.fault = rnic_vm_fault,
 };
 
 static int mmap_coherent(struct rnic_ctx *c, struct vm_area_struct *vma, void *cpu, dma_addr_t bus,
@@ -574,9 +617,13 @@ static int rnic_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct rnic_ctx *c = file->private_data;
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	struct rnic_ring *r;
+	struct rnic_ring *r = NULL;
+	struct rnic_umap *u;
 	int ret = -EINVAL;
 
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return -ENOMEM;
 	mutex_lock(&c->lock);
 	if (!c->live || c->revoked) {
 		ret = -ENODEV;
@@ -594,17 +641,20 @@ static int rnic_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = mmap_eq(c, vma);
 	} else {
 		r = rnic_ring_get(c, off, NULL);
-		if (!r)
-			goto out;
-		ret = mmap_coherent(c, vma, r->cpu, r->bus, r->size);
-		if (!ret) {
-			vma->vm_private_data = r;
-			vma->vm_ops = &ring_vm_ops;
-			ring_vm_open(vma);
-		}
+		if (r)
+			ret = mmap_coherent(c, vma, r->cpu, r->bus, r->size);
+	}
+	/* listed under c->lock: removal sets `revoked` under it, then zaps what is listed */
+	if (!ret) {
+		umap_init(u, vma, r);
+		mutex_lock(&c->umap_lock);
+		list_add(&u->node, &c->umaps);
+		mutex_unlock(&c->umap_lock);
 	}
 out:
 	mutex_unlock(&c->lock);
+	if (ret)
+		kfree(u);
 	return ret;
 }
 
@@ -827,6 +877,43 @@ err_free:
 	return ret;
 }
 
+/*
+ * Zap every vma on the file's umaps, one mm at a time: its mmap_lock, taken without umap_lock
+ * (which vm_ops take under it), waits for an mmap still linking its vma.
+ */
+static void umaps_zap(struct rnic_ctx *c)
+{
+	struct rnic_umap *u, *tmp;
+	struct mm_struct *mm;
+
+	for (;;) {
+		mm = NULL;
+		mutex_lock(&c->umap_lock);
+		list_for_each_entry_safe(u, tmp, &c->umaps, node) {
+			if (mmget_not_zero(u->vma->vm_mm)) {
+				mm = u->vma->vm_mm;
+				break;
+			}
+			/* its mm is exiting: no process reaches its pages, exit_mmap unmaps them */
+			list_del_init(&u->node);
+		}
+		mutex_unlock(&c->umap_lock);
+		if (!mm)
+			return;
+		mmap_read_lock(mm);
+		mutex_lock(&c->umap_lock);
+		list_for_each_entry_safe(u, tmp, &c->umaps, node) {
+			if (u->vma->vm_mm != mm)
+				continue;
+			zap_vma_ptes(u->vma, u->vma->vm_start, u->vma->vm_end - u->vma->vm_start);
+			list_del_init(&u->node);
+		}
+		mutex_unlock(&c->umap_lock);
+		mmap_read_unlock(mm);
+		mmput(mm);
+	}
+}
+
 static void rnic_remove(struct pci_dev *pdev)
 {
 	struct rnic_pci *rp = pci_get_drvdata(pdev);
@@ -849,7 +936,7 @@ static void rnic_remove(struct pci_dev *pdev)
 		mutex_lock(&c->lock);
 		c->revoked = true;
 		mutex_unlock(&c->lock);
-		unmap_mapping_range(c->mapping, 0, 0, 1);
+		umaps_zap(c);
 	}
 	list_for_each_entry(c, &rp->files, node)
 		ctx_stop(rp, c);

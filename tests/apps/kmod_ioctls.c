@@ -5,10 +5,15 @@
  * or "FAIL") and exits 1 if any failed. With "user": once udev has opened the node to all, the
  * unprivileged user opens it and its pinned memory is held to RLIMIT_MEMLOCK. With "contexts":
  * every context but the driver's can be opened at once, and no more (none is left held by a
- * process that died).
+ * process that died). With "removed": the card is unbound from the driver under mappings of the
+ * doorbell page, the event queue and a ring (split in two, and copied by fork); each access to
+ * them after that gets SIGBUS, none reaches the BAR or memory the driver freed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +42,33 @@ static void expect(const char *what, int ret, int want)
 		printf("FAIL %s: %s, want %s\n", what, got ? strerror(got) : "done", want ? strerror(want) : "done");
 		fails++;
 	}
+}
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* a write (or read) of *p gets SIGBUS, or not */
+static void expect_sigbus(const char *what, volatile uint32_t *p, int write, int want)
+{
+	struct sigaction sa = {.sa_handler = on_sigbus}, old;
+	volatile int got = 1;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jmp, 1)) {
+		if (write)
+			*p = 0;
+		else
+			(void)*p;
+		got = 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	printf("%s %s: %s\n", got == want ? "ok  " : "FAIL", what, got ? "SIGBUS" : "done");
+	fails += got != want;
 }
 
 static int cmd(int fd, uint32_t opcode, struct rnic_uapi_cmd *c)
@@ -202,6 +234,61 @@ static void unprivileged(int opened)
 	fails += !WIFEXITED(st) || WEXITSTATUS(st);
 }
 
+static void removed(int fd)
+{
+	struct rnic_uapi_query q;
+	char dev[PATH_MAX], *name, c;
+	uint32_t *db, *eq, *ring;
+	int unbind, p[2], st;
+	size_t eq_size;
+	uint64_t h;
+	pid_t pid;
+
+	expect("QUERY", ioctl(fd, RNIC_IOCTL_QUERY, &q), 0);
+	eq_size = ((RNIC_EQE_BYTES << q.eq_log) + 4095) & ~(size_t)4095;
+	expect("ALLOC_RING of two pages", alloc_ring(fd, 8192, &h), 0);
+	db = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, RNIC_UAPI_DB_OFFSET);
+	eq = mmap(NULL, eq_size, PROT_READ, MAP_SHARED, fd, RNIC_UAPI_EQ_OFFSET);
+	ring = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)h);
+	if (db == MAP_FAILED || eq == MAP_FAILED || ring == MAP_FAILED ||
+	    !realpath("/sys/class/misc/rnic0/device", dev)) {
+		printf("FAIL mappings and the card's sysfs node: %s\n", strerror(errno));
+		fails++;
+		return;
+	}
+	expect("mprotect of the ring's second page (a split)", mprotect(ring + 1024, 4096, PROT_READ), 0);
+	expect_sigbus("event queue read", eq, 0, 0);
+	expect_sigbus("ring written", ring, 1, 0);
+	if (pipe(p))
+		exit(2);
+	pid = fork();
+	if (!pid) { /* its copies of the mappings, in an mm of its own */
+		fails = 0;
+		if (read(p[0], &c, 1) != 1)
+			exit(2);
+		expect_sigbus("doorbell page written by a fork child after the card's removal", db, 1, 1);
+		exit(fails ? 1 : 0);
+	}
+	name = strrchr(dev, '/') + 1;
+	unbind = open("/sys/class/misc/rnic0/device/driver/unbind", O_WRONLY);
+	expect("unbind of the card from rnic.ko", write(unbind, name, strlen(name)) < 0 ? -1 : 0, 0);
+	close(unbind);
+	expect_sigbus("doorbell page written after the card's removal", db, 1, 1);
+	expect_sigbus("doorbell page read after the card's removal", db, 0, 1);
+	expect_sigbus("event queue read after the card's removal", eq, 0, 1);
+	expect_sigbus("ring read after the card's removal", ring, 0, 1);
+	expect_sigbus("ring's second page read after the card's removal", ring + 1024, 0, 1);
+	expect("mmap after the card's removal",
+	       mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, RNIC_UAPI_DB_OFFSET) == MAP_FAILED ? -1 : 0, ENODEV);
+	if (write(p[1], "x", 1) != 1)
+		exit(2);
+	waitpid(pid, &st, 0);
+	fails += !WIFEXITED(st) || WEXITSTATUS(st);
+	munmap(db, 4096);
+	munmap(eq, eq_size);
+	munmap(ring, 8192);
+}
+
 static void contexts(void)
 {
 	int n = 0, last, err;
@@ -231,6 +318,8 @@ int main(int argc, char **argv)
 		contexts();
 	} else if (argc > 1 && !strcmp(argv[1], "user")) {
 		unprivileged(1);
+	} else if (argc > 1 && !strcmp(argv[1], "removed")) {
+		removed(fd);
 	} else {
 		commands(fd);
 		rings(fd);
