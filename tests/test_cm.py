@@ -269,12 +269,13 @@ def test_passive_side_connects_as_linux_does(tmp_path):
                                   "infiniband.cm.rep.tgtackdelay"])
     assert int(mine[0], 16) == OUR_QPN and int(mine[2], 0) == 0
     local_id, psn = struct.unpack_from(">I", rep, mad_off(rep) + 24)[0], int(mine[1], 16)
-    # the QP: RTS toward the requester's QP, receiving from its starting PSN, sending from ours
+    # the QP: RTS toward the requester's QP, sending from its starting PSN, receiving from ours (a
+    # starting PSN is where its sender receives from, as Linux reads it: rping.pcap's own traffic)
     q = Run(server_setup() + [req.hex(), accept(), cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)]).cmds[-1]
     assert q[0] == 0
     Q = S.CMDO_QUERY_QP
     assert (field(Q, q[1], "STATE"), field(Q, q[1], "DEST_QPN"), field(Q, q[1], "RQ_PSN"),
-            field(Q, q[1], "SQ_PSN"), field(Q, q[1], "PATH_MTU")) == (S.QPS["RTS"], 0x1A, 0x2E829F, psn, 3)
+            field(Q, q[1], "SQ_PSN"), field(Q, q[1], "PATH_MTU")) == (S.QPS["RTS"], 0x1A, psn, 0x2E829F, 3)
     # RTU, then DREQ, named by our communication ID
     full = Run(server_setup() + [req.hex(), accept(), with_remote_id(rtu, 4, local_id).hex(),
                                  with_remote_id(dreq, 4, local_id).hex(),
@@ -390,7 +391,7 @@ def test_active_side_connects_as_linux_does(tmp_path):
     q = full.cmds[-1][1]
     Q = S.CMDO_QUERY_QP
     assert (field(Q, q, "STATE"), field(Q, q, "DEST_QPN"), field(Q, q, "RQ_PSN"), field(Q, q, "SQ_PSN"),
-            field(Q, q, "PATH_MTU")) == (S.QPS["RTS"], 0x1A, 0x4E4251, psn, 3)
+            field(Q, q, "PATH_MTU")) == (S.QPS["RTS"], 0x1A, psn, 0x4E4251, 3)
     ev = full.events[-1]
     E = S.CM_EVENT
     assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["ESTABLISHED"] and field(E, ev, "REMOTE_QPN") == 0x1A
@@ -666,7 +667,7 @@ def test_sidr_active_side():
 def test_a_qp_the_host_moves():
     """rdma_cm's external QP: with EXTERNAL the REP brings CONNECT_RESPONSE (the peer's QPN and
     PSN, ours) and moves nothing; CM_ESTABLISH sends the RTU. A passive QP already in RTS is left
-    so, and the REP carries its send PSN."""
+    so, and the REP carries its receive PSN."""
     req = Run(client_setup() + [connect(EXTERNAL=1)], nic=CLIENT).mads[-1]
     rts = [cmd("MODIFY_QP", S.CMDI_MODIFY_QP, QPN=OUR_QPN, ATTR_MASK=S.QP_ATTR["STATE"] | S.QP_ATTR["AV"] |
                S.QP_ATTR["PATH_MTU"] | S.QP_ATTR["DEST_QPN"] | S.QP_ATTR["RQ_PSN"] | S.QP_ATTR["MAX_DEST_RD_ATOMIC"] |
@@ -681,13 +682,13 @@ def test_a_qp_the_host_moves():
     m = mad_off(rep) + 24
     assert struct.unpack_from(">H", rep, mad_off(rep) + 16)[0] == 0x13
     assert [st for st, _ in server.cmds[-3:]] == [0, 0, 0]
-    assert int.from_bytes(rep[m + 20:m + 23], "big") == 0xABCDE
+    assert int.from_bytes(rep[m + 20:m + 23], "big") == 0x123
     establish = cmd("CM_ESTABLISH", S.CMDI_HANDLE, HANDLE=0)
     query = cmd("QUERY_QP", S.CMDI_HANDLE, HANDLE=OUR_QPN)
     client = Run(client_setup() + [connect(EXTERNAL=1), rep.hex(), query, establish], nic=CLIENT)
     E = S.CM_EVENT
     ev = client.events[-1]
-    assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["CONNECT_RESPONSE"] and field(E, ev, "REMOTE_PSN") == 0xABCDE
+    assert field(E, ev, "TYPE") == S.ENUM["CM_EV"]["CONNECT_RESPONSE"] and field(E, ev, "REMOTE_PSN") == 0x123
     assert field(E, ev, "LOCAL_PSN") == int.from_bytes(req[mad_off(req) + 24 + 44:][:3], "big")
     assert field(S.CMDO_QUERY_QP, client.cmds[-2][1], "STATE") == S.QPS["INIT"]  # not moved
     assert client.cmds[-1][0] == 0

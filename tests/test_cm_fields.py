@@ -171,7 +171,7 @@ def test_rep_rtu_dreq_drep_fields(tmp_path):
     want = {"infiniband.mad.method": 3, "infiniband.mad.attributeid": 0x13,
             "infiniband.cm.rep": rep_id, "infiniband.cm.rep.remotecommid": req_id,
             "infiniband.cm.rep.localqkey": 0, "infiniband.cm.rep.localqpn": OUR_QPN,
-            "infiniband.cm.rep.localeecn": 0, "infiniband.cm.rep.startpsn": field(S.CMDO_QUERY_QP, q, "SQ_PSN"),
+            "infiniband.cm.rep.localeecn": 0, "infiniband.cm.rep.startpsn": field(S.CMDO_QUERY_QP, q, "RQ_PSN"),
             "infiniband.cm.rep.respres": 2, "infiniband.cm.rep.initdepth": 3, "infiniband.cm.rep.tgtackdelay": 0,
             "infiniband.cm.rep.failoveracc": 0, "infiniband.cm.rep.e2eflowctrl": 0,
             "infiniband.cm.rep.rnrretrcount": 4, "infiniband.cm.rep.srq": 0,
@@ -186,8 +186,9 @@ def test_rep_rtu_dreq_drep_fields(tmp_path):
     d = decode(tmp_path, rtu)
     assert (num(d["infiniband.cm.rtu.localcommid"]), num(d["infiniband.cm.rtu.remotecommid"])) == (req_id, rep_id)
     assert d["infiniband.cm.rtu.private"] == "00" * 224
-    q = cli.cmds[-2][1]
-    assert field(S.CMDO_QUERY_QP, q, "RQ_PSN") == want["infiniband.cm.rep.startpsn"]
+    q = cli.cmds[-2][1]  # a starting PSN is where its sender receives from: the client sends from the REP's
+    assert field(S.CMDO_QUERY_QP, q, "SQ_PSN") == want["infiniband.cm.rep.startpsn"]
+    assert field(S.CMDO_QUERY_QP, q, "RQ_PSN") == num(decode(tmp_path, req)["infiniband.cm.req.startpsn"])
     d = decode(tmp_path, dreq)
     assert (num(d["infiniband.cm.dreq.localcommid"]), num(d["infiniband.cm.dreq.remotecommid"]),
             num(d["infiniband.cm.req.remoteqpneecn"])) == (req_id, rep_id, OUR_QPN)

@@ -72,6 +72,18 @@ def pdata(n, ident=0):
                DATA=bytes(range(min(n, 112))) + bytes(112 - min(n, 112)))
 
 
+def sidr_req():
+    """rxe's REQ frame made a SIDR_REQ (attribute 0x17) for service SID, request ID 0x2000"""
+    sidr = bytearray(rping_cm()[0])
+    m = mad_off(sidr)
+    struct.pack_into(">H", sidr, m + 16, 0x17)
+    body = bytearray(232)
+    struct.pack_into(">IH2xQ", body, 0, 0x2000, 0xFFFF, SID)
+    sidr[m + 24:m + 256] = body
+    struct.pack_into("<I", sidr, len(sidr) - 4, R.icrc(bytes(sidr)))
+    return bytes(sidr)
+
+
 # ---- finding 1: private data staged after the first send overflowed the MAD being rebuilt
 def test_private_data_after_connect_or_accept_is_refused_and_resends_stay_in_bounds():
     """CM_PDATA of 216 bytes after CM_CONNECT (92 at most) or CM_ACCEPT (196): refused (the ID's
@@ -117,14 +129,8 @@ def test_every_pending_request_counts_against_the_backlog():
     """A listener of either kind holds 8 requests whose handshake is not done, whatever they are:
     REQs, SIDR_REQs, or REQs accepted whose RTU has not come (at a028e5f SIDR_REQs and accepted
     REQs were not counted: 16 and more)."""
-    sidr = bytearray(rping_cm()[0])
-    m = mad_off(sidr)
-    struct.pack_into(">H", sidr, m + 16, 0x17)
-    body = bytearray(232)
-    struct.pack_into(">IH2xQ", body, 0, 0x2000, 0xFFFF, SID)
-    sidr[m + 24:m + 256] = body
-    struct.pack_into("<I", sidr, len(sidr) - 4, R.icrc(bytes(sidr)))
-    r = Run(server_setup() + reqs_from(4) + reqs_from(8, 0x2000, bytes(sidr)))
+    sidr = sidr_req()
+    r = Run(server_setup() + reqs_from(4) + reqs_from(8, 0x2000, sidr))
     requests = [e for e in r.events if field(S.CM_EVENT, e, "TYPE") == EV["CONNECT_REQUEST"]]
     assert len(requests) == 8 and r.counters["cm_ids"] == 9
     sidr_reps = of(r, 0x18)
@@ -239,21 +245,15 @@ def test_a_listener_takes_only_the_requests_of_its_kind():
     28, as Linux's cma_ib_check_req_qp_type has them refused; a listener of RDMA_PS_IB takes both.
     At a028e5f both were delivered."""
     req = rping_cm()[0]
-    sidr = bytearray(req)
-    m = mad_off(sidr)
-    struct.pack_into(">H", sidr, m + 16, 0x17)
-    body = bytearray(232)
-    struct.pack_into(">IH2xQ", body, 0, 0x2000, 0xFFFF, SID)
-    sidr[m + 24:m + 256] = body
-    struct.pack_into("<I", sidr, len(sidr) - 4, R.icrc(bytes(sidr)))
+    sidr = sidr_req()
     listen = lambda t: cmd("CM_LISTEN", S.CMDI_CM_LISTEN, ID=0, SERVICE_ID=SID, QP_TYPE=t)  # noqa: E731
     setup = server_setup()
-    rc = Run(setup[:2] + [listen(S.QPT["RC"])] + setup[3:] + [bytes(sidr).hex()])
+    rc = Run(setup[:2] + [listen(S.QPT["RC"])] + setup[3:] + [sidr.hex()])
     assert rc.events == [] and of(rc, 0x18)[0][mad_off(rc.mads[0]) + 28] == 2
     ud = Run(setup[:2] + [listen(S.QPT["UD"])] + setup[3:] + [req.hex()])
     rej = of(ud, 0x12)[0]
     assert ud.events == [] and struct.unpack_from(">H", rej, mad_off(rej) + 34)[0] == 28
-    both = Run(setup[:2] + [listen(0)] + setup[3:] + [req.hex(), bytes(sidr).hex()])
+    both = Run(setup[:2] + [listen(0)] + setup[3:] + [req.hex(), sidr.hex()])
     assert len(both.events) == 2
 
 

@@ -102,6 +102,20 @@ static uint64_t cm_wait(uint32_t t)
 	return 1024ull << (t > 31 ? 31 : t < CM_MIN_TIMEOUT ? CM_MIN_TIMEOUT : t);
 }
 
+/* The earliest deadline of the running timers, or earlier (a timer stopped since leaves it; 0
+ * at boot): the main loop's passes look through the IDs only once it has come. */
+static uint64_t cm_due;
+
+/* The next retry of c no later than its give-up time; cm_due kept no later than it */
+static void cm_timer_set(struct fw_cm *c, uint64_t now)
+{
+	c->deadline = now + cm_wait(c->resp_timeout);
+	if (c->deadline > c->give_up)
+		c->deadline = c->give_up;
+	if (c->deadline < cm_due)
+		cm_due = c->deadline;
+}
+
 /* The first sending of a message that waits for an answer: its retries' timer */
 static void cm_timer_start(struct fw_cm *c)
 {
@@ -109,9 +123,7 @@ static void cm_timer_start(struct fw_cm *c)
 
 	c->tries = 1;
 	c->give_up = now + CM_GIVE_UP_CYCLES;
-	c->deadline = now + cm_wait(c->resp_timeout);
-	if ((int64_t)(c->deadline - c->give_up) > 0)
-		c->deadline = c->give_up;
+	cm_timer_set(c, now);
 }
 
 /* Tell the owner: the event into its ring, then an interrupt of its vector. A context with no
@@ -276,7 +288,9 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 }
 
 /* Move the QP to RTR and RTS on the connection's path and PSNs (what rdma_accept does on the
- * passive side and rdma_cm on a REP on the active side). */
+ * passive side and rdma_cm on a REP on the active side). A CM message's starting PSN is where its
+ * sender's receive queue starts, where the peer sends from: so Linux reads it (its active side's
+ * send PSN is the REP's, cm_rep_handler), and so rxe's rping.pcap shows it. */
 static uint32_t cm_qp_rts(const struct fw_cm *c)
 {
 	uint8_t m[RNIC_CMDI_MODIFY_QP_SIZE];
@@ -290,7 +304,7 @@ static uint32_t cm_qp_rts(const struct fw_cm *c)
 	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(m, RNIC_QPS_RTR);
 	RNIC_CMDI_MODIFY_QP_PATH_MTU_SET(m, mtu);
 	RNIC_CMDI_MODIFY_QP_DEST_QPN_SET(m, c->remote_qpn);
-	RNIC_CMDI_MODIFY_QP_RQ_PSN_SET(m, c->remote_psn);
+	RNIC_CMDI_MODIFY_QP_RQ_PSN_SET(m, c->psn);
 	RNIC_CMDI_MODIFY_QP_MAX_DEST_RD_ATOMIC_SET(m, c->resp_res);
 	RNIC_CMDI_MODIFY_QP_MIN_RNR_TIMER_SET(m, c->min_rnr);
 	RNIC_CMDI_MODIFY_QP_IS_GLOBAL_SET(m, 1);
@@ -306,7 +320,7 @@ static uint32_t cm_qp_rts(const struct fw_cm *c)
 					  RNIC_QP_ATTR_RETRY_CNT | RNIC_QP_ATTR_RNR_RETRY |
 					  RNIC_QP_ATTR_MAX_QP_RD_ATOMIC);
 	RNIC_CMDI_MODIFY_QP_NEW_STATE_SET(m, RNIC_QPS_RTS);
-	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(m, c->psn);
+	RNIC_CMDI_MODIFY_QP_SQ_PSN_SET(m, c->remote_psn);
 	RNIC_CMDI_MODIFY_QP_TIMEOUT_SET(m, c->ack_timeout);
 	RNIC_CMDI_MODIFY_QP_RETRY_CNT_SET(m, c->retry_cnt);
 	RNIC_CMDI_MODIFY_QP_RNR_RETRY_SET(m, c->rnr_retry);
@@ -474,7 +488,7 @@ static uint32_t cm_accept(struct fw_cm *c, const uint8_t *in)
 	c->min_rnr = (uint8_t)CMD_IN(in, CM_ACCEPT, MIN_RNR_TIMER);
 	if (CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT))
 		c->ack_timeout = (uint8_t)((CMD_IN(in, CM_ACCEPT, ACK_TIMEOUT) - 1) & 31);
-	c->psn = ext ? q->sq_psn : cm_id_psn(c);
+	c->psn = ext ? q->rq_psn : cm_id_psn(c);
 	st = ext ? RNIC_CMD_ST_OK : cm_qp_rts(c);
 	if (st)
 		return st;
@@ -799,15 +813,10 @@ static int cm_timed(const struct fw_cm *c)
 uint32_t fw_cm_idle(uint32_t max)
 {
 	uint64_t now = hal_cycles();
-	uint32_t i, t = max;
 
-	for (i = 0; i < FW_CM_IDS; i++) {
-		int64_t left = (int64_t)(fw.cm[i].deadline - now);
-
-		if (cm_timed(&fw.cm[i]) && left < (int64_t)t)
-			t = left > 0 ? (uint32_t)left : 0;
-	}
-	return t;
+	if (cm_due <= now)
+		return 0;
+	return cm_due - now < max ? (uint32_t)(cm_due - now) : max;
 }
 
 /* Timers: a REP not answered by an RTU goes again, up to the REQ's Max CM Retries; then the
@@ -817,16 +826,22 @@ void fw_cm_poll(void)
 	uint64_t now = hal_cycles();
 	uint32_t i;
 
+	if (now < cm_due)
+		return;
+	cm_due = UINT64_MAX;
 	for (i = 0; i < FW_CM_IDS; i++) {
 		struct fw_cm *c = &fw.cm[i];
 
-		if (!cm_timed(c) || (int64_t)(now - c->deadline) < 0)
+		if (!cm_timed(c))
 			continue;
-		if (c->tries < c->max_tries && (int64_t)(now - c->give_up) < 0) {
+		if (now < c->deadline) {
+			if (c->deadline < cm_due)
+				cm_due = c->deadline;
+			continue;
+		}
+		if (c->tries < c->max_tries && now < c->give_up) {
 			c->tries++;
-			c->deadline = now + cm_wait(c->resp_timeout);
-			if ((int64_t)(c->deadline - c->give_up) > 0)
-				c->deadline = c->give_up;
+			cm_timer_set(c, now);
 			if (c->state == CM_ST_REP_SENT) {
 				if (may_answer()) /* the requester has yet to show it is there */
 					send_rep(c);

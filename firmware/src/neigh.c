@@ -204,7 +204,7 @@ static void poll_frame(void)
 {
 	const uint8_t *f;
 	uint32_t len = hal_pkt_rx(&f);
-	uint8_t resolving = busy;
+	uint8_t outer = busy; /* the caller's: a resolution may be polling frames */
 
 	if (!len)
 		return;
@@ -215,7 +215,7 @@ static void poll_frame(void)
 		fw_nd_input(f, len);
 	else
 		fw_arp_input(f, len);
-	busy = resolving;
+	busy = outer;
 	hal_pkt_rx_pop();
 }
 

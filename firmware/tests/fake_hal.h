@@ -38,4 +38,13 @@ extern uint32_t seed[4];        /* the host's seed (FW.SEED_*) */
 extern uint32_t seed_valid, eth_mtu, ctx_priv; /* FW.HOST_CFG */
 extern uint32_t dma_denied;     /* DMAs the hardware's guard refused */
 
+/* xorshift64: the fuzzers' numbers, the same again from the same seed */
+static inline uint64_t xorshift64(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 #endif

@@ -716,10 +716,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* An address for context ctx: mostly its own window, sometimes another's or anything. */

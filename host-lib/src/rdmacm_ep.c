@@ -392,7 +392,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 		qp_attr->qp_state = IBV_QPS_RTR;
 		qp_attr->path_mtu = (enum ibv_mtu)(p->mtu < p->dev->mtu ? p->mtu : p->dev->mtu);
 		qp_attr->dest_qp_num = p->remote_qpn;
-		qp_attr->rq_psn = p->remote_psn;
+		qp_attr->rq_psn = p->local_psn; /* ours: where the peer sends from (cm_qp_rts) */
 		qp_attr->max_dest_rd_atomic = p->resp_res;
 		qp_attr->min_rnr_timer = RNIC_CM_MIN_RNR_TIMER;
 		qp_attr->ah_attr.is_global = 1;
@@ -407,7 +407,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 	}
 	memset(qp_attr, 0, sizeof(*qp_attr));
 	qp_attr->qp_state = IBV_QPS_RTS;
-	qp_attr->sq_psn = p->local_psn;
+	qp_attr->sq_psn = p->remote_psn;
 	qp_attr->timeout = p->ack_set ? p->ack_timeout : p->conn_timeout;
 	qp_attr->retry_cnt = p->retry_cnt;
 	qp_attr->rnr_retry = p->rnr_retry;

@@ -1262,7 +1262,7 @@ static inline uint32_t rnic_qpn(uint32_t index) { return index | RNIC_QPN_BASE; 
 #define RNIC_CMDI_CM_PDATA_DATA_OFF 8u
 #define RNIC_CMDI_CM_PDATA_DATA_LEN 112u
 
-/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. A QP the host already moved to RTR or RTS (rdma_init_qp_attr) is left as it is, and the REP carries its send PSN. For a SIDR_REQ (UD) it sends the SIDR_REP naming the QP (UD, of the context) and QKEY, and the CM ID's part ends. */
+/* CMDI_CM_ACCEPT: Accept a CONNECT_REQUEST: the firmware moves the QP (RC, INIT, of the context) to RTR and RTS with the REQ's path and PSNs, and sends the REP with the private data set by CM_PDATA. A QP the host already moved to RTR or RTS (rdma_init_qp_attr) is left as it is, and the REP carries its receive PSN. For a SIDR_REQ (UD) it sends the SIDR_REP naming the QP (UD, of the context) and QKEY, and the CM ID's part ends. */
 #define RNIC_CMDI_CM_ACCEPT_SIZE 120u
 #define RNIC_CMDI_CM_ACCEPT_ID_OFF 0u
 #define RNIC_CMDI_CM_ACCEPT_ID_GET(b) ((uint32_t)rnic_rd_le((const uint8_t *)(b) + 0, 4))
