@@ -19,6 +19,9 @@ SERVER = ("525400990003", "10.99.0.3")
 CLIENT = ("525400990002", "10.99.0.2")
 OUR_QPN = S.QPN_BASE  # the first QP the firmware makes: QPN_BASE | entry 0
 SERVER_IP6 = bytes.fromhex("fe80000000000000505400fffe990003")  # GID 0 of the server's NIC
+# time past the firmware's hold of a request for a service nobody listens on yet (cm.h:
+# CM_HOLD_CYCLES, 1 ms): only then is it refused
+HOLD = f"WAIT {250 * 1000 + 1}"
 CM_FIELDS = ["infiniband.mad.method", "infiniband.mad.attributeid", "infiniband.mad.transactionid"]
 
 
@@ -37,7 +40,8 @@ def rping_cm():
 def replay(frames, nic=SERVER):
     """Frames into the firmware as the NIC (MAC, IP): (frames it sent, QP1's counters)."""
     subprocess.run(["make", "-s", "-C", str(ROOT), "fw-test"], check=True)
-    r = subprocess.run([str(FW), "--frames", *nic], input="".join(f.hex() + "\n" for f in frames),
+    r = subprocess.run([str(FW), "--frames", *nic],
+                       input="".join((f if isinstance(f, str) else f.hex()) + "\n" for f in frames),
                        capture_output=True, text=True, timeout=60, check=True)
     sent = [bytes.fromhex(ln[3:]) for ln in r.stdout.splitlines() if ln.startswith("TX ")]
     counters = r.stdout.splitlines()[-1].split()
@@ -77,9 +81,12 @@ def check_answer(f, to, v6=False):
 
 def test_req_for_a_port_nobody_listens_on_is_rejected(tmp_path):
     """rping's REQ (service 0x01061c06: RDMA_PS_TCP, port 7174): REJ "invalid service ID" (8) for
-    the REQ, to the client's communication ID, in the REQ's transaction, as cm_issue_rej sends it."""
+    the REQ, to the client's communication ID, in the REQ's transaction, as cm_issue_rej sends it,
+    once the REQ has waited 1 ms for a listener (not before)."""
     req = rping_cm()[0]
-    sent, n = replay([req])
+    sent, n = replay([req, "WAIT 240000"])
+    assert not sent and n["rx"] == 1 and n["tx"] == 0
+    sent, n = replay([req, HOLD])
     assert len(sent) == 1 and n["rx"] == 1 and n["tx"] == 1
     check_answer(sent[0], req)
     row = decode(tmp_path, sent[0], CM_FIELDS + ["infiniband.cm.rej.localcommid", "infiniband.cm.rej.remotecommid",
@@ -161,7 +168,7 @@ def test_req_over_ipv6(tmp_path):
     """The same REQ from an IPv6 GID: the REJ goes back over IPv6 to the sender's address."""
     client6 = bytes.fromhex("fe80000000000000505400fffe990002")
     req = to_ipv6(rping_cm()[0], client6, SERVER_IP6)
-    sent, n = replay([req])
+    sent, n = replay([req, HOLD])
     assert len(sent) == 1 and n["tx"] == 1
     check_answer(sent[0], req, v6=True)
     assert sent[0][22:38] == SERVER_IP6 and sent[0][38:54] == client6
@@ -398,13 +405,30 @@ def test_active_side_connects_as_linux_does(tmp_path):
     assert field(E, ev, "PDATA_LEN") == 196 and field(E, ev, "PDATA")[:196] == rep[mad_off(rep) + 24 + 36:][:196]
 
 
+def test_a_request_before_its_listener_waits_for_it():
+    """perftest -R's client connects as soon as it has told its server to listen, and our listen
+    is two firmware commands: a REQ that comes first waits 1 ms for its listener. Its
+    retransmission meanwhile is dropped; 4 wait at the most, a fifth is refused at once (REJ 8);
+    the listener, when it comes, gets all 4 as CONNECT_REQUESTs, and nothing more is refused."""
+    req = rping_cm()[0]
+    others = [with_remote_id(req, 0, 0x1000 + k).hex() for k in range(4)]
+    setup = server_setup()
+    r = Run(setup[:2] + [req.hex(), req.hex()] + others + ["WAIT 100000"] + setup[2:3] + [HOLD])
+    rej = [f for f in r.mads if struct.unpack_from(">H", f, mad_off(f) + 16)[0] == 0x12]
+    assert len(r.mads) == 1 and len(rej) == 1, r.out
+    assert struct.unpack_from(">I", rej[0], mad_off(rej[0]) + 28)[0] == 0x1003  # the fifth's ID
+    types = [field(S.CM_EVENT, ev, "TYPE") for ev in r.events]
+    assert types == [S.ENUM["CM_EV"]["CONNECT_REQUEST"]] * 4, r.out
+    assert r.counters["dup"] == 1 and r.cmds[-1][0] == 0
+
+
 def test_active_side_rejected_or_unanswered():
     """A REJ for our REQ (the server's port closed: reason 8) brings REJECTED with that reason; a
     server that never answers gets the REQ 1 + MAX_RETRIES times, one response timeout apart (1 ms
     at the least, as Linux's cm_convert_to_ms: a timeout of 5 waits as 8 does), then UNREACHABLE."""
     r = Run(client_setup() + [connect()], nic=CLIENT)
     req = r.mads[-1]
-    sent, _ = replay([req])  # the server's firmware, nobody listening
+    sent, _ = replay([req, HOLD])  # the server's firmware, nobody listening
     rej = sent[0]
     rejected = Run(client_setup() + [connect(), rej.hex()], nic=CLIENT)
     ev = rejected.events[-1]
@@ -605,7 +629,7 @@ def test_sidr_passive_side(tmp_path):
     Q_Key given; a SIDR_REQ seen again before the answer is dropped; CM_REJECT answers status 2."""
     req, hdr = sidr_req()
     rid = req[mad_off(req) + 24:][:4]
-    for run, status in ((Run(ud_setup(listen=False) + [req.hex()]), 1),
+    for run, status in ((Run(ud_setup(listen=False) + [req.hex(), HOLD]), 1),
                         (Run(ud_setup() + [req.hex(), req.hex(), cmd("CM_ACCEPT", S.CMDI_CM_ACCEPT, ID=1, QPN=OUR_QPN,
                                                                     QKEY=0x01234567)]), 0),
                         (Run(ud_setup() + [req.hex(), cmd("CM_REJECT", S.CMDI_CM_REJECT, ID=1, REASON=28)]), 2)):

@@ -10,7 +10,7 @@ import subprocess
 
 import roce_check as R
 from link_client import S
-from test_cm import (CLIENT, OUR_QPN, SERVER, SID, Run, cmd, field, mad_off, server_setup)
+from test_cm import (CLIENT, HOLD, OUR_QPN, SERVER, SID, Run, cmd, field, mad_off, server_setup)
 
 CLIENT_GUID = 0x525400FFFE990002 ^ (2 << 56)  # the MAC's EUI-64 (GID 1's interface ID)
 SERVER_GUID = 0x525400FFFE990003 ^ (2 << 56)
@@ -223,7 +223,7 @@ def test_rej_fields(tmp_path):
             "infiniband.cm.rej.rejinfolen": 0, "infiniband.cm.rej.reason": 28}
     assert {k: num(d[k]) for k in want} == want and want["infiniband.cm.rej.localcommid"] != 0
     assert d["infiniband.cm.rej.private"] == bytes(range(148)).hex()
-    nobody = Run([req.hex()])
+    nobody = Run([req.hex(), HOLD])
     d = decode(tmp_path, nobody.mads[0])
     assert [num(d[k]) for k in ("infiniband.cm.rej.localcommid", "infiniband.cm.rej.remotecommid",
                                 "infiniband.cm.rej.msgrej", "infiniband.cm.rej.reason")] == [0, req_id, 0, 8]

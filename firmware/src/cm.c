@@ -126,6 +126,47 @@ static void cm_timer_start(struct fw_cm *c)
 	cm_timer_set(c, now);
 }
 
+/* ---- requests that came before their listener (cm.h: CM_HOLD_CYCLES) */
+static int is_req(const uint8_t *m)
+{
+	return rnic_be16(m + CM_MAD_ATTR_ID) == CM_ATTR_REQ; /* else a SIDR_REQ */
+}
+
+static uint64_t req_sid(const uint8_t *m)
+{
+	return rnic_be64(m + (is_req(m) ? CM_REQ_SERVICE_ID : CM_SIDR_REQ_SERVICE_ID));
+}
+
+static uint32_t req_id(const uint8_t *m)
+{
+	return rnic_be32(m + (is_req(m) ? CM_REQ_LOCAL_COMM_ID : CM_SIDR_REQ_ID));
+}
+
+/* Request m set aside to wait for its listener (1), or no room for it (0). One from the same
+ * requester with the same ID already waits: a retransmission, dropped. */
+static int cm_hold(const struct cm_peer *p, const uint8_t *m)
+{
+	struct fw_cm_held *h, *slot = 0;
+
+	for (h = fw.cm_held; h < fw.cm_held + CM_HELD; h++) {
+		if (!h->until) {
+			slot = h;
+		} else if (h->peer.v6 == p->v6 && (p->v6 ? !memcmp(h->peer.ip6, p->ip6, 16) : h->peer.ip == p->ip) &&
+			   is_req(h->mad) == is_req(m) && req_id(h->mad) == req_id(m)) {
+			fw.gsi.dup++;
+			return 1;
+		}
+	}
+	if (!slot)
+		return 0;
+	slot->until = hal_cycles() + CM_HOLD_CYCLES;
+	slot->peer = *p;
+	memcpy(slot->mad, m, CM_MAD_LEN);
+	if (slot->until < cm_due)
+		cm_due = slot->until;
+	return 1;
+}
+
 /* Tell the owner: the event into its ring, then an interrupt of its vector. A context with no
  * ring loses the event (it asked for none). */
 static void cm_event(const struct fw_cm *c, uint32_t type, uint32_t listen, const uint8_t *pdata, uint32_t plen)
@@ -250,7 +291,8 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 		return;
 	}
 	if (l == FW_CM_IDS) {
-		reject_req(p, m, CM_REJ_INVALID_SERVICE_ID);
+		if (!cm_hold(p, m))
+			reject_req(p, m, CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
 	if ((m[CM_REQ_RESP_TIMEOUT] >> 1 & 3) != 0) { /* transport service type: RC only */
@@ -404,7 +446,8 @@ static void cm_sidr_req(const struct cm_peer *p, const uint8_t *m)
 		return;
 	}
 	if (l == FW_CM_IDS) {
-		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_UNSUPPORTED, 0);
+		if (!cm_hold(p, m))
+			sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_UNSUPPORTED, 0);
 		return;
 	}
 	if (fw.cm[l].qp_type == RNIC_QPT_RC) { /* an RC listener takes no SIDR_REQ (cma_ib_check_req_qp_type) */
@@ -705,6 +748,26 @@ static int privileged_port(uint64_t sid)
 	return sid >> 32 == 0 && (ps == 0x0002 || ps == 0x0106 || ps == 0x0111 || ps == 0x013f) && port && port < 1024;
 }
 
+/* A listener of sid came: the requests waiting for it go to it now, as though they came now */
+static void cm_unhold(uint64_t sid)
+{
+	struct fw_cm_held *h;
+	struct cm_peer p;
+	uint8_t m[CM_MAD_LEN];
+
+	for (h = fw.cm_held; h < fw.cm_held + CM_HELD; h++) {
+		if (!h->until || req_sid(h->mad) != sid)
+			continue;
+		p = h->peer;
+		memcpy(m, h->mad, CM_MAD_LEN);
+		h->until = 0;
+		if (is_req(m))
+			cm_req(&p, m);
+		else
+			cm_sidr_req(&p, m);
+	}
+}
+
 uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *out)
 {
 	struct fw_cm *c = cm_id_get(ctx, rnic_rd_le(in, 4));
@@ -755,6 +818,7 @@ uint32_t fw_cm_cmd(uint32_t ctx, uint32_t opcode, const uint8_t *in, uint8_t *ou
 		c->service_id = CMD_IN(in, CM_LISTEN, SERVICE_ID);
 		c->state = CM_ST_LISTEN;
 		fw_printf("cm %u ctx %u: listens on service %x\n", (uint32_t)(c - fw.cm), ctx, (uint32_t)c->service_id);
+		cm_unhold(c->service_id);
 		return RNIC_CMD_ST_OK;
 	case RNIC_CMD_CM_PDATA:
 		off = CMD_IN(in, CM_PDATA, OFFSET);
@@ -819,16 +883,33 @@ uint32_t fw_cm_idle(uint32_t max)
 	return cm_due - now < max ? (uint32_t)(cm_due - now) : max;
 }
 
-/* Timers: a REP not answered by an RTU goes again, up to the REQ's Max CM Retries; then the
- * connection is given up (the QP to error, UNREACHABLE, as rdma_cm reports a REP timeout). */
+/* Timers: a request that waited its hold for a listener in vain is refused. A REP not answered
+ * by an RTU goes again, up to the REQ's Max CM Retries; then the connection is given up (the QP
+ * to error, UNREACHABLE, as rdma_cm reports a REP timeout). */
 void fw_cm_poll(void)
 {
 	uint64_t now = hal_cycles();
+	struct fw_cm_held *h;
 	uint32_t i;
 
 	if (now < cm_due)
 		return;
 	cm_due = UINT64_MAX;
+	for (h = fw.cm_held; h < fw.cm_held + CM_HELD; h++) {
+		if (!h->until)
+			continue;
+		if (now < h->until) {
+			if (h->until < cm_due)
+				cm_due = h->until;
+			continue;
+		}
+		/* still nobody listens: refused, as it would have been at once (Linux: cm_issue_rej) */
+		h->until = 0;
+		if (is_req(h->mad))
+			reject_req(&h->peer, h->mad, CM_REJ_INVALID_SERVICE_ID);
+		else
+			sidr_rep_to(&h->peer, h->mad + CM_MAD_TID, req_id(h->mad), req_sid(h->mad), CM_SIDR_UNSUPPORTED, 0);
+	}
 	for (i = 0; i < FW_CM_IDS; i++) {
 		struct fw_cm *c = &fw.cm[i];
 

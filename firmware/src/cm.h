@@ -177,6 +177,19 @@ struct cm_peer {
 	uint32_t ip, qpn;
 };
 
+/* A REQ or SIDR_REQ for a service nobody listens on yet waits up to CM_HOLD_CYCLES (1 ms) for its
+ * listener before it is refused: rdma_listen here is two firmware commands (CM_CREATE_ID and
+ * CM_LISTEN, some 16,000 clocks), where Linux's takes microseconds, and a client such as perftest -R
+ * connects as soon as it has told its server to listen. CM_HELD wait at once; past them a
+ * request is refused at once, as Linux refuses it. */
+#define CM_HELD 4u
+#define CM_HOLD_CYCLES (RNIC_CLOCK_MHZ * 1000u)
+struct fw_cm_held {
+	uint64_t until;                   /* 0: a free slot */
+	struct cm_peer peer;
+	uint8_t mad[CM_MAD_LEN];
+};
+
 /* what QP1 took and sent, and what it dropped, by cause */
 struct fw_gsi_counters {
 	uint32_t rx, tx, drop_malformed, drop_class, drop_unknown, dup;

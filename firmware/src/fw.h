@@ -103,6 +103,7 @@ struct fw {
 	uint32_t gsi_psn;                 /* QP1's next send PSN */
 	struct fw_cm cm[FW_CM_IDS];
 	struct fw_cm_evq cm_evq[RNIC_NUM_CTX];
+	struct fw_cm_held cm_held[CM_HELD]; /* requests that came before their listener */
 	uint32_t cm_gen;                  /* CM IDs made: what the PRF makes each one's IDs and PSN of */
 	uint32_t cm_tokens;               /* answers QP1 may still send to peers with no connection */
 	uint64_t cm_tokens_at;            /* when the tokens were last counted */

@@ -509,8 +509,12 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cma_lock);
 	if (p->state == CMA_CONNECTED || p->state == CMA_ACCEPTING || p->state == CMA_CONNECTING ||
 	    p->state == CMA_RESPONDED) {
-		/* the firmware moves the QP to error and sends the DREQ; DISCONNECTED follows */
+		/* the firmware moves the QP to error and sends the DREQ; DISCONNECTED follows. EINVAL:
+		 * the peer ended it first and its event is on the way (Linux answers such a call with
+		 * a DREP and returns 0) */
 		ret = cma_fw_id_cmd(p->dev, RNIC_CMD_CM_DISCONNECT, (uint32_t)p->fw);
+		if (ret && errno == EINVAL)
+			ret = 0;
 		if (!ret)
 			p->state = CMA_DISCONNECTING;
 	} else if (p->state != CMA_DISCONNECTED && p->state != CMA_DISCONNECTING) {
