@@ -74,6 +74,7 @@ soak:
 	$(MAKE) all
 	$(PY) sim/transport.py soak
 	RNIC_OPEN_CLOSE_ROUNDS=10000 $(PY) -m pytest -q tests/test_sim.py -k open_close_while_traffic
+	RNIC_CM_ROUNDS=500 $(PY) -m pytest -q tests/test_rdmacm.py -k made_and_broken
 
 # mutated frames into the RX kernel, mutated firmware commands and the CM's MADs, commands and
 # timers (built with ASan and UBSan): 10^7 frames, 10^6 commands, 10^7 CM steps, a few minutes

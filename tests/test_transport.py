@@ -223,7 +223,7 @@ def table_check(out):
 
 
 def test_many_qps_over_two_lines_on_a_lossy_link(monkeypatch):
-    """64-byte WRITEs to 64 QPs drawn at random, 32 in flight on each, through the two-line cache
+    """6,000 64-byte WRITEs to 64 QPs drawn at random, 32 in flight on each, through the two-line cache
     (build/qc2) over a link that drops, duplicates, reorders and corrupts 1% of frames each: every
     WR completes once, in order on its QP, the data that landed is the sender's, and the contexts
     keep being read and replaced on both NICs (the requester's RX takes each QP's ACKs too)."""
@@ -232,11 +232,11 @@ def test_many_qps_over_two_lines_on_a_lossy_link(monkeypatch):
     faults = ["--drop", "0.01", "--dup", "0.01", "--reorder", "0.01", "--corrupt", "0.01", "--seed", "13"]
     counters = {}
     rc, text, counts = run_ops(out, ["--ack-timeout", "6", "--qps", "64", "--order", "random", "rate", "write", "64",
-                                     "20000", "sge"], faults, counters=counters)
-    assert rc == 0 and "64 QPs random, 20000 messages" in text, text[-4000:]
+                                     "6000", "sge"], faults, counters=counters)
+    assert rc == 0 and "64 QPs random, 6000 messages" in text, text[-4000:]
     assert all(counts), f"the link injected {counts}"
     for name, c in counters.items():
-        assert c["RX_QPC_MISSES"] > 2000 and c["RX_QPC_EVICTIONS"] > 2000, (name, c)
+        assert c["RX_QPC_MISSES"] > 1500 and c["RX_QPC_EVICTIONS"] > 1500, (name, c)
     table_check(out)
 
 
@@ -254,7 +254,7 @@ def test_scattered_host_pages(monkeypatch):
     4 KiB pages scattered on the bus (each pair swapped, and no other address reaches them), so
     every region takes an MTT entry per page and every DMA goes through its own page's
     translation. Every operation and error path, and the mixed workload over three regions on a
-    lossy link, come out exact; 64 MiB (16,384 entries) moves both ways; a region that needs more
+    lossy link, come out exact; 16 MiB (4,096 entries) moves both ways; a region that needs more
     entries than the MTT holds (1 GiB and a page: 262,145) is refused with ENOMEM, as
     ibv_reg_mr(3) says."""
     monkeypatch.setenv("RNIC_SIM_SCATTER", "1")
@@ -262,12 +262,12 @@ def test_scattered_host_pages(monkeypatch):
     rc, text, _ = run_ops(out / "checks", ["--mtu", "1024", "checks"])
     assert rc == 0 and "PASS: 0 failed" in text and "ok read_1MiB\n" in text, text[-4000:]
     faults = ["--drop", "0.02", "--dup", "0.02", "--reorder", "0.02", "--seed", "11"]
-    rc, text, counts = run_ops(out / "mix", ["--ack-timeout", "6", "--seed", "3", "--mix-keys", "3", "mix", "600"],
+    rc, text, counts = run_ops(out / "mix", ["--ack-timeout", "6", "--seed", "3", "--mix-keys", "3", "mix", "300"],
                                faults)
-    assert rc == 0 and "600 operations on 4 QPs completed exactly once" in text, text[-4000:]
+    assert rc == 0 and "300 operations on 4 QPs completed exactly once" in text, text[-4000:]
     assert sum(counts) > 0, "the link injected no fault"
-    rc, text, _ = run_ops(out / "big", ["--mtu", "4096", "big", str(64 << 20)])
-    assert rc == 0 and "write 67108864 bytes" in text and "read 67108864 bytes" in text, text[-2000:]
+    rc, text, _ = run_ops(out / "big", ["--mtu", "4096", "big", str(16 << 20)])
+    assert rc == 0 and "write 16777216 bytes" in text and "read 16777216 bytes" in text, text[-2000:]
     rc, text, _ = run_ops(out / "too-big", ["--mtu", "4096", "big", str((1 << 30) + 4096)])
     assert rc != 0 and "ibv_reg_mr (large): Cannot allocate memory" in text, text[-2000:]
 
@@ -305,7 +305,7 @@ def test_translations_missed_mid_message(monkeypatch):
 
 
 def test_translations_read_ahead_at_random(monkeypatch):
-    """64 B WRITEs on 16 QPs, each at an offset drawn at random in 8 MiB of scattered host pages a
+    """1,500 64 B WRITEs on 16 QPs, each at an offset drawn at random in 8 MiB of scattered host pages a
     side, with the TLBs cut to four lines (build/qc2) on a link that drops and reorders frames:
     nearly every message's page is read ahead of it (the sender's WQEs in its prefetch ring, the
     receiver's frames as they come in), up to 32 reads on their way, each line read put out by the
@@ -317,15 +317,15 @@ def test_translations_read_ahead_at_random(monkeypatch):
     out = ROOT / "build" / "test-transport" / "qc2-tlb-random"
     counters = {}
     rc, text, counts = run_ops(out, ["--ack-timeout", "6", "--qps", "16", "--span", str(8 << 20), "rate", "write",
-                                     "64", "3000", "sge"], ["--drop", "0.01", "--reorder", "0.01", "--seed", "3"],
+                                     "64", "1500", "sge"], ["--drop", "0.01", "--reorder", "0.01", "--seed", "3"],
                                counters=counters)
-    assert rc == 0 and re.search(r"rate write 64 B sge, 16 QPs, 3000 messages, 8 MiB at random: \d+ cycles", text), \
+    assert rc == 0 and re.search(r"rate write 64 B sge, 16 QPs, 1500 messages, 8 MiB at random: \d+ cycles", text), \
         text[-3000:]
     assert sum(counts) > 0, "the link injected no fault"
     for name, k in (("rnic0", "TX"), ("rnic1", "RX")):
         c = counters[name]
         hits, reads, lat = (c[f"{k}_TLB_{f}"] for f in ("HITS", "MISSES", "MISS_CYCLES"))
-        assert hits >= 3000 and reads > 2000 and 100 < lat / reads < 5000, (name, k, c)
+        assert hits >= 1500 and reads > 1000 and 100 < lat / reads < 5000, (name, k, c)
     for name in ("rnic0", "rnic1"):
         log = (out / f"{name}.log").read_text()
         assert re.search(r"icm \d+ writes, \d+ entries checked against the kernels' tables, 0 differ", log), log[-2000:]
@@ -333,7 +333,7 @@ def test_translations_read_ahead_at_random(monkeypatch):
 
 
 def test_keys_missed_while_others_land(monkeypatch):
-    """64 B WRITEs on 16 QPs, each under a key pair drawn from 64 a side, through the MPT caches cut
+    """1,500 64 B WRITEs on 16 QPs, each under a key pair drawn from 64 a side, through the MPT caches cut
     to two lines (build/qc2): nearly every key is read from context memory, and entries read ahead
     land while the head of the sender's WQEs looks its key up. Every message lands byte-exact; the
     reads show in both NICs' counters; the caches keep to their two ports (a landing entry takes
@@ -341,10 +341,10 @@ def test_keys_missed_while_others_land(monkeypatch):
     monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
     out = ROOT / "build" / "test-transport" / "qc2-keys"
     counters = {}
-    rc, text, _ = run_ops(out, ["--keys", "64", "--qps", "16", "rate", "write", "64", "3000", "sge"], counters=counters)
-    assert rc == 0 and "rate write 64 B sge, 16 QPs, 3000 messages, 64 keys a side" in text, text[-3000:]
+    rc, text, _ = run_ops(out, ["--keys", "64", "--qps", "16", "rate", "write", "64", "1500", "sge"], counters=counters)
+    assert rc == 0 and "rate write 64 B sge, 16 QPs, 1500 messages, 64 keys a side" in text, text[-3000:]
     for name, k in (("rnic0", "TX"), ("rnic1", "RX")):
-        assert counters[name][f"{k}_MPT_MISSES"] > 1000, (name, k, counters[name])
+        assert counters[name][f"{k}_MPT_MISSES"] > 500, (name, k, counters[name])
     table_check(out)
 
 
