@@ -55,7 +55,7 @@ demo:
 test:
 	bash scripts/setup.sh
 	$(MAKE) all
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=25 tests
 
 # two Linux VMs (QEMU, Debian's kernel, rnic.ko) on two simulated cards: ibv_rc_pingpong and perftest VM to VM
 vm-demo:
