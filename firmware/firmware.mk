@@ -1,7 +1,7 @@
 # Firmware for the RV32IM soft core (Debian's riscv64-unknown-elf-gcc), and its logic built for
 # the host with a fake HAL for the unit tests.
 FW_DIR := $(BUILD)/fw
-FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c cm_id.c gsi.c prf.c util.c mem.c hal_rv.c)
+FW_SRCS := $(addprefix firmware/src/,start.S main.c fw.c alloc.c icm.c neigh.c cm.c cm_answer.c cm_id.c gsi.c prf.c util.c mem.c hal_rv.c)
 FW_HDRS := firmware/src/fw.h firmware/src/cm.h firmware/src/hal.h firmware/src/prf.h $(SPEC_INC)/rnic_spec.h hw/kernels/common/rnic_frame.h
 FW_CC := riscv64-unknown-elf-gcc
 # a constant of the spec as a number link.ld and start.S can take (the header's carry a 'u')
@@ -44,7 +44,7 @@ ALL_TARGETS += fw
 
 # the firmware's logic on the host, with a fake HAL (firmware/tests), its frames checked by glibc's
 # stack protector as the soft core's are by main.c's
-FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/cm_id.c firmware/src/gsi.c firmware/src/prf.c firmware/src/util.c
+FW_LOGIC := firmware/src/fw.c firmware/src/alloc.c firmware/src/icm.c firmware/src/neigh.c firmware/src/cm.c firmware/src/cm_answer.c firmware/src/cm_id.c firmware/src/gsi.c firmware/src/prf.c firmware/src/util.c
 FW_TEST := $(FW_DIR)/test_fw
 FW_TEST_SRCS := firmware/tests/test_fw.c firmware/tests/fuzz_cm.c firmware/tests/fake_hal.c
 $(FW_TEST): $(FW_TEST_SRCS) firmware/tests/fake_hal.h firmware/tests/fuzz_cm.h $(FW_LOGIC) $(FW_HDRS)

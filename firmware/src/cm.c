@@ -1,7 +1,8 @@
 /* The communication manager's wire protocol on the GSI QP (gsi.c carries its MADs): IBTA Vol. 1
  * chapter 12, passive and active side, SIDR. Every answer goes back the way its request came (the
  * request's source MAC, address and QP), as Linux answers from the received work completion.
- * What is not a MAD of the CM class, version 2, is dropped and counted. */
+ * What is not a MAD of the CM class, version 2, is dropped and counted. Answers to peers with no
+ * connection, and requests that wait for their listener, are cm_answer.c's. */
 #include "cm.h"
 #include "fw.h"
 #include "hal.h"
@@ -9,89 +10,6 @@
 #include "rnic_frame.h"
 
 #define CMD_IN(p, S, F) RNIC_CMDI_##S##_##F##_GET(p)
-
-/* The common MAD header of an answer: CM class version 2, method, the request's transaction ID. */
-static void mad_header(uint8_t *out, uint32_t method, const uint8_t *tid, uint32_t attr)
-{
-	memset(out, 0, CM_MAD_LEN);
-	out[CM_MAD_BASE_VERSION] = 1;
-	out[CM_MAD_CLASS] = CM_CLASS;
-	out[CM_MAD_CLASS_VERSION] = CM_CLASS_VERSION;
-	out[CM_MAD_METHOD] = (uint8_t)method;
-	memcpy(out + CM_MAD_TID, tid, 8);
-	rnic_put_be16(out + CM_MAD_ATTR_ID, attr);
-}
-
-/* Whether an answer to a peer with no connection may go now (CM_ANSWER_*): each waits for a
- * token, and tokens come back one each CM_ANSWER_CYCLES, CM_ANSWER_BURST at the most. */
-static int may_answer(void)
-{
-	uint64_t now = hal_cycles(), n = (now - fw.cm_tokens_at) / CM_ANSWER_CYCLES;
-
-	if (n >= CM_ANSWER_BURST) {
-		fw.cm_tokens = CM_ANSWER_BURST;
-		fw.cm_tokens_at = now;
-	} else if (n) {
-		fw.cm_tokens = fw.cm_tokens + (uint32_t)n > CM_ANSWER_BURST ? CM_ANSWER_BURST : fw.cm_tokens + (uint32_t)n;
-		fw.cm_tokens_at += n * CM_ANSWER_CYCLES;
-	}
-	if (!fw.cm_tokens) {
-		fw.gsi.rate_limited++;
-		return 0;
-	}
-	fw.cm_tokens--;
-	return 1;
-}
-
-static void answer(const struct cm_peer *p, const uint8_t *out)
-{
-	if (may_answer())
-		fw_gsi_send(p, out);
-}
-
-/* A REQ nobody listens for: REJ "invalid service ID" for the REQ (Linux: cm_issue_rej), which
- * rdma_cm reports as RDMA_CM_EVENT_REJECTED, status 8. */
-static void reject_req(const struct cm_peer *p, const uint8_t *req, uint32_t reason)
-{
-	uint8_t out[CM_MAD_LEN];
-
-	mad_header(out, CM_METHOD_SEND, req + CM_MAD_TID, CM_ATTR_REJ);
-	memcpy(out + CM_REJ_REMOTE_COMM_ID, req + CM_REQ_LOCAL_COMM_ID, 4);
-	out[CM_REJ_MSG_REJECTED] = CM_MSG_REQ << 6;
-	rnic_put_be16(out + CM_REJ_REASON, reason);
-	answer(p, out);
-}
-
-/* A DREQ for no connection of ours (already gone, or never ours): DREP all the same, so that the
- * peer's disconnect completes at once (Linux: cm_issue_drep). */
-static void answer_dreq(const struct cm_peer *p, const uint8_t *dreq)
-{
-	uint8_t out[CM_MAD_LEN];
-
-	mad_header(out, CM_METHOD_SEND, dreq + CM_MAD_TID, CM_ATTR_DREP);
-	memcpy(out + CM_DREP_LOCAL_COMM_ID, dreq + CM_DREQ_REMOTE_COMM_ID, 4);
-	memcpy(out + CM_DREP_REMOTE_COMM_ID, dreq + CM_DREQ_LOCAL_COMM_ID, 4);
-	answer(p, out);
-}
-
-/* Get(ClassPortInfo) (IBTA 13.4.8.1): base and class version, the response time value; no
- * redirection, no traps. Any other Get or Set: GetResp "unsupported method/attribute", as
- * Linux's MAD layer answers requests no agent takes. */
-static void get_or_set(const struct cm_peer *p, const uint8_t *mad, uint32_t attr)
-{
-	uint8_t out[CM_MAD_LEN];
-
-	mad_header(out, CM_METHOD_GET_RESP, mad + CM_MAD_TID, attr);
-	memcpy(out + CM_MAD_ATTR_MOD, mad + CM_MAD_ATTR_MOD, 4);
-	if (mad[CM_MAD_METHOD] == CM_METHOD_GET && attr == CM_ATTR_CLASS_PORT_INFO) {
-		out[CM_CPI_BASE_VERSION] = 1;
-		out[CM_CPI_CLASS_VERSION] = CM_CLASS_VERSION;
-		out[CM_CPI_RESP_TIME + 3] = CM_RESPONSE_TIMEOUT;
-	} else {
-		rnic_put_be16(out + CM_MAD_STATUS, CM_STATUS_UNSUPPORTED);
-	}
-	answer(p, out);
-}
 
 /* ---- CM IDs: listeners and connections (IBTA 12.9 state machine, passive side) */
 #define CM_EV_BUF 8192 /* where an event is built in the firmware's DMA buffer */
@@ -102,8 +20,9 @@ static uint64_t cm_wait(uint32_t t)
 	return 1024ull << (t > 31 ? 31 : t < CM_MIN_TIMEOUT ? CM_MIN_TIMEOUT : t);
 }
 
-/* The earliest deadline of the running timers, or earlier (a timer stopped since leaves it; 0
- * at boot): the main loop's passes look through the IDs only once it has come. */
+/* The earliest deadline of the running timers and of the requests waiting for a listener, or
+ * earlier (a timer stopped since leaves it; 0 at boot): the main loop's passes look through the
+ * IDs only once it has come. */
 static uint64_t cm_due;
 
 /* The next retry of c no later than its give-up time; cm_due kept no later than it */
@@ -126,45 +45,14 @@ static void cm_timer_start(struct fw_cm *c)
 	cm_timer_set(c, now);
 }
 
-/* ---- requests that came before their listener (cm.h: CM_HOLD_CYCLES) */
-static int is_req(const uint8_t *m)
+/* m waits for its listener (cm_answer.c), cm_due no later than its deadline; 0: no room */
+static int hold(const struct cm_peer *p, const uint8_t *m)
 {
-	return rnic_be16(m + CM_MAD_ATTR_ID) == CM_ATTR_REQ; /* else a SIDR_REQ */
-}
+	uint64_t until = cm_hold_for_listener(p, m);
 
-static uint64_t req_sid(const uint8_t *m)
-{
-	return rnic_be64(m + (is_req(m) ? CM_REQ_SERVICE_ID : CM_SIDR_REQ_SERVICE_ID));
-}
-
-static uint32_t req_id(const uint8_t *m)
-{
-	return rnic_be32(m + (is_req(m) ? CM_REQ_LOCAL_COMM_ID : CM_SIDR_REQ_ID));
-}
-
-/* Request m set aside to wait for its listener (1), or no room for it (0). One from the same
- * requester with the same ID already waits: a retransmission, dropped. */
-static int cm_hold(const struct cm_peer *p, const uint8_t *m)
-{
-	struct fw_cm_held *h, *slot = 0;
-
-	for (h = fw.cm_held; h < fw.cm_held + CM_HELD; h++) {
-		if (!h->until) {
-			slot = h;
-		} else if (h->peer.v6 == p->v6 && (p->v6 ? !memcmp(h->peer.ip6, p->ip6, 16) : h->peer.ip == p->ip) &&
-			   is_req(h->mad) == is_req(m) && req_id(h->mad) == req_id(m)) {
-			fw.gsi.dup++;
-			return 1;
-		}
-	}
-	if (!slot)
-		return 0;
-	slot->until = hal_cycles() + CM_HOLD_CYCLES;
-	slot->peer = *p;
-	memcpy(slot->mad, m, CM_MAD_LEN);
-	if (slot->until < cm_due)
-		cm_due = slot->until;
-	return 1;
+	if (until && until < cm_due)
+		cm_due = until;
+	return until != 0;
 }
 
 /* Tell the owner: the event into its ring, then an interrupt of its vector. A context with no
@@ -220,7 +108,7 @@ static void cm_peer_of(const struct fw_cm *c, struct cm_peer *p)
  * REJ, DREQ, DREP all start so; a REQ has no remote one yet), then cm_send. */
 static void cm_msg(const struct fw_cm *c, uint8_t *out, uint32_t attr)
 {
-	mad_header(out, CM_METHOD_SEND, c->tid, attr);
+	cm_mad_header(out, CM_METHOD_SEND, c->tid, attr);
 	rnic_put_be32(out + CM_MAD_DATA, c->local_id);
 	if (attr != CM_ATTR_REQ)
 		rnic_put_be32(out + CM_MAD_DATA + 4, c->remote_id);
@@ -291,22 +179,22 @@ static void cm_req(const struct cm_peer *p, const uint8_t *m)
 		return;
 	}
 	if (l == FW_CM_IDS) {
-		if (!cm_hold(p, m))
-			reject_req(p, m, CM_REJ_INVALID_SERVICE_ID);
+		if (!hold(p, m))
+			cm_reject_req(p, m, CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
 	if ((m[CM_REQ_RESP_TIMEOUT] >> 1 & 3) != 0) { /* transport service type: RC only */
-		reject_req(p, m, CM_REJ_INVALID_TRANSPORT_TYPE);
+		cm_reject_req(p, m, CM_REJ_INVALID_TRANSPORT_TYPE);
 		return;
 	}
 	if (fw.cm[l].qp_type == RNIC_QPT_UD) { /* rdma_cm: cma_ib_check_req_qp_type fails, the ID is destroyed */
-		reject_req(p, m, CM_REJ_CONSUMER);
+		cm_reject_req(p, m, CM_REJ_CONSUMER);
 		return;
 	}
 	/* a peer cannot fill the NIC's CM IDs with requests a listener has not answered */
 	n = waiting < CM_BACKLOG ? cm_id_alloc(fw.cm[l].ctx) : -1;
 	if (n < 0) {
-		reject_req(p, m, CM_REJ_NO_RESOURCES);
+		cm_reject_req(p, m, CM_REJ_NO_RESOURCES);
 		return;
 	}
 	c = cm_requested(n, CM_ST_REQ_RCVD, l, p, m, sid, rid);
@@ -388,7 +276,7 @@ static void send_sidr_req(const struct fw_cm *c)
 {
 	uint8_t out[CM_MAD_LEN];
 
-	mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_SIDR_REQ);
+	cm_mad_header(out, CM_METHOD_SEND, c->tid, CM_ATTR_SIDR_REQ);
 	rnic_put_be32(out + CM_SIDR_REQ_ID, c->local_id);
 	rnic_put_be16(out + CM_SIDR_REQ_PKEY, 0xffff);
 	rnic_put_be32(out + CM_SIDR_REQ_SERVICE_ID, (uint32_t)(c->service_id >> 32));
@@ -398,36 +286,20 @@ static void send_sidr_req(const struct fw_cm *c)
 }
 _Static_assert(CM_PDATA_MAX == CM_SIDR_REQ_PDATA_LEN, "send_sidr_req: any private data fits");
 
-/* the answer to a SIDR_REQ: its status, and on success our QPN, Q_Key and private data */
-static void sidr_rep_to(const struct cm_peer *p, const uint8_t *tid, uint32_t rid, uint64_t sid, uint32_t status,
-			const struct fw_cm *c)
-{
-	uint8_t out[CM_MAD_LEN];
-
-	mad_header(out, CM_METHOD_SEND, tid, CM_ATTR_SIDR_REP);
-	rnic_put_be32(out + CM_SIDR_REP_ID, rid);
-	out[CM_SIDR_REP_STATUS] = (uint8_t)status;
-	rnic_put_be32(out + CM_SIDR_REP_SERVICE_ID, (uint32_t)(sid >> 32));
-	rnic_put_be32(out + CM_SIDR_REP_SERVICE_ID + 4, (uint32_t)sid);
-	if (c) {
-		if (!status) {
-			rnic_put_be24(out + CM_SIDR_REP_QPN, c->qpn);
-			rnic_put_be32(out + CM_SIDR_REP_QKEY, c->qkey);
-		}
-		memcpy(out + CM_SIDR_REP_PDATA, c->pdata,
-		       c->pdata_len < CM_SIDR_REP_PDATA_LEN ? c->pdata_len : CM_SIDR_REP_PDATA_LEN);
-		fw_gsi_send(p, out);
-	} else {
-		answer(p, out); /* a refusal to a peer we have nothing with */
-	}
-}
-
+/* the answer to a SIDR_REQ c holds: its status, and on success our QPN, Q_Key and private data */
 static void sidr_rep(const struct fw_cm *c, uint32_t status)
 {
+	uint8_t out[CM_MAD_LEN];
 	struct cm_peer p;
 
+	cm_sidr_rep_header(out, c->tid, c->remote_id, c->service_id, status);
+	if (!status) {
+		rnic_put_be24(out + CM_SIDR_REP_QPN, c->qpn);
+		rnic_put_be32(out + CM_SIDR_REP_QKEY, c->qkey);
+	}
+	memcpy(out + CM_SIDR_REP_PDATA, c->pdata, c->pdata_len < CM_SIDR_REP_PDATA_LEN ? c->pdata_len : CM_SIDR_REP_PDATA_LEN);
 	cm_peer_of(c, &p);
-	sidr_rep_to(&p, c->tid, c->remote_id, c->service_id, status, c);
+	fw_gsi_send(&p, out);
 }
 
 /* A SIDR_REQ: to the listener of its service ID as a new CM ID and a CONNECT_REQUEST (as Linux's
@@ -446,17 +318,17 @@ static void cm_sidr_req(const struct cm_peer *p, const uint8_t *m)
 		return;
 	}
 	if (l == FW_CM_IDS) {
-		if (!cm_hold(p, m))
-			sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_UNSUPPORTED, 0);
+		if (!hold(p, m))
+			cm_refuse_sidr(p, m, CM_SIDR_UNSUPPORTED);
 		return;
 	}
 	if (fw.cm[l].qp_type == RNIC_QPT_RC) { /* an RC listener takes no SIDR_REQ (cma_ib_check_req_qp_type) */
-		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_REJECT, 0);
+		cm_refuse_sidr(p, m, CM_SIDR_REJECT);
 		return;
 	}
 	n = waiting < CM_BACKLOG ? cm_id_alloc(fw.cm[l].ctx) : -1;
 	if (n < 0) {
-		sidr_rep_to(p, m + CM_MAD_TID, rid, sid, CM_SIDR_REJECT, 0);
+		cm_refuse_sidr(p, m, CM_SIDR_REJECT);
 		return;
 	}
 	c = cm_requested(n, CM_ST_SIDR_RCVD, l, p, m, sid, rid);
@@ -751,17 +623,11 @@ static int privileged_port(uint64_t sid)
 /* A listener of sid came: the requests waiting for it go to it now, as though they came now */
 static void cm_unhold(uint64_t sid)
 {
-	struct fw_cm_held *h;
 	struct cm_peer p;
 	uint8_t m[CM_MAD_LEN];
 
-	for (h = fw.cm_held; h < fw.cm_held + CM_HELD; h++) {
-		if (!h->until || req_sid(h->mad) != sid)
-			continue;
-		p = h->peer;
-		memcpy(m, h->mad, CM_MAD_LEN);
-		h->until = 0;
-		if (is_req(m))
+	while (cm_held_take(sid, &p, m)) {
+		if (rnic_be16(m + CM_MAD_ATTR_ID) == CM_ATTR_REQ)
 			cm_req(&p, m);
 		else
 			cm_sidr_req(&p, m);
@@ -889,27 +755,11 @@ uint32_t fw_cm_idle(uint32_t max)
 void fw_cm_poll(void)
 {
 	uint64_t now = hal_cycles();
-	struct fw_cm_held *h;
 	uint32_t i;
 
 	if (now < cm_due)
 		return;
-	cm_due = UINT64_MAX;
-	for (h = fw.cm_held; h < fw.cm_held + CM_HELD; h++) {
-		if (!h->until)
-			continue;
-		if (now < h->until) {
-			if (h->until < cm_due)
-				cm_due = h->until;
-			continue;
-		}
-		/* still nobody listens: refused, as it would have been at once (Linux: cm_issue_rej) */
-		h->until = 0;
-		if (is_req(h->mad))
-			reject_req(&h->peer, h->mad, CM_REJ_INVALID_SERVICE_ID);
-		else
-			sidr_rep_to(&h->peer, h->mad + CM_MAD_TID, req_id(h->mad), req_sid(h->mad), CM_SIDR_UNSUPPORTED, 0);
-	}
+	cm_due = cm_held_expire(now);
 	for (i = 0; i < FW_CM_IDS; i++) {
 		struct fw_cm *c = &fw.cm[i];
 
@@ -924,7 +774,7 @@ void fw_cm_poll(void)
 			c->tries++;
 			cm_timer_set(c, now);
 			if (c->state == CM_ST_REP_SENT) {
-				if (may_answer()) /* the requester has yet to show it is there */
+				if (cm_may_answer()) /* the requester has yet to show it is there */
 					send_rep(c);
 			} else if (c->state == CM_ST_REQ_SENT) {
 				send_req(c);
@@ -974,7 +824,7 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 	}
 	fw.gsi.rx++;
 	if (method == CM_METHOD_GET || method == CM_METHOD_SET) {
-		get_or_set(p, mad, attr);
+		cm_get_or_set(p, mad, attr);
 		return;
 	}
 	if (method != CM_METHOD_SEND) {
@@ -1025,7 +875,7 @@ void fw_cm_input(const struct cm_peer *p, const uint8_t *mad)
 
 		if (c && rnic_be32(mad + CM_DREQ_LOCAL_COMM_ID) != c->remote_id)
 			c = 0; /* both IDs must be the connection's (Linux: cm_acquire_id) */
-		answer_dreq(p, mad);
+		cm_answer_dreq(p, mad);
 		if (c) {
 			c->state = CM_ST_IDLE;
 			cm_event(c, RNIC_CM_EV_DISCONNECTED, 0, 0, 0);

@@ -207,6 +207,19 @@ void fw_cm_poll(void);
 uint32_t fw_cm_idle(uint32_t max);
 uint32_t fw_cm_ctx_reset(uint32_t ctx); /* the CM IDs it had */
 
+/* answers to peers with no connection, and requests waiting for a listener (cm_answer.c) */
+void cm_mad_header(uint8_t *out, uint32_t method, const uint8_t *tid, uint32_t attr);
+int cm_may_answer(void); /* a token for one more answer to a stranger (counted if none) */
+void cm_answer(const struct cm_peer *p, const uint8_t *out);
+void cm_reject_req(const struct cm_peer *p, const uint8_t *req, uint32_t reason);
+void cm_answer_dreq(const struct cm_peer *p, const uint8_t *dreq);
+void cm_get_or_set(const struct cm_peer *p, const uint8_t *mad, uint32_t attr);
+void cm_sidr_rep_header(uint8_t *out, const uint8_t *tid, uint32_t rid, uint64_t sid, uint32_t status);
+void cm_refuse_sidr(const struct cm_peer *p, const uint8_t *m, uint32_t status);
+uint64_t cm_hold_for_listener(const struct cm_peer *p, const uint8_t *m);
+int cm_held_take(uint64_t sid, struct cm_peer *p, uint8_t *m);
+uint64_t cm_held_expire(uint64_t now);
+
 /* the table of CM IDs (cm_id.c) */
 struct fw_cm *cm_id_get(uint32_t ctx, uint32_t id);  /* ctx's ID, or NULL */
 int32_t cm_id_alloc(uint32_t ctx);                   /* a new ID of ctx, or -1 */
