@@ -68,6 +68,7 @@ bench:
 	bash scripts/setup.sh
 	$(MAKE) all
 	$(PY) sim/transport.py bench
+	$(PY) tests/hls_timing.py
 
 soak:
 	bash scripts/setup.sh

@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 # RTL keeps to the SystemVerilog subset its 0.23 reads (make synth). The VMs' QEMU (sim/qemu) is built
 # from Debian's QEMU 7.2 source with meson and these libraries; its firmware comes from seabios and
 # qemu-system-data (whose revision follows QEMU's security updates, as glib's does: only the newest
-# stays in the archive, so those two are not pinned).
+# stays in the archive, so those two are not pinned). clang-14 and llvm-14 give the kernels' timing
+# model (tests/hls_timing.py) the LLVM IR Vitis HLS's own front end would see.
 DEB_PKGS=(
-  build-essential verilator yosys=0.23-6
+  build-essential verilator yosys=0.23-6 clang-14=1:14.0.6-12 llvm-14=1:14.0.6-12
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   libibverbs-dev=44.0-2 ibverbs-utils=44.0-2 libibverbs1=44.0-2 python3-pyverbs=44.0-2
   librdmacm-dev=44.0-2 rdmacm-utils=44.0-2 perftest=4.5+0.17-1

@@ -1,0 +1,142 @@
+"""Timing estimate of the HLS C kernels, run where no Vitis is: how deep the logic of one clock is.
+
+Each function is compiled as Vitis HLS would see it (Debian's clang-14, every call inlined, every
+constant loop unrolled, __SYNTHESIS__ and NDEBUG defined) and its LLVM IR is walked as a netlist:
+an SSA value is a set of bit ranges, each a cone of logic over leaves (registers, inputs, or the
+output of logic already closed), and a cone is priced when something needs it whole (a carry
+chain, a memory address, a register's D input) as the shallowest tree of 6-input LUTs over its
+leaves. So `(a << 8) | b` is wires, `x == y` over 32 bits is a tree of 64 inputs, an if-converted
+branch adds its condition to the cones of what it writes, and a register's D input carries every
+condition under which it is written. Delays are those of UltraScale+ speed grade -2 (DELAYS
+below, with where each comes from). tests/data/timing/ holds the Yosys calibration: the same
+small functions in C and SystemVerilog, whose levels this model must match within one
+(test_hls_timing.py).
+
+Per function it reports
+  - the recurrence: the longest path from a read of the state (arguments named `st`, the stage's
+    own registers and memories) to a write of that state in the same clock. It must fit one clock;
+  - the depth: the longest path from any register or input to any register or output, and the
+    clocks of latency that depth needs at BUDGET_NS a clock;
+  - block RAM reads whose data is used in the clock their address was computed (a block RAM gives
+    its data the clock after), and loops that were not unrolled (not one clock's work).
+
+    python tests/hls_timing.py               the table of the kernels' step functions
+    python tests/hls_timing.py --paths       ... with each critical path's source lines
+"""
+import math
+import pathlib
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from timing.ir import DebugInfo, Function, Types, build_ir  # noqa: E402
+from timing.netlist import BUDGET_NS, CLOCK_NS, DELAYS, Model  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+class Report:
+    """a function's recurrence, depth (ns and levels), latency and what is not hardware"""
+
+    def __init__(self, name, model):
+        self.name = name
+        ep = model.endpoints
+        st = [e for e in ep if e[0] == "state" and e[1] == 1]
+        al = [e for e in ep if e[1] == 0]
+        self.rec = max(st, key=lambda e: e[2], default=None)
+        self.dep = max(al, key=lambda e: e[2], default=None)
+        self.rec_ns = self.rec[2] / 1000 if self.rec else 0.0
+        self.rec_lv = self.rec[3] if self.rec else 0
+        self.dep_ns = self.dep[2] / 1000 if self.dep else 0.0
+        self.dep_lv = self.dep[3] if self.dep else 0
+        self.latency = max(1, math.ceil(self.dep_ns / BUDGET_NS))
+        self.loops = [model.di.where(d) for d in model.loops]
+        self.state_bytes = model.state_bytes
+        self.memories = len(model.brams)
+        self.bram_comb = len(model.bram_comb)
+        self.calls = [model.di.where(e[5]) for e in ep if e[0] in ("call", "divide")]
+        self.model = model
+
+    def path(self, which):
+        e = self.rec if which == "rec" else self.dep
+        if e is None:
+            return []
+        m = 1 if which == "rec" else 0
+        L, di = self.model.L, self.model.di
+        out, leaf, last = [di.where(e[5])], e[4], None
+        while leaf is not None and len(out) < 400:
+            w = di.where(L.dbg[leaf]) if L.dbg[leaf] else None
+            if w and w != last:
+                out.append(f"{w} ({L.ns[m][leaf] / 1000:.2f} ns)")
+                last = w
+            leaf = L.par[m][leaf]
+        return out[::-1]
+
+
+def analyze(text, top, state_args=("%st",)):
+    types = Types(text)
+    fn = Function(text, top)
+    model = Model(text, types, fn, DebugInfo(text), set(state_args))
+    model.run()
+    return Report(top, model)
+
+
+KERNELS = {
+    "tx": (["tx/tx.c", "tx/tx_build.c", "tx/tx_timer.c", "common/rnic_crc.c"], "rnic_tx_step"),
+    "rx": (["rx/rx.c", "rx/rx_req.c", "rx/rx_qpc.c", "rx/rx_rdq.c", "common/rnic_crc.c"], "rnic_rx_step"),
+    "cq": (["cq/cq.c"], "rnic_cq_step"),
+}
+
+
+def kernel_includes():
+    k = ROOT / "hw" / "kernels"
+    gen = ROOT / "build" / "kernels" / "gen"
+    return [k / "common", ROOT / "spec" / "gen", gen]
+
+
+def analyze_kernel(name):
+    srcs, top = KERNELS[name]
+    k = ROOT / "hw" / "kernels"
+    text = build_ir([k / s for s in srcs], includes=kernel_includes())
+    return analyze(text, top)
+
+
+def table(reports):
+    lines = [f"{'function':<16} {'state':>9} {'memories':>8} {'recurrence':>16} {'depth':>16} {'latency':>8}  notes",
+             f"{'':<16} {'bytes':>9} {'BRAM':>8} {'ns (levels)':>16} {'ns (levels)':>16} {'clocks':>8}"]
+    for r in reports:
+        notes = []
+        if r.rec_ns > BUDGET_NS:
+            notes.append(f"recurrence over {BUDGET_NS} ns")
+        if r.bram_comb:
+            notes.append(f"{r.bram_comb} block RAM reads used in the clock of their address")
+        if r.loops:
+            notes.append(f"{len(r.loops)} loop(s) not unrolled: " + ", ".join(r.loops))
+        if r.calls:
+            notes.append("calls/divides: " + ", ".join(r.calls))
+        lines.append(f"{r.name:<16} {r.state_bytes:>9} {r.memories:>8} {r.rec_ns:>9.2f} ({r.rec_lv:>3}) "
+                     f"{r.dep_ns:>9.2f} ({r.dep_lv:>3}) "
+                     f"{r.latency:>8}  {'; '.join(notes)}")
+    return "\n".join(lines)
+
+
+def main(argv):
+    paths = "--paths" in argv
+    names = [a for a in argv if not a.startswith("-")] or list(KERNELS)
+    t0 = time.monotonic()
+    reports = [analyze_kernel(n) for n in names]
+    print(f"Logic depth per clock at {CLOCK_NS:.0f} ns ({1000 / CLOCK_NS:.0f} MHz), budget {BUDGET_NS} ns "
+          f"after Vitis's 27% clock uncertainty; UltraScale+ -2, a LUT level {DELAYS['lut']} ns")
+    print(table(reports))
+    print(f"(analysed in {time.monotonic() - t0:.0f} s of wall time)")
+    if paths:
+        for r in reports:
+            for which in ("rec", "dep"):
+                print(f"\n{r.name} {which}:")
+                for p in r.path(which):
+                    print("   ", p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""The timing model of the HLS C kernels (tests/hls_timing.py)."""
