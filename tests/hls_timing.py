@@ -22,9 +22,11 @@ Per function it reports
 
     python tests/hls_timing.py               the table of the kernels' step functions
     python tests/hls_timing.py --paths       ... with each critical path's source lines
+    python tests/hls_timing.py --each tx     every function of a kernel that takes its state
 """
 import math
 import pathlib
+import re
 import sys
 import time
 
@@ -94,16 +96,21 @@ def kernel_includes():
     return [k / "common", ROOT / "spec" / "gen", gen]
 
 
-def analyze_kernel(name):
+def analyze_kernel(name, each=False):
+    """the kernel's step function; with each, every function of it that takes the state, as
+    compiled on its own (where in the step the depth is)"""
     srcs, top = KERNELS[name]
     k = ROOT / "hw" / "kernels"
     text = build_ir([k / s for s in srcs], includes=kernel_includes())
-    return analyze(text, top)
+    if not each:
+        return [analyze(text, top)]
+    names = re.findall(r"^define [^\n]*@(\w+)\([^\n]*%st\b", text, re.M)
+    return [analyze(text, n) for n in names]
 
 
 def table(reports):
-    lines = [f"{'function':<16} {'state':>9} {'memories':>8} {'recurrence':>16} {'depth':>16} {'latency':>8}  notes",
-             f"{'':<16} {'bytes':>9} {'BRAM':>8} {'ns (levels)':>16} {'ns (levels)':>16} {'clocks':>8}"]
+    lines = [f"{'function':<20} {'state':>9} {'memories':>8} {'recurrence':>16} {'depth':>16} {'latency':>8}  notes",
+             f"{'':<20} {'bytes':>9} {'BRAM':>8} {'ns (levels)':>16} {'ns (levels)':>16} {'clocks':>8}"]
     for r in reports:
         notes = []
         if r.rec_ns > BUDGET_NS:
@@ -114,17 +121,17 @@ def table(reports):
             notes.append(f"{len(r.loops)} loop(s) not unrolled: " + ", ".join(r.loops))
         if r.calls:
             notes.append("calls/divides: " + ", ".join(r.calls))
-        lines.append(f"{r.name:<16} {r.state_bytes:>9} {r.memories:>8} {r.rec_ns:>9.2f} ({r.rec_lv:>3}) "
+        lines.append(f"{r.name:<20} {r.state_bytes:>9} {r.memories:>8} {r.rec_ns:>9.2f} ({r.rec_lv:>3}) "
                      f"{r.dep_ns:>9.2f} ({r.dep_lv:>3}) "
                      f"{r.latency:>8}  {'; '.join(notes)}")
     return "\n".join(lines)
 
 
 def main(argv):
-    paths = "--paths" in argv
+    paths, each = "--paths" in argv, "--each" in argv
     names = [a for a in argv if not a.startswith("-")] or list(KERNELS)
     t0 = time.monotonic()
-    reports = [analyze_kernel(n) for n in names]
+    reports = [r for n in names for r in analyze_kernel(n, each)]
     print(f"Logic depth per clock at {CLOCK_NS:.0f} ns ({1000 / CLOCK_NS:.0f} MHz), budget {BUDGET_NS} ns "
           f"after Vitis's 27% clock uncertainty; UltraScale+ -2, a LUT level {DELAYS['lut']} ns")
     print(table(reports))
