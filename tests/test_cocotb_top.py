@@ -20,7 +20,7 @@ def test_cocotb_rnic_top():
     (BUILD / "cocotb").mkdir(parents=True, exist_ok=True)
     results = BUILD / "cocotb" / "results.xml"
     results.unlink(missing_ok=True)
-    r = subprocess.run(["make", "-s", "-C", str(ROOT / "tests" / "cocotb")], env=env, capture_output=True,
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count()}", "-C", str(ROOT / "tests" / "cocotb")], env=env, capture_output=True,
                        text=True, timeout=1800)
     assert results.exists(), r.stdout[-3000:] + r.stderr[-3000:]
     cases = ET.parse(results).getroot().iter("testcase")
