@@ -726,8 +726,8 @@ public:
 							    line * RNIC_TLB_ENTRIES + k);
 				}
 		}
-		cmp("CQC", RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4, -1);
-		cmp("EQC", RNIC_ICM_EQC_OFF, RNIC_ICM_EQC_STRIDE, cq_->eqc, RNIC_NUM_CTX, RNIC_EQC_WORDS * 4, -1);
+		cmp("CQC", RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->ring.cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4, -1);
+		cmp("EQC", RNIC_ICM_EQC_OFF, RNIC_ICM_EQC_STRIDE, cq_->write.eqc, RNIC_NUM_CTX, RNIC_EQC_WORDS * 4, -1);
 		cmp("SRQC", RNIC_ICM_SRQC_OFF, RNIC_ICM_SRQC_STRIDE, rx_->srqc, RNIC_MAX_SRQ, RNIC_SRQC_WORDS * 4,
 		    RNIC_SRQC_LIMIT / 4);
 		std::printf("rnic-sim %s: icm %llu writes, %llu entries checked against the kernels' tables, %llu differ\n",

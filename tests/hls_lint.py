@@ -19,7 +19,7 @@ KDIR = ROOT / "hw" / "kernels"
 # synthesizable sources and the top function of each kernel (the *_dpi.c files are simulation glue)
 SOURCES = {"common/rnic_crc.c": None, "tx/tx.c": "rnic_tx_step", "tx/tx_build.c": None, "tx/tx_timer.c": None,
            "rx/rx.c": "rnic_rx_step", "rx/rx_req.c": None, "rx/rx_qpc.c": None, "rx/rx_rdq.c": None,
-           "cq/cq.c": "rnic_cq_step"}
+           "cq/cq.c": "rnic_cq_step", "cq/cq_take.c": None, "cq/cq_ring.c": None, "cq/cq_write.c": None}
 # assert(): Vitis HLS checks it in C simulation and drops it from the hardware (UG1399)
 ALLOWED_CALLS = {"memcpy", "memset", "__builtin_memcpy", "__builtin_memset", "__assert_fail"}
 FORBIDDEN = re.compile(r"\b(malloc|calloc|realloc|free|alloca|printf|fprintf|puts|exit|abort|setjmp|longjmp|"
@@ -100,6 +100,11 @@ def defined_functions(kdir):
         if f.name.endswith("_dpi.c"):
             continue
         names |= set(re.findall(r"\b(\w+)\s*\([^;{)]*\)\s*\{", strip_comments(f.read_text())))
+    # the functions of each FIFO type (common/rnic_fifo.h's RNIC_FIFO(name, ...))
+    made = re.findall(r"rnic_##name##_(\w+)\(", (kdir / "common" / "rnic_fifo.h").read_text())
+    for f in sorted(kdir.glob("*/*.[ch]")):
+        for fifo in re.findall(r"^RNIC_FIFO\((\w+),", f.read_text(), re.M):
+            names |= {f"rnic_{fifo}_{m}" for m in made}
     return names
 
 

@@ -86,7 +86,7 @@ def analyze(text, top, state_args=("%st",)):
 KERNELS = {
     "tx": (["tx/tx.c", "tx/tx_build.c", "tx/tx_timer.c", "common/rnic_crc.c"], "rnic_tx_step"),
     "rx": (["rx/rx.c", "rx/rx_req.c", "rx/rx_qpc.c", "rx/rx_rdq.c", "common/rnic_crc.c"], "rnic_rx_step"),
-    "cq": (["cq/cq.c"], "rnic_cq_step"),
+    "cq": (["cq/cq.c", "cq/cq_take.c", "cq/cq_ring.c", "cq/cq_write.c"], "rnic_cq_step"),
 }
 
 

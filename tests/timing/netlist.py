@@ -189,6 +189,8 @@ class Model:
         self.types, self.fn, self.di = types, fn, dbginfo
         self.L = Leaves()
         self.vals, self.ptrs = {}, {}
+        self.psel = {}         # pointer -> the cone that chose among its alternatives
+        self.gep_sel = {}
         self.preds, self.edges = {}, {}
         self.mem = {}          # (obj, off, size) -> leaf of the register's initial value
         self.stores = {}       # obj -> {offset: [(size, Val, pred cone)] in program order}
@@ -359,6 +361,7 @@ class Model:
         src_t, _ = self.types.parse(parts[0])
         pt, pv = typed_operand(self.types, parts[1])
         alts = self.ptr(pt, pv)
+        self.gep_sel = self.psel.get(pv.strip(), {})
         off, idx_cone, region = 0, None, None
         t = src_t
         for k, p in enumerate(parts[2:]):
@@ -605,8 +608,8 @@ class Model:
                         continue
                     alts += self.ptr(t, v)
                     sel = cone_union(sel, edges.get(b, {}))
-                self.ptrs[res] = [(o, off, None if ic is None and len(incoming) < 2 else cone_union(ic or {}, sel), rg)
-                                  for o, off, ic, rg in alts]
+                self.ptrs[res] = alts
+                self.psel[res] = cone_union(sel, *(self.psel.get(v.strip(), {}) for v, _ in incoming))
                 return
             w = self.width_of(t)
             vs, sel = [], {}
@@ -633,6 +636,8 @@ class Model:
             if body.startswith("inbounds"):
                 body = body[8:].strip()
             self.ptrs[res] = self.gep(body)
+            if self.gep_sel:
+                self.psel[res] = self.gep_sel
             return
         if op in ("bitcast", "addrspacecast", "inttoptr", "ptrtoint"):
             m = re.match(r"\w+ (.*) to (.*)$", text)
@@ -640,6 +645,8 @@ class Model:
             dt = T.parse(m.group(2))[0]
             if T.resolve(st)[0] == "ptr" and T.resolve(dt)[0] == "ptr":
                 self.ptrs[res] = self.ptr(st, sv)
+                if sv.strip() in self.psel:
+                    self.psel[res] = self.psel[sv.strip()]
             elif T.resolve(dt)[0] == "ptr":
                 self.ptrs[res] = [("?", 0, None, None)]
             else:
@@ -659,6 +666,10 @@ class Model:
             v = outs[0]
             for o in outs[1:]:
                 v = bitwise(v, o)
+            sel = self.psel.get(pv.strip())
+            if sel:
+                # a load through a chosen pointer: each place read, then a mux
+                v = self.cap(Val(v.w, [(lo, sw, cone_union(c, sel)) for lo, sw, c in v.segs]), dbg)
             self.vals[res] = v
             return
         if op == "store":
@@ -668,8 +679,9 @@ class Model:
             pt, pv = typed_operand(T, parts[1])
             size = T.size(vt)
             v = self.val(vt, vv) if T.resolve(vt)[0] != "ptr" else Val.const(64)
+            wpred = cone_union(pred, self.psel.get(pv.strip(), {}))
             for o, off, ic, rg in self.ptr(pt, pv):
-                self.store(o, off, ic, rg, size, v, pred, dbg)
+                self.store(o, off, ic, rg, size, v, wpred, dbg)
             return
         if op == "call":
             self.call(inst, pred)
@@ -829,8 +841,8 @@ class Model:
             bt, bv = typed_operand(T, parts[2])
             if T.resolve(at)[0] == "ptr":
                 c = self.val(ct, cv).cone()
-                self.ptrs[res] = [(o, off, cone_union(ic or {}, c), rg)
-                                  for o, off, ic, rg in self.ptr(at, av) + self.ptr(bt, bv)]
+                self.ptrs[res] = self.ptr(at, av) + self.ptr(bt, bv)
+                self.psel[res] = cone_union(c, self.psel.get(av.strip(), {}), self.psel.get(bv.strip(), {}))
                 return
             c = self.val(ct, cv).cone()
             v = bitwise(self.val(at, av), self.val(bt, bv))

@@ -1,0 +1,57 @@
+/* FIFOs between the stages of a kernel, as registers clocked once a cycle.
+ *
+ * A stage sees a FIFO as it was at the last clock edge: its consumer reads the head and pops, its
+ * producer checks the room and pushes, and both take effect at the edge (rnic_<name>_edge, called
+ * by the kernel after all its stages), so what a stage writes in clock t is seen by the next stage
+ * at t+1 and the order in which the stages are called in a clock changes nothing. At most one push
+ * and one pop a clock. The room a producer sees does not count the pop of the same clock, so a
+ * FIFO of depth D streams one entry a clock with D >= 2.
+ *
+ * Vitis HLS builds each as a FIFO between the processes of a DATAFLOW region (hls::stream, whose
+ * empty/full are registered the same way); this is the simulator's model of it. */
+#ifndef RNIC_FIFO_H
+#define RNIC_FIFO_H
+
+#include <stdint.h>
+
+/* RNIC_FIFO(name, type, log2 depth): rnic_<name>_t and its functions. */
+#define RNIC_FIFO(name, type, log2)                                                               \
+	typedef struct {                                                                          \
+		type q[1u << (log2)];                                                             \
+		uint8_t rd, wr;      /* as of the last edge */                                    \
+		uint8_t push, pop;   /* this clock's, applied at the edge */                      \
+		type in;                                                                          \
+	} rnic_##name##_t;                                                                        \
+	static inline uint32_t rnic_##name##_count(const rnic_##name##_t *f)                      \
+	{                                                                                         \
+		return (uint8_t)(f->wr - f->rd);                                                  \
+	}                                                                                         \
+	static inline uint32_t rnic_##name##_room(const rnic_##name##_t *f)                       \
+	{                                                                                         \
+		return (1u << (log2)) - rnic_##name##_count(f);                                   \
+	}                                                                                         \
+	static inline const type *rnic_##name##_head(const rnic_##name##_t *f)                    \
+	{                                                                                         \
+		return &f->q[f->rd & ((1u << (log2)) - 1)];                                       \
+	}                                                                                         \
+	static inline void rnic_##name##_push(rnic_##name##_t *f, const type *v)                  \
+	{                                                                                         \
+		f->push = 1;                                                                      \
+		f->in = *v;                                                                       \
+	}                                                                                         \
+	static inline void rnic_##name##_pop(rnic_##name##_t *f)                                  \
+	{                                                                                         \
+		f->pop = 1;                                                                       \
+	}                                                                                         \
+	static inline void rnic_##name##_edge(rnic_##name##_t *f, int rst)                        \
+	{                                                                                         \
+		if (f->push && !rst)                                                              \
+			f->q[f->wr++ & ((1u << (log2)) - 1)] = f->in;                             \
+		if (f->pop && !rst)                                                               \
+			f->rd++;                                                                  \
+		if (rst)                                                                          \
+			f->rd = f->wr = 0;                                                        \
+		f->push = f->pop = 0;                                                             \
+	}
+
+#endif
