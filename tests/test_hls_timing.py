@@ -97,3 +97,19 @@ void f(struct st *st, uint32_t a)
 			st->tbl[i] = 0;
 }""")
     assert len(r.loops) == 1
+
+
+def test_stages_fit_the_clock():
+    """the gate: every stage of a kernel built as stages fits one 250 MHz clock (recurrence and
+    every path between registers), with its latency stated; and every pipelined function of
+    those kernels' sources is a stage the table reports"""
+    for k in hls_timing.STAGED:
+        srcs, stages = hls_timing.KERNELS[k]
+        piped = set()
+        for s in srcs:
+            text = (hls_timing.ROOT / "hw" / "kernels" / s).read_text()
+            piped |= set(re.findall(r"^\w[^\n(]*\b(\w+)\([^{]*\{\n#pragma HLS PIPELINE", text, re.M))
+        assert piped - {f"rnic_{k}_step"} == set(stages), (k, piped)
+        for r in hls_timing.analyze_kernel(k):
+            assert r.declared, (r.name, "no stated latency")
+            assert not hls_timing.over(r), (r.name, hls_timing.over(r))

@@ -182,6 +182,46 @@ def runs(value, lo, w):
     return out
 
 
+def control_dependence(rpo, succs):
+    """{block: the blocks whose branch decides whether it runs} on an acyclic CFG (Ferrante,
+    Ottenstein and Warren: b depends on a's branch when b post-dominates a successor of a but not
+    a itself), post-dominators by Cooper, Harvey and Kennedy's iteration"""
+    exit_ = "<exit>"
+    index = {b: i for i, b in enumerate(rpo + [exit_])}  # a post-dominator comes later
+    out = {b: (succs[b] or [exit_]) for b in rpo}
+    ipdom = {exit_: exit_}
+
+    def meet(a, b):
+        while a != b:
+            while index[a] < index[b]:
+                a = ipdom[a]
+            while index[b] < index[a]:
+                b = ipdom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[::-1]:
+            known = [s for s in out[b] if s in ipdom]
+            new = known[0]
+            for s in known[1:]:
+                new = meet(new, s)
+            if b not in ipdom or ipdom[b] != new:
+                ipdom[b] = new
+                changed = True
+    ctrl = {}
+    for a in rpo:
+        if len(out[a]) < 2:
+            continue
+        for s in set(out[a]):
+            r = s
+            while r != ipdom[a] and r != exit_:
+                ctrl.setdefault(r, set()).add(a)
+                r = ipdom[r]
+    return ctrl
+
+
 class Model:
     """walks one function's IR"""
 
@@ -192,6 +232,7 @@ class Model:
         self.psel = {}         # pointer -> the cone that chose among its alternatives
         self.gep_sel = {}
         self.preds, self.edges = {}, {}
+        self.branch = {}       # block -> the cone of its branch and of what it runs under
         self.mem = {}          # (obj, off, size) -> leaf of the register's initial value
         self.stores = {}       # obj -> {offset: [(size, Val, pred cone)] in program order}
         self.vstores = {}      # obj -> {(lo, hi): cone of the writes at a computed address}
@@ -549,6 +590,8 @@ class Model:
         rpo = post[::-1]
         for src, dst in back:
             self.loops.append(fn.blocks[src][-1].dbg)
+        fwd = {b: [s for s in succs[b] if (b, s) not in back] for b in rpo}
+        self.ctrl = control_dependence(rpo, fwd)
         self.preds = {order[0]: {}}
         for b in rpo:
             if b not in self.preds:
@@ -558,12 +601,12 @@ class Model:
                 self.step(inst, pred, back)
 
     def merge_pred(self, b):
-        edges = self.edges.get(b, [])
-        if not edges:
-            return {}
-        return cone_union(*(c for _, c in edges))
+        """the condition under which block b runs: the branches it is control dependent on (a
+        block after an if/else's join does not depend on the if's condition)"""
+        return cone_union(*(self.branch[a] for a in self.ctrl.get(b, ()) if a in self.branch))
 
     def add_edge(self, src, dst, cone, back):
+        self.branch[src] = cone
         if (src, dst) in back:
             return
         self.edges.setdefault(dst, []).append((src, cone))
@@ -874,10 +917,14 @@ class Model:
                     v = Val(w, segs + [(w - bc, bc, top)]) if bc else v
                 self.vals[res] = v
                 return
-            # a barrel shifter: log2(w) stages of 2:1 muxes, two to a LUT6
-            stages = max(1, (w - 1).bit_length())
-            cone = cone_union(a.cone(), b.cone())
-            self.vals[res] = self.closed_val(w, cone, (PS["lut"] * (-(-stages // 2) - 1), -(-stages // 2) - 1), dbg)
+            # a barrel shifter: each output bit a mux of the data by the amount (a LUT6 is a 4:1
+            # mux, so a tree over data and amount bits prices it); a constant shifted is a
+            # decoder of the amount alone
+            lg = (w - 1).bit_length()  # a shift by w or more is undefined: the amount's low bits
+            sel = [cone_spread(c, min(lo + sw, lg) - lo) for lo, sw, c in b.segs if c and lo < lg]
+            kb = sum(min(lo + sw, lg) - lo for lo, sw, c in b.segs if c and lo < lg)
+            data = [] if ac is not None else [cone_spread(c, min(sw, 1 << kb)) for lo, sw, c in a.segs if c]
+            self.vals[res] = self.closed_val(w, cone_union(*sel, *data), dbg=dbg)
             return
         if op in ("add", "sub"):
             if bc is not None and op == "add" and bc & ((1 << w) - 1) == 0:

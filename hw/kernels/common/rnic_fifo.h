@@ -5,7 +5,8 @@
  * by the kernel after all its stages), so what a stage writes in clock t is seen by the next stage
  * at t+1 and the order in which the stages are called in a clock changes nothing. At most one push
  * and one pop a clock. The room a producer sees does not count the pop of the same clock, so a
- * FIFO of depth D streams one entry a clock with D >= 2.
+ * FIFO of depth D streams one entry a clock with D >= 2. Its count is a register, as a FIFO's
+ * flags are in hardware.
  *
  * Vitis HLS builds each as a FIFO between the processes of a DATAFLOW region (hls::stream, whose
  * empty/full are registered the same way); this is the simulator's model of it. */
@@ -18,13 +19,13 @@
 #define RNIC_FIFO(name, type, log2)                                                               \
 	typedef struct {                                                                          \
 		type q[1u << (log2)];                                                             \
-		uint8_t rd, wr;      /* as of the last edge */                                    \
+		uint8_t rd, wr, n;   /* read, write index and count as of the last edge */        \
 		uint8_t push, pop;   /* this clock's, applied at the edge */                      \
 		type in;                                                                          \
 	} rnic_##name##_t;                                                                        \
 	static inline uint32_t rnic_##name##_count(const rnic_##name##_t *f)                      \
 	{                                                                                         \
-		return (uint8_t)(f->wr - f->rd);                                                  \
+		return f->n & ((2u << (log2)) - 1);                                               \
 	}                                                                                         \
 	static inline uint32_t rnic_##name##_room(const rnic_##name##_t *f)                       \
 	{                                                                                         \
@@ -45,12 +46,17 @@
 	}                                                                                         \
 	static inline void rnic_##name##_edge(rnic_##name##_t *f, int rst)                        \
 	{                                                                                         \
-		if (f->push && !rst)                                                              \
-			f->q[f->wr++ & ((1u << (log2)) - 1)] = f->in;                             \
-		if (f->pop && !rst)                                                               \
-			f->rd++;                                                                  \
-		if (rst)                                                                          \
-			f->rd = f->wr = 0;                                                        \
+		if (rst) {                                                                        \
+			f->rd = f->wr = f->n = 0;                                                 \
+		} else {                                                                          \
+			if (f->push) {                                                            \
+				f->q[f->wr & ((1u << (log2)) - 1)] = f->in;                       \
+				f->wr = (f->wr + 1) & ((1u << (log2)) - 1);                       \
+			}                                                                         \
+			if (f->pop)                                                               \
+				f->rd = (f->rd + 1) & ((1u << (log2)) - 1);                       \
+			f->n = (uint8_t)(f->n + f->push - f->pop);                                \
+		}                                                                                 \
 		f->push = f->pop = 0;                                                             \
 	}
 

@@ -1,14 +1,24 @@
 /* CQ kernel, stage 2 (cq_ring.h). II=1, latency 2: an op taken from its FIFO in one clock has
  * its CQC and run state the next (the block RAMs' read), when it is done and written back.
- * Memories: cqc (16,384 x 128 bits) and cq (16,384 x 72 bits), each a block RAM with two ports:
+ * Memories: cqc (16,384 x 128 bits) and cq (16,384 x 50 bits), each a block RAM with two ports:
  * cqc read by the op and written by a commit; cq read by the op, written back by it or by a
  * commit's restart (never both in a clock: a configuration write waits for a clock without an
  * op, and no op is taken while one waits) or by the sweep that clears it after a reset.
- * Recurrence: the run state written back and forwarded to an op of the same CQ the next clock
- * (a mux, then the producer index's increment and the overflow compare). */
+ * Recurrence (2.7 ns, tests/hls_timing.py): the run state from the RAM or the register of the
+ * last write-back (a select registered when the op was taken), the producer index against the
+ * limit (16 bits) and the write-back's mux. The round robin's pointer is the other (a few LUTs). */
 #include "cq_ring.h"
 
 #define CQC_F(e, reg, f) RNIC_GET(RNIC_CQC_##reg##_##f, (e)[RNIC_CQC_##reg / 4])
+
+_Static_assert(RNIC_MAX_CQE_LOG < 16, "a CQ's indexes are taken modulo 2^16");
+_Static_assert((RNIC_MAX_CQ & (RNIC_MAX_CQ - 1)) == 0, "the sweep's done bit is RNIC_MAX_CQ");
+
+/* the ring's size from a CQC's control word, modulo 2^16 */
+static uint16_t ring_size(uint32_t ctrl)
+{
+	return (uint16_t)(1u << RNIC_GET(RNIC_CQC_CTRL_LOG_SIZE, ctrl));
+}
 
 /* A configuration write, in a clock without an op. Returns 0 when it must wait for the writer. */
 static int cfg(cq_ring_t *st, const cq_cfg_t *c, rnic_cq_wrq_t *wrq)
@@ -24,8 +34,14 @@ static int cfg(cq_ring_t *st, const cq_cfg_t *c, rnic_cq_wrq_t *wrq)
 		 * old size */
 		for (i = 0; i < RNIC_CQC_WORDS; i++)
 			st->cqc[idx][i] = st->stage[i];
-		if (!RNIC_GET(RNIC_CQC_CTRL_KEEP, c->data))
-			st->cq[idx] = (cq_run_t){0};
+		if (RNIC_GET(RNIC_CQC_CTRL_KEEP, c->data)) {
+			/* a resize: the limit moves with the size, an op next clock (the run state's read) */
+			st->op = CQ_OP_SIZE;
+			st->n = (uint16_t)idx;
+			st->fwd = 0;
+		} else {
+			st->cq[idx] = (cq_run_t){0, 0, ring_size(c->data), 0};
+		}
 		return 1;
 	}
 	if (tbl != RNIC_CFG_TBL_FENCE && (tbl != RNIC_CFG_TBL_EQC || idx >= RNIC_NUM_CTX || word >= RNIC_EQC_WORDS))
@@ -48,10 +64,9 @@ static void doorbell(const cq_db_t *d, const uint32_t *e, cq_run_t *q, rnic_cq_w
 
 	if (CQC_F(e, CTRL, CTX) != d->ctx)
 		return;
-	q->ci = (q->pi & ~0xffffu) | d->ci;
-	if (q->ci > q->pi)
-		q->ci -= 0x10000;
-	if (d->arm && q->ci != q->pi) {
+	q->ci = d->ci;
+	q->lim = (uint16_t)(d->ci + ring_size(e[RNIC_CQC_CTRL / 4]));
+	if (d->arm && d->ci != q->pi) {
 		q->armed = 0;
 		m.kind = CQ_WR_EQE;
 		m.eqe_type = RNIC_EQE_TYPE_COMP;
@@ -74,7 +89,7 @@ static void completion(cq_ring_t *st, const rnic_cpl_t *c, const uint32_t *e, cq
 
 	if (!CQC_F(e, CTRL, VALID))
 		return;
-	if (q->pi - q->ci >= (1u << log)) {
+	if (q->pi == q->lim) {
 		st->stat_overflow++;
 		return;
 	}
@@ -105,59 +120,70 @@ static void event(const rnic_cpl_t *c, rnic_cq_wrq_t *wrq)
 	rnic_cq_wrq_push(wrq, &m);
 }
 
-/* The op whose entries arrived: done, and its run state written back. */
-static void finish(cq_ring_t *st, rnic_cq_wrq_t *wrq)
+/* The op whose entries the memories give: done, and its CQ's run state written back. Returns
+ * whether it was. */
+static uint32_t finish(cq_ring_t *st, rnic_cq_wrq_t *wrq)
 {
-	uint32_t n = st->n;
-	const uint32_t *e;
-	cq_run_t q;
+	uint32_t op = st->op, n = st->n % RNIC_MAX_CQ;
+	const uint32_t *e = st->cqc[n];
+	cq_run_t q = st->fwd ? st->wb : st->cq[n];
 
-	if (st->op == CQ_OP_CPL && st->cpl.evt) {
+	if (op & CQ_OP_EVT) {
 		event(&st->cpl, wrq);
-		return;
+		return 0;
 	}
-	if (n >= RNIC_MAX_CQ)
-		return;
-	e = st->cqc[n];
-	/* the block RAM's read of an entry written back at the same edge gives the old one */
-	q = st->wb_valid && st->wb_n == n ? st->wb : st->cq[n];
-	if (st->op == CQ_OP_DB)
+	if (op & CQ_OP_DB)
 		doorbell(&st->db, e, &q, wrq);
-	else
+	else if (op & CQ_OP_CPL)
 		completion(st, &st->cpl, e, &q, wrq);
+	else
+		q.lim = (uint16_t)(q.ci + ring_size(e[RNIC_CQC_CTRL / 4]));
 	st->cq[n] = q;
-	st->wb_valid = 1;
-	st->wb_n = (uint16_t)n;
 	st->wb = q;
+	return 1;
 }
 
-/* The next op, round robin between the doorbells, TX's and RX's completions. */
-static void take(cq_ring_t *st, rnic_cq_dbq_t *dbq, rnic_cq_cplq_t *txq, rnic_cq_cplq_t *rxq)
+/* The next op, round robin between the doorbells (0), TX's (1) and RX's (2) completions: the
+ * first with an entry from rr on, 3 for none. */
+static uint32_t pick(uint32_t rr, uint32_t h0, uint32_t h1, uint32_t h2)
 {
-	int have[3] = {rnic_cq_dbq_count(dbq) != 0, rnic_cq_cplq_count(txq) != 0, rnic_cq_cplq_count(rxq) != 0};
-	uint32_t k, pick = 3;
+	if (rr == 1)
+		return h1 ? 1 : h2 ? 2 : h0 ? 0 : 3;
+	if (rr == 2)
+		return h2 ? 2 : h0 ? 0 : h1 ? 1 : 3;
+	return h0 ? 0 : h1 ? 1 : h2 ? 2 : 3;
+}
 
-	for (k = 0; k < 3; k++) {
-		uint32_t i = (st->rr + k) % 3;
+/* Takes the next op and decodes it (a CQN out of range is none). wrote: this clock's op writes
+ * its CQ's run state back, which the block RAM does not give to a read at the same edge: the
+ * next op of that CQ takes it from wb instead (the select registered here, each FIFO's head
+ * compared while the pick is made). */
+static void take(cq_ring_t *st, uint32_t wrote, rnic_cq_dbq_t *dbq, rnic_cq_cplq_t *txq, rnic_cq_cplq_t *rxq)
+{
+	const cq_db_t *d = rnic_cq_dbq_head(dbq);
+	const rnic_cpl_t *t = rnic_cq_cplq_head(txq), *r = rnic_cq_cplq_head(rxq);
+	uint32_t same[3] = {d->cqn == st->n, t->cqn == st->n, r->cqn == st->n};
+	uint32_t k = pick(st->rr & 3, rnic_cq_dbq_count(dbq) != 0, rnic_cq_cplq_count(txq) != 0,
+			  rnic_cq_cplq_count(rxq) != 0);
+	static const uint8_t next[4] = {1, 2, 0, 0};
 
-		if (have[i] && pick == 3)
-			pick = i;
-	}
-	if (pick == 3)
+	if (k == 3)
 		return;
-	st->rr = (uint8_t)((pick + 1) % 3);
-	if (pick == 0) {
-		st->op = CQ_OP_DB;
-		st->db = *rnic_cq_dbq_head(dbq);
-		st->n = st->db.cqn;
+	st->rr = next[k];
+	st->fwd = wrote && same[k];
+	if (k == 0) {
+		st->op = d->cqn < RNIC_MAX_CQ ? CQ_OP_DB : CQ_OP_NONE;
+		st->db = *d;
+		st->n = d->cqn;
 		rnic_cq_dbq_pop(dbq);
 	} else {
-		rnic_cq_cplq_t *q = pick == 1 ? txq : rxq;
-
-		st->op = CQ_OP_CPL;
-		st->cpl = *rnic_cq_cplq_head(q);
+		st->cpl = k == 1 ? *t : *r;
+		st->op = st->cpl.evt ? CQ_OP_EVT : st->cpl.cqn < RNIC_MAX_CQ ? CQ_OP_CPL : CQ_OP_NONE;
 		st->n = st->cpl.cqn;
-		rnic_cq_cplq_pop(q);
+		if (k == 1)
+			rnic_cq_cplq_pop(txq);
+		else
+			rnic_cq_cplq_pop(rxq);
 	}
 }
 
@@ -165,27 +191,26 @@ void cq_ring(cq_ring_t *st, const rnic_cq_in_t *in, rnic_cq_cfgq_t *cfgq, rnic_c
 	     rnic_cq_cplq_t *txq, rnic_cq_cplq_t *rxq, rnic_cq_wrq_t *wrq, rnic_cq_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint8_t had = st->op, sweeping = st->sweep < RNIC_MAX_CQ;
+	uint8_t had = st->op, sweeping = !(st->sweep & RNIC_MAX_CQ);
+	uint32_t wrote = 0;
 
 	if (in->rst) {
 		st->sweep = 0;
-		st->op = st->wb_valid = st->rr = 0;
+		st->op = st->rr = 0;
 		st->stat_cqes = st->stat_overflow = 0;
 	} else {
 		if (had)
-			finish(st, wrq);
-		else
-			st->wb_valid = 0;
+			wrote = finish(st, wrq);
 		st->op = CQ_OP_NONE;
 		if (!had && rnic_cq_cfgq_count(cfgq) && cfg(st, rnic_cq_cfgq_head(cfgq), wrq))
 			rnic_cq_cfgq_pop(cfgq);
 		/* an op taken now may write to the writer next clock, after this clock's message: room
 		 * for two, whatever this clock does */
 		if (!sweeping && !rnic_cq_cfgq_count(cfgq) && rnic_cq_wrq_room(wrq) >= 2)
-			take(st, dbq, txq, rxq);
+			take(st, wrote, dbq, txq, rxq);
 		if (sweeping) {
 			/* after a reset, one entry a clock (configuration writes meanwhile: the other port) */
-			st->cq[st->sweep] = (cq_run_t){0};
+			st->cq[st->sweep % RNIC_MAX_CQ] = (cq_run_t){0};
 			st->sweep++;
 		}
 	}

@@ -1,16 +1,56 @@
-/* CQ kernel, stage 3 (cq_write.h). II=1, latency 1: a message taken is a beat presented the same
- * clock, and a beat taken makes room for the next at once (one beat a clock). No block RAM: the
- * event queues' contexts are 16 entries (registers). Recurrence: the beat's valid against its
- * ready, and an event queue's producer index and its increment. The CQE's timestamps are the
- * clock its beat is formatted in; its start's high bits come back from that clock. */
+/* CQ kernel, stage 3 (cq_write.h). II=1, latency 2: a message taken in one clock (its event
+ * queue's slot counted) is a beat presented the next, and both clocks move on as the beat before
+ * is taken, so a beat a clock. No block RAM: the event queues' contexts are 16 entries
+ * (registers). Recurrences: an event queue's producer index and its increment (clock 1); the
+ * beat's valid against its ready (clock 2). The CQE's timestamps are the clock its beat is
+ * formatted in; its start's high bits come back from that clock. */
 #include "cq_write.h"
 
-static void present(cq_write_t *st, uint64_t addr, uint16_t len)
+/* Clock 1: a message into the job register; an EQE gets its event queue's next slot here. */
+static void prepare(cq_write_t *st, const cq_wr_t *m)
 {
-	st->wr_valid = 1;
-	st->wr_addr = addr;
-	st->wr_len = len;
-	st->wr_last = 1;
+	uint32_t ctx = m->ctx % RNIC_NUM_CTX, word = m->where & 3, ectx = (m->where >> 8) % RNIC_NUM_CTX;
+	const uint32_t *q = st->eqc[ctx];
+	uint32_t log = RNIC_GET(RNIC_EQC_CTRL_LOG_SIZE, q[0]);
+
+	st->m = *m;
+	switch (m->kind) {
+	case CQ_WR_CQE:
+		st->job = CQ_JOB_CQE;
+		break;
+	case CQ_WR_EQE:
+		/* only the MSI-X message where the event queue is not set up */
+		st->job = RNIC_GET(RNIC_EQC_CTRL_VALID, q[0]) ? CQ_JOB_EQE : CQ_JOB_IRQ;
+		st->eq_base = ((uint64_t)q[RNIC_EQC_BASE_HI / 4] << 32) | q[RNIC_EQC_BASE_LO / 4];
+		st->eq_slot = (uint16_t)(st->eq_pi[ctx] & ((1u << log) - 1));
+		st->eq_owner = ((st->eq_pi[ctx] >> log) & 1) ^ 1;
+		if (st->job == CQ_JOB_EQE)
+			st->eq_pi[ctx]++;
+		break;
+	case CQ_WR_EQC:
+		st->job = 0;
+		if (word < RNIC_EQC_WORDS)
+			st->eqc[ectx][word] = m->data;
+		if (!word)
+			st->eq_pi[ectx] = 0;
+		break;
+	default:
+		st->job = CQ_JOB_FENCE;
+		break;
+	}
+}
+
+/* the EQE owed after an armed CQ's CQE, as a message */
+static cq_wr_t pending_eqe(const cq_write_t *st)
+{
+	cq_wr_t m = {0};
+
+	m.kind = CQ_WR_EQE;
+	m.eqe_type = RNIC_EQE_TYPE_COMP;
+	m.data = st->eqe_data;
+	m.ctx = st->eqe_ctx;
+	m.vector = st->eqe_vec;
+	return m;
 }
 
 static void write_cqe(cq_write_t *st, const cq_wr_t *m, uint64_t cycle)
@@ -35,71 +75,50 @@ static void write_cqe(cq_write_t *st, const cq_wr_t *m, uint64_t cycle)
 	RNIC_CQE_TS_END_SET(e, cycle);
 	RNIC_CQE_WQE_INDEX_SET(e, c->wqe_index);
 	RNIC_CQE_OWNER_SET(e, m->owner);
-	present(st, m->addr, RNIC_CQE_BYTES);
-	if (m->eqe) {
-		st->eqe_pending = 1;
-		st->eqe_type = RNIC_EQE_TYPE_COMP;
-		st->eqe_data = c->cqn;
-		st->eqe_ctx = m->ctx;
-		st->eqe_vec = m->vector;
-	}
+	st->wr_addr = m->addr;
+	st->wr_len = RNIC_CQE_BYTES;
 }
 
-/* The pending EQE, then its MSI-X message (only the message where the EQ is not set up). */
 static void write_eqe(cq_write_t *st)
 {
-	uint32_t ctx = st->eqe_ctx % RNIC_NUM_CTX;
-	uint32_t log = RNIC_GET(RNIC_EQC_CTRL_LOG_SIZE, st->eqc[ctx][0]);
-	uint64_t base = ((uint64_t)st->eqc[ctx][RNIC_EQC_BASE_HI / 4] << 32) | st->eqc[ctx][RNIC_EQC_BASE_LO / 4];
 	uint8_t *e = st->wr_data;
 	uint32_t i;
 
-	if (st->irq_valid || st->irq_due)
-		return;
-	st->eqe_pending = 0;
-	st->irq_vector = st->eqe_vec;
-	if (!RNIC_GET(RNIC_EQC_CTRL_VALID, st->eqc[ctx][0])) {
-		st->irq_valid = 1;
-		return;
-	}
+	for (i = 0; i < RNIC_BEAT; i++)
+		e[i] = 0;
+	RNIC_EQE_TYPE_SET(e, st->m.eqe_type);
+	RNIC_EQE_DATA_SET(e, st->m.data);
+	RNIC_EQE_OWNER_SET(e, st->eq_owner);
+	st->wr_addr = st->eq_base + (uint64_t)st->eq_slot * RNIC_EQE_BYTES;
+	st->wr_len = RNIC_EQE_BYTES;
 	/* MSI-X only once the EQE beat is taken: a posted write behind it, as on PCIe, so the host
 	 * never looks for an EQE that has not arrived */
 	st->irq_due = 1;
-	for (i = 0; i < RNIC_BEAT; i++)
-		e[i] = 0;
-	RNIC_EQE_TYPE_SET(e, st->eqe_type);
-	RNIC_EQE_DATA_SET(e, st->eqe_data);
-	RNIC_EQE_OWNER_SET(e, ((st->eq_pi[ctx] >> log) & 1) ^ 1);
-	present(st, base + (uint64_t)(st->eq_pi[ctx] & ((1u << log) - 1)) * RNIC_EQE_BYTES, RNIC_EQE_BYTES);
-	st->eq_pi[ctx]++;
+	st->irq_vector = st->m.vector;
 }
 
-static void take(cq_write_t *st, const cq_wr_t *m, uint64_t cycle)
+/* Clock 2: the job onto the ports, when they are free. Returns whether it went. */
+static uint32_t present(cq_write_t *st, uint64_t cycle)
 {
-	uint32_t ctx = (m->where >> 8) % RNIC_NUM_CTX, word = (m->where & 0xff) % RNIC_EQC_WORDS;
+	uint32_t job = st->job, irq_busy = st->irq_valid || st->irq_due;
 
-	switch (m->kind) {
-	case CQ_WR_CQE:
-		write_cqe(st, m, cycle);
-		break;
-	case CQ_WR_EQE:
-		st->eqe_pending = 1;
-		st->eqe_type = m->eqe_type;
-		st->eqe_data = m->data;
-		st->eqe_ctx = m->ctx;
-		st->eqe_vec = m->vector;
+	if (st->wr_valid || (job & (CQ_JOB_EQE | CQ_JOB_IRQ) && irq_busy))
+		return 0;
+	if (job & CQ_JOB_CQE) {
+		write_cqe(st, &st->m, cycle);
+		st->wr_valid = 1;
+	} else if (job & CQ_JOB_EQE) {
 		write_eqe(st);
-		break;
-	case CQ_WR_EQC:
-		st->eqc[ctx][word] = m->data;
-		if (!word)
-			st->eq_pi[ctx] = 0;
-		break;
-	default:
+		st->wr_valid = 1;
+	} else if (job & CQ_JOB_IRQ) {
+		st->irq_valid = 1;
+		st->irq_vector = st->m.vector;
+	} else {
 		/* everything before it has been written */
-		st->fence = (uint8_t)m->data;
-		break;
+		st->fence = (uint8_t)st->m.data;
 	}
+	st->wr_last = 1;
+	return 1;
 }
 
 void cq_write(cq_write_t *st, const rnic_cq_in_t *in, rnic_cq_wrq_t *wrq, rnic_cq_out_t *out)
@@ -108,8 +127,10 @@ void cq_write(cq_write_t *st, const rnic_cq_in_t *in, rnic_cq_wrq_t *wrq, rnic_c
 	uint32_t i;
 
 	if (in->rst) {
-		st->eqe_pending = st->irq_due = st->wr_valid = st->irq_valid = st->fence = 0;
+		st->eqe_pending = st->job = st->irq_due = st->wr_valid = st->irq_valid = st->fence = 0;
 	} else {
+		uint32_t free = !st->job;
+
 		if (st->irq_valid && in->irq_ready)
 			st->irq_valid = 0;
 		if (st->wr_valid && in->wr_ready) {
@@ -117,10 +138,25 @@ void cq_write(cq_write_t *st, const rnic_cq_in_t *in, rnic_cq_wrq_t *wrq, rnic_c
 			st->irq_valid = st->irq_due;
 			st->irq_due = 0;
 		}
-		if (!st->wr_valid && st->eqe_pending)
-			write_eqe(st);
-		else if (!st->wr_valid && rnic_cq_wrq_count(wrq)) {
-			take(st, rnic_cq_wrq_head(wrq), in->cycle);
+		if (st->job && present(st, in->cycle)) {
+			st->job = 0;
+			free = 1;
+		}
+		if (free && st->eqe_pending) {
+			cq_wr_t m = pending_eqe(st);
+
+			prepare(st, &m);
+			st->eqe_pending = 0;
+		} else if (free && rnic_cq_wrq_count(wrq)) {
+			const cq_wr_t *m = rnic_cq_wrq_head(wrq);
+
+			prepare(st, m);
+			if (m->kind == CQ_WR_CQE && m->eqe) {
+				st->eqe_pending = 1;
+				st->eqe_data = m->cpl.cqn;
+				st->eqe_ctx = m->ctx;
+				st->eqe_vec = m->vector;
+			}
 			rnic_cq_wrq_pop(wrq);
 		}
 	}

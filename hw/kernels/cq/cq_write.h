@@ -6,12 +6,23 @@
 
 #include "cq_msg.h"
 
+/* what the first clock hands the second (one bit each) */
+enum { CQ_JOB_CQE = 1, CQ_JOB_EQE = 2, CQ_JOB_IRQ = 4, CQ_JOB_FENCE = 8 };
+
 typedef struct {
-	uint32_t eqc[RNIC_NUM_CTX][RNIC_EQC_WORDS];
-	uint32_t eq_pi[RNIC_NUM_CTX];
-	uint8_t eqe_pending; /* an EQE (and MSI-X) to write: after an armed CQ's CQE, or an event */
-	uint8_t eqe_type, eqe_ctx, eqe_vec;
+	/* clock 1: the next message, and the event queue of an EQE */
+	uint32_t eqc[RNIC_NUM_CTX][RNIC_EQC_WORDS];  /* registers: 16 entries */
+	uint16_t eq_pi[RNIC_NUM_CTX];
+	uint8_t eqe_pending; /* the EQE of the CQE just taken (an armed CQ's) comes next */
+	uint8_t eqe_ctx, eqe_vec;
 	uint32_t eqe_data;
+	/* its result, a register between the clocks */
+	uint8_t job;         /* CQ_JOB_*, 0 for none */
+	cq_wr_t m;           /* the message (CQE: as the ring gave it; EQE: type, data, vector) */
+	uint64_t eq_base;    /* EQE: its ring and slot */
+	uint16_t eq_slot;
+	uint8_t eq_owner;
+	/* clock 2: the ports */
 	uint8_t irq_due;     /* the MSI-X message follows the EQE write being presented */
 	uint8_t wr_valid, wr_last, irq_valid, irq_vector, fence;
 	uint16_t wr_len;
