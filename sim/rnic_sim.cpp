@@ -70,6 +70,13 @@ void on_signal(int)
 	stop_requested = 1;
 }
 
+volatile std::sig_atomic_t hot_reset_requested;
+
+void on_hot_reset(int)
+{
+	hot_reset_requested = 1;
+}
+
 struct Opts {
 	std::string name, sock_dir, pcap, eth_arg;
 	EthPort::Mode eth_mode = EthPort::NONE;
@@ -247,17 +254,23 @@ public:
 #endif
 		if (!tx_ || !rx_ || !cq_)
 			throw std::bad_alloc();
-		if (o.card_host)
-			return; /* the card's driver seeds the NIC and hands it its context memory */
-		/* bring-up, as the driver does it: the secret (fresh for every run, from the kernel's
-		 * RNG), the network's MTU, then the context memory the NIC asks for (ADMIN.ICM_CHUNKS),
-		 * handed over before any process can reach the NIC */
+		bring_up();
+	}
+
+	/* as the driver does it (the card's driver, on a card: nothing to do here): the secret (fresh
+	 * for every run, from the kernel's RNG), the network's MTU, then the context memory the NIC
+	 * asks for (ADMIN.ICM_CHUNKS), zeroed, handed over before any process can reach the NIC */
+	void bring_up()
+	{
+		if (o_.card_host)
+			return;
 		uint32_t seed[4];
+		std::fill(drv_.begin(), drv_.end(), 0);
 		if (::getrandom(seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed)))
 			throw std::runtime_error(std::string("no random seed: ") + std::strerror(errno));
 		for (uint32_t i = 0; i < 4; i++)
 			host_.mmio.push_back({-1, true, RNIC_ADMIN_SEED_0 + 4 * i, seed[i], 0});
-		host_.mmio.push_back({-1, true, RNIC_ADMIN_ETH_MTU, o.eth_mtu, 0});
+		host_.mmio.push_back({-1, true, RNIC_ADMIN_ETH_MTU, o_.eth_mtu, 0});
 		uint64_t list = DRV_BUS + RNIC_ICM_CHUNKS * ICM_CHUNK;
 		for (uint32_t i = 0; i < RNIC_ICM_CHUNKS; i++) {
 			uint64_t a = DRV_BUS + icm_drv(i << RNIC_ICM_CHUNK_LOG);
@@ -618,12 +631,16 @@ private:
 
 	/* The card's host went away (its machine stopped, the device was removed): the card is
 	 * power-cycled, RTL held in reset, the kernels' memories as at power-up, the firmware booted
-	 * again (it has no initialised data: link.ld), nothing of the old host's transfers kept. */
-	void power_cycle(uint64_t cycle)
+	 * again (it has no initialised data: link.ld), nothing of the old host's transfers kept. A
+	 * hot reset (PCIe secondary bus reset, SIGUSR1 here) is the same but for the kernels'
+	 * memories: a reset leaves block RAM as it was, and the kernels' sweeps clear it. */
+	void power_cycle(uint64_t cycle, bool hot = false)
 	{
-		std::memset(static_cast<void *>(tx_), 0, sizeof(*tx_));
-		std::memset(static_cast<void *>(rx_), 0, sizeof(*rx_));
-		std::memset(static_cast<void *>(cq_), 0, sizeof(*cq_));
+		if (!hot) {
+			std::memset(static_cast<void *>(tx_), 0, sizeof(*tx_));
+			std::memset(static_cast<void *>(rx_), 0, sizeof(*rx_));
+			std::memset(static_cast<void *>(cq_), 0, sizeof(*cq_));
+		}
 		reads_.clear();
 		wr_buf_.clear();
 		tx_frame_.clear();
@@ -644,6 +661,12 @@ private:
 	}
 
 public:
+	void hot_reset(uint64_t cycle)
+	{
+		power_cycle(cycle, true);
+		bring_up();
+	}
+
 	/* a context whose process left is still being reset (its objects destroyed, its event queue
 	 * closed): the firmware is between writes that belong together */
 	bool resetting() const
@@ -869,6 +892,7 @@ int main(int argc, char **argv)
 	Verilated::commandArgs(argc, argv);
 	std::signal(SIGINT, on_signal);
 	std::signal(SIGTERM, on_signal);
+	std::signal(SIGUSR1, on_hot_reset);
 	std::signal(SIGPIPE, SIG_IGN);
 
 	std::unique_ptr<EthPort> eth;
@@ -895,8 +919,14 @@ int main(int argc, char **argv)
 	Card card(o, *top, *eth, *host);
 	uint64_t cycle = 0;
 	auto t0 = std::chrono::steady_clock::now();
-	for (; !stop_requested; cycle++)
+	for (; !stop_requested; cycle++) {
+		if (hot_reset_requested) {
+			hot_reset_requested = 0;
+			std::printf("[%s] hot reset\n", o.name.c_str());
+			card.hot_reset(cycle);
+		}
 		card.step(cycle);
+	}
 	/* asked to stop: the resets of contexts already closed finish first, as on a card the driver
 	 * waits for them before it unloads (a peer that stops meanwhile no longer holds the link) */
 	for (uint64_t end = cycle + STOP_SETTLE_CYCLES; card.resetting() && cycle < end; cycle++)

@@ -96,14 +96,14 @@ class Kernel:
         self.cycle += 1
 
     def reset(self, cycles=2):
-        """rst for `cycles` clocks; then, for the CQ kernel, the clocks its reset sweep takes
-        (it clears a CQ's indexes a clock and takes nothing else meanwhile)"""
+        """rst for `cycles` clocks; then the clocks the kernel's reset sweep takes (it clears an
+        entry of its tables a clock and takes nothing else meanwhile)"""
         self.inp.clear()
         self.inp.set("rst", 1)
         for _ in range(cycles):
             self.step()
         self.inp.set("rst", 0)
-        for _ in range(S.MAX_CQ if self.k == "cq" else 0):
+        for _ in range(S.MAX_CQ if self.k == "cq" else S.MAX_QP):
             self.step()
 
     def cfg(self, table, index, word, data):

@@ -107,9 +107,10 @@ def nic(tmp_path_factory):
         link = LinkClient(tmp / "rnic9.sock")
         yield {"peer": peer, "info": info, "target": target, "link": link, "tmp": tmp, "sim": sim}
         link.close()
-        target.stdin.write("quit\n")
-        target.stdin.close()
-        target.wait(timeout=30)
+        if target.poll() is None:
+            target.stdin.write("quit\n")
+            target.stdin.close()
+            target.wait(timeout=30)
     finally:
         if target and target.poll() is None:
             target.kill()
@@ -264,3 +265,40 @@ def test_cm_request_reaches_the_firmware_and_is_rejected(nic):
     assert rej[m + 24 + 4:m + 24 + 8] == frame[m + 24:m + 24 + 4]  # to the REQ's communication ID
     assert (link.stat("RX_TO_FW"), link.stat("RX_DROP_ICRC")) == (before[0] + 1, before[1] + 1)
     assert peer.quiet(1.0)
+
+
+def read_only(qpn, psn, va, rkey, length):
+    pkt = (Ether(src=PEER_MAC, dst=NIC_MAC) / IP(src=PEER_IP, dst=NIC_IP, flags="DF", ttl=64) /
+           UDP(sport=0xC123, dport=4791, chksum=0) /
+           BTH(opcode=0x0C, dqpn=qpn, psn=psn, ackreq=1, pkey=0xFFFF) / RETH(va=va, rkey=rkey, dlen=length))
+    return bytes(raw(pkt))
+
+
+def test_hot_reset_forgets_the_old_qps_and_keys(nic, valid_write):
+    """Last in this module: it takes the NIC's QP away. A hot reset (a PCIe secondary bus reset:
+    SIGUSR1 to rnic-sim) of a NIC with a live QP leaves the kernels' block RAMs as they were; each
+    kernel clears its tables by a sweep, and the firmware says READY only after its first fence,
+    which the kernels pass once swept. Frames for the stale QPN and rkey then get nothing: a WRITE
+    is not placed, a READ not answered, neither ACKed nor NAKed, both dropped and counted."""
+    i, peer, link = nic["info"], nic["peer"], nic["link"]
+    fw_status = S.ID["_BASE"][0] + S.ID["FW_STATUS"][0]
+    ready = 1 << S.ID["FW_STATUS"][1]["READY"][0]
+    psn = reconnect(nic)
+    expected_changes = changed(nic)
+    nic["sim"].send_signal(signal.SIGUSR1)
+    time.sleep(0.5)
+    deadline = time.time() + 60
+    while link.read32(fw_status) & ready == 0:
+        assert time.time() < deadline, (nic["tmp"] / "sim.log").read_text()[-2000:]
+        time.sleep(0.1)
+    assert link.read32(fw_status) == ready and "hot reset" in (nic["tmp"] / "sim.log").read_text()
+    before = {c: link.stat(c) for c in ("RX_ROCE", "RX_DROP_QPN", "TX_FRAMES")}
+    peer.send(write_only(i["qpn"], psn, i["addr"] + 128, i["rkey"], b"y" * 64))
+    peer.send(read_only(i["qpn"], psn + 1, i["addr"], i["rkey"], 256))
+    f = peer.expect(3.0)
+    assert f is None, R.bth(f)
+    after = {c: link.stat(c) - before[c] for c in before}
+    assert after == {"RX_ROCE": 2, "RX_DROP_QPN": 2, "TX_FRAMES": 0}
+    assert changed(nic) == expected_changes
+    nic["target"].kill()  # its context went with the reset: it has nothing left to close
+    nic["target"].wait()

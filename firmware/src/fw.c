@@ -51,7 +51,14 @@ void fw_init(void)
 {
 	uint32_t port[7], hi = hal_mac_hi(), lo = hal_mac_lo(), i;
 
-	/* fw is in .bss, zeroed by start.S */
+	/* fw is in .bss, zeroed by start.S. The kernels clear their tables after a reset (a warm one
+	 * leaves block RAM as it was) and pass a fence only once that is done: nothing is configured
+	 * before, and the host sees READY after. */
+	if (fence()) {
+		hal_set_status(RNIC_ID_FW_STATUS_FAILED_MASK);
+		for (;;)
+			hal_wait(UINT32_MAX);
+	}
 	fw.mac[0] = (uint8_t)(hi >> 8);
 	fw.mac[1] = (uint8_t)hi;
 	fw.mac[2] = (uint8_t)(lo >> 24);

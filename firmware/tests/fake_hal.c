@@ -58,6 +58,7 @@ uint64_t hal_cycles(void) { return now += 100; }
 void hal_putc(char c) { (void)c; }
 void hal_set_version(uint32_t v) { (void)v; }
 void hal_set_status(uint32_t v) { (void)v; }
+void hal_wait(uint32_t cycles) { (void)cycles; }
 void hal_irq(uint32_t vector) { (void)vector; irq_count++; }
 uint32_t hal_ctx_rd(uint32_t ctx, uint32_t off) { return ctxregs[ctx][off / 4]; }
 void hal_ctx_set_ci(uint32_t ctx, uint32_t ci) { ctxregs[ctx][RNIC_CTX_CMDQ_CI / 4] = ci; }

@@ -95,6 +95,8 @@ static void setup(void)
 	in.rst = 1;
 	step();
 	in.rst = 0;
+	for (i = 0; i < RNIC_SWEPT; i++) /* the kernel clears its tables first */
+		step();
 	in.wr_ready = in.ack_ready = in.rsp_ready = in.fw_ready = in.cpl_ready = in.rdreq_ready = 1;
 	cfg(RNIC_CFG_TBL_PORT, 0, RNIC_PORTC_MAC_LO / 4, rnic_be32(nic_mac + 2));
 	cfg(RNIC_CFG_TBL_PORT, 0, RNIC_PORTC_MAC_HI / 4, rnic_be16(nic_mac));

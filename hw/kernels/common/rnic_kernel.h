@@ -550,6 +550,21 @@ static inline void rnic_caches_clock(rnic_tables_t *t, uint32_t cfg_valid, uint3
 
 /* The reset: nothing on its way, counters at zero (the lines stay: the firmware's writes keep
  * them true) */
+/* After a reset a kernel clears its tables by a sweep, one entry of each a clock for RNIC_MAX_QP
+ * clocks, the longest table: its counter reaches RNIC_SWEPT when it is done. */
+#define RNIC_SWEPT RNIC_MAX_QP
+
+/* line i of the caches (the sweep): no line valid, nothing held */
+static inline void rnic_tables_sweep(rnic_tables_t *t, uint32_t i)
+{
+	if (i < RNIC_TLB_LINES)
+		t->tlb_tag[i % RNIC_TLB_LINES] = t->tlb_tagc[i % RNIC_TLB_LINES] = 0;
+	if (i < RNIC_MPT_LINES) {
+		t->mpt[i % RNIC_MPT_LINES].tag = 0;
+		t->mpt_tagc[i % RNIC_MPT_LINES].tag = 0;
+	}
+}
+
 static inline void rnic_caches_reset(rnic_tables_t *t)
 {
 	t->tq_head = t->tq_tail = t->tq_got = t->fill_land = t->ahead = t->th_a = t->th_b = t->tw = 0;

@@ -3,7 +3,7 @@
  * Memories: cqc (16,384 x 128 bits) and cq (16,384 x 50 bits), each a block RAM with two ports:
  * cqc read by the op and written by a commit; cq read by the op, written back by it or by a
  * commit's restart (never both in a clock: a configuration write waits for a clock without an
- * op, and no op is taken while one waits) or by the sweep that clears it after a reset.
+ * op, and no op is taken while one waits); both by the sweep that clears them after a reset.
  * Recurrence (2.7 ns, tests/hls_timing.py): the run state from the RAM or the register of the
  * last write-back (a select registered when the op was taken), the producer index against the
  * limit (16 bits) and the write-back's mux. The round robin's pointer is the other (a few LUTs). */
@@ -202,15 +202,17 @@ void cq_ring(cq_ring_t *st, const rnic_cq_in_t *in, rnic_cq_cfgq_t *cfgq, rnic_c
 		if (had)
 			wrote = finish(st, wrq);
 		st->op = CQ_OP_NONE;
-		if (!had && rnic_cq_cfgq_count(cfgq) && cfg(st, rnic_cq_cfgq_head(cfgq), wrq))
+		if (!had && !sweeping && rnic_cq_cfgq_count(cfgq) && cfg(st, rnic_cq_cfgq_head(cfgq), wrq))
 			rnic_cq_cfgq_pop(cfgq);
 		/* an op taken now may write to the writer next clock, after this clock's message: room
 		 * for two, whatever this clock does */
 		if (!sweeping && !rnic_cq_cfgq_count(cfgq) && rnic_cq_wrq_room(wrq) >= 2)
 			take(st, wrote, dbq, txq, rxq);
 		if (sweeping) {
-			/* after a reset, one entry a clock (configuration writes meanwhile: the other port) */
+			/* after a reset, one entry a clock; configuration writes wait (a fence, the
+			 * firmware's first after its boot, passes once the sweep is done) */
 			st->cq[st->sweep % RNIC_MAX_CQ] = (cq_run_t){0};
+			st->cqc[st->sweep % RNIC_MAX_CQ][RNIC_CQC_CTRL / 4] = 0;
 			st->sweep++;
 		}
 	}

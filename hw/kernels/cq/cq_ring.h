@@ -20,7 +20,7 @@ typedef struct {
 	uint32_t cqc[RNIC_MAX_CQ][RNIC_CQC_WORDS]; /* block RAM: read by the op, written by a commit */
 	cq_run_t cq[RNIC_MAX_CQ];                  /* block RAM: read and written back by the op */
 	uint32_t stage[RNIC_CQC_WORDS];  /* words 1.. of the CQC entry being written, applied with word 0 */
-	uint16_t sweep;                  /* after a reset: the next entry of cq[] to clear; RNIC_MAX_CQ when done */
+	uint16_t sweep;                  /* after a reset: the next CQ to clear; RNIC_MAX_CQ when done */
 	uint8_t rr;                      /* the next of doorbells, TX and RX completions to serve */
 	uint8_t op;                      /* the op whose entries the memories give this clock */
 	uint16_t n;                      /* its CQ: the memories' address, a register */

@@ -128,6 +128,10 @@ void cq_write(cq_write_t *st, const rnic_cq_in_t *in, rnic_cq_wrq_t *wrq, rnic_c
 
 	if (in->rst) {
 		st->eqe_pending = st->job = st->irq_due = st->wr_valid = st->irq_valid = st->fence = 0;
+		for (i = 0; i < RNIC_NUM_CTX; i++) { /* registers */
+			st->eqc[i][RNIC_EQC_CTRL / 4] = 0;
+			st->eq_pi[i] = 0;
+		}
 	} else {
 		uint32_t free = !st->job;
 

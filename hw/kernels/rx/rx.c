@@ -855,43 +855,20 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 	st->qstate[idx] = (uint8_t)state;
 }
 
+
+
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready;
 
 	if (in->rst) {
-		uint32_t q;
-
-		for (q = 0; q < RNIC_MAX_QP; q++) {
-			st->qp[q] = (rx_qp_t){0};
-			st->rdq[q] = (rx_rdq_t){0};
-			st->rcl_in[q] = 0;
-			st->rw_has[q] = 0;
-			st->qstate[q] = 0;
-			st->rq_pi[q] = st->rw_req[q] = st->rw_got[q] = st->rw_used[q] = 0;
-			st->rq_ctl[q] = 0;
-			st->rq_srq[q] = 0;
-		}
-		rx_qc_reset(st);
-		for (q = 0; q < RNIC_MAX_SRQ; q++)
-			st->srq[q] = (rx_srq_t){0};
-		st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
-		st->rg_frame = ~0u; /* no receive WQE checked */
-		st->in_frame = 0;
-		st->busy = B_IDLE;
-		st->redo = st->flush = st->back = st->rd_issue = 0;
-		st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
-		st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
-		st->fence_pending = 0;
-		st->commit_valid = 0;
-		st->db_pend = 0;
-		st->ovr_n = 0;
-		st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
-		st->rb_fresh = st->rbf_head = st->rbf_tail = 0;
-		st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
-		rnic_caches_reset(&st->t);
-		st->o = (rnic_rx_out_t){0};
+		rx_reset(st);
+		*out = st->o;
+		return;
+	}
+	if (!(st->sweep & RNIC_SWEPT)) {
+		rx_sweep(st, in);
 		*out = st->o;
 		return;
 	}

@@ -281,6 +281,7 @@ typedef struct {
 
 	uint8_t fence_pending, fence_token; /* passed between two frames, no DMA in flight */
 
+	uint32_t sweep;             /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rnic_rx_state_t;
 

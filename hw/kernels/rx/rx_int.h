@@ -80,6 +80,7 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d);
 void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good);
 void rx_qc_check(rnic_rx_state_t *st);
 void rx_qc_reset(rnic_rx_state_t *st);
+void rx_qc_sweep(rnic_rx_state_t *st, uint32_t q);
 void rx_qc_issue(rnic_rx_state_t *st);
 void rx_qc_prefetch(rnic_rx_state_t *st);
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn);
@@ -93,5 +94,9 @@ uint32_t rx_rdp_free(const rnic_rx_state_t *st);
 void rx_rdp_give(rnic_rx_state_t *st, rx_rdq_t *q, uint32_t pe);
 void rx_reclaim(rnic_rx_state_t *st);
 void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last);
+
+/* rx_reset.c */
+void rx_reset(rnic_rx_state_t *st);
+void rx_sweep(rnic_rx_state_t *st, const rnic_rx_in_t *in);
 
 #endif

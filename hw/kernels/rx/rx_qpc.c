@@ -255,10 +255,15 @@ void rx_qc_reset(rnic_rx_state_t *st)
 {
 	uint32_t i;
 
-	for (i = 0; i < RX_QC_LINES; i++)
-		st->qc_tag[i] = st->qc_tagf[i] = 0;
 	for (i = 0; i < RX_MAX_FRAMES; i++)
 		st->qs_pend[i] = st->qs_ready[i] = 0;
 	st->qf_head = st->qf_tail = st->qc_cand = 0;
 	st->mk_cand = st->mk_want = 0;
+}
+
+/* line q of the cache's tags, after a reset (the sweep) */
+void rx_qc_sweep(rnic_rx_state_t *st, uint32_t q)
+{
+	if (q < RX_QC_LINES)
+		st->qc_tag[q % RX_QC_LINES] = st->qc_tagf[q % RX_QC_LINES] = 0;
 }

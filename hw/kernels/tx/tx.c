@@ -806,62 +806,7 @@ static uint32_t take_beat(rnic_tx_state_t *st)
 	return st->cur_kind;
 }
 
-/* The reset: every QP's state and every queue empty */
-static void reset(rnic_tx_state_t *st)
-{
-	uint32_t i;
 
-	for (i = 0; i < RNIC_MAX_QP; i++) {
-		st->qs[i] = (tx_qs_t){0};
-		st->qc[i] = (tx_qc_t){0};
-		st->sq_pi[i] = st->sq_ci[i] = 0;
-		st->ob_head[i] = st->ob_head_s[i] = st->ob_head_k[i] = 0;
-		st->ob_tail[i] = st->ob_tail_c[i] = st->ob_tail_k[i] = 0;
-		st->err_s[i] = st->err_s_c[i] = st->err_s_k[i] = 0;
-		st->err_c[i] = st->err_c_s[i] = st->err_c_k[i] = 0;
-		st->ob_fv[i] = 0;
-		st->rd_started[i] = st->rd_retired[i] = 0;
-		st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
-		st->pf_fetched[i] = st->pf_started[i] = 0;
-		st->act_set[i] = st->act_clr[i] = 0;
-		st->tw_set[i] = st->tw_clr[i] = 0;
-	}
-	for (i = 0; i < TW_SLOTS; i++)
-		st->tw_head[i] = TW_NIL;
-	st->tw_cur = TW_NIL;
-	st->tw_tick = st->tw_n = 0;
-	st->tw_add = st->tw_re = st->tw_drop = 0;
-	st->rw_valid = 0;
-	st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
-	st->obn_fw = 0;
-	st->phase = 0;
-	st->cancel = 0;
-	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = st->la_slot = st->la_fill = 0;
-	st->chk_head = ~0u; /* no head's scatter list checked */
-	st->mpt_want = 0;
-	st->acc_n = 0;
-	st->frame_end = 0;
-	st->e_state = 0;
-	st->iss_left = 0;
-	st->rj_active = 0;
-	st->rsp_head = st->rsp_tail = 0;
-	st->pk_head = st->pk_tail = 0;
-	st->req_head = st->req_tail = st->req_left = st->credit = 0;
-	st->cpl_head = st->cpl_tail = 0;
-	st->ack_busy = 0;
-	st->fence_state = 0;
-	rnic_caches_reset(&st->t);
-	st->push_half = 0;
-	st->commit_valid = 0;
-	st->ts_pending = 0;
-	st->pop_valid = 0;
-	st->fl_pend = st->fl_valid = 0;
-	st->sq_ci_w.valid = 0;
-	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
-	st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
-	st->wake_ok = 1;
-	st->o = (rnic_tx_out_t){0};
-}
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
@@ -870,8 +815,11 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	const uint8_t *rd = 0;
 	uint32_t i, table;
 
-	if (in->rst) {
-		reset(st);
+	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
+		if (in->rst)
+			tx_reset(st);
+		else
+			tx_sweep(st, in);
 		*out = st->o;
 		return;
 	}

@@ -339,6 +339,7 @@ typedef struct {
 	rnic_cpl_t cpl[TX_CPL_FIFO];
 	uint32_t cpl_head, cpl_tail;
 
+	uint32_t sweep;              /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_tx_out_t o;             /* outputs presented during the current cycle */
 } rnic_tx_state_t;
 

@@ -153,4 +153,8 @@ void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr);
 void tx_check_timer(rnic_tx_state_t *st);
 void tx_tw_end(rnic_tx_state_t *st);
 
+/* tx_reset.c */
+void tx_reset(rnic_tx_state_t *st);
+void tx_sweep(rnic_tx_state_t *st, const rnic_tx_in_t *in);
+
 #endif
