@@ -259,13 +259,12 @@ public:
 
 	/* as the driver does it (the card's driver, on a card: nothing to do here): the secret (fresh
 	 * for every run, from the kernel's RNG), the network's MTU, then the context memory the NIC
-	 * asks for (ADMIN.ICM_CHUNKS), zeroed, handed over before any process can reach the NIC */
+	 * asks for (ADMIN.ICM_CHUNKS), handed over before any process can reach the NIC */
 	void bring_up()
 	{
 		if (o_.card_host)
 			return;
 		uint32_t seed[4];
-		std::fill(drv_.begin(), drv_.end(), 0);
 		if (::getrandom(seed, sizeof(seed), 0) != static_cast<ssize_t>(sizeof(seed)))
 			throw std::runtime_error(std::string("no random seed: ") + std::strerror(errno));
 		for (uint32_t i = 0; i < 4; i++)
@@ -664,6 +663,7 @@ public:
 	void hot_reset(uint64_t cycle)
 	{
 		power_cycle(cycle, true);
+		std::fill(drv_.begin(), drv_.end(), 0); /* the driver's context memory, fresh */
 		bring_up();
 	}
 

@@ -550,6 +550,16 @@ static inline void rnic_caches_clock(rnic_tables_t *t, uint32_t cfg_valid, uint3
 
 /* The reset: nothing on its way, counters at zero (the lines stay: the firmware's writes keep
  * them true) */
+/* A configuration write of the fence table: its token, which the kernel echoes (FENCE) once the
+ * work it took before is done. Returns whether it was one. */
+static inline int rnic_cfg_fence(uint32_t valid, uint32_t addr, uint32_t data, uint8_t *token)
+{
+	if (!valid || RNIC_CFG_TBL(addr) != RNIC_CFG_TBL_FENCE)
+		return 0;
+	*token = (uint8_t)data;
+	return 1;
+}
+
 /* After a reset a kernel clears its tables by a sweep, one entry of each a clock for RNIC_MAX_QP
  * clocks, the longest table: its counter reaches RNIC_SWEPT when it is done. */
 #define RNIC_SWEPT RNIC_MAX_QP

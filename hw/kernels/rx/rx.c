@@ -903,10 +903,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
 		rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
 	}
-	if (in->cfg_valid && RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
-		st->fence_token = (uint8_t)in->cfg_data;
+	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
 		st->fence_pending = 1;
-	}
 	/* a fence is passed between two frames, with no DMA read outstanding and the last write
 	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
 	if (st->fence_pending && st->rd_head == st->rd_tail && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&

@@ -51,9 +51,7 @@ void rx_sweep(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 	if (q < RNIC_ICM_MAX_CHUNKS) /* no context memory read before the firmware gives it again */
 		st->icm[q % RNIC_ICM_MAX_CHUNKS] = 0;
 	rnic_tables_sweep(&st->t, q);
-	if (in->cfg_valid && RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
-		st->fence_token = (uint8_t)in->cfg_data;
+	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
 		st->fence_pending = 1;
-	}
 	st->sweep++;
 }

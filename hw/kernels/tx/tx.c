@@ -780,10 +780,8 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 			st->qcf[idx].retry = (uint16_t)in->cfg_data;
 		}
 	}
-	if (RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
-		st->fence_token = (uint8_t)in->cfg_data;
+	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
 		st->fence_state = 1;
-	}
 }
 
 /* What the next DMA read beat is for (enum REQ_*). */

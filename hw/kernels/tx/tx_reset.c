@@ -73,9 +73,7 @@ void tx_sweep(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 	if (i < RNIC_ICM_MAX_CHUNKS) /* no context memory read before the firmware gives it again */
 		st->icm[i % RNIC_ICM_MAX_CHUNKS] = 0;
 	rnic_tables_sweep(&st->t, i);
-	if (in->cfg_valid && RNIC_CFG_TBL(in->cfg_addr) == RNIC_CFG_TBL_FENCE) {
-		st->fence_token = (uint8_t)in->cfg_data;
+	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
 		st->fence_state = 1;
-	}
 	st->sweep++;
 }
