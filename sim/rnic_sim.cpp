@@ -14,6 +14,7 @@
 #include <deque>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <cerrno>
@@ -86,6 +87,7 @@ struct Opts {
 	uint32_t snaplen = 65535;
 	uint32_t eth_mtu = 1500; /* the network's (ADMIN.ETH_MTU): the port's active MTU follows */
 	FaultOpts faults;
+	double dma_rd_fail = 0; /* of the TX kernel's DMA reads, the share the host refuses */
 	bool quiet = false;
 	bool card_host = false; /* one host, the card's: its driver (docs/ARCHITECTURE.md "Host link") */
 };
@@ -97,6 +99,7 @@ struct Opts {
 		  << "  [--eth-listen PATH | --eth-connect PATH | --eth-udp LPORT:RHOST:RPORT] [--pcap FILE [--pcap-snaplen N]]\n"
 		  << "  [--drop P] [--dup P] [--reorder P] [--corrupt P] [--delay-ns NS] [--seed N]\n"
 		  << "  [--link-gbps G] [--link-latency-ns NS] [--pcie-gbytes GB] [--pcie-rd-ns NS] [--eth-mtu BYTES]\n"
+		  << "  [--dma-rd-fail P]\n"
 		  << "  [--card-host] [--quiet]\n";
 	std::exit(2);
 }
@@ -172,6 +175,11 @@ Opts parse(int argc, char **argv)
 			o.faults.corrupt = prob(v, "--corrupt");
 		} else if (a == "--delay-ns") {
 			o.faults.delay_cycles = static_cast<uint32_t>(positive(v, "--delay-ns") / NS_PER_CYCLE);
+		} else if (a == "--dma-rd-fail") {
+#ifdef RNIC_CARD
+			usage("--dma-rd-fail: the card's AXI reads carry no kernel's tag; use rnic-sim");
+#endif
+			o.dma_rd_fail = prob(v, "--dma-rd-fail");
 		} else if (a == "--seed") {
 			o.faults.seed = std::strtoull(v.c_str(), nullptr, 0);
 		} else if (a == "--link-gbps") {
@@ -202,6 +210,7 @@ struct DmaRead {
 	uint8_t tag;
 	uint64_t due;
 	bool fetched, err; /* err: the process refused the read (or is gone): zeros, flagged */
+	bool refuse;       /* refused whatever the process says (--dma-rd-fail) */
 	std::vector<uint8_t> data;
 };
 
@@ -410,7 +419,7 @@ private:
 		if (!reads_.empty() && reads_.front().due <= cycle) {
 			DmaRead &r = reads_.front();
 			if (!r.fetched) {
-				r.err = !host_.dma_data(r.id, r.data);
+				r.err = !host_.dma_data(r.id, r.data) || r.refuse;
 				r.data.resize(((r.len + 63) / 64) * 64);
 				r.fetched = true;
 			}
@@ -497,11 +506,16 @@ private:
 			/* the driver's memory answers itself, after the same latency */
 			const uint8_t *p = drv(a, len);
 			std::vector<uint8_t> d(p ? p : drv_.data(), p ? p + len : drv_.data());
-			reads_.push_back({0, len, 0, tag, static_cast<uint64_t>(start), true, !p, std::move(d)});
+			reads_.push_back({0, len, 0, tag, static_cast<uint64_t>(start), true, !p, false, std::move(d)});
 			reads_.back().data.resize(((len + 63) / 64) * 64);
 		} else {
 			reads_.push_back({host_.dma_read(host_of(a), a, len), len, 0, tag, static_cast<uint64_t>(start),
-					  false, false, {}});
+					  false, false, false, {}});
+		}
+		/* a PCIe completion error or an IOMMU fault, as --dma-rd-fail asks, on the TX kernel's reads */
+		if (o_.dma_rd_fail > 0 && tag == RNIC_DMA_TAG_TX && rd_fail_(rd_rng_) < o_.dma_rd_fail) {
+			reads_.back().refuse = true;
+			reads_.back().err = true;
 		}
 	}
 
@@ -833,6 +847,8 @@ private:
 	const double pcie_bytes_per_cycle_, line_bytes_per_cycle_;
 	const uint64_t rd_latency_;
 	std::deque<DmaRead> reads_;
+	std::mt19937_64 rd_rng_{o_.faults.seed * 0x9e3779b97f4a7c15ull + 1};
+	std::uniform_real_distribution<double> rd_fail_{0, 1};
 	bool rd_drive_ = false;
 	double rd_free_ = 0, wr_budget_ = 0;
 	std::vector<uint8_t> wr_buf_, tx_frame_;

@@ -14,7 +14,8 @@ $(KMOD_IOCTLS): tests/apps/kmod_ioctls.c driver/include/uapi/rnic/rnic_uapi.h $(
 	$(CC) $(CFLAGS_COMMON) -Idriver/include/uapi/rnic -I$(SPEC_INC) $< -o $@
 
 # rc_ops: its checks, and its mix, bench and limits modes, over common RC set-up
-RC_OPS_SRCS := tests/apps/rc_ops.c tests/apps/rc_common.c tests/apps/rc_mix.c tests/apps/rc_bench.c tests/apps/rc_limits.c
+RC_OPS_SRCS := tests/apps/rc_ops.c tests/apps/rc_common.c tests/apps/rc_mix.c tests/apps/rc_bench.c tests/apps/rc_limits.c \
+	tests/apps/rc_faults.c
 $(TESTAPP_DIR)/rc_ops: $(RC_OPS_SRCS) tests/apps/rc_common.h $(HOSTLIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ihost-lib/include -I$(SPEC_INC) $(RC_OPS_SRCS) -o $@ -pthread $(HOSTLIB_LINK)

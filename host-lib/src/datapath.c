@@ -603,10 +603,19 @@ void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e)
 	cq_consume(cq, e);
 }
 
-/* A CQE into a work completion, with the fields rdma-core's providers fill */
-static inline __attribute__((always_inline)) void wc_fill(struct ibv_wc *w, const uint8_t *e)
+/* The work request of a send CQE that failed (rnic_cqe_wr_id): from the SQ's copy at the CQE's
+ * WQE_INDEX (the slot is not reused before this CQE is polled) */
+uint64_t rnic_sq_wr_id(const struct rnic_cq *cq, const uint8_t *e)
 {
-	w->wr_id = RNIC_CQE_WR_ID_GET(e);
+	const struct rnic_qp *qp = rnic_qp_get(to_ctx(cq->ex.context), RNIC_CQE_QPN_GET(e));
+
+	return qp ? RNIC_WQE_WR_ID_GET(sq_slot(qp, RNIC_CQE_WQE_INDEX_GET(e))) : RNIC_CQE_WR_ID_GET(e);
+}
+
+/* A CQE into a work completion, with the fields rdma-core's providers fill */
+static inline __attribute__((always_inline)) void wc_fill(struct rnic_cq *cq, struct ibv_wc *w, const uint8_t *e)
+{
+	w->wr_id = rnic_cqe_wr_id(cq, e);
 	w->status = RNIC_CQE_STATUS_GET(e);
 	w->opcode = RNIC_CQE_OPCODE_GET(e);
 	w->vendor_err = RNIC_CQE_VENDOR_ERR_GET(e);
@@ -642,7 +651,7 @@ static __attribute__((noinline)) int poll_locked(struct rnic_cq *cq, int ne, str
 
 		if (!cqe_ready(cq, e))
 			break;
-		wc_fill(w, e);
+		wc_fill(cq, w, e);
 		if (__builtin_expect(cq_advance(cq, e, ci), 0))
 			return poll_doorbell(cq, ne, w + 1, n + 1);
 	}
@@ -699,7 +708,7 @@ int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		return poll_empty(cq);
 	if (__builtin_expect(ne != 1, 0))
 		return poll_locked(cq, ne, wc, 0);
-	wc_fill(wc, e);
+	wc_fill(cq, wc, e);
 	if (__builtin_expect(cq_advance(cq, e, ci), 0))
 		return poll_doorbell(cq, 1, wc + 1, 1);
 	rnic_unlock(&cq->lock);

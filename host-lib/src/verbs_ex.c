@@ -37,7 +37,7 @@ static void cqe_load(struct rnic_cq *cq, const uint8_t *e)
 {
 	cq->cur = e;
 	cq->ex.status = RNIC_CQE_STATUS_GET(e);
-	cq->ex.wr_id = RNIC_CQE_WR_ID_GET(e);
+	cq->ex.wr_id = rnic_cqe_wr_id(cq, e);
 }
 
 static int start_poll(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)

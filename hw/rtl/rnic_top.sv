@@ -96,6 +96,14 @@ module rnic_top #(
     always_ff @(posedge clk)
         cycle_reg <= rst ? 64'd0 : cycle_reg + 64'd1;
 
+    // the TX kernel's read beats the host refused
+    logic [31:0] stat_dma_rd_err;
+    always_ff @(posedge clk)
+        if (rst)
+            stat_dma_rd_err <= '0;
+        else if (s_dma_rd_valid && s_dma_rd_ready && s_dma_rd_err && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_TX))
+            stat_dma_rd_err <= stat_dma_rd_err + 32'd1;
+
     // kernel ports: the DPI vectors keep every field in whole 32-bit words, so the padding bits
     // of the output structs are never read
 `ifndef RNIC_KERNELS_OUTSIDE
@@ -259,8 +267,9 @@ module rnic_top #(
         tx_in.push_data = s_push_data;
         tx_in.push_last = s_push_last;
         tx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_TX);
-        tx_in.rd_data = s_dma_rd_data;
+        tx_in.rd_data = s_dma_rd_err ? '0 : s_dma_rd_data; // an error's data are not memory
         tx_in.rd_last = s_dma_rd_last;
+        tx_in.rd_err = s_dma_rd_err;
         tx_in.ack_valid = rx_out.ack_valid;
         tx_in.ack_qpn = rx_out.ack_qpn;
         tx_in.ack_psn = rx_out.ack_psn;
@@ -395,6 +404,7 @@ module rnic_top #(
         stats[rnic_spec_pkg::RNIC_STAT_RX_MPT_MISS_CYCLES] = rx_out.stat_mpt_miss_cycles;
         stats[rnic_spec_pkg::RNIC_STAT_PORT_RX_DROP_FULL] = stat_port_rx_drop_full;
         stats[rnic_spec_pkg::RNIC_STAT_PORT_RX_DROP_BAD] = stat_port_rx_drop_bad;
+        stats[rnic_spec_pkg::RNIC_STAT_DMA_RD_ERR] = stat_dma_rd_err;
     end
     always_comb
         for (int i = 0; i < rnic_spec_pkg::RNIC_STAT_COUNT; i++)

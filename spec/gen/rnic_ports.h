@@ -134,7 +134,7 @@ static inline void rnic_rdx_unpack(const uint32_t *w, rnic_rdx_t *s)
 }
 
 /* TX_IN: Requester kernel inputs. */
-#define RNIC_TX_IN_WORDS 69u
+#define RNIC_TX_IN_WORDS 70u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -152,6 +152,7 @@ typedef struct {
 	uint8_t rd_valid;
 	uint8_t rd_data[64];
 	uint8_t rd_last;
+	uint8_t rd_err;
 	uint8_t ack_valid;
 	uint32_t ack_qpn;
 	uint32_t ack_psn;
@@ -185,18 +186,19 @@ static inline void rnic_tx_in_pack(const rnic_tx_in_t *s, uint32_t *w)
 	w[29] = (uint32_t)s->rd_valid & 0x1u;
 	memcpy(&w[30], s->rd_data, 64);
 	w[46] = (uint32_t)s->rd_last & 0x1u;
-	w[47] = (uint32_t)s->ack_valid & 0x1u;
-	w[48] = (uint32_t)s->ack_qpn & 0xffffffu;
-	w[49] = (uint32_t)s->ack_psn & 0xffffffu;
-	w[50] = (uint32_t)s->ack_syndrome & 0xffu;
-	w[51] = (uint32_t)s->ack_msn & 0xffffffu;
-	w[52] = (uint32_t)s->ack_rd & 0x1u;
-	w[53] = (uint32_t)s->rsp_valid & 0x1u;
-	rnic_rsp_pack(&s->rsp, &w[54]);
-	w[65] = (uint32_t)s->rdreq_ready & 0x1u;
-	w[66] = (uint32_t)s->eth_ready & 0x1u;
-	w[67] = (uint32_t)s->cpl_ready & 0x1u;
-	w[68] = (uint32_t)s->rdx_ready & 0x1u;
+	w[47] = (uint32_t)s->rd_err & 0x1u;
+	w[48] = (uint32_t)s->ack_valid & 0x1u;
+	w[49] = (uint32_t)s->ack_qpn & 0xffffffu;
+	w[50] = (uint32_t)s->ack_psn & 0xffffffu;
+	w[51] = (uint32_t)s->ack_syndrome & 0xffu;
+	w[52] = (uint32_t)s->ack_msn & 0xffffffu;
+	w[53] = (uint32_t)s->ack_rd & 0x1u;
+	w[54] = (uint32_t)s->rsp_valid & 0x1u;
+	rnic_rsp_pack(&s->rsp, &w[55]);
+	w[66] = (uint32_t)s->rdreq_ready & 0x1u;
+	w[67] = (uint32_t)s->eth_ready & 0x1u;
+	w[68] = (uint32_t)s->cpl_ready & 0x1u;
+	w[69] = (uint32_t)s->rdx_ready & 0x1u;
 }
 
 static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
@@ -217,18 +219,19 @@ static inline void rnic_tx_in_unpack(const uint32_t *w, rnic_tx_in_t *s)
 	s->rd_valid = (uint8_t)(w[29] & 0x1u);
 	memcpy(s->rd_data, &w[30], 64);
 	s->rd_last = (uint8_t)(w[46] & 0x1u);
-	s->ack_valid = (uint8_t)(w[47] & 0x1u);
-	s->ack_qpn = (uint32_t)(w[48] & 0xffffffu);
-	s->ack_psn = (uint32_t)(w[49] & 0xffffffu);
-	s->ack_syndrome = (uint8_t)(w[50] & 0xffu);
-	s->ack_msn = (uint32_t)(w[51] & 0xffffffu);
-	s->ack_rd = (uint8_t)(w[52] & 0x1u);
-	s->rsp_valid = (uint8_t)(w[53] & 0x1u);
-	rnic_rsp_unpack(&w[54], &s->rsp);
-	s->rdreq_ready = (uint8_t)(w[65] & 0x1u);
-	s->eth_ready = (uint8_t)(w[66] & 0x1u);
-	s->cpl_ready = (uint8_t)(w[67] & 0x1u);
-	s->rdx_ready = (uint8_t)(w[68] & 0x1u);
+	s->rd_err = (uint8_t)(w[47] & 0x1u);
+	s->ack_valid = (uint8_t)(w[48] & 0x1u);
+	s->ack_qpn = (uint32_t)(w[49] & 0xffffffu);
+	s->ack_psn = (uint32_t)(w[50] & 0xffffffu);
+	s->ack_syndrome = (uint8_t)(w[51] & 0xffu);
+	s->ack_msn = (uint32_t)(w[52] & 0xffffffu);
+	s->ack_rd = (uint8_t)(w[53] & 0x1u);
+	s->rsp_valid = (uint8_t)(w[54] & 0x1u);
+	rnic_rsp_unpack(&w[55], &s->rsp);
+	s->rdreq_ready = (uint8_t)(w[66] & 0x1u);
+	s->eth_ready = (uint8_t)(w[67] & 0x1u);
+	s->cpl_ready = (uint8_t)(w[68] & 0x1u);
+	s->rdx_ready = (uint8_t)(w[69] & 0x1u);
 }
 
 /* TX_OUT: Requester kernel outputs. */

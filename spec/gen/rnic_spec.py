@@ -400,6 +400,7 @@ STAT = {
     'RX_MPT_MISS_CYCLES': 0x38,
     'PORT_RX_DROP_FULL': 0x39,
     'PORT_RX_DROP_BAD': 0x3a,
+    'DMA_RD_ERR': 0x3b,
 }
 CM_EV = {
     'CONNECT_REQUEST': 0x1,
@@ -925,7 +926,7 @@ PORT_RDX = (21, [
     ('nsge', 'u8', 8, 4, 1),
     ('sge', 'bytes', 512, 5, 16),
 ])
-PORT_TX_IN = (69, [
+PORT_TX_IN = (70, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
@@ -942,18 +943,19 @@ PORT_TX_IN = (69, [
     ('rd_valid', 'bit', 1, 29, 1),
     ('rd_data', 'bytes', 512, 30, 16),
     ('rd_last', 'bit', 1, 46, 1),
-    ('ack_valid', 'bit', 1, 47, 1),
-    ('ack_qpn', 'u24', 24, 48, 1),
-    ('ack_psn', 'u24', 24, 49, 1),
-    ('ack_syndrome', 'u8', 8, 50, 1),
-    ('ack_msn', 'u24', 24, 51, 1),
-    ('ack_rd', 'bit', 1, 52, 1),
-    ('rsp_valid', 'bit', 1, 53, 1),
-    ('rsp', 'RSP', 352, 54, 11),
-    ('rdreq_ready', 'bit', 1, 65, 1),
-    ('eth_ready', 'bit', 1, 66, 1),
-    ('cpl_ready', 'bit', 1, 67, 1),
-    ('rdx_ready', 'bit', 1, 68, 1),
+    ('rd_err', 'bit', 1, 47, 1),
+    ('ack_valid', 'bit', 1, 48, 1),
+    ('ack_qpn', 'u24', 24, 49, 1),
+    ('ack_psn', 'u24', 24, 50, 1),
+    ('ack_syndrome', 'u8', 8, 51, 1),
+    ('ack_msn', 'u24', 24, 52, 1),
+    ('ack_rd', 'bit', 1, 53, 1),
+    ('rsp_valid', 'bit', 1, 54, 1),
+    ('rsp', 'RSP', 352, 55, 11),
+    ('rdreq_ready', 'bit', 1, 66, 1),
+    ('eth_ready', 'bit', 1, 67, 1),
+    ('cpl_ready', 'bit', 1, 68, 1),
+    ('rdx_ready', 'bit', 1, 69, 1),
 ])
 PORT_TX_OUT = (85, [
     ('db_ready', 'bit', 1, 0, 1),

@@ -423,7 +423,8 @@ package rnic_spec_pkg;
   localparam int unsigned RNIC_STAT_RX_MPT_MISS_CYCLES = 'h38;
   localparam int unsigned RNIC_STAT_PORT_RX_DROP_FULL = 'h39;
   localparam int unsigned RNIC_STAT_PORT_RX_DROP_BAD = 'h3a;
-  localparam int unsigned RNIC_STAT_COUNT = 59;
+  localparam int unsigned RNIC_STAT_DMA_RD_ERR = 'h3b;
+  localparam int unsigned RNIC_STAT_COUNT = 60;
 
   // CM_EV: Connection manager events (CM_EVENT.TYPE), as rdma_cm reports them.
   localparam int unsigned RNIC_CM_EV_CONNECT_REQUEST = 'h1;
@@ -845,7 +846,7 @@ package rnic_spec_pkg;
   } rnic_rdx_t;
 
   // TX_IN: Requester kernel inputs.
-  localparam int unsigned RNIC_TX_IN_WORDS = 69;
+  localparam int unsigned RNIC_TX_IN_WORDS = 70;
   typedef struct packed {
     logic [30:0] pad_rdx_ready;
     logic rdx_ready;
@@ -870,6 +871,8 @@ package rnic_spec_pkg;
     logic [23:0] ack_qpn;
     logic [30:0] pad_ack_valid;
     logic ack_valid;
+    logic [30:0] pad_rd_err;
+    logic rd_err;
     logic [30:0] pad_rd_last;
     logic rd_last;
     logic [511:0] rd_data;

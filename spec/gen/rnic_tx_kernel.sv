@@ -17,7 +17,7 @@ module rnic_tx_kernel (
     input  var  rnic_spec_pkg::rnic_tx_in_t k_in,
     output rnic_spec_pkg::rnic_tx_out_t     k_out
 );
-    wire [1719:0] hls_in;
+    wire [1727:0] hls_in;
     wire [2239:0] hls_out;
 
     assign hls_in = {
@@ -41,6 +41,7 @@ module rnic_tx_kernel (
         32'(k_in.ack_psn),
         32'(k_in.ack_qpn),
         8'(k_in.ack_valid),
+        8'(k_in.rd_err),
         8'(k_in.rd_last),
         512'(k_in.rd_data),
         8'(k_in.rd_valid),

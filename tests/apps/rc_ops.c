@@ -7,6 +7,11 @@
  *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
  *       spread over Q QPs, up to 8 in flight per QP; every completion must arrive exactly once,
  *       in order, successful, with the right data; prints counts.
+ *   rc_ops [--qps Q] [--depth D] [--seed S] faults N DEV_A DEV_B
+ *       N WRITEs on each of Q (up to 16) QPs, D (up to 8) in flight on each, while A's host
+ *       refuses some of its NIC's reads (rnic-sim --dma-rd-fail): each completes in order, with
+ *       success and its data in place, or with the error that names the refusal or a flush (the
+ *       QPs are reset and go on); no byte at B is anything but the source's or untouched.
  *   rc_ops [--mtu M] big BYTES DEV_A DEV_B
  *       one WRITE of BYTES (up to 2 GiB, a region that needs large MTT pages) and its READ back
  *   rc_ops [--mtu M] bench DEV_A DEV_B
@@ -570,7 +575,7 @@ static void checks(void)
 /* ---- mixed workload */
 int main(int argc, char **argv)
 {
-	int i = 1, nq = 4, keys = 1, random_order = 0;
+	int i = 1, nq = 4, keys = 1, random_order = 0, depth = DEPTH;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -583,6 +588,8 @@ int main(int argc, char **argv)
 			nq = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > MAXQ ? MAXQ : atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--gid"))
 			gid_index = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--depth"))
+			depth = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > DEPTH ? DEPTH : atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seed"))
 			rng = (uint32_t)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--order"))
@@ -600,6 +607,15 @@ int main(int argc, char **argv)
 		open_side(&A, argv[i + 2]);
 		open_side(&B, argv[i + 3]);
 		ret = mix(strtoull(argv[i + 1], NULL, 0), nq > 4 ? 4 : nq, keys);
+		printf("%s\n", ret ? "FAIL" : "PASS");
+		return ret != 0;
+	}
+	if (argc - i == 4 && !strcmp(argv[i], "faults")) {
+		int ret;
+
+		open_side(&A, argv[i + 2]);
+		open_side(&B, argv[i + 3]);
+		ret = faults(strtoull(argv[i + 1], NULL, 0), nq > 16 ? 16 : nq, depth);
 		printf("%s\n", ret ? "FAIL" : "PASS");
 		return ret != 0;
 	}
@@ -664,7 +680,8 @@ int main(int argc, char **argv)
 		return failures != 0;
 	}
 	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--order rr|random] [--seed S] "
-			"[--mix-keys 1-3] [--keys K] [--span BYTES] checks|limits|bench|big BYTES|mix N|rate OP SIZE N inline|sge|curve|"
+			"[--mix-keys 1-3] [--keys K] [--span BYTES] [--depth D] checks|limits|bench|big BYTES|mix N|faults N|"
+			"rate OP SIZE N inline|sge|curve|"
 			"lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
 }

@@ -91,6 +91,9 @@ typedef struct {
 	uint8_t tq_n[RNIC_TLB_RQ];
 	uint32_t tq_head, tq_tail;
 	uint8_t tq_got, fill_land, fill_keep;
+	uint8_t tq_bad;              /* the host refused a read of line tq_bad_line: it did not land,
+				      * and the next lookup that misses in it fails (rnic_tlb_get) */
+	uint32_t tq_bad_line;
 	uint32_t fill_line;
 	rnic_tlb_line_t fill;
 	uint8_t cfg_mtt;             /* a configuration write of the MTT this clock: no lookup */
@@ -116,6 +119,8 @@ typedef struct {
 	uint32_t mq_head, mq_tail;
 	uint8_t mq_stale[RNIC_MPT_RQ], mq_xl[RNIC_MPT_RQ];
 	uint8_t mf_land, mf_drop, mf_xl, cfg_mpt;
+	uint8_t mq_bad;              /* the same for the entry of key index mq_bad_idx (rnic_mpt_get) */
+	uint32_t mq_bad_idx;
 	uint32_t mf_idx;
 	uint64_t mf_va;
 	uint32_t mf[RNIC_MPT_WORDS];
@@ -292,7 +297,9 @@ static inline int rnic_mpt_get(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX
 	if (i < RNIC_MAX_MPT && (t->cfg_mpt || t->mf_land))
 		return -1;
 	hit = i < RNIC_MAX_MPT && l->tag == (i << MPT_HAVE_BITS | MPT_HAVE_ALL);
-	if (!hit && i < RNIC_MAX_MPT && rnic_icm_bus(icm, RNIC_ICM_MPT_OFF))
+	if (!hit && t->mq_bad && t->mq_bad_idx == i)
+		t->mq_bad = 0; /* its read was refused: no entry, this once */
+	else if (!hit && i < RNIC_MAX_MPT && rnic_icm_bus(icm, RNIC_ICM_MPT_OFF))
 		return rnic_mpt_can_read(t, key) ? 0 : -1;
 	for (k = 0; k < RNIC_MPT_WORDS; k++)
 		e[k] = hit ? l->w[k] : 0;
@@ -350,8 +357,10 @@ static inline uint64_t rnic_mpt_read(rnic_tables_t *t, const uint64_t icm[RNIC_I
 	return bus;
 }
 
-/* The oldest read's beat came: its entry lands at the clock's end, unless written meanwhile. */
-static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
+/* The oldest read's beat came: its entry lands at the clock's end, unless written meanwhile. A
+ * beat the host refused (err) does not land: the next lookup of the key that misses finds no
+ * entry (the work that waited for it fails its check), the one after reads it again. */
+static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t err, uint32_t now)
 {
 	uint32_t k, q = t->mq_head++ % RNIC_MPT_RQ;
 
@@ -359,7 +368,9 @@ static inline void rnic_mpt_filled(rnic_tables_t *t, const uint8_t *beat, uint32
 		t->mf[k] = (uint32_t)rnic_rd_le(beat + 4 * k, 4);
 	t->mpt_miss_cycles += now - t->mq_t0[q];
 	t->mf_idx = t->mq_idx[q];
-	t->mf_drop = t->mq_stale[q];
+	t->mf_drop = t->mq_stale[q] | (uint8_t)err;
+	t->mq_bad = (uint8_t)err;
+	t->mq_bad_idx = t->mq_idx[q];
 	t->mf_va = t->mq_va[q];
 	t->mf_xl = t->mq_xl[q];
 	t->mf_land = 1;
@@ -402,7 +413,11 @@ static inline int rnic_tlb_coming(const rnic_tables_t *t, uint32_t line)
 	return on;
 }
 
-/* MTT entry mi from the TLB: 1 and the page's bus address in *bus; 0: a miss, to be read now
+/* what a translation whose read the host refused gives (rnic_tlb_filled): no page's address */
+#define RNIC_BUS_FAULT (~0ull)
+
+/* MTT entry mi from the TLB: 1 and the page's bus address in *bus (RNIC_BUS_FAULT, once, when
+ * the host refused its line's read); 0: a miss, to be read now
  * (rnic_tlb_read); -1: wait (its line's read is on its way, or RNIC_TLB_RQ are, or a line lands
  * this clock, or the firmware writes the MTT in it: the tag's ports are theirs). `on`: the access
  * goes on past this page (a message's pages in order): a hit then looks at one more tag (the
@@ -428,6 +443,11 @@ static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uin
 			t->ahead = 1;
 			t->ahead_line = next;
 		}
+		return 1;
+	}
+	if (t->tq_bad && t->tq_bad_line == line && !rnic_tlb_coming(t, line)) {
+		t->tq_bad = 0; /* its read was refused */
+		*bus = RNIC_BUS_FAULT;
 		return 1;
 	}
 	return rnic_tlb_coming(t, line) || t->tq_tail - t->tq_head >= RNIC_TLB_RQ ? -1 : 0;
@@ -493,8 +513,10 @@ static inline uint64_t rnic_tlb_read(rnic_tables_t *t, const uint64_t icm[RNIC_I
 }
 
 /* A beat of the oldest read came: its line, but for the entries written since the read was
- * issued, lands at the clock's end (the next beat is taken once it has). */
-static inline void rnic_tlb_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t now)
+ * issued, lands at the clock's end (the next beat is taken once it has). Of a beat the host
+ * refused (err) no entry lands: the next lookup that misses in its line gets RNIC_BUS_FAULT (the
+ * work that waited for it fails as for its region gone), the one after reads it again. */
+static inline void rnic_tlb_filled(rnic_tables_t *t, const uint8_t *beat, uint32_t err, uint32_t now)
 {
 	uint32_t k, q = t->tq_head % RNIC_TLB_RQ;
 
@@ -503,8 +525,10 @@ static inline void rnic_tlb_filled(rnic_tables_t *t, const uint8_t *beat, uint32
 	if (!t->tq_got)
 		t->stat_miss_cycles += now - t->tq_t0[q];
 	t->fill_line = t->tq_line[q] + t->tq_got;
-	t->fill_keep = (uint8_t)(t->tq_keep[q] >> (t->tq_got * RNIC_TLB_ENTRIES));
+	t->fill_keep = err ? (1u << RNIC_TLB_ENTRIES) - 1 : (uint8_t)(t->tq_keep[q] >> (t->tq_got * RNIC_TLB_ENTRIES));
 	t->fill_land = 1;
+	t->tq_bad = (uint8_t)err;
+	t->tq_bad_line = t->fill_line;
 	if (++t->tq_got == t->tq_n[q]) {
 		t->tq_got = 0;
 		t->tq_head++;
@@ -578,7 +602,7 @@ static inline void rnic_tables_sweep(rnic_tables_t *t, uint32_t i)
 static inline void rnic_caches_reset(rnic_tables_t *t)
 {
 	t->tq_head = t->tq_tail = t->tq_got = t->fill_land = t->ahead = t->th_a = t->th_b = t->tw = 0;
-	t->mq_head = t->mq_tail = t->mf_land = 0;
+	t->mq_head = t->mq_tail = t->mf_land = t->mq_bad = t->tq_bad = 0;
 	t->stat_hits = t->stat_misses = t->stat_evictions = t->stat_miss_cycles = 0;
 	t->mpt_hits = t->mpt_misses = t->mpt_evictions = t->mpt_miss_cycles = 0;
 }

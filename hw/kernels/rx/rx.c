@@ -931,9 +931,9 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		else if (k == RD_REPLAY)
 			rx_replay_done(st, in->rd_data, in->rd_last);
 		else if (k == RD_MTT)
-			rnic_tlb_filled(&st->t, in->rd_data, (uint32_t)st->now);
+			rnic_tlb_filled(&st->t, in->rd_data, 0, (uint32_t)st->now);
 		else if (k == RD_MPT)
-			rnic_mpt_filled(&st->t, in->rd_data, (uint32_t)st->now);
+			rnic_mpt_filled(&st->t, in->rd_data, 0, (uint32_t)st->now);
 		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	}

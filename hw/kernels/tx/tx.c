@@ -232,10 +232,11 @@ static int sched_err(const rnic_tx_state_t *st, uint32_t q)
 	return tx_fwd(&st->cw_err_s, q, st->err_s_k[q]) | tx_fwd(&st->cw_err_c, q, st->err_c_k[q]);
 }
 
-/* QP q has WQEs to fetch (to send, or to flush; the scheduler asks) */
+/* QP q has WQEs to fetch (to send, or to flush once those outstanding are: the scheduler asks) */
 static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
 {
-	return st->sq_pi[q] != st->sq_ci[q] && (sched_err(st, q) || may_send(st, q, sched_ob_n(st, q)));
+	return st->sq_pi[q] != st->sq_ci[q] &&
+	       (sched_err(st, q) ? !sched_ob_n(st, q) : may_send(st, q, sched_ob_n(st, q)));
 }
 
 int tx_req_full(const rnic_tx_state_t *st)
@@ -355,6 +356,8 @@ static void schedule(rnic_tx_state_t *st)
 		st->pf_fetched[q] = (uint8_t)(st->pf_fetched[q] + n);
 		if (qp_ready(st, q))
 			tx_wake(st, q);
+	} else if (sched_err(st, q) && st->sq_pi[q] != st->sq_ci[q]) {
+		tx_wake(st, q); /* in error: it stays in the list until its outstanding WQEs are flushed */
 	}
 }
 
@@ -432,9 +435,23 @@ static void go_back(rnic_tx_state_t *st)
 	tx_wake(st, q);
 }
 
+/* A payload beat of packet k the host refused (SLVERR/DECERR): its frame, and the rest of its
+ * message, leave with a bad ICRC, and the builder stops the message (tx_refused) */
+static void refused_beat(rnic_tx_state_t *st, const tx_pkt_t *k)
+{
+	st->e_bad = 1;
+	st->e_cut = 1;
+	st->e_cut_q = k->qpn;
+	st->e_cut_rsp = k->rsp;
+	st->flt = 1;
+	st->flt_q = k->qpn;
+	st->flt_rsp = k->rsp;
+	st->flt_ob = k->ob;
+}
+
 /* Emitter: header, payload, pad + ICRC of the oldest built packet into the packer. `rd` is the
- * DMA read beat taken this clock for it, or NULL. */
-static void emit(rnic_tx_state_t *st, const uint8_t *rd)
+ * DMA read beat taken this clock for it, or NULL; err: the host refused it. */
+static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
 {
 	static const uint8_t zero[RNIC_BEAT];
 	const tx_pkt_t *k = &st->pk[st->pk_head % TX_PKT_FIFO];
@@ -448,6 +465,9 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 		st->hdr_pos = 0;
 		st->pay_left = k->pay_len;
 		st->e_state = 4;
+		if (st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp)
+			st->e_cut = !k->first;
+		st->e_bad = st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp;
 		/* fall through */
 	case 4:
 		if (st->acc_n + RNIC_BEAT > TX_ACC)
@@ -466,6 +486,8 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 		if (!rd)
 			return;
 		n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
+		if (err)
+			refused_beat(st, k);
 		st->crc = rnic_crc32_beat(st->crc, rd, n);
 		push(st, rd, n);
 		st->req_left -= n;
@@ -481,11 +503,12 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd)
 			return; /* one frame end in the packer at a time */
 		if (k->retire) {
 			st->qc_port = 1;
-			ob_retire(st, k->qpn, k->poison ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
+			ob_retire(st, k->qpn, k->poison || st->e_bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
 		}
+		st->o.stat_poisoned += st->e_bad && !k->poison;
 		st->crc = rnic_crc32_beat(st->crc, zero, k->pad);
 		push(st, zero, k->pad);
-		rnic_wr_le(icrc, 4, k->poison ? st->crc : ~st->crc);
+		rnic_wr_le(icrc, 4, k->poison || st->e_bad ? st->crc : ~st->crc);
 		push(st, icrc, 4);
 		st->frame_end = 1;
 		st->end_n = st->acc_n;
@@ -719,6 +742,7 @@ static void start_next(rnic_tx_state_t *st)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
 		st->qpn = f->qpn;
 		st->wqe_index = f->index;
+		st->wqe_bad = f->bad;
 		st->pf_started[f->qpn]++;
 		st->pf_head++;
 		tx_start_message(st);
@@ -811,7 +835,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
-	uint32_t i, table;
+	uint32_t i, table, rd_err = 0;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -860,13 +884,14 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	 * at the clock's end takes the cache's ports, the lookups of this clock wait for it */
 	table = in->rd_valid && st->o.rd_ready && (next_kind(st) == REQ_MTT || next_kind(st) == REQ_MPT);
 	if (table && take_beat(st) == REQ_MTT)
-		rnic_tlb_filled(&st->t, in->rd_data, (uint32_t)st->now);
+		rnic_tlb_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
 	else if (table)
-		rnic_mpt_filled(&st->t, in->rd_data, (uint32_t)st->now);
+		rnic_mpt_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
 	start_next(st);
-	if (in->rd_valid && st->o.rd_ready && !table)
+	if (in->rd_valid && st->o.rd_ready && !table) {
 		rd = in->rd_data;
-	else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
+		rd_err = in->rd_err;
+	} else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
 		 st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC)
 		rd = zero_beat;
 	if (in->db_valid && st->o.db_ready)
@@ -886,6 +911,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 
 		for (i = 0; i < RNIC_BEAT; i++)
 			st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = rd[i];
+		f->bad = (st->pf_beats ? f->bad : 0) | rd_err;
 		if (st->pf_beats == 0)
 			st->pf_la_ok = la_first(rd);
 		if (st->pf_beats == RNIC_WQE_SGE_OFF / RNIC_BEAT)
@@ -897,7 +923,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 		}
 		rd = 0;
 	}
-	emit(st, rd);
+	emit(st, rd, rd_err);
 	tx_build(st);
 	st->la_fill = st->pf_fill;
 	schedule(st);
@@ -939,6 +965,6 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
 			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
 			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
-			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC));
+			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC && !st->flt));
 	*out = st->o;
 }

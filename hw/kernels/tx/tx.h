@@ -36,6 +36,7 @@ typedef struct {
 	uint16_t index;      /* SQ index of the WQE */
 	uint8_t ready;       /* its data has arrived */
 	uint8_t discard;     /* its QP went back or away meanwhile: dropped when it reaches the head */
+	uint8_t bad;         /* the host refused a beat of its read: the WQE is not known */
 } tx_pf_t;
 
 typedef struct {
@@ -120,7 +121,10 @@ typedef struct {
 	uint8_t retire;      /* UC/UD: the message's last packet, its WQE completes once sent */
 	uint8_t v6;          /* RoCEv2 over IPv6 */
 	uint8_t poison;      /* its payload's region went away: sent with a bad ICRC, nobody takes it */
+	uint8_t first;       /* a message's (a response's) first packet */
+	uint8_t rsp;         /* a responder's packet */
 	uint16_t qpn;
+	uint16_t ob;         /* an RC request's: its WQE's outstanding entry; TX_OBP otherwise */
 } tx_pkt_t;
 
 typedef struct {
@@ -289,6 +293,7 @@ typedef struct {
 	/* the request message being cut into packets */
 	uint8_t phase;               /* 0 idle, 1 building packets */
 	uint8_t cancel;              /* go-back-N: stop at the next packet boundary */
+	uint8_t wqe_bad;             /* the WQE in wqe came refused by the host */
 	uint32_t qpn;
 	uint16_t wqe_index;          /* SQ index of its WQE */
 	uint8_t wqe[RNIC_WQE_BYTES];
@@ -332,6 +337,13 @@ typedef struct {
 	uint32_t acc_n;
 	uint8_t frame_end;           /* the packer holds the end of a frame ... */
 	uint32_t end_n;              /* ... its bytes up to there */
+	/* payload the host refused to read: the frame leaves with a bad ICRC (e_bad), and so do the
+	 * later packets of its message (e_cut: that QP's requests or responses, until a message's
+	 * first packet); the builder is told (flt_*) and stops the message */
+	uint8_t e_bad, e_cut, e_cut_rsp;
+	uint16_t e_cut_q;
+	uint8_t flt, flt_rsp;
+	uint16_t flt_q, flt_ob;
 
 	/* acknowledgements and completions */
 	uint8_t ack_busy, ack_rd;

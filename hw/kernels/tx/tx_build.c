@@ -69,6 +69,28 @@ static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn)
 	return status;
 }
 
+/* The WQE being started waits: it and those behind it are fetched again, from its index */
+static void refetch_later(rnic_tx_state_t *st)
+{
+	tx_set_sq_ci_late(st, st->qpn, st->wqe_index);
+	st->fetch_w = 1;
+	tx_unfetch(st, st->qpn, 1);
+}
+
+/* The WQE being started fails here: it completes with `status` (signaled or not) and a local
+ * error moves its QP to error, once the WQEs before it have completed (a send queue completes in
+ * order, IBTA Vol. 1 10.8): until then it waits, fetched again. */
+static void local_error(rnic_tx_state_t *st, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t status)
+{
+	if (tx_ob_n_s(st, st->qpn)) {
+		refetch_later(st);
+		return;
+	}
+	tx_cpl_push(st, st->qpn, cqn, wr_id, op, 0, status, st->ts_db[st->qpn], st->wqe_index);
+	if (status != RNIC_WC_STATUS_WR_FLUSH_ERR)
+		tx_qp_fatal(st, st->qpn, 1);
+}
+
 /* Tell the RX kernel where the responses of this READ/atomic go. */
 static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
 {
@@ -128,22 +150,23 @@ void tx_start_message(rnic_tx_state_t *st)
 	if (!QSF_CTRL(st, st->qpn, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (tx_err_s(st, st->qpn)) {
-		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_WR_FLUSH_ERR, st->ts_db[st->qpn],
-			 st->wqe_index);
+		local_error(st, cqn, RNIC_WQE_WR_ID_GET(w), op, RNIC_WC_STATUS_WR_FLUSH_ERR);
+		return;
+	}
+	if (st->wqe_bad) {
+		/* the host refused the WQE's read: what it asks is not known (the host library names
+		 * the work request by the WQE's index); fetched again while it waits, it may come */
+		local_error(st, cqn, 0, RNIC_WQE_OP_SEND, RNIC_WC_STATUS_LOC_QP_OP_ERR);
 		return;
 	}
 	limit = st->qsf[st->qpn].rd_atom;
 	if ((tx_is_rd(op) && rd_out >= (limit ? limit : 1)) || ((flags & RNIC_WQE_FLAG_FENCE) && rd_out)) {
-		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3),
-		 * and fetch it and the WQEs behind it again then */
-		tx_set_sq_ci_late(st, st->qpn, st->wqe_index);
-		st->fetch_w = 1;
+		/* max_rd_atomic reached, or a fence behind READs/atomics: wait (IBTA 9.4.4, 10.8.3.3) */
+		refetch_later(st);
 		st->rd_wait[st->qpn] = 1;
 		st->rd_mark[st->qpn] = st->rd_retired[st->qpn];
-		tx_unfetch(st, st->qpn, 1);
 		return;
 	}
-	st->o.stat_wqes++;
 	st->op = (uint8_t)op;
 	st->type = (uint8_t)QSF_CTRL(st, st->qpn, TYPE);
 	st->inline_data = (flags & RNIC_WQE_FLAG_INLINE) != 0;
@@ -164,20 +187,14 @@ void tx_start_message(rnic_tx_state_t *st)
 		if (!status && op >= RNIC_WQE_OP_ATOMIC_CS && st->msg_len != 8)
 			status = RNIC_WC_STATUS_LOC_LEN_ERR;
 	}
-	if (status != RNIC_WC_STATUS_SUCCESS) {
-		/* a local error completes the WQE (signaled or not) and moves the QP to error */
-		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, status, st->ts_db[st->qpn], st->wqe_index);
-		tx_qp_fatal(st, st->qpn, 1);
-		return;
-	}
 	st->mtu = rnic_mtu_bytes(QSF_CTRL(st, st->qpn, PMTU));
-	if (st->type == RNIC_QPT_UD && st->msg_len > st->mtu) {
-		/* a datagram is one packet */
-		tx_cpl_push(st, st->qpn, cqn, RNIC_WQE_WR_ID_GET(w), op, 0, RNIC_WC_STATUS_LOC_LEN_ERR, st->ts_db[st->qpn],
-			 st->wqe_index);
-		tx_qp_fatal(st, st->qpn, 1);
+	if (!status && st->type == RNIC_QPT_UD && st->msg_len > st->mtu)
+		status = RNIC_WC_STATUS_LOC_LEN_ERR; /* a datagram is one packet */
+	if (status != RNIC_WC_STATUS_SUCCESS) {
+		local_error(st, cqn, RNIC_WQE_WR_ID_GET(w), op, status);
 		return;
 	}
+	st->o.stat_wqes++;
 	npsn = rnic_npkts(st->msg_len, QSF_CTRL(st, st->qpn, PMTU));
 	st->npkts = op == RNIC_WQE_OP_RDMA_READ || op >= RNIC_WQE_OP_ATOMIC_CS ? 1 : npsn;
 	if (op >= RNIC_WQE_OP_ATOMIC_CS)
@@ -247,8 +264,9 @@ static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 	for (i = 0; i < TX_HDR; i++)
 		k->hdr[i] = 0;
 	k->hdr_len = k->pay_len = 0;
-	k->pad = k->retire = k->v6 = k->poison = 0;
+	k->pad = k->retire = k->v6 = k->poison = k->first = k->rsp = 0;
 	k->qpn = 0;
+	k->ob = TX_OBP;
 	return k;
 }
 
@@ -341,6 +359,8 @@ static void build_request(rnic_tx_state_t *st)
 	st->ts_pending = 1;
 	st->ts_qpn = (uint16_t)st->qpn;
 	k->retire = st->type != RNIC_QPT_RC && last;
+	k->first = (uint8_t)first;
+	k->ob = st->type == RNIC_QPT_RC ? st->ob_cur : TX_OBP;
 	k->qpn = (uint16_t)st->qpn;
 	k->hdr_len = (uint16_t)(xoff + xth);
 	k->pay_len = (uint16_t)pay;
@@ -424,6 +444,8 @@ static void build_response(rnic_tx_state_t *st)
 	}
 	k = pkt_slot(st);
 	k->qpn = (uint16_t)r->qpn;
+	k->rsp = 1;
+	k->first = r->kind != RNIC_RSP_KIND_READ || !st->rj_active;
 	k->v6 = (uint8_t)RNIC_PATH_V6(q);
 	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
 	if (r->kind == RNIC_RSP_KIND_READ) {
@@ -483,6 +505,34 @@ void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q)
 	tx_unfetch(st, q, 0);
 }
 
+/* QP q goes to error on the send side (poison, tx_refused): its message stops, and the WQEs
+ * fetched ahead for it are dropped and fetched again from the first of them (the prefetch ring's
+ * tags are registers: a priority encoder), to be flushed in order behind those outstanding. Once
+ * in error, what it fetches is to be flushed: only its message stops. */
+static void stop_in_error(rnic_tx_state_t *st, uint32_t q)
+{
+	uint32_t i, s, found = 0, idx = 0;
+
+	if (tx_err_s(st, q)) {
+		if (st->phase && st->qpn == q)
+			st->cancel = 1;
+		return;
+	}
+	tx_qp_fatal(st, q, 1);
+	for (i = 0; i < TX_PF; i++) {
+		s = (st->pf_head + i) % TX_PF;
+		if (!found && i < st->pf_tail - st->pf_head && st->pf[s].qpn == q && !st->pf[s].discard) {
+			found = 1;
+			idx = st->pf[s].index;
+		}
+	}
+	if (found) {
+		tx_set_sq_ci_late(st, q, idx);
+		st->fetch_w = 1;
+	}
+	tx_stop_fetch(st, q);
+}
+
 /* The region the payload of the packet being read comes from went away after its message
  * started (deregistered, re-registered, shrunk): nothing more is read from it. The packet still
  * leaves, zeros in place of the payload not read, with a bad ICRC so that no receiver takes it
@@ -506,8 +556,7 @@ static int poison(rnic_tx_state_t *st)
 	}
 	st->qs_port = 1;
 	st->obp[st->ob_cur].err = RNIC_WC_STATUS_LOC_PROT_ERR;
-	tx_qp_fatal(st, q, 1);
-	tx_stop_fetch(st, q);
+	stop_in_error(st, q);
 	return 0;
 }
 
@@ -557,6 +606,28 @@ static int tx_mpt_ahead(rnic_tx_state_t *st)
 	return r && mpt_miss(st, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1);
 }
 
+/* The emitter found a payload beat of QP flt_q's packet refused by the host (the packet left
+ * with a bad ICRC): as for a region gone (poison), a request's WQE completes with a protection
+ * error and its QP goes to error, a READ response stream ends (the requester asks again). */
+static void tx_refused(rnic_tx_state_t *st)
+{
+	uint32_t q = st->flt_q;
+
+	if (st->flt_rsp) {
+		if (st->rj_active && st->rsp[st->rsp_head % TX_RSP_FIFO].qpn == q)
+			st->rj_cancel = 1;
+		st->flt = 0;
+		return;
+	}
+	if (tx_cpl_full(st) || st->qs_port)
+		return;
+	st->qs_port = 1;
+	if (st->flt_ob < TX_OBP) /* an RC request's: completes once the QP is in error */
+		st->obp[st->flt_ob].err = RNIC_WC_STATUS_LOC_PROT_ERR;
+	stop_in_error(st, q);
+	st->flt = 0;
+}
+
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
 void tx_build(rnic_tx_state_t *st)
 {
@@ -564,6 +635,8 @@ void tx_build(rnic_tx_state_t *st)
 	uint32_t n, room, key, mi, e[RNIC_MPT_WORDS];
 	int hit;
 
+	if (st->flt)
+		tx_refused(st);
 	if (st->o.rdreq_valid)
 		return;
 	if (st->mpt_want && !tx_req_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
@@ -617,6 +690,10 @@ void tx_build(rnic_tx_state_t *st)
 		if (hit <= 0) {
 			if (!hit)
 				tlb_miss(st, mi);
+			return;
+		}
+		if (bus == RNIC_BUS_FAULT) { /* its line came refused */
+			poison(st);
 			return;
 		}
 		tx_read_req(st, bus + off, n, REQ_PAYLOAD);
