@@ -87,7 +87,7 @@ struct Opts {
 	uint32_t snaplen = 65535;
 	uint32_t eth_mtu = 1500; /* the network's (ADMIN.ETH_MTU): the port's active MTU follows */
 	FaultOpts faults;
-	double dma_rd_fail = 0; /* of the TX kernel's DMA reads, the share the host refuses */
+	double dma_rd_fail = 0; /* of the kernels' DMA reads, the share the host refuses */
 	bool quiet = false;
 	bool card_host = false; /* one host, the card's: its driver (docs/ARCHITECTURE.md "Host link") */
 };
@@ -512,8 +512,8 @@ private:
 			reads_.push_back({host_.dma_read(host_of(a), a, len), len, 0, tag, static_cast<uint64_t>(start),
 					  false, false, false, {}});
 		}
-		/* a PCIe completion error or an IOMMU fault, as --dma-rd-fail asks, on the TX kernel's reads */
-		if (o_.dma_rd_fail > 0 && tag == RNIC_DMA_TAG_TX && rd_fail_(rd_rng_) < o_.dma_rd_fail) {
+		/* a PCIe completion error or an IOMMU fault, as --dma-rd-fail asks, on the kernels' reads */
+		if (o_.dma_rd_fail > 0 && tag != RNIC_DMA_TAG_FW && rd_fail_(rd_rng_) < o_.dma_rd_fail) {
 			reads_.back().refuse = true;
 			reads_.back().err = true;
 		}

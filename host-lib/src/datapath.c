@@ -603,13 +603,19 @@ void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e)
 	cq_consume(cq, e);
 }
 
-/* The work request of a send CQE that failed (rnic_cqe_wr_id): from the SQ's copy at the CQE's
- * WQE_INDEX (the slot is not reused before this CQE is polled) */
-uint64_t rnic_sq_wr_id(const struct rnic_cq *cq, const uint8_t *e)
+/* The work request of a CQE that failed (rnic_cqe_wr_id), from the queue's own copy (a slot is not
+ * reused before its CQE is polled): a send's at the CQE's WQE_INDEX; a receive's at rq_ci (a
+ * receive queue completes in order). A shared receive queue's WQEs are taken in no order the
+ * library knows: the CQE's. */
+uint64_t rnic_err_wr_id(const struct rnic_cq *cq, const uint8_t *e)
 {
 	const struct rnic_qp *qp = rnic_qp_get(to_ctx(cq->ex.context), RNIC_CQE_QPN_GET(e));
 
-	return qp ? RNIC_WQE_WR_ID_GET(sq_slot(qp, RNIC_CQE_WQE_INDEX_GET(e))) : RNIC_CQE_WR_ID_GET(e);
+	if (!qp || ((RNIC_CQE_OPCODE_GET(e) & IBV_WC_RECV) && qp->srq))
+		return RNIC_CQE_WR_ID_GET(e);
+	if (RNIC_CQE_OPCODE_GET(e) & IBV_WC_RECV)
+		return RNIC_RWQE_WR_ID_GET(qp->rq + (size_t)(qp->rq_ci & ((1u << qp->rq_log) - 1)) * RNIC_RWQE_BYTES);
+	return RNIC_WQE_WR_ID_GET(sq_slot(qp, RNIC_CQE_WQE_INDEX_GET(e)));
 }
 
 /* A CQE into a work completion, with the fields rdma-core's providers fill */

@@ -194,14 +194,14 @@ int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 int rnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 const uint8_t *rnic_cq_peek(struct rnic_cq *cq);
 void rnic_cq_consume(struct rnic_cq *cq, const uint8_t *e);
-uint64_t rnic_sq_wr_id(const struct rnic_cq *cq, const uint8_t *e) __attribute__((cold, noinline));
+uint64_t rnic_err_wr_id(const struct rnic_cq *cq, const uint8_t *e) __attribute__((cold, noinline));
 
-/* A CQE's work request. A send WQE that failed may be one the NIC could not read (the host
- * refused its DMA): its WR_ID is not known there, the SQ's copy names it. */
+/* A CQE's work request. A WQE that failed may be one the NIC could not read (the host refused
+ * its DMA): its WR_ID is not known there, the queue's copy names it (rnic_err_wr_id). */
 static inline __attribute__((always_inline)) uint64_t rnic_cqe_wr_id(const struct rnic_cq *cq, const uint8_t *e)
 {
-	if (__builtin_expect(RNIC_CQE_STATUS_GET(e) != IBV_WC_SUCCESS && !(RNIC_CQE_OPCODE_GET(e) & IBV_WC_RECV), 0))
-		return rnic_sq_wr_id(cq, e);
+	if (__builtin_expect(RNIC_CQE_STATUS_GET(e) != IBV_WC_SUCCESS, 0))
+		return rnic_err_wr_id(cq, e);
 	return RNIC_CQE_WR_ID_GET(e);
 }
 int rnic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);

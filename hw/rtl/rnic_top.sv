@@ -96,12 +96,12 @@ module rnic_top #(
     always_ff @(posedge clk)
         cycle_reg <= rst ? 64'd0 : cycle_reg + 64'd1;
 
-    // the TX kernel's read beats the host refused
+    // the kernels' read beats the host refused
     logic [31:0] stat_dma_rd_err;
     always_ff @(posedge clk)
         if (rst)
             stat_dma_rd_err <= '0;
-        else if (s_dma_rd_valid && s_dma_rd_ready && s_dma_rd_err && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_TX))
+        else if (s_dma_rd_valid && s_dma_rd_ready && s_dma_rd_err && s_dma_rd_tag != 8'(rnic_spec_pkg::RNIC_DMA_TAG_FW))
             stat_dma_rd_err <= stat_dma_rd_err + 32'd1;
 
     // kernel ports: the DPI vectors keep every field in whole 32-bit words, so the padding bits
@@ -299,8 +299,9 @@ module rnic_top #(
         rx_in.db_qpn = rq_db[rnic_spec_pkg::RNIC_CTX_RQ_DB_QPN_SHIFT +: rnic_spec_pkg::RNIC_CTX_RQ_DB_QPN_WIDTH];
         rx_in.db_srq = rq_db[40];
         rx_in.rd_valid = s_dma_rd_valid && s_dma_rd_tag == 8'(rnic_spec_pkg::RNIC_DMA_TAG_RX);
-        rx_in.rd_data = s_dma_rd_data;
+        rx_in.rd_data = s_dma_rd_err ? '0 : s_dma_rd_data;
         rx_in.rd_last = s_dma_rd_last;
+        rx_in.rd_err = s_dma_rd_err;
         rx_in.rdx_valid = tx_out.rdx_valid;
         rx_in.rdx = tx_out.rdx;
         rx_in.rdreq_ready = rdq_ready[2];

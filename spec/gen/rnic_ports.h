@@ -355,7 +355,7 @@ static inline void rnic_tx_out_unpack(const uint32_t *w, rnic_tx_out_t *s)
 }
 
 /* RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled). */
-#define RNIC_RX_IN_WORDS 77u
+#define RNIC_RX_IN_WORDS 78u
 typedef struct {
 	uint8_t rst;
 	uint64_t cycle;
@@ -374,6 +374,7 @@ typedef struct {
 	uint8_t rd_valid;
 	uint8_t rd_data[64];
 	uint8_t rd_last;
+	uint8_t rd_err;
 	uint8_t rdx_valid;
 	rnic_rdx_t rdx;
 	uint8_t wr_ready;
@@ -405,14 +406,15 @@ static inline void rnic_rx_in_pack(const rnic_rx_in_t *s, uint32_t *w)
 	w[31] = (uint32_t)s->rd_valid & 0x1u;
 	memcpy(&w[32], s->rd_data, 64);
 	w[48] = (uint32_t)s->rd_last & 0x1u;
-	w[49] = (uint32_t)s->rdx_valid & 0x1u;
-	rnic_rdx_pack(&s->rdx, &w[50]);
-	w[71] = (uint32_t)s->wr_ready & 0x1u;
-	w[72] = (uint32_t)s->ack_ready & 0x1u;
-	w[73] = (uint32_t)s->rsp_ready & 0x1u;
-	w[74] = (uint32_t)s->fw_ready & 0x1u;
-	w[75] = (uint32_t)s->cpl_ready & 0x1u;
-	w[76] = (uint32_t)s->rdreq_ready & 0x1u;
+	w[49] = (uint32_t)s->rd_err & 0x1u;
+	w[50] = (uint32_t)s->rdx_valid & 0x1u;
+	rnic_rdx_pack(&s->rdx, &w[51]);
+	w[72] = (uint32_t)s->wr_ready & 0x1u;
+	w[73] = (uint32_t)s->ack_ready & 0x1u;
+	w[74] = (uint32_t)s->rsp_ready & 0x1u;
+	w[75] = (uint32_t)s->fw_ready & 0x1u;
+	w[76] = (uint32_t)s->cpl_ready & 0x1u;
+	w[77] = (uint32_t)s->rdreq_ready & 0x1u;
 }
 
 static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
@@ -434,14 +436,15 @@ static inline void rnic_rx_in_unpack(const uint32_t *w, rnic_rx_in_t *s)
 	s->rd_valid = (uint8_t)(w[31] & 0x1u);
 	memcpy(s->rd_data, &w[32], 64);
 	s->rd_last = (uint8_t)(w[48] & 0x1u);
-	s->rdx_valid = (uint8_t)(w[49] & 0x1u);
-	rnic_rdx_unpack(&w[50], &s->rdx);
-	s->wr_ready = (uint8_t)(w[71] & 0x1u);
-	s->ack_ready = (uint8_t)(w[72] & 0x1u);
-	s->rsp_ready = (uint8_t)(w[73] & 0x1u);
-	s->fw_ready = (uint8_t)(w[74] & 0x1u);
-	s->cpl_ready = (uint8_t)(w[75] & 0x1u);
-	s->rdreq_ready = (uint8_t)(w[76] & 0x1u);
+	s->rd_err = (uint8_t)(w[49] & 0x1u);
+	s->rdx_valid = (uint8_t)(w[50] & 0x1u);
+	rnic_rdx_unpack(&w[51], &s->rdx);
+	s->wr_ready = (uint8_t)(w[72] & 0x1u);
+	s->ack_ready = (uint8_t)(w[73] & 0x1u);
+	s->rsp_ready = (uint8_t)(w[74] & 0x1u);
+	s->fw_ready = (uint8_t)(w[75] & 0x1u);
+	s->cpl_ready = (uint8_t)(w[76] & 0x1u);
+	s->rdreq_ready = (uint8_t)(w[77] & 0x1u);
 }
 
 /* RX_OUT: Responder kernel outputs. */

@@ -17,7 +17,7 @@ module rnic_rx_kernel (
     input  var  rnic_spec_pkg::rnic_rx_in_t k_in,
     output rnic_spec_pkg::rnic_rx_out_t     k_out
 );
-    wire [1999:0] hls_in;
+    wire [2007:0] hls_in;
     wire [3207:0] hls_out;
 
     assign hls_in = {
@@ -34,6 +34,7 @@ module rnic_rx_kernel (
         32'(k_in.rdx.first_psn),
         32'(k_in.rdx.qpn),
         8'(k_in.rdx_valid),
+        8'(k_in.rd_err),
         8'(k_in.rd_last),
         512'(k_in.rd_data),
         8'(k_in.rd_valid),

@@ -994,7 +994,7 @@ PORT_TX_OUT = (85, [
     ('stat_mpt_miss_cycles', 'u32', 32, 83, 1),
     ('fence', 'u8', 8, 84, 1),
 ])
-PORT_RX_IN = (77, [
+PORT_RX_IN = (78, [
     ('rst', 'bit', 1, 0, 1),
     ('cycle', 'u64', 64, 1, 2),
     ('cfg_valid', 'bit', 1, 3, 1),
@@ -1012,14 +1012,15 @@ PORT_RX_IN = (77, [
     ('rd_valid', 'bit', 1, 31, 1),
     ('rd_data', 'bytes', 512, 32, 16),
     ('rd_last', 'bit', 1, 48, 1),
-    ('rdx_valid', 'bit', 1, 49, 1),
-    ('rdx', 'RDX', 672, 50, 21),
-    ('wr_ready', 'bit', 1, 71, 1),
-    ('ack_ready', 'bit', 1, 72, 1),
-    ('rsp_ready', 'bit', 1, 73, 1),
-    ('fw_ready', 'bit', 1, 74, 1),
-    ('cpl_ready', 'bit', 1, 75, 1),
-    ('rdreq_ready', 'bit', 1, 76, 1),
+    ('rd_err', 'bit', 1, 49, 1),
+    ('rdx_valid', 'bit', 1, 50, 1),
+    ('rdx', 'RDX', 672, 51, 21),
+    ('wr_ready', 'bit', 1, 72, 1),
+    ('ack_ready', 'bit', 1, 73, 1),
+    ('rsp_ready', 'bit', 1, 74, 1),
+    ('fw_ready', 'bit', 1, 75, 1),
+    ('cpl_ready', 'bit', 1, 76, 1),
+    ('rdreq_ready', 'bit', 1, 77, 1),
 ])
 PORT_RX_OUT = (118, [
     ('db_ready', 'bit', 1, 0, 1),

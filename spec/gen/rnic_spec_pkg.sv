@@ -955,7 +955,7 @@ package rnic_spec_pkg;
   } rnic_tx_out_t;
 
   // RX_IN: Responder kernel inputs. The Ethernet input has no ready (the MAC cannot be stalled).
-  localparam int unsigned RNIC_RX_IN_WORDS = 77;
+  localparam int unsigned RNIC_RX_IN_WORDS = 78;
   typedef struct packed {
     logic [30:0] pad_rdreq_ready;
     logic rdreq_ready;
@@ -972,6 +972,8 @@ package rnic_spec_pkg;
     rnic_rdx_t rdx;
     logic [30:0] pad_rdx_valid;
     logic rdx_valid;
+    logic [30:0] pad_rd_err;
+    logic rd_err;
     logic [30:0] pad_rd_last;
     logic rd_last;
     logic [511:0] rd_data;

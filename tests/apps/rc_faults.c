@@ -1,7 +1,8 @@
-/* rc_ops faults: RDMA WRITEs from A to B while A's host refuses some of its NIC's DMA reads
+/* rc_ops faults: RDMA WRITEs from A to B while the hosts refuse some of their NICs' DMA reads
  * (rnic-sim --dma-rd-fail): each completes, in order, with success and its data in place, or
- * with the error that names the refusal (LOC_PROT_ERR: payload, key or translation;
- * LOC_QP_OP_ERR: the WQE) or a flush; no byte at B is anything but the source's or untouched. */
+ * with the error that names the refusal (A's: LOC_PROT_ERR for a payload, key or translation,
+ * LOC_QP_OP_ERR for the WQE; B's: REM_ACCESS_ERR for a key or translation) or a flush; no byte
+ * at B is anything but the source's or untouched. */
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <stdint.h>
@@ -20,7 +21,7 @@ struct flane {
 	int in_error, real_error;
 };
 
-static uint64_t n_ok, n_prot, n_qpop, n_flush;
+static uint64_t n_ok, n_prot, n_qpop, n_rem, n_flush;
 
 static int check_wc(struct flane *l, int q, const struct ibv_wc *wc)
 {
@@ -47,13 +48,14 @@ static int check_wc(struct flane *l, int q, const struct ibv_wc *wc)
 		return 0;
 	case IBV_WC_LOC_PROT_ERR:
 	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_REM_ACCESS_ERR:
 		if (l->real_error) {
 			printf("FAIL lane %d: a second error (%s) before the QP was reset\n", q,
 			       ibv_wc_status_str(wc->status));
 			return -1;
 		}
 		l->real_error = 1;
-		*(wc->status == IBV_WC_LOC_PROT_ERR ? &n_prot : &n_qpop) += 1;
+		*(wc->status == IBV_WC_LOC_PROT_ERR ? &n_prot : wc->status == IBV_WC_LOC_QP_OP_ERR ? &n_qpop : &n_rem) += 1;
 		break;
 	case IBV_WC_WR_FLUSH_ERR:
 		n_flush++;
@@ -142,8 +144,8 @@ int faults(uint64_t per_lane, int nq, int depth)
 		lanes[q].done++;
 	}
 	i = check_memory(REGION);
-	printf("faults: %llu WRITEs succeeded, %llu LOC_PROT_ERR, %llu LOC_QP_OP_ERR, %llu flushed\n",
+	printf("faults: %llu WRITEs succeeded, %llu LOC_PROT_ERR, %llu LOC_QP_OP_ERR, %llu REM_ACCESS_ERR, %llu flushed\n",
 	       (unsigned long long)n_ok, (unsigned long long)n_prot, (unsigned long long)n_qpop,
-	       (unsigned long long)n_flush);
+	       (unsigned long long)n_rem, (unsigned long long)n_flush);
 	return i ? -1 : 0;
 }

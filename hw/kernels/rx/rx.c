@@ -303,6 +303,8 @@ int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va,
 	uint32_t mi = rnic_mtt_index(e, va, &off), len;
 	int hit = rnic_tlb_get(&st->t, mi, bus, on);
 
+	if (hit > 0 && *bus == RNIC_BUS_FAULT)
+		return -1; /* its line's read was refused: as without context memory */
 	if (hit > 0) {
 		*bus += off;
 		if (rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &len)))
@@ -574,8 +576,10 @@ int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn)
 }
 
 /* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. Its keys are
- * checked when a message uses it (rx_rwqe_recheck), not here. */
-static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
+ * checked when a message uses it (rx_rwqe_recheck), not here. One the host refused to read (err)
+ * fails the message that takes it, as a bad receive buffer does (LOC_PROT_ERR here, a remote
+ * operational error NAK to the requester). */
+static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w, uint32_t err)
 {
 	uint32_t k, n = RNIC_RWQE_NUM_SGE_GET(w);
 	int s = qp_srq(st, qpn);
@@ -593,7 +597,7 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w)
 		}
 	}
 	e.id = RNIC_RWQE_WR_ID_GET(w);
-	e.err = n > RNIC_MAX_RECV_SGE;
+	e.err = n > RNIC_MAX_RECV_SGE || err;
 	for (k = 0; k < RNIC_MAX_RECV_SGE; k++) {
 		const uint8_t *s = w + RNIC_RWQE_SGE_OFF + k * RNIC_SGE_SIZE;
 		rx_sge_t *g = &e.sge[e.nsge];
@@ -925,15 +929,15 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		st->rd_head += in->rd_last;
 		go &= (k == RD_QPC || k == RD_QPC_OLD) && !rx_qc_fill(st, in, qpn, slot, k); /* a context: to its slot */
 		if (k == RD_RWQE)
-			got_rwqe(st, qpn, in->rd_data);
+			got_rwqe(st, qpn, in->rd_data, in->rd_err);
 		else if (k == RD_ATOMIC)
-			rx_atomic_done(st, in->rd_data);
+			rx_atomic_done(st, in->rd_data, in->rd_err);
 		else if (k == RD_REPLAY)
-			rx_replay_done(st, in->rd_data, in->rd_last);
+			rx_replay_done(st, in->rd_data, in->rd_last, in->rd_err);
 		else if (k == RD_MTT)
-			rnic_tlb_filled(&st->t, in->rd_data, 0, (uint32_t)st->now);
+			rnic_tlb_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
 		else if (k == RD_MPT)
-			rnic_mpt_filled(&st->t, in->rd_data, 0, (uint32_t)st->now);
+			rnic_mpt_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
 		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	}

@@ -147,10 +147,12 @@ typedef struct {
 	uint16_t qs_qpn[RX_MAX_FRAMES];  /* the QP of the frame in the slot */
 	uint8_t qs_pend[RX_MAX_FRAMES];  /* its context is to be read, or on its way */
 	uint8_t qs_ready[RX_MAX_FRAMES]; /* its context is in qc_stg */
+	uint8_t qs_bad[RX_MAX_FRAMES];   /* its context's read was refused by the host */
 	uint8_t qc_q[RX_MAX_FRAMES];
 	uint32_t qf_head, qf_tail;
 	uint32_t qc_stage[RNIC_QPC_WORDS];
 	rx_qcl_t qc_fill;            /* a fill's fields from its first beat */
+	uint8_t qc_fill_err;         /* and whether the host refused that beat */
 	uint8_t qc_pf;               /* the frame coming in looks like RoCEv2 for us ... */
 	uint32_t qc_pf_qpn;          /* ... to this QP */
 	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) ... */

@@ -86,14 +86,14 @@ void rx_qc_prefetch(rnic_rx_state_t *st);
 int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn);
 int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
 void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
-void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd);
+void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t err);
 void rx_atomic_record(rnic_rx_state_t *st);
 void rx_atomic_read(rnic_rx_state_t *st);
 void rx_expect(rnic_rx_state_t *st, const rnic_rdx_t *x);
 uint32_t rx_rdp_free(const rnic_rx_state_t *st);
 void rx_rdp_give(rnic_rx_state_t *st, rx_rdq_t *q, uint32_t pe);
 void rx_reclaim(rnic_rx_state_t *st);
-void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last);
+void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last, uint32_t err);
 
 /* rx_reset.c */
 void rx_reset(rnic_rx_state_t *st);

@@ -79,7 +79,7 @@ void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good)
 		st->mk_cand_xl = st->mk_xl;
 	}
 	st->qc_cand_slot = (uint8_t)slot;
-	st->qs_pend[slot] = st->qs_ready[slot] = 0;
+	st->qs_pend[slot] = st->qs_ready[slot] = st->qs_bad[slot] = 0;
 }
 
 /* A clock after a frame came in whole (qc_cand): what its QP's line will hold when the frame is
@@ -150,6 +150,12 @@ int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
 	uint32_t s = st->fr_head % RX_MAX_FRAMES, line = qpn % RX_QC_LINES;
 
 	st->qc_staged = 0;
+	if (st->qs_bad[s] && st->qs_qpn[s] == qpn) {
+		st->qs_bad[s] = 0; /* its read was refused: dropped as for no context (a retry reads again) */
+		st->o.stat_drop_qpn++;
+		rx_finish_frame(st);
+		return 0;
+	}
 	if (st->qs_ready[s] && st->qs_qpn[s] == qpn) {
 		st->qs_ready[s] = 0;
 		st->qc_staged = 1;
@@ -190,9 +196,12 @@ int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32
 	if (!in->rd_last) {
 		for (k = 0; k < RNIC_BEAT / 4; k++)
 			rx_qcl_cfg(&st->qc_fill, k, (uint32_t)rnic_rd_le(in->rd_data + 4 * k, 4));
+		st->qc_fill_err = (uint8_t)in->rd_err;
 		return 0;
 	}
-	if (mine && kind == RD_QPC) {
+	if (mine && kind == RD_QPC && (st->qc_fill_err || in->rd_err)) {
+		st->qs_bad[s] = 1; /* refused by the host: its frame is dropped at the head */
+	} else if (mine && kind == RD_QPC) {
 		rx_qcl_t l = st->qc_fill;
 
 		for (k = RNIC_BEAT / 4; k < RNIC_QPC_WORDS; k++)
@@ -256,7 +265,7 @@ void rx_qc_reset(rnic_rx_state_t *st)
 	uint32_t i;
 
 	for (i = 0; i < RX_MAX_FRAMES; i++)
-		st->qs_pend[i] = st->qs_ready[i] = 0;
+		st->qs_pend[i] = st->qs_ready[i] = st->qs_bad[i] = 0;
 	st->qf_head = st->qf_tail = st->qc_cand = 0;
 	st->mk_cand = st->mk_want = 0;
 }

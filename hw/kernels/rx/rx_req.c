@@ -692,12 +692,20 @@ void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 }
 
 /* The atomic's operand arrived: compute, keep the result for a duplicate (B_ATREC writes it to
- * its slot in ICM, then the new value to the target), answer. */
-void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd)
+ * its slot in ICM, then the new value to the target), answer. One the host refused to read (err)
+ * is not an operand: nothing is written, the requester gets a remote operational error NAK. */
+void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t err)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 	uint64_t orig = rnic_rd_le(rd, 8), v;
-	uint32_t i = q->at_next++ % RX_ATOMIC_REPLAY, write = 1;
+	uint32_t i, write = 1;
+
+	if (err) {
+		rx_nak(st, st->at_psn, RNIC_AETH_NAK_REM_OP);
+		rx_finish_frame(st);
+		return;
+	}
+	i = q->at_next++ % RX_ATOMIC_REPLAY;
 
 	if (st->at_op == RNIC_BTH_OP_CMP_SWAP) {
 		v = st->at_swap;
@@ -743,15 +751,16 @@ void rx_atomic_read(rnic_rx_state_t *st)
 }
 
 /* B_REPLAY: a beat of the QP's atomic results read back from ICM (the first, or the last). The
- * slot that holds the duplicate's PSN answers it as the first was answered; none: dropped. */
-void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last)
+ * slot that holds the duplicate's PSN answers it as the first was answered; none (or a beat the
+ * host refused, err): dropped, the requester asks again. */
+void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last, uint32_t err)
 {
 	uint32_t i;
 
 	for (i = 0; i < AT_PER_BEAT; i++) {
 		const uint8_t *r = rd + i * RNIC_ICM_ATOMIC_SLOT;
 
-		if ((st->at_vmask >> (last * AT_PER_BEAT + i)) & 1 && rnic_rd_le(r + 8, 4) == st->at_psn) {
+		if (!err && (st->at_vmask >> (last * AT_PER_BEAT + i)) & 1 && rnic_rd_le(r + 8, 4) == st->at_psn) {
 			st->at_found = 1;
 			st->at_val = rnic_rd_le(r, 8);
 		}
