@@ -127,7 +127,6 @@ module rnic_soc #(
     // (read by simulators, a Verilator comment: rnic-sim's stack high-water mark, the words the
     // soft-core testbench's attacks must leave as they were)
     (* ram_style = "block" *) logic [31:0]  ram [RAM_WORDS] /*verilator public_flat_rd*/;
-    (* ram_style = "block" *) logic [511:0] dbuf [256];   // FW DMA buffer, 16 KiB
     logic [511:0] ptx [32];     // frame to send, 2 KiB
     localparam int PRX_SLOTS = 4;  // received frames held for the firmware, 2 KiB each: a burst
                                    // (ARP and neighbour discovery at once) is not dropped while it
@@ -261,7 +260,7 @@ module rnic_soc #(
     // through a register of its own and written by byte lanes, as a block RAM is. Read into the
     // shared rdata_reg, or written back whole, they would become LUTs or flip-flops.
     logic [31:0]  ram_rdata, rdata_reg;
-    logic [511:0] dbuf_line;
+    logic [511:0] dbuf_line, dbuf_dma;
     logic         ram_rd_reg, dbuf_rd_reg;   // the access being answered reads the RAM, dbuf
     logic [3:0]   lane_we;                   // bytes written by the access starting now
     assign lane_we = !rst && acc ? mem_wstrb : 4'b0;
@@ -274,13 +273,7 @@ module rnic_soc #(
             for (int b = 0; b < 4; b++)
                 if (lane_we[b])
                     ram[a[RAM_AW + 1:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
-        if (|lane_we && is_dbuf)
-            for (int w = 0; w < 16; w++)
-                for (int b = 0; b < 4; b++)
-                    if (lane_we[b] && wsel == 4'(w))
-                        dbuf[a[13:6]][w * 32 + b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
         ram_rdata <= ram[a[RAM_AW + 1:2]];
-        dbuf_line <= dbuf[a[13:6]];
     end
 
     // an IRQ write waits while the previous one is pending; a WAIT write until there is work
@@ -397,14 +390,26 @@ module rnic_soc #(
     assign rdreq_len = dma_len_reg;
     assign wr_last = {dma_beat_reg, 6'b0} + 14'd64 >= 14'(dma_len_reg);
 
-    // the engine's port of dbuf: when sending, it reads a line ahead so that wr_data holds line
-    // dma_beat_reg
+    // The FW DMA buffer, 16 KiB: a block RAM per 32-bit word of its 64-byte lines, each with the
+    // CPU's port (byte lanes, its word of the line) and the engine's (whole lines). When sending,
+    // the engine reads a line ahead so that wr_data holds line dma_beat_reg.
     logic [7:0] dma_line;
     assign dma_line = dma_local_reg + (dma_go ? 8'd0 : dma_beat_reg + 8'(wr_valid && wr_ready));
-    always_ff @(posedge clk) begin
-        if (!rst && rd_valid && rd_ready)
-            dbuf[dma_line] <= rd_data;
-        wr_data <= dbuf[dma_line];
+    assign wr_data = dbuf_dma;
+    for (genvar w = 0; w < 16; w++) begin : dbuf
+        (* ram_style = "block" *) logic [31:0] mem [256];
+        always_ff @(posedge clk) begin
+            if (|lane_we && is_dbuf && wsel == 4'(w))
+                for (int b = 0; b < 4; b++)
+                    if (lane_we[b])
+                        mem[a[13:6]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+            dbuf_line[w * 32 +: 32] <= mem[a[13:6]];
+        end
+        always_ff @(posedge clk) begin
+            if (!rst && rd_valid && rd_ready)
+                mem[dma_line] <= rd_data[w * 32 +: 32];
+            dbuf_dma[w * 32 +: 32] <= mem[dma_line];
+        end
     end
 
     always_ff @(posedge clk) begin
