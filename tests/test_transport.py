@@ -399,19 +399,19 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     error or an IOMMU fault) under WRITEs on four QPs, each QP reset and reconnected after its
     error. Every work request completes once, in order: with success and its bytes in place, or
     with the error that names the refusal and then flushes (rc_ops faults); no byte at B is
-    anything but the source's or untouched. First A refuses 8 % (one WQE in flight a QP,
+    anything but the source's or untouched. First A refuses 12 % (one WQE in flight a QP,
     doorbells only: each WQE read from the ring): a refused payload fails its WQE with
     LOC_PROT_ERR, and its frames leave with a bad ICRC (TX_POISONED), each dropped by B and the
     only bad ones on the wire; a refused WQE fails with LOC_QP_OP_ERR, named by its own wr_id.
-    Then, over scattered pages with TLBs of four lines (build/qc2), A refuses 1 % and B 20 %:
+    Then, over scattered pages with TLBs of four lines (build/qc2), A refuses 1 % and B 25 %:
     B's refused translations cut the messages they were for (REM_ACCESS_ERR at A), B's refused
     contexts drop their frames (the retry reads them again)."""
     out = ROOT / "build" / "test-transport" / "dma-refused"
     summary = re.compile(r"faults: (\d+) WRITEs succeeded, (\d+) LOC_PROT_ERR, (\d+) LOC_QP_OP_ERR, (\d+) REM_ACCESS_ERR")
     monkeypatch.setenv("RNIC_PUSH", "0")
     counters = {}
-    rc, text, _ = run_ops(out / "wqe", ["--ack-timeout", "6", "--depth", "1", "--seed", "2", "faults", "10"], (),
-                          per_nic={"rnic0": ["--dma-rd-fail", "0.08"]}, counters=counters)
+    rc, text, _ = run_ops(out / "wqe", ["--ack-timeout", "6", "--depth", "1", "--seed", "2", "faults", "15"], (),
+                          per_nic={"rnic0": ["--dma-rd-fail", "0.12"]}, counters=counters)
     assert rc == 0 and "PASS" in text, text[-4000:]
     ok, prot, qpop, _ = map(int, summary.search(text).groups())
     assert ok > 10 and prot > 0 and qpop > 0, text[-2000:]
@@ -424,7 +424,7 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     monkeypatch.setenv("RNIC_SIM_SCATTER", "1")
     counters = {}
     rc, text, _ = run_ops(out / "tlb", ["--ack-timeout", "6", "--seed", "4", "faults", "12"], (),
-                          per_nic={"rnic0": ["--dma-rd-fail", "0.01"], "rnic1": ["--dma-rd-fail", "0.2"]},
+                          per_nic={"rnic0": ["--dma-rd-fail", "0.01"], "rnic1": ["--dma-rd-fail", "0.25"]},
                           counters=counters)
     assert rc == 0 and "PASS" in text, text[-4000:]
     ok, _, _, rem = map(int, summary.search(text).groups())
