@@ -48,21 +48,36 @@ static uint32_t ntouched;
 static uint64_t lost;              /* words not told apart: more than TOUCH_MAX in one clock */
 
 static const char *const KERNELS[3] = {"tx", "rx", "cq"};
+static const size_t state_size[3] = {sizeof(rnic_tx_state_t), sizeof(rnic_rx_state_t), sizeof(rnic_cq_state_t)};
 static uint32_t kmem[3][NMEMS], nkmem[3]; /* each kernel's memories (tblchk_init) */
+#define GRAIN 6
+static uint16_t *first_mem[3];
+
+/* the words touched this clock, found by a hash of (memory, word): slots of an older clock are
+ * told by their generation */
+#define SLOTS 1024 /* a power of two, well above TOUCH_MAX */
+static struct slot {
+	uint32_t gen, i;
+} slots[SLOTS];
+static uint32_t gen = 1;
 
 static void touch(uint32_t m, size_t word, int write)
 {
-	uint32_t i;
+	uint32_t h = ((m * 0x9E3779B1u) ^ ((uint32_t)word * 0x85EBCA77u)) & (SLOTS - 1), i;
 
-	for (i = 0; i < ntouched; i++)
+	for (;; h = (h + 1) & (SLOTS - 1)) {
+		if (slots[h].gen != gen) {
+			if (ntouched == TOUCH_MAX) {
+				lost++;
+				return;
+			}
+			slots[h] = (struct slot){gen, i = ntouched};
+			touched[ntouched++] = (struct touch){m, word, 0, 0};
+			break;
+		}
+		i = slots[h].i;
 		if (touched[i].mem == m && touched[i].word == word)
 			break;
-	if (i == ntouched) {
-		if (ntouched == TOUCH_MAX) {
-			lost++;
-			return;
-		}
-		touched[ntouched++] = (struct touch){m, word, 0, 0};
 	}
 	if (write) {
 		touched[i].wr = 1;
@@ -73,26 +88,18 @@ static void touch(uint32_t m, size_t word, int write)
 	}
 }
 
-/* n bytes at a: every word of a memory they cover (each kernel's memories in address order: a
- * binary search finds the first that may hold them) */
+/* n bytes at a: every word of a memory they cover (each kernel's memories in address order, and
+ * for each 2^GRAIN bytes of its state the first memory that does not end before them) */
 static void access(uintptr_t a, size_t n, int write)
 {
-	uint32_t j, lo_j, hi_j, m;
+	uint32_t j, m;
 	size_t lo, hi, w;
 
-	if (kid < 0 || a < base || !n)
+	if (kid < 0 || a < base || !n || a - base >= state_size[kid])
 		return;
 	lo = a - base;
 	hi = lo + n;
-	for (lo_j = 0, hi_j = nkmem[kid]; lo_j < hi_j;) {
-		const struct tblchk_mem *t = &TBLCHK_MEMS[kmem[kid][j = (lo_j + hi_j) / 2]];
-
-		if (t->off + t->word * t->depth <= lo)
-			lo_j = j + 1;
-		else
-			hi_j = j;
-	}
-	for (j = lo_j; j < nkmem[kid]; j++) {
+	for (j = first_mem[kid][lo >> GRAIN]; j < nkmem[kid]; j++) {
 		const struct tblchk_mem *t = &TBLCHK_MEMS[m = kmem[kid][j]];
 		size_t l, h;
 
@@ -107,17 +114,25 @@ static void access(uintptr_t a, size_t n, int write)
 
 static void clock_end(void)
 {
-	uint32_t acc[NMEMS] = {0}, i, m;
+	static uint32_t acc[NMEMS];
+	uint32_t i, m;
 
 	for (i = 0; i < ntouched; i++)
 		acc[touched[i].mem] += touched[i].rd + touched[i].wr;
-	for (m = 0; m < NMEMS; m++) {
+	for (i = 0; i < ntouched; i++) {
+		if (!acc[m = touched[i].mem])
+			continue; /* counted at its first word */
 		if (acc[m] > stats[m].max_acc)
 			stats[m].max_acc = acc[m];
 		if (acc[m] > 2)
 			stats[m].clocks_over++;
+		acc[m] = 0;
 	}
 	ntouched = 0;
+	if (!++gen) { /* the generations wrapped: no slot may look current */
+		memset(slots, 0, sizeof(slots));
+		gen = 1;
+	}
 }
 
 void tblchk_report(void)
@@ -147,15 +162,29 @@ static int by_off(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static size_t mem_end(uint32_t m)
+{
+	return TBLCHK_MEMS[m].off + TBLCHK_MEMS[m].word * TBLCHK_MEMS[m].depth;
+}
+
 __attribute__((constructor)) static void tblchk_init(void)
 {
 	uint32_t k, m;
+	size_t g;
 
 	for (k = 0; k < 3; k++) {
 		for (m = 0; m < NMEMS; m++)
 			if (!strcmp(TBLCHK_MEMS[m].kernel, KERNELS[k]))
 				kmem[k][nkmem[k]++] = m;
 		qsort(kmem[k], nkmem[k], sizeof(kmem[k][0]), by_off);
+		first_mem[k] = malloc(((state_size[k] >> GRAIN) + 1) * sizeof(first_mem[k][0]));
+		if (!first_mem[k])
+			abort();
+		for (g = 0, m = 0; g <= state_size[k] >> GRAIN; g++) {
+			while (m < nkmem[k] && mem_end(kmem[k][m]) <= g << GRAIN)
+				m++;
+			first_mem[k][g] = (uint16_t)m;
+		}
 	}
 	atexit(tblchk_report);
 }
