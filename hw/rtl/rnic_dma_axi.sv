@@ -107,24 +107,23 @@ module rnic_dma_axi #(
     logic r_err;          // a beat of this burst came back with an error
 
     assign tail_only = r_off != 6'd0 && prev_valid && 8'(out_cnt) + 8'd1 >= r_nin;
+    // One funnel shifter: the beat out is the 64 bytes of {beat in, prev} from byte r_off, and an
+    // aligned burst takes them from byte 64, the beat in itself
+    assign m_rd_data = 512'({tail_only ? 512'b0 : m_axi_rdata, prev} >> {r_off == 6'd0, r_off, 3'b0});
     always_comb begin
         m_rd_tag = r_tag;
         m_rd_last = out_cnt + 7'd1 == r_nout;
         if (r_off == 6'd0) begin
             m_rd_valid = rq_valid && m_axi_rvalid;
-            m_rd_data = m_axi_rdata;
             m_axi_rready = rq_valid && m_rd_ready;
         end else if (!prev_valid) begin
             m_rd_valid = 1'b0;
-            m_rd_data = m_axi_rdata;
             m_axi_rready = rq_valid;
         end else if (tail_only) begin
             m_rd_valid = 1'b1;
-            m_rd_data = prev >> {r_off, 3'b0};
             m_axi_rready = 1'b0;
         end else begin
             m_rd_valid = m_axi_rvalid;
-            m_rd_data = (prev >> {r_off, 3'b0}) | (m_axi_rdata << {7'd64 - 7'(r_off), 3'b0});
             m_axi_rready = m_rd_ready;
         end
     end
@@ -196,10 +195,9 @@ module rnic_dma_axi #(
     assign aw_have = !w_first || aw_done || aw_push;
     assign m_axi_wvalid = w_tail || (s_wr_valid && aw_have);
     assign s_wr_ready = !w_tail && m_axi_wready && aw_have;
-    assign m_axi_wdata = w_tail ? w_prev >> {7'd64 - 7'(w_off), 3'b0} :
-                         w_off == 6'd0 ? s_wr_data :
-                         (s_wr_data << {w_off, 3'b0}) |
-                         (w_first ? 512'b0 : w_prev >> {7'd64 - 7'(w_off), 3'b0});
+    // one funnel shifter, as for reads: the 64 bytes of {beat in, prev} from byte 64 - w_off
+    assign m_axi_wdata = 512'({w_tail ? 512'b0 : s_wr_data, w_first ? 512'b0 : w_prev} >>
+                              {7'd64 - 7'(w_off), 3'b0});
     assign w_fire = m_axi_wvalid && m_axi_wready;
     // w_tail: the input's last beat is in, one W beat is left (the bytes that spilled over)
     assign m_axi_bready = 1'b1;
