@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <netinet/in.h>
 #include <poll.h>
@@ -299,8 +300,10 @@ void EthPort::tick(uint64_t now)
 		held_valid_ = false;
 	}
 	send_msg(RNIC_ETH_LINK_MSG_SYNC, next_sync_, nullptr, 0);
+	auto t0 = std::chrono::steady_clock::now();
 	while (peer_alive_ && peer_time_ < next_sync_)
 		read_msgs(true);
+	waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	next_sync_ += latency_;
 }
 

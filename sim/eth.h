@@ -40,6 +40,7 @@ public:
 	void close();
 
 	uint64_t tx_frames = 0, rx_frames = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0, delayed = 0;
+	double waited = 0; // wall seconds spent waiting for the peer at the ends of quanta
 
 private:
 	void hello();

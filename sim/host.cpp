@@ -2,6 +2,7 @@
 #include "host.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -369,7 +370,10 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 			return false;
 		}
 		// simulated time stands still until the host process answers
-		if (!read_client(p->second, true) && alive(p->second))
+		auto t0 = std::chrono::steady_clock::now();
+		bool got = read_client(p->second, true);
+		waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		if (!got && alive(p->second))
 			continue;
 	}
 }
@@ -398,8 +402,10 @@ void HostLink::fence(int ctx)
 		return;
 	pending_[id] = ctx;
 	send(ctx, RNIC_LINK_MSG_FENCE, 0, 0, id, 0, nullptr, 0);
+	auto t0 = std::chrono::steady_clock::now();
 	while (pending_.count(id) && alive(ctx))
 		read_client(ctx, true);
+	waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	pending_.erase(id);
 }
 

@@ -47,6 +47,7 @@ public:
 	// has reset the context: the NIC may still finish what it had started); otherwise an error
 	uint64_t dma_errors = 0, dma_teardown = 0;
 	uint64_t forged = 0; // answers to reads (or fences) the sending process was not asked for
+	double waited = 0;   // wall seconds simulated time stood still for a host process
 
 private:
 	struct Client {

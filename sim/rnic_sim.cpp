@@ -954,9 +954,10 @@ int main(int argc, char **argv)
 	double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 	top->final();
 	/* the processor time says what a cycle costs here, whatever else the machine ran */
-	std::printf("rnic-sim %s: %llu cycles, %.2f s wall, %.3f Mcycles/s, %.2f s processor, %.3f us a cycle\n",
+	std::printf("rnic-sim %s: %llu cycles, %.2f s wall, %.3f Mcycles/s, %.2f s processor, %.3f us a cycle; "
+		    "waited %.2f s for host processes, %.2f s for the link's peer\n",
 		    o.name.c_str(), static_cast<unsigned long long>(cycle), wall, cycle / wall / 1e6, cpu,
-		    cycle ? cpu * 1e6 / static_cast<double>(cycle) : 0.0);
+		    cycle ? cpu * 1e6 / static_cast<double>(cycle) : 0.0, host->waited, eth->waited);
 	std::printf("rnic-sim %s: eth tx %llu rx %llu dropped %llu duplicated %llu reordered %llu corrupted %llu "
 		    "delayed %llu; dma errors %llu, dropped in teardown %llu, forged answers %llu\n",
 		    o.name.c_str(), (unsigned long long)eth->tx_frames, (unsigned long long)eth->rx_frames,

@@ -12,7 +12,7 @@ define verilate_sim
 	verilator --cc --exe --build -O3 -j 2 $(VERILATOR_FLAGS) +define+RNIC_KERNELS_OUTSIDE --top-module $(RTL_TOP) \
 		-Mdir $(dir $(1))obj -o $(1) \
 		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \
-		-CFLAGS "-std=c++17 -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq)" -MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" \
+		-CFLAGS "-std=c++17 -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq)" -MAKEFLAGS "OPT_FAST=-O3 OPT_GLOBAL=-O2" \
 		$(RTL_SRCS) $(SIM_SRCS) $(2)
 endef
 
@@ -29,7 +29,7 @@ $(CARD_SIM_BIN): $(SIM_SRCS) $(wildcard sim/*.h) $(CARD_SRCS) $(KERNEL_LIB) $(KE
 		-Mdir $(dir $@)obj -o $@ \
 		-GFW_HEX='"$(FW_HEX)"' -GBUILD_ID=32\'h$(BUILD_ID) -GBUILD_TIME=$(BUILD_TIME) \
 		-CFLAGS "-std=c++17 -DRNIC_CARD -I$(ROOT)/sim -I$(SPEC_INC) $(addprefix -I$(ROOT)/hw/kernels/,common tx rx cq)" \
-		-MAKEFLAGS "OPT_FAST=-O2 OPT_GLOBAL=-O2" $(CARD_SRCS) $(SIM_SRCS) $(KERNEL_LIB)
+		-MAKEFLAGS "OPT_FAST=-O3 OPT_GLOBAL=-O2" $(CARD_SRCS) $(SIM_SRCS) $(KERNEL_LIB)
 
 .PHONY: sim
 sim: $(SIM_BIN) $(CARD_SIM_BIN)
