@@ -2,7 +2,7 @@
 Debian's unmodified rdmacm-utils and perftest -R connect through it between two simulated NICs
 (each process sees one NIC, as two hosts would) and between two processes on one NIC (its
 internal loopback): the make-test subset of sim/interop.py's CM rows (make interop-tools runs
-all). Connections made and broken in one process (30 between two NICs, 10 on one; make soak
+all). Connections made and broken in one process (16 between two NICs, 6 on one; make soak
 sets RNIC_CM_ROUNDS) leave nothing behind in the firmware; a port has one listener per NIC across
 processes; a REQ to a closed port is rejected (after 1 ms: cm.h, CM_HOLD_CYCLES), not left to
 the client's retries."""
@@ -56,8 +56,8 @@ def resets(log):
 ROUNDS = int(os.environ.get("RNIC_CM_ROUNDS", "0"))
 
 
-@pytest.mark.parametrize("rounds,server,client", [(ROUNDS or 30, "10.0.0.1", "10.0.0.2"),
-                                                  (ROUNDS or 10, "10.0.0.1", "10.0.0.1")], ids=["two NICs", "one NIC"])
+@pytest.mark.parametrize("rounds,server,client", [(ROUNDS or 16, "10.0.0.1", "10.0.0.2"),
+                                                  (ROUNDS or 6, "10.0.0.1", "10.0.0.1")], ids=["two NICs", "one NIC"])
 def test_connections_made_and_broken_leave_nothing(rounds, server, client, tmp_path):
     assert CYCLES.exists(), "make testapps builds it"
     procs, env = sims(tmp_path)

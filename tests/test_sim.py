@@ -258,7 +258,7 @@ def test_lossy_link_go_back_n(tmp_path):
 OPEN_CLOSE = ROOT / "build" / "tests" / "open_close"
 RC_OPS = ROOT / "build" / "tests" / "rc_ops"
 # make soak runs 10,000
-OPEN_CLOSE_ROUNDS = int(os.environ.get("RNIC_OPEN_CLOSE_ROUNDS", "200"))
+OPEN_CLOSE_ROUNDS = int(os.environ.get("RNIC_OPEN_CLOSE_ROUNDS", "100"))
 
 
 def test_open_close_while_traffic_runs(tmp_path):

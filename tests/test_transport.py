@@ -223,7 +223,7 @@ def table_check(out):
 
 
 def test_many_qps_over_two_lines_on_a_lossy_link(monkeypatch):
-    """6,000 64-byte WRITEs to 64 QPs drawn at random, 32 in flight on each, through the two-line cache
+    """3,000 64-byte WRITEs to 64 QPs drawn at random, 32 in flight on each, through the two-line cache
     (build/qc2) over a link that drops, duplicates, reorders and corrupts 1% of frames each: every
     WR completes once, in order on its QP, the data that landed is the sender's, and the contexts
     keep being read and replaced on both NICs (the requester's RX takes each QP's ACKs too)."""
@@ -232,21 +232,22 @@ def test_many_qps_over_two_lines_on_a_lossy_link(monkeypatch):
     faults = ["--drop", "0.01", "--dup", "0.01", "--reorder", "0.01", "--corrupt", "0.01", "--seed", "13"]
     counters = {}
     rc, text, counts = run_ops(out, ["--ack-timeout", "6", "--qps", "64", "--order", "random", "rate", "write", "64",
-                                     "6000", "sge"], faults, counters=counters)
-    assert rc == 0 and "64 QPs random, 6000 messages" in text, text[-4000:]
+                                     "3000", "sge"], faults, counters=counters)
+    assert rc == 0 and "64 QPs random, 3000 messages" in text, text[-4000:]
     assert all(counts), f"the link injected {counts}"
     for name, c in counters.items():
-        assert c["RX_QPC_MISSES"] > 1500 and c["RX_QPC_EVICTIONS"] > 1500, (name, c)
+        assert c["RX_QPC_MISSES"] > 750 and c["RX_QPC_EVICTIONS"] > 750, (name, c)
     table_check(out)
 
 
 def test_large_message_needs_large_pages():
-    """One 256 MiB WRITE and its READ back: the regions exceed what 4 KiB MTT entries can map, so
-    they are registered with larger pages; the data comes back byte-exact."""
+    """One 64 MiB WRITE and its READ back: regions over 16 MiB are mapped with 2 MiB MTT pages
+    (rnic_core.c, mr_page_shift), so one entry serves 512 of the message's 4 KiB pages; the data
+    comes back byte-exact. (make soak moves 2 GiB.)"""
     out = ROOT / "build" / "test-transport" / "big"
-    rc, text, _ = run_ops(out, ["--mtu", "4096", "big", str(256 << 20)])
+    rc, text, _ = run_ops(out, ["--mtu", "4096", "big", str(64 << 20)])
     assert rc == 0 and "PASS" in text, text[-2000:]
-    assert "write 268435456 bytes" in text and "read 268435456 bytes" in text
+    assert "write 67108864 bytes" in text and "read 67108864 bytes" in text
 
 
 def test_scattered_host_pages(monkeypatch):
