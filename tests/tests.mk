@@ -23,7 +23,7 @@ $(TESTAPP_DIR)/rc_ops: $(RC_OPS_SRCS) tests/apps/rc_common.h $(HOSTLIB_SO)
 # one through librdmacm: the project's, as a program built against Debian's headers finds it
 $(TESTAPP_DIR)/cm_cycles: tests/apps/cm_cycles.c $(RDMACM_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(HOSTLIB_DIR) -lrdmacm $(HOSTLIB_LINK)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ -pthread -L$(HOSTLIB_DIR) -lrdmacm $(HOSTLIB_LINK)
 
 .PHONY: testapps
 testapps: $(TESTAPPS)

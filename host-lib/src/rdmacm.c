@@ -21,6 +21,7 @@
 
 
 pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t cma_acked = PTHREAD_COND_INITIALIZER;
 struct cma_dev cma_devs[CMA_MAX_DEV];
 int cma_ndev = -1;
 
@@ -303,13 +304,24 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cma_channel *c = (struct cma_channel *)channel;
+	int readers;
 
+	pthread_mutex_lock(&cma_lock);
 	while (c->head) {
 		struct cma_event *e = c->head;
 
 		c->head = e->next;
 		free(e);
 	}
+	c->tail = &c->head;
+	readers = c->readers;
+	c->dead = 1;
+	pthread_mutex_unlock(&cma_lock);
+	/* A thread still blocked in rdma_get_cm_event stays blocked, as on a closed ucma file
+	 * (rping 44 destroys the channel under its CM thread and exits): the channel is kept for
+	 * it, and the last reader that returns frees it. */
+	if (readers)
+		return;
 	close(c->ch.fd);
 	free(c);
 }
@@ -369,40 +381,74 @@ int cma_local_event(struct cma_id *p, enum rdma_cm_event_type type, int status)
 	return 0;
 }
 
+/* under cma_lock: a reader leaves; it frees a channel destroyed under it */
+static void reader_done(struct cma_channel *c)
+{
+	if (!--c->readers && c->dead) {
+		close(c->ch.fd);
+		free(c);
+	}
+}
+
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cma_channel *c = (struct cma_channel *)channel;
-	struct cma_event *e;
+	struct cma_event *e = NULL;
 	uint64_t n;
 
 	if (!event)
 		return cma_err(EINVAL);
-	for (;;) {
-		if (read(c->ch.fd, &n, sizeof(n)) != sizeof(n))
-			return -1; /* as rdma-core: O_NONBLOCK and nothing waiting gives EAGAIN */
-		pthread_mutex_lock(&cma_lock);
-		e = c->head;
-		if (e) {
-			c->head = e->next;
-			if (!c->head)
-				c->tail = &c->head;
-			if (e->ev.event == RDMA_CM_EVENT_DISCONNECTED)
-				e->owner->disc_seen = 1;
-		}
+	pthread_mutex_lock(&cma_lock);
+	c->readers++;
+	while (!e) {
+		ssize_t r;
+		int err;
+
 		pthread_mutex_unlock(&cma_lock);
-		if (e) {
-			*event = &e->ev;
-			return 0;
+		r = read(c->ch.fd, &n, sizeof(n));
+		err = errno;
+		pthread_mutex_lock(&cma_lock);
+		if (r != sizeof(n)) {
+			/* as rdma-core: O_NONBLOCK and nothing waiting gives EAGAIN */
+			reader_done(c);
+			pthread_mutex_unlock(&cma_lock);
+			return cma_err(err);
 		}
+		/* a count whose event went with its ID (or channel) is read past */
+		e = c->head;
 	}
+	c->head = e->next;
+	if (!c->head)
+		c->tail = &c->head;
+	if (e->ev.event == RDMA_CM_EVENT_DISCONNECTED)
+		e->owner->disc_seen = 1;
+	/* as rdma-core's events_reported: destroying or migrating the ID waits for the ack */
+	e->acct = e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST ? to_cma(e->ev.listen_id) : e->owner;
+	e->acct->unacked++;
+	reader_done(c);
+	pthread_mutex_unlock(&cma_lock);
+	*event = &e->ev;
+	return 0;
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
+	struct cma_event *e = (struct cma_event *)event;
+
 	if (!event)
 		return cma_err(EINVAL);
-	free(event);
+	pthread_mutex_lock(&cma_lock);
+	if (!--e->acct->unacked)
+		pthread_cond_broadcast(&cma_acked);
+	pthread_mutex_unlock(&cma_lock);
+	free(e);
 	return 0;
+}
+
+void cma_wait_acked(struct cma_id *p)
+{
+	while (p->unacked)
+		pthread_cond_wait(&cma_acked, &cma_lock);
 }
 
 static const char *const event_names[] = {

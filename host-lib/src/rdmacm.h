@@ -42,6 +42,7 @@ struct cma_id {
 	enum cma_state state;
 	int sync;                   /* made without a channel: the library waits for each event */
 	int disc_seen;              /* DISCONNECTED handed out */
+	int unacked;                /* events handed out, not yet acked: destroy and migrate wait */
 	struct cma_dev *dev;        /* NULL until bound to an address or resolved */
 	int32_t fw;                 /* the firmware's CM ID on dev, -1 */
 	int32_t fw_listen[CMA_MAX_DEV]; /* listening on every device (bound to no address) */
@@ -61,15 +62,18 @@ struct cma_event {
 	struct rdma_cm_event ev;
 	struct cma_event *next;
 	struct cma_id *owner;
+	struct cma_id *acct;        /* handed out on its count: the listener's for CONNECT_REQUEST */
 	uint8_t pdata[RNIC_CM_EVENT_PDATA_LEN];
 };
 
 struct cma_channel {
 	struct rdma_event_channel ch; /* fd: an eventfd counting the events queued */
 	struct cma_event *head, **tail;
+	int readers, dead;          /* threads in rdma_get_cm_event; destroyed under them */
 };
 
 extern pthread_mutex_t cma_lock;
+extern pthread_cond_t cma_acked; /* an event acked */
 extern struct cma_dev cma_devs[CMA_MAX_DEV];
 extern int cma_ndev;
 
@@ -104,6 +108,7 @@ void cma_queue_event(struct cma_event *e);
 void cma_unqueue(struct rdma_event_channel *ch, int (*drop)(struct cma_event *, void *), void *arg);
 int cma_local_event(struct cma_id *p, enum rdma_cm_event_type type, int status);
 int cma_complete(struct cma_id *p); /* a synchronous ID waits for its call's event */
+void cma_wait_acked(struct cma_id *p); /* under cma_lock: until its events are acked */
 void cma_conn_of(struct cma_id *p, const uint8_t *ev); /* keep the connection's attributes */
 
 #endif

@@ -110,7 +110,11 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	struct cma_event *e;
 	int sync = p->sync, n = 0, i;
 
+	if (id->event)
+		rdma_ack_cm_event(id->event);
 	pthread_mutex_lock(&cma_lock);
+	/* as rdma-core: the events handed out for the ID are acked first (by other threads) */
+	cma_wait_acked(p);
 	/* a listener's requests nobody took go with it, with every event queued for them */
 	for (e = c->head; e && p->state == CMA_LISTEN; e = e->next)
 		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id == id &&
@@ -124,8 +128,6 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	for (i = 0; i < n; i++)
 		id_release(orphans[i]);
 	cma_unqueue(ch, drop_owned, p);
-	if (id->event)
-		rdma_ack_cm_event(id->event);
 	id_release(p);
 	pthread_mutex_unlock(&cma_lock);
 	if (sync)
@@ -561,6 +563,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			return -1;
 	}
 	pthread_mutex_lock(&cma_lock);
+	cma_wait_acked(p);
 	/* the ID's queued events move with it */
 	for (pp = &oc->head; (e = *pp);) {
 		if (e->owner == p) {

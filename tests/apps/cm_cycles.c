@@ -4,15 +4,20 @@
  * data, one SEND over the connection, disconnect from alternating sides, destroy everything.
  * Events are waited for with poll() on the channels' file descriptors. Then: a second listener
  * on the port gets EADDRINUSE, a connect to a port nobody listens on is REJECTED (reason 8).
+ * Last, teardown as threaded applications do it (rping): rdma_destroy_id waits until an event
+ * another thread holds for the ID is acked, and a channel destroyed under a thread blocked in
+ * rdma_get_cm_event (its ID's event gone, the count left) leaves the thread blocked, not crashed.
  *
  *   cm_cycles ROUNDS SERVER_IP CLIENT_IP PORT
  * Prints "cm_cycles: N rounds ok" and exits 0, or names what failed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -83,6 +88,55 @@ static struct rdma_cm_id *client(struct rdma_event_channel *ch, const char *src,
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	CHECK(id->verbs && rdma_get_dst_port(id) == htons((uint16_t)port));
 	return id;
+}
+
+static volatile int got, acked, returned;
+
+/* another thread takes the event and acks it a second later */
+static void *slow_acker(void *ch)
+{
+	struct rdma_cm_event *e;
+
+	CHECK(rdma_get_cm_event(ch, &e) == 0 && e->event == RDMA_CM_EVENT_ADDR_RESOLVED);
+	got = 1;
+	sleep(1);
+	acked = 1;
+	rdma_ack_cm_event(e);
+	return NULL;
+}
+
+static void *blocked_reader(void *ch)
+{
+	struct rdma_cm_event *e;
+
+	rdma_get_cm_event(ch, &e);
+	returned = 1;
+	return NULL;
+}
+
+static void threaded_teardown(const char *src, const char *dst, int port)
+{
+	struct sockaddr_in s = addr(src, 0), d = addr(dst, port);
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id;
+	pthread_t t;
+
+	CHECK(ch && rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, 2000) == 0);
+	CHECK(pthread_create(&t, NULL, slow_acker, ch) == 0);
+	while (!got)
+		usleep(1000);
+	CHECK(rdma_destroy_id(id) == 0 && acked);
+	CHECK(pthread_join(t, NULL) == 0);
+	/* the event goes with its ID, its count stays for the reader to read past */
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, 2000) == 0);
+	CHECK(rdma_destroy_id(id) == 0);
+	CHECK(pthread_create(&t, NULL, blocked_reader, ch) == 0);
+	usleep(100000);
+	rdma_destroy_event_channel(ch);
+	usleep(100000);
+	CHECK(!returned); /* the process exits with it blocked, as rping's CM thread */
 }
 
 int main(int argc, char **argv)
@@ -186,6 +240,7 @@ int main(int argc, char **argv)
 	CHECK(rdma_destroy_id(listen) == 0);
 	rdma_destroy_event_channel(sch);
 	rdma_destroy_event_channel(cch);
+	threaded_teardown(argv[3], argv[2], port);
 	printf("cm_cycles: %d rounds ok\n", rounds);
 	return 0;
 }
