@@ -1,7 +1,8 @@
 // Soft-core subsystem: PicoRV32 (RV32IM, from the PyPI package pythondata-cpu-picorv32) with
 // its RAM (loaded from FW_HEX), the FW register block, the firmware DMA engine with its 16 KiB
 // buffer, the frame buffers for ARP and the configuration port into the datapath tables.
-// Address map and registers: spec constants "fwmap", regblock FW. Every access takes two cycles.
+// Address map and registers: spec constants "fwmap", regblock FW. A RAM access takes one clock
+// (its word is read a clock ahead, at PicoRV32's look-ahead address); every other takes two.
 // The soft core is held to what its firmware needs, whatever code it runs: its code is read-only
 // and the only code (FW.CODE_END), its stack has a guard band (FW.STACK_GUARD), and each of its
 // DMAs stays in the window of the context it names (FW.DMA_CTX). A refused access halts it.
@@ -92,6 +93,9 @@ module rnic_soc #(
     // ---- CPU
     logic        mem_valid, mem_instr, mem_ready;
     logic [31:0] mem_addr, mem_wdata, mem_rdata;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [31:0] mem_la_addr;   // the next access's address, a clock ahead: the RAM's word of it
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [3:0]  mem_wstrb;
     logic        trap;
 
@@ -119,6 +123,7 @@ module rnic_soc #(
     ) cpu (
         .clk(cpu_clk), .resetn(!rst), .trap,
         .mem_valid, .mem_instr, .mem_ready, .mem_addr, .mem_wdata, .mem_wstrb, .mem_rdata,
+        .mem_la_addr,
         .pcpi_wr(1'b0), .pcpi_rd(32'b0), .pcpi_wait(1'b0), .pcpi_ready(1'b0), .irq(32'b0)
     );
 
@@ -220,13 +225,15 @@ module rnic_soc #(
     logic        code_set_reg, guard_set_reg, halted_reg;
     logic        fault_code_reg, fault_exec_reg, fault_stack_reg;
     logic [15:0] dma_denied_cnt;
-    logic        f_code, f_exec, f_stack, deny, acc;
+    logic        f_code, f_exec, f_stack, deny, acc, acc_ram, ready_reg;
     logic [31:0] fw_status_reg;
     assign f_code = code_set_reg && wr && a < code_end_reg;
     assign f_exec = code_set_reg && mem_instr && a >= code_end_reg;
     assign f_stack = guard_set_reg && a >= guard_reg && a < guard_reg + 32'(GUARD);
-    assign deny = mem_valid && !mem_ready && (f_code || f_exec || f_stack);
-    assign acc = mem_valid && !mem_ready && !deny && !halted_reg;   // the access starting now is served
+    assign deny = mem_valid && !ready_reg && (f_code || f_exec || f_stack);
+    assign acc_ram = mem_valid && is_ram && !deny && !halted_reg;   // a RAM access, served in this clock
+    assign acc = mem_valid && !is_ram && !ready_reg && !deny && !halted_reg; // any other, starting now
+    assign mem_ready = acc_ram || ready_reg;
     assign fw_fault = {12'b0, trap, fault_stack_reg, fault_exec_reg, fault_code_reg, dma_denied_cnt};
     assign fw_status = fw_status_reg | (halted_reg || trap ? 32'(1) << rnic_spec_pkg::RNIC_ID_FW_STATUS_FAILED_SHIFT : 32'b0);
 
@@ -258,22 +265,26 @@ module rnic_soc #(
 
     // The CPU's ports of the block RAMs (dbuf's other port is the DMA engine's): each is read
     // through a register of its own and written by byte lanes, as a block RAM is. Read into the
-    // shared rdata_reg, or written back whole, they would become LUTs or flip-flops.
+    // shared rdata_reg, or written back whole, they would become LUTs or flip-flops. The RAM is
+    // addressed by the look-ahead address while no access is on (the clock before one starts, the
+    // core says where), so that the word read is there when mem_valid rises and the access ends
+    // in that clock; a write lands at that clock's edge.
     logic [31:0]  ram_rdata, rdata_reg;
     logic [511:0] dbuf_line, dbuf_dma;
-    logic         ram_rd_reg, dbuf_rd_reg;   // the access being answered reads the RAM, dbuf
+    logic [RAM_AW - 1:0] ram_addr;
+    logic         dbuf_rd_reg;               // the access being answered reads dbuf
     logic [3:0]   lane_we;                   // bytes written by the access starting now
-    assign lane_we = !rst && acc ? mem_wstrb : 4'b0;
-    assign mem_rdata = ram_rd_reg ? ram_rdata :
-                       dbuf_rd_reg ? dbuf_line[{wsel, 5'b0} +: 32] : rdata_reg;
+    assign lane_we = !rst && (acc || acc_ram) ? mem_wstrb : 4'b0;
+    assign ram_addr = mem_valid ? a[RAM_AW + 1:2] : mem_la_addr[RAM_AW + 1:2];
+    assign mem_rdata = is_ram ? ram_rdata : dbuf_rd_reg ? dbuf_line[{wsel, 5'b0} +: 32] : rdata_reg;
 
     always_ff @(posedge clk) begin
         // (the lane loops only under a write: a simulator would otherwise run them every clock)
         if (|lane_we && is_ram)
             for (int b = 0; b < 4; b++)
                 if (lane_we[b])
-                    ram[a[RAM_AW + 1:2]][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
-        ram_rdata <= ram[a[RAM_AW + 1:2]];
+                    ram[ram_addr][b * 8 +: 8] <= mem_wdata[b * 8 +: 8];
+        ram_rdata <= ram[ram_addr];
     end
 
     // an IRQ write waits while the previous one is pending; a WAIT write until there is work
@@ -297,7 +308,7 @@ module rnic_soc #(
         wait_reg <= !rst && acc && stall && reg_off == 8'(rnic_spec_pkg::RNIC_FW_WAIT);
         if (!wait_reg)
             wait_until_reg <= cycle + 64'(mem_wdata);
-        mem_ready <= 1'b0;
+        ready_reg <= 1'b0;
         console_valid <= 1'b0;
         cfg_valid <= 1'b0;
         ci_we <= 1'b0;
@@ -322,8 +333,7 @@ module rnic_soc #(
             else if (acc && !stall && wr && is_reg && reg_off == 8'(rnic_spec_pkg::RNIC_FW_ICM_STATUS))
                 icm_pending_reg <= 1'b0;
             if (acc && !stall) begin
-                mem_ready <= 1'b1;
-                ram_rd_reg <= is_ram;
+                ready_reg <= 1'b1;
                 dbuf_rd_reg <= is_dbuf;
                 rdata_reg <= 32'b0;
                 if (is_ptx) begin
