@@ -49,18 +49,19 @@ all: $(ALL_TARGETS)
 # venv for paths (e.g. PicoRV32's source) when they are read.
 demo:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/run_demo.py
 
+# the build on every core, with what the tests build for themselves (Yosys runs on one)
 test:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all $(TBLCHK_LIB) $(TBLCHK)/sim/rnic-sim $(SYNTH_TABLE)
 	$(PY) -m pytest -q --durations=25 tests
 
 # two Linux VMs (QEMU, Debian's kernel, rnic.ko) on two simulated cards: ibv_rc_pingpong and perftest VM to VM
 vm-demo:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/qemu/vm_demo.py
 
 # the host path's instruction count, the transport's figures (simulated time), its long run on a faulty link

@@ -33,9 +33,15 @@ CARD_IMAGE_SRCS = $(CARD_SRCS) $(ROOT)/bitstreams/common/rnic_card_top.sv
 VENDOR_IP := $(ROOT)/bitstreams/common/vendor_ip.toml
 
 # Synthesizability check: Yosys synth_xilinx for UltraScale+ over all of the card image's RTL, the vendor IP as black boxes,
-# `check -assert` and a resource table (figures in build/synth/resources.json). Not in `all`: it takes minutes; the
-# tests run it (tests/test_synth.py).
-.PHONY: synth
-synth:
+# `check -assert` and a resource table (figures in build/synth/resources.json), made again when a source changed. Not in
+# `all`: it takes minutes; `make test` builds it beside `all` (tests/test_synth.py reads it).
+SYNTH_TABLE := $(BUILD)/synth/table.txt
+$(SYNTH_TABLE): $(CARD_IMAGE_SRCS) $(VENDOR_IP) $(ROOT)/hw/synth/yosys_synth.py
+	@mkdir -p $(dir $@)
 	$(PY) hw/synth/yosys_synth.py --top $(CARD_IMAGE_TOP) --blackboxes $(VENDOR_IP) --out $(BUILD)/synth \
-		$(CARD_IMAGE_SRCS)
+		$(CARD_IMAGE_SRCS) > $@.tmp
+	@mv $@.tmp $@
+
+.PHONY: synth
+synth: $(SYNTH_TABLE)
+	@cat $<
