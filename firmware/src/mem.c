@@ -1,6 +1,6 @@
 /* Freestanding memset/memcpy (the compiler emits calls to them) and memcmp; the host tests use
  * libc's. Aligned buffers go a word at a time: the command path clears and copies whole entries,
- * and every access of the soft core costs two clocks. */
+ * and each access of the soft core costs a clock or two on top of its instruction. */
 #include "fw.h"
 
 void *memset(void *d, int c, size_t n)
