@@ -100,7 +100,7 @@ def nic(tmp_path_factory):
             time.sleep(0.05)
         env = dict(os.environ, RNIC_SIM_DIR=str(tmp))
         target = subprocess.Popen([str(TARGET), "rnic9", PEER_IP, str(PEER_QPN)], env=env, text=True,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         ready = target.stdout.readline()
         assert ready.startswith("READY"), ready + (tmp / "sim.log").read_text()
         info = {k: int(v) for k, v in (kv.split("=") for kv in ready.split()[1:])}
@@ -279,7 +279,8 @@ def test_hot_reset_forgets_the_old_qps_and_keys(nic, valid_write):
     SIGUSR1 to rnic-sim) of a NIC with a live QP leaves the kernels' block RAMs as they were; each
     kernel clears its tables by a sweep, and the firmware says READY only after its first fence,
     which the kernels pass once swept. Frames for the stale QPN and rkey then get nothing: a WRITE
-    is not placed, a READ not answered, neither ACKed nor NAKed, both dropped and counted."""
+    is not placed, a READ not answered, neither ACKed nor NAKed, both dropped and counted. The
+    process that had the QP gets EIO from its next command."""
     i, peer, link = nic["info"], nic["peer"], nic["link"]
     fw_status = S.ID["_BASE"][0] + S.ID["FW_STATUS"][0]
     ready = 1 << S.ID["FW_STATUS"][1]["READY"][0]
@@ -300,5 +301,10 @@ def test_hot_reset_forgets_the_old_qps_and_keys(nic, valid_write):
     after = {c: link.stat(c) - before[c] for c in before}
     assert after == {"RX_ROCE": 2, "RX_DROP_QPN": 2, "TX_FRAMES": 0}
     assert changed(nic) == expected_changes
-    nic["target"].kill()  # its context went with the reset: it has nothing left to close
-    nic["target"].wait()
+    # the target's context went with the reset: its next command fails with EIO, it does not
+    # wait for an answer that cannot come
+    t = nic["target"]
+    t.stdin.write("reconnect\n")
+    t.stdin.flush()
+    assert t.wait(timeout=120) == 1
+    assert "modify RESET: Input/output error" in t.stderr.read()

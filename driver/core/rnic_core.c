@@ -139,14 +139,16 @@ void rnic_dev_fini(struct rnic_dev *d)
 }
 
 /* One command at a time: post it, ring CMDQ_PI, poll the completion's owner byte. A timeout
- * marks the device dead instead of hanging (the firmware answers every command). */
+ * marks the device dead instead of hanging (the firmware answers every command); so does the
+ * queue found disabled under us, each millisecond of the NIC's time: a reset of the card (PCIe
+ * hot reset) clears its registers and forgets the context, a card gone reads all ones. */
 int rnic_cmd_exec(struct rnic_dev *d, uint32_t opcode, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	uint32_t mask = (1u << RNIC_CMD_LOG) - 1, slot = d->cmd_pi & mask;
 	uint8_t *cmd = d->cmdq + slot * RNIC_CMD_BYTES;
 	volatile uint8_t *cpl = d->cmdc + slot * RNIC_CMDC_BYTES;
 	uint8_t owner = ((d->cmd_pi >> RNIC_CMD_LOG) & 1) ^ 1;
-	uint64_t start;
+	uint64_t start, checked;
 
 	if (d->dead)
 		return -EIO;
@@ -162,15 +164,23 @@ int rnic_cmd_exec(struct rnic_dev *d, uint32_t opcode, const void *in, size_t in
 	d->cmd_pi++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	wr(d, d->cmdq_page + RNIC_CTX_CMDQ_PI, d->cmd_pi);
-	start = d->ops->now_us(d->bus);
+	start = checked = d->ops->now_us(d->bus);
 	while (__atomic_load_n(&cpl[RNIC_CMDC_OWNER_OFF], __ATOMIC_ACQUIRE) != owner) {
-		if (d->ops->now_us(d->bus) - start > RNIC_CMD_TIMEOUT_US) {
-			d->dead = 1;
-			return -EIO;
+		uint64_t now = d->ops->now_us(d->bus);
+
+		if (now - start > RNIC_CMD_TIMEOUT_US)
+			break;
+		if (now - checked >= 1000) {
+			uint32_t ctrl = rd(d, d->cmdq_page + RNIC_CTX_CMDQ_CTRL);
+
+			if (ctrl == 0xffffffff || !(ctrl & RNIC_CTX_CMDQ_CTRL_ENABLE_MASK))
+				break;
+			checked = now;
 		}
 		d->ops->relax(d->bus);
 	}
-	if (RNIC_CMDC_COOKIE_GET((const uint8_t *)cpl) != d->cookie) {
+	if (__atomic_load_n(&cpl[RNIC_CMDC_OWNER_OFF], __ATOMIC_ACQUIRE) != owner ||
+	    RNIC_CMDC_COOKIE_GET((const uint8_t *)cpl) != d->cookie) {
 		d->dead = 1;
 		return -EIO;
 	}
