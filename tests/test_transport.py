@@ -407,9 +407,12 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     only bad ones on the wire; a refused WQE fails with LOC_QP_OP_ERR, named by its own wr_id.
     Then, over scattered pages with TLBs of four lines (build/qc2), A refuses 1 % and B 25 %:
     B's refused translations cut the messages they were for (REM_ACCESS_ERR at A), B's refused
-    contexts drop their frames (the retry reads them again)."""
+    contexts drop their frames (the retry reads them again). Last, SENDs and FETCH_ADDs among the
+    WRITEs with both hosts refusing: a refused receive WQE or atomic operand at B fails the request
+    with REM_OP_ERR (B's receive with LOC_PROT_ERR), and B's counters hold exactly the adds that
+    succeeded."""
     out = ROOT / "build" / "test-transport" / "dma-refused"
-    summary = re.compile(r"faults: (\d+) WRITEs succeeded, (\d+) LOC_PROT_ERR, (\d+) LOC_QP_OP_ERR, (\d+) REM_ACCESS_ERR")
+    summary = re.compile(r"faults: (\d+) requests succeeded, (\d+) LOC_PROT_ERR, (\d+) LOC_QP_OP_ERR, (\d+) REM_ACCESS_ERR")
     monkeypatch.setenv("RNIC_PUSH", "0")
     counters = {}
     rc, text, _ = run_ops(out / "wqe", ["--ack-timeout", "6", "--depth", "1", "--seed", "2", "faults", "15"], (),
@@ -434,3 +437,16 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     a, b = counters["rnic0"], counters["rnic1"]
     assert a["TX_TLB_MISSES"] > 10 and b["RX_TLB_MISSES"] > 10 and b["DMA_RD_ERR"] > 0 and b["RX_CUT"] > 0, (a, b)
     assert b["RX_DROP_ICRC"] == a["TX_POISONED"], (a, b)
+    # SENDs and FETCH_ADDs among the WRITEs, both hosts refusing: B's refused receive WQEs and
+    # atomic operands fail with a remote operational error at A (and B's receive with
+    # LOC_PROT_ERR), nothing written; B's counters hold exactly the adds that succeeded
+    monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "sim" / "rnic-sim")
+    monkeypatch.delenv("RNIC_SIM_SCATTER")
+    mixed = re.compile(r"faults mixed: (\d+) REM_OP_ERR, (\d+) FETCH_ADDs succeeded, B's receives (\d+) succeeded, "
+                       r"(\d+) LOC_PROT_ERR")
+    rc, text, _ = run_ops(out / "mix", ["--ack-timeout", "6", "--depth", "4", "--seed", "12", "--fault-ops", "mix",
+                                        "faults", "30"], (),
+                          per_nic={"rnic0": ["--dma-rd-fail", "0.03"], "rnic1": ["--dma-rd-fail", "0.15"]})
+    assert rc == 0 and "PASS" in text, text[-4000:]
+    remop, adds, recvs, recv_prot = map(int, mixed.search(text).groups())
+    assert remop > 0 and adds > 0 and recvs > 0 and recv_prot > 0, text[-2000:]

@@ -60,8 +60,9 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 int lat(enum ibv_wr_opcode op, uint32_t n, int inl);
 /* rc_limits.c */
 int limits(void);
-/* rc_faults.c: per_lane WRITEs on each of nq (<= 16) QPs, depth (<= DEPTH) in flight on each,
- * while the host refuses some of the NIC's reads */
+/* rc_faults.c: per_lane WRITEs (fault_mix: WRITEs, SENDs and FETCH_ADDs) on each of nq (<= 16)
+ * QPs, depth (<= DEPTH) in flight on each, while the hosts refuse some of the NICs' reads */
+extern int fault_mix;
 int faults(uint64_t per_lane, int nq, int depth);
 
 #endif

@@ -7,11 +7,13 @@
  *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
  *       spread over Q QPs, up to 8 in flight per QP; every completion must arrive exactly once,
  *       in order, successful, with the right data; prints counts.
- *   rc_ops [--qps Q] [--depth D] [--seed S] faults N DEV_A DEV_B
- *       N WRITEs on each of Q (up to 16) QPs, D (up to 8) in flight on each, while A's host
- *       refuses some of its NIC's reads (rnic-sim --dma-rd-fail): each completes in order, with
- *       success and its data in place, or with the error that names the refusal or a flush (the
- *       QPs are reset and go on); no byte at B is anything but the source's or untouched.
+ *   rc_ops [--qps Q] [--depth D] [--seed S] [--fault-ops write|mix] faults N DEV_A DEV_B
+ *       N WRITEs (mix: half WRITEs, 3 in 10 SENDs, 2 in 10 FETCH_ADDs) on each of Q (up to 16)
+ *       QPs, D (up to 8) in flight on each, while the hosts refuse some of their NICs' reads
+ *       (rnic-sim --dma-rd-fail): each completes in order, with success and its data in place, or
+ *       with the error that names the refusal or a flush (the QPs are reset and go on); no byte
+ *       at B is anything but the source's or untouched, B's counters hold the adds that
+ *       succeeded.
  *   rc_ops [--mtu M] big BYTES DEV_A DEV_B
  *       one WRITE of BYTES (up to 2 GiB, a region that needs large MTT pages) and its READ back
  *   rc_ops [--mtu M] bench DEV_A DEV_B
@@ -598,6 +600,8 @@ int main(int argc, char **argv)
 			rate_keys = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--span"))
 			rate_span = strtoull(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--fault-ops"))
+			fault_mix = !strcmp(argv[i + 1], "mix");
 		else if (!strcmp(argv[i], "--mix-keys"))
 			keys = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 3 ? 3 : atoi(argv[i + 1]);
 	}
@@ -680,7 +684,7 @@ int main(int argc, char **argv)
 		return failures != 0;
 	}
 	fprintf(stderr, "usage: rc_ops [--mtu M] [--ack-timeout T] [--gid 0|1] [--qps Q] [--order rr|random] [--seed S] "
-			"[--mix-keys 1-3] [--keys K] [--span BYTES] [--depth D] checks|limits|bench|big BYTES|mix N|faults N|"
+			"[--mix-keys 1-3] [--keys K] [--span BYTES] [--depth D] [--fault-ops write|mix] checks|limits|bench|big BYTES|mix N|faults N|"
 			"rate OP SIZE N inline|sge|curve|"
 			"lat OP N inline|sge DEV_A DEV_B\n");
 	return 2;
