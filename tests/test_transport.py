@@ -437,7 +437,8 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     a, b = counters["rnic0"], counters["rnic1"]
     assert a["TX_TLB_MISSES"] > 10 and b["RX_TLB_MISSES"] > 10 and b["DMA_RD_ERR"] > 0 and b["RX_CUT"] > 0, (a, b)
     assert b["RX_DROP_ICRC"] == a["TX_POISONED"], (a, b)
-    # SENDs and FETCH_ADDs among the WRITEs, both hosts refusing: B's refused receive WQEs and
+    # SENDs and FETCH_ADDs among the WRITEs, each under one of three keys a side, both hosts
+    # refusing: B's refused receive WQEs and
     # atomic operands fail with a remote operational error at A (and B's receive with
     # LOC_PROT_ERR), nothing written; B's counters hold exactly the adds that succeeded
     monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "sim" / "rnic-sim")
@@ -445,8 +446,8 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     mixed = re.compile(r"faults mixed: (\d+) REM_OP_ERR, (\d+) FETCH_ADDs succeeded, B's receives (\d+) succeeded, "
                        r"(\d+) LOC_PROT_ERR")
     rc, text, _ = run_ops(out / "mix", ["--ack-timeout", "6", "--depth", "4", "--seed", "12", "--fault-ops", "mix",
-                                        "faults", "30"], (),
-                          per_nic={"rnic0": ["--dma-rd-fail", "0.03"], "rnic1": ["--dma-rd-fail", "0.15"]})
+                                        "--mix-keys", "3", "faults", "60"], (),
+                          per_nic={"rnic0": ["--dma-rd-fail", "0.02"], "rnic1": ["--dma-rd-fail", "0.25"]})
     assert rc == 0 and "PASS" in text, text[-4000:]
     remop, adds, recvs, recv_prot = map(int, mixed.search(text).groups())
     assert remop > 0 and adds > 0 and recvs > 0 and recv_prot > 0, text[-2000:]

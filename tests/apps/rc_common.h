@@ -61,8 +61,9 @@ int lat(enum ibv_wr_opcode op, uint32_t n, int inl);
 /* rc_limits.c */
 int limits(void);
 /* rc_faults.c: per_lane WRITEs (fault_mix: WRITEs, SENDs and FETCH_ADDs) on each of nq (<= 16)
- * QPs, depth (<= DEPTH) in flight on each, while the hosts refuse some of the NICs' reads */
+ * QPs, depth (<= DEPTH) in flight on each, each under one of `keys` (<= 3) registrations a side,
+ * while the hosts refuse some of the NICs' reads */
 extern int fault_mix;
-int faults(uint64_t per_lane, int nq, int depth);
+int faults(uint64_t per_lane, int nq, int depth, int keys);
 
 #endif

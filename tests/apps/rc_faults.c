@@ -1,5 +1,5 @@
-/* rc_ops faults: RDMA WRITEs (and with mixed ops, SENDs and FETCH_ADDs too) from A to B while the
- * hosts refuse some of their NICs' DMA reads (rnic-sim --dma-rd-fail): each completes, in order,
+/* rc_ops faults: RDMA WRITEs (and with mixed ops, SENDs and FETCH_ADDs too) from A to B, each
+ * under one of up to three registrations of each side's buffer, while the hosts refuse some of their NICs' DMA reads (rnic-sim --dma-rd-fail): each completes, in order,
  * with success and its data in place, or with the error that names the refusal (A's: LOC_PROT_ERR
  * for a payload, key or translation, LOC_QP_OP_ERR for the WQE; B's: REM_ACCESS_ERR for a key or
  * translation, REM_OP_ERR for a receive WQE or an atomic operand, which fails B's receive with
@@ -30,6 +30,18 @@ struct flane {
 	uint64_t counter;                /* B's counter as the successful adds left it */
 	int counter_known, in_error, real_error, b_flushing;
 };
+
+/* the buffers' registrations (--mix-keys): each request names one of them at random, on each side */
+static struct ibv_mr *keyed[2][3];
+static int nkeys = 1;
+
+static struct ibv_sge sge_k(struct side *s, uint32_t off, uint32_t len, int k)
+{
+	struct ibv_sge g = sge(s, off, len);
+
+	g.lkey = keyed[s == &B][k]->lkey;
+	return g;
+}
 
 static uint64_t n_ok, n_prot, n_qpop, n_rem, n_remop, n_flush, n_recv_ok, n_recv_prot, n_add_ok;
 
@@ -155,20 +167,21 @@ static void post_next(struct flane *l, int q)
 {
 	uint32_t len = 1 + (rng = rng * 1103515245u + 12345u) % MAX_LEN, off, kind = fault_mix ? (rng >> 16) % 10 : 0;
 	uint64_t id = (uint64_t)q << 32 | l->posted;
+	int ka = (int)(rng >> 4) % nkeys, kb = (int)(rng >> 12) % nkeys;
 	struct ibv_sge s;
 
 	l->add[l->posted % DEPTH] = 0;
 	if (kind >= 8) {
 		struct ibv_send_wr wr = {0}, *bad;
 
-		s = sge(&A, fetched_off(q, l->posted), 8);
+		s = sge_k(&A, fetched_off(q, l->posted), 8, ka);
 		wr.wr_id = id;
 		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 		wr.sg_list = &s;
 		wr.num_sge = 1;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		wr.wr.atomic.remote_addr = (uintptr_t)counter_at(q);
-		wr.wr.atomic.rkey = B.mr->rkey;
+		wr.wr.atomic.rkey = keyed[1][kb]->rkey;
 		wr.wr.atomic.compare_add = l->add[l->posted % DEPTH] = 1 + (rng >> 8) % 1000;
 		if (ibv_post_send(A.qp[q], &wr, &bad))
 			die("ibv_post_send", EIO);
@@ -181,9 +194,9 @@ static void post_next(struct flane *l, int q)
 	l->next_off += len;
 	l->off[l->posted % DEPTH] = off;
 	l->len[l->posted % DEPTH] = len;
-	s = sge(&A, off, len);
+	s = sge_k(&A, off, len, ka);
 	if (kind >= 5) {
-		struct ibv_sge r = sge(&B, off, len);
+		struct ibv_sge r = sge_k(&B, off, len, kb);
 
 		l->roff[l->rposted % DEPTH] = off;
 		l->rlen[l->rposted % DEPTH] = len;
@@ -192,7 +205,7 @@ static void post_next(struct flane *l, int q)
 		l->rposted++;
 		if (post(A.qp[q], IBV_WR_SEND, id, &s, 1, 0, 0, 0))
 			die("ibv_post_send", EIO);
-	} else if (post(A.qp[q], IBV_WR_RDMA_WRITE, id, &s, 1, (uintptr_t)(B.buf + off), B.mr->rkey, 0)) {
+	} else if (post(A.qp[q], IBV_WR_RDMA_WRITE, id, &s, 1, (uintptr_t)(B.buf + off), keyed[1][kb]->rkey, 0)) {
 		die("ibv_post_send", EIO);
 	}
 	l->posted++;
@@ -238,13 +251,23 @@ static int next_wc(struct side **s, struct ibv_wc *wc)
 	return 0;
 }
 
-int faults(uint64_t per_lane, int nq, int depth)
+int faults(uint64_t per_lane, int nq, int depth, int keys)
 {
 	static struct flane lanes[16];
 	uint32_t area = DATA_END / (uint32_t)nq;
-	int q, busy = nq;
+	int q, busy = nq, k;
 	struct ibv_wc wc;
 	struct side *s;
+
+	nkeys = keys;
+	keyed[0][0] = A.mr;
+	keyed[1][0] = B.mr;
+	for (k = 1; k < keys; k++) {
+		keyed[0][k] = ibv_reg_mr(A.pd, A.buf, REGION, IBV_ACCESS_LOCAL_WRITE | ALL_ACCESS);
+		keyed[1][k] = ibv_reg_mr(B.pd, B.buf, REGION, IBV_ACCESS_LOCAL_WRITE | ALL_ACCESS);
+		if (!keyed[0][k] || !keyed[1][k])
+			die("ibv_reg_mr", errno);
+	}
 
 	fill(A.buf, REGION, 7);
 	memset(B.buf, UNTOUCHED, REGION);

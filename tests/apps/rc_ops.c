@@ -7,9 +7,9 @@
  *       N operations (SEND, SEND with immediate, WRITE, WRITE with immediate, READ, both atomics)
  *       spread over Q QPs, up to 8 in flight per QP; every completion must arrive exactly once,
  *       in order, successful, with the right data; prints counts.
- *   rc_ops [--qps Q] [--depth D] [--seed S] [--fault-ops write|mix] faults N DEV_A DEV_B
+ *   rc_ops [--qps Q] [--depth D] [--seed S] [--fault-ops write|mix] [--mix-keys K] faults N DEV_A DEV_B
  *       N WRITEs (mix: half WRITEs, 3 in 10 SENDs, 2 in 10 FETCH_ADDs) on each of Q (up to 16)
- *       QPs, D (up to 8) in flight on each, while the hosts refuse some of their NICs' reads
+ *       QPs, D (up to 8) in flight on each, each under one of K registrations a side, while the hosts refuse some of their NICs' reads
  *       (rnic-sim --dma-rd-fail): each completes in order, with success and its data in place, or
  *       with the error that names the refusal or a flush (the QPs are reset and go on); no byte
  *       at B is anything but the source's or untouched, B's counters hold the adds that
@@ -619,7 +619,7 @@ int main(int argc, char **argv)
 
 		open_side(&A, argv[i + 2]);
 		open_side(&B, argv[i + 3]);
-		ret = faults(strtoull(argv[i + 1], NULL, 0), nq > 16 ? 16 : nq, depth);
+		ret = faults(strtoull(argv[i + 1], NULL, 0), nq > 16 ? 16 : nq, depth, keys);
 		printf("%s\n", ret ? "FAIL" : "PASS");
 		return ret != 0;
 	}
