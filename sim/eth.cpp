@@ -4,7 +4,8 @@
 // ETH_LINK_HDR of spec/rnic.toml, after a HELLO each way that carries the link's version), the
 // frames each transmitted with their arrival cycle, and a SYNC message at the end of every
 // quantum (= the link latency). A simulator enters quantum k+1 only after the peer's SYNC for quantum k, so a
-// frame always arrives in the receiver's future: both run in simulated-time lock-step.
+// frame always arrives in the receiver's future: both run in simulated-time lock-step. A frame
+// sent in a quantum arrives after its end, so a quantum's frames go with its SYNC in one write.
 // UDP: one Ethernet frame (without FCS) per datagram, as QEMU's -netdev dgram; no time sync.
 #include "eth.h"
 
@@ -159,6 +160,7 @@ void EthPort::hello()
 	size_t got = 0;
 
 	send_msg(RNIC_ETH_LINK_MSG_HELLO, RNIC_ETH_LINK_VERSION, nullptr, 0);
+	flush();
 	while (got < HDR) {
 		pollfd p{fd_, POLLIN, 0};
 		ssize_t n = ::poll(&p, 1, 30000) == 1 ? ::read(fd_, h + got, HDR - got) : 0;
@@ -182,13 +184,20 @@ void EthPort::send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t
 	RNIC_ETH_LINK_HDR_TYPE_SET(h, type);
 	RNIC_ETH_LINK_HDR_LEN_SET(h, len);
 	RNIC_ETH_LINK_HDR_CYCLE_SET(h, cycle);
-	try {
-		write_all(fd_, h, HDR);
-		if (len)
-			write_all(fd_, p, len);
-	} catch (const std::exception &) {
-		peer_alive_ = false;
+	outbuf_.insert(outbuf_.end(), h, h + HDR);
+	outbuf_.insert(outbuf_.end(), p, p + len);
+}
+
+void EthPort::flush()
+{
+	if (peer_alive_ && !outbuf_.empty()) {
+		try {
+			write_all(fd_, outbuf_.data(), outbuf_.size());
+		} catch (const std::exception &) {
+			peer_alive_ = false;
+		}
 	}
+	outbuf_.clear();
 }
 
 void EthPort::wire_out(uint64_t arrival, std::vector<uint8_t> frame)
@@ -300,6 +309,7 @@ void EthPort::tick(uint64_t now)
 		held_valid_ = false;
 	}
 	send_msg(RNIC_ETH_LINK_MSG_SYNC, next_sync_, nullptr, 0);
+	flush();
 	auto t0 = std::chrono::steady_clock::now();
 	while (peer_alive_ && peer_time_ < next_sync_)
 		read_msgs(true);

@@ -44,7 +44,8 @@ public:
 
 private:
 	void hello();
-	void send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len);
+	void send_msg(uint32_t type, uint64_t cycle, const uint8_t *p, uint32_t len); // queued
+	void flush();  // what send_msg queued, in one write
 	bool read_msgs(bool block);
 	void capture(uint64_t cycle, const std::vector<uint8_t> &f);
 	void wire_out(uint64_t arrival, std::vector<uint8_t> frame);
@@ -58,7 +59,7 @@ private:
 	FaultOpts faults_;
 	std::mt19937_64 rng_;
 	std::deque<EthFrame> rxq_;
-	std::vector<uint8_t> inbuf_;
+	std::vector<uint8_t> inbuf_, outbuf_;
 	uint64_t peer_time_ = 0, next_sync_ = 0;
 	bool peer_alive_ = false;
 	bool held_valid_ = false;
