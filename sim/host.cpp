@@ -78,8 +78,24 @@ void HostLink::send(int ctx, uint32_t type, uint64_t addr, uint64_t value, uint3
 	RNIC_LINK_HDR_VALUE_SET(h, value);
 	RNIC_LINK_HDR_TAG_SET(h, tag);
 	RNIC_LINK_HDR_STATUS_SET(h, status);
-	if (!write_all(clients_[ctx].fd, h, sizeof(h)) || (len && !write_all(clients_[ctx].fd, p, len)))
-		drop(ctx);
+	std::vector<uint8_t> &out = clients_[ctx].out;
+	out.insert(out.end(), h, h + sizeof(h));
+	out.insert(out.end(), p, p + len);
+	if (type == RNIC_LINK_MSG_MMIO_RD_RESP || type == RNIC_LINK_MSG_HELLO_ACK)
+		flush(); /* a thread waits for it (behind the writes queued before: PCIe keeps the order) */
+}
+
+/* What send() queued, a write a process: every poll (32 cycles), before time stands still for a
+ * process's answer, and with an answer a process waits for */
+void HostLink::flush()
+{
+	for (size_t ctx = 0; ctx < clients_.size(); ctx++) {
+		Client &c = clients_[ctx];
+
+		if (c.fd >= 0 && !c.out.empty() && !write_all(c.fd, c.out.data(), c.out.size()))
+			drop(static_cast<int>(ctx));
+		c.out.clear();
+	}
 }
 
 /* Whether the process at the other end of the socket has CAP_NET_BIND_SERVICE (CapEff of its
@@ -118,6 +134,7 @@ void HostLink::drop(int ctx)
 	::close(c.fd);
 	c.fd = -1;
 	c.in.clear();
+	c.out.clear();
 	if (c.fd_in >= 0)
 		::close(c.fd_in);
 	c.fd_in = -1;
@@ -307,6 +324,7 @@ void HostLink::poll()
 	int ctx_of[1 + RNIC_NUM_CTX];
 	nfds_t n = 1;
 
+	flush();
 	p[0] = {listen_fd_, POLLIN, 0};
 	for (size_t ctx = 0; ctx < clients_.size() && n < 1 + RNIC_NUM_CTX; ctx++) {
 		if (clients_[ctx].fd >= 0) {
@@ -370,6 +388,7 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 			return false;
 		}
 		// simulated time stands still until the host process answers
+		flush();
 		auto t0 = std::chrono::steady_clock::now();
 		bool got = read_client(p->second, true);
 		waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -402,6 +421,7 @@ void HostLink::fence(int ctx)
 		return;
 	pending_[id] = ctx;
 	send(ctx, RNIC_LINK_MSG_FENCE, 0, 0, id, 0, nullptr, 0);
+	flush();
 	auto t0 = std::chrono::steady_clock::now();
 	while (pending_.count(id) && alive(ctx))
 		read_client(ctx, true);

@@ -36,6 +36,8 @@ public:
 	void mmio_response(int ctx, uint32_t tag, uint32_t value);
 	// the NIC was reset: no read or fence of before is waited for
 	void forget();
+	// deliver the messages queued for the processes (poll does, every 32 cycles)
+	void flush();
 	bool alive(int ctx) const;
 
 	std::deque<MmioOp> mmio;
@@ -52,7 +54,7 @@ public:
 private:
 	struct Client {
 		int fd = -1;
-		std::vector<uint8_t> in;
+		std::vector<uint8_t> in, out;  // read and not yet taken; queued by send()
 		int fd_in = -1;            // a descriptor that came with its messages (MMIO_RING's)
 		uint8_t *ring = nullptr;   // struct LINK_RING: the process's posted MMIO writes
 		uint32_t ring_head = 0;    // ours: the process may scribble on the ring's HEAD
