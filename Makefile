@@ -67,13 +67,13 @@ vm-demo:
 # the host path's instruction count, the transport's figures (simulated time), its long run on a faulty link
 bench:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/transport.py bench
 	$(PY) tests/hls_timing.py
 
 soak:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/transport.py soak
 	RNIC_OPEN_CLOSE_ROUNDS=10000 $(PY) -m pytest -q tests/test_sim.py -k open_close_while_traffic
 	RNIC_CM_ROUNDS=500 $(PY) -m pytest -q tests/test_rdmacm.py -k made_and_broken
@@ -82,7 +82,7 @@ soak:
 # timers (built with ASan and UBSan): 10^7 frames, 10^6 commands, 10^7 CM steps, a few minutes
 fuzz:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(BUILD)/fuzz/fuzz_rx 10000000
 	$(BUILD)/fw/test_fw_asan --fuzz 1000000
 	$(BUILD)/fw/test_fw_asan --fuzz-cm 10000000
@@ -90,12 +90,12 @@ fuzz:
 # Debian's unmodified ibverbs-utils, perftest and pyverbs through the project's libibverbs.so.1
 interop-tools:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/interop.py
 
 sim-up:
 	bash scripts/setup.sh
-	$(MAKE) all
+	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/nics.py up
 
 sim-down:
