@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <netinet/in.h>
 #include <poll.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "rnic_spec.h"
+#include "wait_timer.h"
 
 namespace {
 constexpr size_t HDR = RNIC_ETH_LINK_HDR_SIZE;
@@ -310,10 +310,11 @@ void EthPort::tick(uint64_t now)
 	}
 	send_msg(RNIC_ETH_LINK_MSG_SYNC, next_sync_, nullptr, 0);
 	flush();
-	auto t0 = std::chrono::steady_clock::now();
-	while (peer_alive_ && peer_time_ < next_sync_)
-		read_msgs(true);
-	waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	{
+		WaitTimer w(waited);
+		while (peer_alive_ && peer_time_ < next_sync_)
+			read_msgs(true);
+	}
 	next_sync_ += latency_;
 }
 

@@ -2,7 +2,6 @@
 #include "host.h"
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "rnic_spec.h"
+#include "wait_timer.h"
 
 namespace {
 bool write_all(int fd, const void *p, size_t n)
@@ -389,9 +389,11 @@ bool HostLink::dma_data(uint32_t id, std::vector<uint8_t> &out)
 		}
 		// simulated time stands still until the host process answers
 		flush();
-		auto t0 = std::chrono::steady_clock::now();
-		bool got = read_client(p->second, true);
-		waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		bool got;
+		{
+			WaitTimer w(waited);
+			got = read_client(p->second, true);
+		}
 		if (!got && alive(p->second))
 			continue;
 	}
@@ -422,10 +424,11 @@ void HostLink::fence(int ctx)
 	pending_[id] = ctx;
 	send(ctx, RNIC_LINK_MSG_FENCE, 0, 0, id, 0, nullptr, 0);
 	flush();
-	auto t0 = std::chrono::steady_clock::now();
-	while (pending_.count(id) && alive(ctx))
-		read_client(ctx, true);
-	waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	{
+		WaitTimer w(waited);
+		while (pending_.count(id) && alive(ctx))
+			read_client(ctx, true);
+	}
 	pending_.erase(id);
 }
 
