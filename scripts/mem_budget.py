@@ -163,7 +163,7 @@ def read_layout(headers, roots, includes=(), defines=()):
 
 # the caches in front of context memory (kernel, array): lines, tags and the slots a context read
 # ahead waits in, shared by all QPs
-CACHES = {("rx", "qc_line"), ("rx", "qc_tag"), ("rx", "qc_tagf"), ("rx", "qc_stg")}
+CACHES = {("rx", "core.qc_line"), ("rx", "core.qc_tag"), ("rx", "core.qc_tagf"), ("rx", "core.qc_stg")}
 
 
 def main():

@@ -733,7 +733,7 @@ public:
 				std::printf("rnic-sim %s: icm QPC %u differs from the kernels' entry\n", o_.name.c_str(), i);
 		}
 		/* the MPT and the MTT: what each kernel's caches hold (the words or entries a line's tag marks) */
-		for (const rnic_tables_t *t : {&tx_->t, &rx_->t}) {
+		for (const rnic_tables_t *t : {&tx_->t, &rx_->core.t}) {
 			for (uint32_t l = 0; l < RNIC_MPT_LINES; l++) {
 				uint32_t idx = t->mpt[l].tag >> MPT_HAVE_BITS, img[RNIC_MPT_WORDS];
 
@@ -765,7 +765,7 @@ public:
 		}
 		cmp("CQC", RNIC_ICM_CQC_OFF, RNIC_ICM_CQC_STRIDE, cq_->ring.cqc, RNIC_MAX_CQ, RNIC_CQC_WORDS * 4, -1);
 		cmp("EQC", RNIC_ICM_EQC_OFF, RNIC_ICM_EQC_STRIDE, cq_->write.eqc, RNIC_NUM_CTX, RNIC_EQC_WORDS * 4, -1);
-		cmp("SRQC", RNIC_ICM_SRQC_OFF, RNIC_ICM_SRQC_STRIDE, rx_->srqc, RNIC_MAX_SRQ, RNIC_SRQC_WORDS * 4,
+		cmp("SRQC", RNIC_ICM_SRQC_OFF, RNIC_ICM_SRQC_STRIDE, rx_->core.srqc, RNIC_MAX_SRQ, RNIC_SRQC_WORDS * 4,
 		    RNIC_SRQC_LIMIT / 4);
 		std::printf("rnic-sim %s: icm %llu writes, %llu entries checked against the kernels' tables, %llu differ\n",
 			    o_.name.c_str(), static_cast<unsigned long long>(icm_writes_),

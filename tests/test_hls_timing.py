@@ -100,16 +100,15 @@ void f(struct st *st, uint32_t a)
 
 
 def test_stages_fit_the_clock():
-    """the gate: every stage of a kernel built as stages fits one 250 MHz clock (recurrence and
-    every path between registers), with its latency stated; and every pipelined function of
-    those kernels' sources is a stage the table reports"""
-    for k in hls_timing.STAGED:
-        srcs, stages = hls_timing.KERNELS[k]
+    """the gate: every stage of the kernels fits one 250 MHz clock (recurrence and every path
+    between registers), with its latency stated; and every pipelined function of the kernels'
+    sources is one the table reports (a stage, or what is not yet split: UNSTAGED)"""
+    for k, (srcs, stages) in hls_timing.KERNELS.items():
         piped = set()
         for s in srcs:
             text = (hls_timing.ROOT / "hw" / "kernels" / s).read_text()
             piped |= set(re.findall(r"^\w[^\n(]*\b(\w+)\([^{]*\{\n#pragma HLS PIPELINE", text, re.M))
-        assert piped - {f"rnic_{k}_step"} == set(stages), (k, piped)
-        for r in hls_timing.analyze_kernel(k):
+        assert piped - {f"rnic_{k}_step"} == set(stages) - {f"rnic_{k}_step"}, (k, piped)
+        for r in hls_timing.analyze_kernel(k, gated=True):
             assert r.declared, (r.name, "no stated latency")
             assert not hls_timing.over(r), (r.name, hls_timing.over(r))

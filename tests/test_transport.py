@@ -217,7 +217,7 @@ def table_check(out):
     for name in ("rnic0", "rnic1"):
         log = (out / f"{name}.log").read_text()
         report = log[log.find("tblchk:"):]
-        assert "rx   qc_stg" in report, log[-3000:]
+        assert "rx   core.qc_stg " in report, log[-3000:]
         worse = judge(report)
         assert not worse, f"{name}:\n{worse}\n{report}"
 

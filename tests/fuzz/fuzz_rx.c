@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 			in.db_valid = 1;
 			q = 2 + pick(NQP - 2);
 			in.db_qpn = (uint16_t)rnic_qpn(q);
-			in.db_pi = (uint16_t)(st.rw_got[q] + pick(1u << RQ_LOG));
+			in.db_pi = (uint16_t)(st.core.rw_got[q] + pick(1u << RQ_LOG));
 			in.db_ctx = 0;
 		}
 		for (off = 0; off < len; off += RNIC_BEAT) {
@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 			clock_checked();
 		}
 		in.eth_valid = 0;
-		for (i = 0; i < 20000 && (st.busy || st.fr_head != st.fr_tail || rd_head != rd_tail || out.wr_valid); i++)
+		for (i = 0; i < 20000 && (st.core.busy || st.core.fr_head != st.core.fr_tail || i < 8 /* the ICRC check */ || rd_head != rd_tail || out.wr_valid); i++)
 			clock_checked();
 		if (i == 20000)
 			finding("RX never idle again", 0, 0);

@@ -146,9 +146,9 @@ void tblchk_report(void)
 	fprintf(f, "tblchk: clocks tx %llu rx %llu cq %llu; words not told apart %llu\n",
 		(unsigned long long)clocks[0], (unsigned long long)clocks[1], (unsigned long long)clocks[2],
 		(unsigned long long)lost);
-	fprintf(f, "%-4s %-10s %8s %14s %14s\n", "kern", "memory", "max/clk", "clocks over 2", "same-clk RAW");
+	fprintf(f, "%-4s %-18s %8s %14s %14s\n", "kern", "memory", "max/clk", "clocks over 2", "same-clk RAW");
 	for (m = 0; m < NMEMS; m++)
-		fprintf(f, "%-4s %-10s %8u %14llu %14llu\n", TBLCHK_MEMS[m].kernel, TBLCHK_MEMS[m].name,
+		fprintf(f, "%-4s %-18s %8u %14llu %14llu\n", TBLCHK_MEMS[m].kernel, TBLCHK_MEMS[m].name,
 			stats[m].max_acc, (unsigned long long)stats[m].clocks_over,
 			(unsigned long long)stats[m].raw);
 	if (f != stdout)

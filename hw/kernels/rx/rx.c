@@ -1,10 +1,11 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
- * Here reception, the processing loop, receive WQE fetches and placement; the frames' headers and
- * what each opcode does in rx_req.c.
+ * Here rx_core, the stage after the ICRC check (rx_icrc.c): reception into the frame store, the
+ * processing loop, receive WQE fetches and placement; the frames' headers and what each opcode
+ * does in rx_req.c. Not yet split into stages: one clock is one call (rx.h).
  *
  * Per clock (contract: docs/ARCHITECTURE.md): the reception side stores one Ethernet beat in the
- * frame store (16 KiB ring) and folds it into the frame's ICRC; nothing of a frame is acted on
- * before its last beat, so a frame with a bad ICRC never writes a byte. The processing side works
+ * frame store (128 KiB ring), its ICRC already checked; nothing of a frame is acted on before its
+ * last beat, so a frame with a bad ICRC never writes a byte. The processing side works
  * on the oldest complete frame, one output per clock: a DMA write beat of payload (realigned
  * behind the headers, split at 4 KiB pages and scatter entries), a beat of a frame for the
  * firmware, a receive WQE or atomic operand read, a completion, an ACK notice for the TX kernel
@@ -14,29 +15,9 @@
  *
  * Responder rules: IBTA Vol. 1 9.7.5 (PSN checks, duplicates, NAKs), 9.7.4.1 (receive WQEs,
  * RNR), 9.4 (SEND, WRITE, READ, atomics and their length rules), 10.6.3 (rkey, PD, access,
- * bounds); RoCEv2 annex A17.3.3 (ICRC).
+ * bounds).
  */
 #include "rx_int.h"
-
-/* the highest byte kept, plus one: a priority encoder in log2(RNIC_BEAT) levels */
-#define KEEP_LEVELS 6
-_Static_assert(RNIC_BEAT == 1 << KEEP_LEVELS, "a beat's keep takes KEEP_LEVELS levels");
-
-static uint32_t keep_bytes(uint64_t keep)
-{
-	uint32_t n = 0, i;
-
-	for (i = 0; i < KEEP_LEVELS; i++) {
-#pragma HLS UNROLL
-		uint32_t s = RNIC_BEAT / 2 >> i;
-
-		if (keep >> s) {
-			n += s;
-			keep >>= s;
-		}
-	}
-	return n + (uint32_t)(keep & 1);
-}
 
 static uint64_t keep_mask(uint32_t n)
 {
@@ -44,7 +25,7 @@ static uint64_t keep_mask(uint32_t n)
 }
 
 /* 64 bytes of frame f starting at byte off (a read of two adjacent beats of the store). */
-void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out)
+void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out)
 {
 	int i;
 
@@ -56,70 +37,36 @@ void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off
 	}
 }
 
-/* Bytes of a one-beat frame that are its IP packet's: what follows is Ethernet's padding to 60
- * bytes (a zero-length SEND ONLY over IPv4 is 58 bytes), which the ICRC does not cover. */
-static uint32_t unpadded(const uint8_t *d, uint32_t n)
+/* Reception: a beat of the MAC's stream, its ICRC checked (rx_icrc.c), into the store; a frame is
+ * queued once its last beat is in with the ICRC's verdict, so a frame with a bad ICRC never
+ * writes a byte of host memory. */
+static void receive(rx_core_t *st, const rx_checked_t *c)
 {
-	uint32_t ethertype = rnic_be16(d + 12), len = n;
+	const rx_beat_t *b = &c->b;
 
-	if (ethertype == RNIC_ETHERTYPE_IPV4)
-		len = RNIC_ETH_HLEN + rnic_be16(d + RNIC_IP_OFF + 2);
-	else if (ethertype == RNIC_ETHERTYPE_IPV6)
-		len = RNIC_ETH_HLEN + RNIC_IP6_HLEN + rnic_be16(d + RNIC_IP_OFF + 4);
-	return len < n && len > RNIC_ETH_HLEN ? len : n;
-}
-
-/* Reception: store the beat, keep the ICRC running one beat behind so that the ICRC bytes at the
- * end (which may straddle two beats) are excluded. */
-static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
-{
-	uint32_t n = keep_bytes(in->eth_keep);
-	uint32_t icrc = 0;
-	int i;
-
-	if (in->eth_last && !st->in_frame)
-		n = unpadded(in->eth_data, n);
-
-	if (!st->in_frame) {
+	if (b->no == 0) {
 		st->in_frame = 1;
 		st->cur_start = st->wr_beat;
 		st->cur_beats = 0;
 		st->cur_len = 0;
 		st->cur_drop = 0;
-		st->crc = 0xffffffffu;
-		st->cur_v6 = rnic_be16(in->eth_data + 12) == RNIC_ETHERTYPE_IPV6;
+		st->cur_v6 = b->v6;
+	} else if (!st->in_frame) {
+		return; /* the rest of a frame that began during the sweep after a reset */
 	}
 	if (!st->cur_drop) {
 		if (st->wr_beat - st->rd_beat >= RX_BUF_BEATS) {
 			st->cur_drop = 1;
 		} else {
-			memcpy(STORE_BEAT(st, st->wr_beat), in->eth_data, RNIC_BEAT);
+			memcpy(STORE_BEAT(st, st->wr_beat), b->data, RNIC_BEAT);
 			st->wr_beat++;
 		}
 	}
-	if (!in->eth_last) {
-		if (st->cur_beats)
-			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT, st->cur_v6);
-		memcpy(st->held, in->eth_data, RNIC_BEAT);
-	} else if (n >= RNIC_ICRC_LEN) {
-		if (st->cur_beats)
-			st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT, st->cur_v6);
-		st->crc = rnic_icrc_beat(st->crc, in->eth_data, st->cur_beats, n - RNIC_ICRC_LEN, st->cur_v6);
-		icrc = (uint32_t)rnic_rd_le(in->eth_data + n - RNIC_ICRC_LEN, 4);
-	} else if (st->cur_beats) {
-		uint8_t tail[RNIC_ICRC_LEN];
-		uint32_t k = RNIC_ICRC_LEN - n;
-
-		st->crc = rnic_icrc_beat(st->crc, st->held, st->cur_beats - 1, RNIC_BEAT - k, st->cur_v6);
-		for (i = 0; i < RNIC_ICRC_LEN; i++)
-			tail[i] = (uint32_t)i < k ? st->held[RNIC_BEAT - k + i] : in->eth_data[i - k];
-		icrc = (uint32_t)rnic_rd_le(tail, 4);
-	}
-	rx_qc_note(st, in->eth_data);
+	rx_qc_note(st, b->data);
 	st->cur_beats++;
-	st->cur_len += n;
-	st->o.stat_frames += in->eth_last;
-	if (!in->eth_last)
+	st->cur_len += b->n;
+	st->o.stat_frames += b->last;
+	if (!b->last)
 		return;
 	st->in_frame = 0;
 	if (st->cur_drop || st->fr_tail - st->fr_head >= RX_MAX_FRAMES) {
@@ -127,18 +74,18 @@ static void receive(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 		st->o.stat_drop_overflow++;
 		return;
 	}
-	rx_qc_arrived(st, st->fr_tail % RX_MAX_FRAMES, st->cur_len > RNIC_XTH_OFF && ~st->crc == icrc);
+	rx_qc_arrived(st, st->fr_tail % RX_MAX_FRAMES, st->cur_len > RNIC_XTH_OFF && c->crc_ok);
 	st->frames[st->fr_tail % RX_MAX_FRAMES] = (rx_frame_t){
 		.start = (uint16_t)(st->cur_start % RX_BUF_BEATS),
 		.beats = (uint16_t)st->cur_beats,
 		.len = (uint16_t)st->cur_len,
-		.icrc_ok = st->cur_len > RNIC_XTH_OFF && ~st->crc == icrc,
+		.icrc_ok = st->cur_len > RNIC_XTH_OFF && c->crc_ok,
 	};
 	st->fr_tail++;
 }
 
 /* The QP's receive WQEs come from a shared receive queue: its number, else -1. */
-static int qp_srq(const rnic_rx_state_t *st, uint32_t qpn)
+static int qp_srq(const rx_core_t *st, uint32_t qpn)
 {
 	uint32_t n = st->rq_srq[qpn] & ~RQ_SRQ;
 
@@ -146,7 +93,7 @@ static int qp_srq(const rnic_rx_state_t *st, uint32_t qpn)
 }
 
 /* A receive WQE is posted and not yet fetched for QP qpn (its own ring or its SRQ's). */
-int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
+int rx_rq_avail(const rx_core_t *st, uint32_t qpn)
 {
 	int n = qp_srq(st, qpn);
 
@@ -156,7 +103,7 @@ int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn)
 }
 
 /* An asynchronous event for the host (EQE through the CQ kernel). */
-static void raise_event(rnic_rx_state_t *st, uint32_t type, uint32_t data, uint32_t ctx)
+static void raise_event(rx_core_t *st, uint32_t type, uint32_t data, uint32_t ctx)
 {
 	st->p_evt = (rnic_cpl_t){0};
 	st->p_evt.evt = (uint8_t)type;
@@ -200,12 +147,12 @@ int rx_xth_len(uint32_t op)
 	}
 }
 
-static uint8_t post_state(const rnic_rx_state_t *st)
+static uint8_t post_state(const rx_core_t *st)
 {
 	return st->send_cpl ? B_CPL : st->send_evt ? B_EVT : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
 }
 
-void rx_finish_frame(rnic_rx_state_t *st)
+void rx_finish_frame(rx_core_t *st)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
 	rx_qp_t *q = &st->qp[st->qpn];
@@ -229,7 +176,7 @@ void rx_finish_frame(rnic_rx_state_t *st)
 }
 
 /* A responder frame for the TX kernel, sent after this frame's payload is placed. */
-void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
+void rx_respond(rx_core_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
 {
 	if (st->uc)
 		return; /* UC: nothing is acknowledged, errors drop the message silently */
@@ -242,7 +189,7 @@ void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndr
 	st->send_rsp = 1;
 }
 
-void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
+void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome)
 {
 	if (syndrome == RNIC_AETH_NAK_REM_ACCESS)
 		st->o.stat_nak_access++;
@@ -259,7 +206,7 @@ void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome)
 }
 
 /* A notice for the TX kernel about our own requests (ACK/NAK, or a READ/atomic response placed). */
-void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd)
+void rx_notice(rx_core_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd)
 {
 	st->n_psn = psn;
 	st->n_syn = syndrome;
@@ -268,14 +215,14 @@ void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd
 }
 
 /* QP qpn may take receive WQEs fetched ahead */
-static void prefetch_hint(rnic_rx_state_t *st, uint32_t qpn)
+static void prefetch_hint(rx_core_t *st, uint32_t qpn)
 {
 	if (st->pf_tail - st->pf_head < RX_PF_HINTS)
 		st->pf_q[st->pf_tail++ % RX_PF_HINTS] = (uint16_t)qpn;
 }
 
 /* the receive WQE wr_id (the QP's current one) completes */
-void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len)
+void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
@@ -297,7 +244,7 @@ void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_
 /* The bus address of va in the MR whose MPT entry is e (admitted by rnic_mpt_live): 1 and *bus;
  * 0: its MTT line is on its way, or is asked for now (when the read channel has room), try
  * again; -1: without context memory the line cannot be read. */
-int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
+int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
 {
 	uint64_t off, line;
 	uint32_t mi = rnic_mtt_index(e, va, &off), len;
@@ -321,7 +268,7 @@ int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va,
 /* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
  * region is no longer what the message was admitted to (rnic_mpt_live), nothing is written;
  * 1: its key's MPT entry or its page's translation is not there yet, nothing changed. */
-static int start_segment(rnic_rx_state_t *st)
+static int start_segment(rx_core_t *st)
 {
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
@@ -354,7 +301,7 @@ static int start_segment(rnic_rx_state_t *st)
 
 /* The frame's next payload segment: written (B_PAYLOAD), or, its page's translation still to
  * come, tried again each clock (B_SEG), or the frame cut. */
-void rx_next_segment(rnic_rx_state_t *st)
+void rx_next_segment(rx_core_t *st)
 {
 	int r = start_segment(st);
 
@@ -369,7 +316,7 @@ void rx_next_segment(rnic_rx_state_t *st)
  * bad from the start (IBTA 10.6.3 checks every packet). What the frame was to produce once placed
  * becomes the error: a NAK and the QP-fatal event for a request, an error completion for a
  * datagram, an error for our own READ/atomic whose response could not be placed. */
-void rx_cut(rnic_rx_state_t *st)
+void rx_cut(rx_core_t *st)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
@@ -396,7 +343,7 @@ void rx_cut(rnic_rx_state_t *st)
 }
 
 /* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame. */
-void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
+void rx_place(rx_core_t *st, uint32_t src, uint32_t len)
 {
 	st->src = 0;
 	st->pay_off = src + st->l3;
@@ -410,7 +357,7 @@ void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len)
 }
 
 /* Cursor at byte `off` of a scatter list. */
-void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off)
+void rx_seek(rx_core_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off)
 {
 	uint32_t i;
 
@@ -429,14 +376,14 @@ void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t o
 /* `n` bytes of v, little-endian, stand for bytes [off, off + n) of the frame being placed (an
  * atomic's original value or result goes out through the normal payload path): a register the
  * payload path takes them from, not a write into the frame store. */
-void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n)
+void rx_frame_value(rx_core_t *st, uint32_t off, uint64_t v, uint32_t n)
 {
 	st->ovr_off = off + st->l3;
 	st->ovr_val = v;
 	st->ovr_n = (uint8_t)n; /* n <= 8 */
 }
 
-void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
+void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
 {
 	st->o.rdreq_valid = 1;
 	st->o.rdreq_addr = addr;
@@ -446,13 +393,13 @@ void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind,
 	st->rd_tail++;
 }
 
-int rx_rd_room(const rnic_rx_state_t *st)
+int rx_rd_room(const rx_core_t *st)
 {
 	return !st->o.rdreq_valid && st->rd_tail - st->rd_head < RX_RD_FIFO;
 }
 
 /* Free chunks of receive WQEs */
-static uint32_t rw_free(const rnic_rx_state_t *st)
+static uint32_t rw_free(const rx_core_t *st)
 {
 	return RX_RWC - st->rw_fresh + (st->rwf_tail - st->rwf_head);
 }
@@ -460,7 +407,7 @@ static uint32_t rw_free(const rnic_rx_state_t *st)
 /* QP qpn gives its chunk back once it holds no receive WQE and has none on its way: after the
  * frame that used its last one is finished (a cut can still hand a WQE back until then), after a
  * flush completion, at a reset (its reads on the way are void). */
-static void rw_give_back(rnic_rx_state_t *st, uint32_t qpn)
+static void rw_give_back(rx_core_t *st, uint32_t qpn)
 {
 	if (st->rw_has[qpn]) {
 		st->rw_has[qpn] = 0;
@@ -468,7 +415,7 @@ static void rw_give_back(rnic_rx_state_t *st, uint32_t qpn)
 	}
 }
 
-void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn)
+void rx_rw_release(rx_core_t *st, uint32_t qpn)
 {
 	if (st->rw_req[qpn] == st->rw_used[qpn])
 		rw_give_back(st, qpn);
@@ -476,7 +423,7 @@ void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn)
 
 /* Request the next receive WQE of QP qpn (the caller checked rd_room, and that the QP has a
  * chunk or one is free). */
-static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
+static void read_rwqe(rx_core_t *st, uint32_t qpn)
 {
 	int n = qp_srq(st, qpn);
 	/* its own ring: behind the ones requested */
@@ -497,7 +444,7 @@ static void read_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 }
 
 /* The frame (or flush) needs QP qpn's next receive WQE: wait for it, fetched ahead or now. */
-void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
+void rx_fetch_rwqe(rx_core_t *st, uint32_t qpn)
 {
 	st->qpn = qpn;
 	st->busy = B_RWQE;
@@ -506,7 +453,7 @@ void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn)
 
 /* The receive WQE the frame (or flush) waits for will not come: its QP was reset. The frame is
  * dispatched again, and dropped. */
-static void rwqe_gone(rnic_rx_state_t *st)
+static void rwqe_gone(rx_core_t *st)
 {
 	st->rd_issue = 0;
 	st->flush = 0;
@@ -515,7 +462,7 @@ static void rwqe_gone(rnic_rx_state_t *st)
 }
 
 /* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY, B_QPC), once the read channel has room */
-static void issue_wait(rnic_rx_state_t *st)
+static void issue_wait(rx_core_t *st)
 {
 	if (!st->rd_issue || !rx_rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
 		return;
@@ -532,7 +479,7 @@ static void issue_wait(rnic_rx_state_t *st)
  * until it holds RX_RWQE (its own receive queue only: a WQE taken early from a shared one would
  * be withheld from the other QPs). A SEND then finds its WQE there instead of waiting a PCIe
  * round trip. */
-static void prefetch_rwqe(rnic_rx_state_t *st)
+static void prefetch_rwqe(rx_core_t *st)
 {
 	uint32_t qpn = st->pf_q[st->pf_head % RX_PF_HINTS];
 	uint32_t state = st->qstate[qpn];
@@ -550,7 +497,7 @@ static void prefetch_rwqe(rnic_rx_state_t *st)
  * ahead, before its region or the QP's PD changed: 10.6.3, the keys are checked when the WQE is
  * used), an entry a clock while its frame waits at the head: 1 once all are, the result in
  * st->rg_err (a failure fails the message and takes the WQE with it). */
-int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn)
+int rx_rwqe_checked(rx_core_t *st, uint32_t qpn)
 {
 	const rx_rwqe_t *r = CUR_RWQE(st, qpn);
 	const rx_sge_t *g;
@@ -579,7 +526,7 @@ int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn)
  * checked when a message uses it (rx_rwqe_recheck), not here. One the host refused to read (err)
  * fails the message that takes it, as a bad receive buffer does (LOC_PROT_ERR here, a remote
  * operational error NAK to the requester). */
-static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w, uint32_t err)
+static void got_rwqe(rx_core_t *st, uint32_t qpn, const uint8_t *w, uint32_t err)
 {
 	uint32_t k, n = RNIC_RWQE_NUM_SGE_GET(w);
 	int s = qp_srq(st, qpn);
@@ -629,7 +576,7 @@ static void got_rwqe(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *w, uint32
 }
 
 /* Receive WQEs of QPs in error complete with WR_FLUSH_ERR (IBTA 10.8.3.4), one QP per idle clock. */
-static void flush_scan(rnic_rx_state_t *st)
+static void flush_scan(rx_core_t *st)
 {
 	uint32_t qpn = st->flush_q++ % RNIC_MAX_QP;
 
@@ -652,7 +599,7 @@ static void flush_scan(rnic_rx_state_t *st)
  * bytes from pay_off, realigned (two adjacent beats of the store, one from each bank, through a
  * byte shifter), an atomic's value in place of the frame's bytes it stands for. pay_off >= gh:
  * the GRH area is shorter than the headers before any payload. */
-static void payload_beat(const rnic_rx_state_t *st, const rx_frame_t *f, uint8_t *out)
+static void payload_beat(const rx_core_t *st, const rx_frame_t *f, uint8_t *out)
 {
 	uint32_t o = st->pay_off + st->src - st->gh, sh = o % RNIC_BEAT, i, k;
 	uint8_t two[2 * RNIC_BEAT];
@@ -672,7 +619,7 @@ static void payload_beat(const rnic_rx_state_t *st, const rx_frame_t *f, uint8_t
 	}
 }
 
-static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
+static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
 	uint32_t n, i;
@@ -785,7 +732,7 @@ static void process(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 }
 
 /* Receive doorbell: the host posted receive WQEs of the SRQ or QP up to PI. */
-static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+static void doorbell(rx_core_t *st, const rnic_rx_in_t *in)
 {
 	uint32_t q = in->db_qpn, c;
 
@@ -812,7 +759,7 @@ static void doorbell(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 }
 
 /* SRQ context writes: word 0 with VALID newly set starts the ring over. */
-static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
+static void srq_cfg(rx_core_t *st, uint32_t addr, uint32_t data)
 {
 	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
 
@@ -825,7 +772,7 @@ static void srq_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 
 /* A QPC committed: a clock of its own, no other event takes a QP's memories in it (the readies
  * were down, the processing side waits) */
-static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
+static void commit_qp(rx_core_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
 	rx_rdq_t *r = &st->rdq[idx];
@@ -861,7 +808,7 @@ static void commit_qp(rnic_rx_state_t *st, uint32_t idx)
 
 
 
-void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready;
@@ -871,6 +818,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 		*out = st->o;
 		return;
 	}
+	if (rnic_rx_beatq_count(beats))
+		rnic_rx_beatq_pop(beats); /* taken in every clock (the MAC cannot wait) */
 	if (!(st->sweep & RNIC_SWEPT)) {
 		rx_sweep(st, in);
 		*out = st->o;
@@ -952,8 +901,8 @@ void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
 		rx_reclaim(st);
-	if (in->eth_valid)
-		receive(st, in);
+	if (rnic_rx_beatq_count(beats))
+		receive(st, rnic_rx_beatq_head(beats));
 	if (st->db_pend) {
 		st->rq_pi[st->db_q] = st->db_pi;
 		prefetch_hint(st, st->db_q);

@@ -1,8 +1,11 @@
-/* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. */
+/* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
+ * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), five of the ICRC check (rx_icrc.c), and
+ * rx_core (the rest: the frame store, the responder and the placement, not yet split). */
 #ifndef RNIC_RX_H
 #define RNIC_RX_H
 
-#include "rnic_kernel.h"
+#include "rx_icrc.h"
+#include "rx_mac.h"
 
 #define RX_BUF_BEATS 2048 /* frame store: 128 KiB (two banks of block RAM): absorbs a burst of 4 KiB
                           * messages from many QPs while receive WQEs are fetched */
@@ -222,10 +225,8 @@ typedef struct {
 	uint32_t fr_head, fr_tail;  /* frame queue (free running) */
 	uint32_t wr_beat;           /* next free beat (free running) */
 	uint32_t rd_beat;           /* oldest beat in use (free running) */
-	uint32_t cur_start, cur_beats, cur_len, crc;
+	uint32_t cur_start, cur_beats, cur_len;
 	uint8_t cur_drop, in_frame, cur_v6;
-	uint8_t held[RNIC_BEAT];    /* previous beat: its CRC waits until we know the frame length */
-	uint32_t held_n;
 
 	/* processing side: the frame at fr_head */
 	uint8_t busy;               /* enum in rx.c */
@@ -285,8 +286,28 @@ typedef struct {
 
 	uint32_t sweep;             /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
+} rx_core_t;
+
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_out_t *out);
+
+#define RNIC_RX_STAGES 7u
+
+typedef struct {
+	rx_mac_t mac;
+	rx_icrc_mask_t mask;
+	rx_icrc_fold_t fold;
+	rx_core_t core;
+	rnic_rx_macq_t macq;
+	rnic_rx_maskq_t maskq;
+	rnic_rx_foldq_t foldq;
+	rnic_rx_shiftq_t shiftq;
+	rnic_rx_sumq_t sumq;
+	rnic_rx_beatq_t beatq;
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
+/* the same clock with the stages called in the order given (a permutation of 0..6): the result
+ * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
+void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 
 #endif

@@ -21,7 +21,7 @@ enum {
 
 /* the context of the frame at the head (QP qpn): in its line of the QPC cache, or in the frame's
  * slot when it was read while the frame waited (rx_qc_lookup said which) */
-static inline const rx_qcl_t *rx_qcl(const rnic_rx_state_t *st, uint32_t qpn)
+static inline const rx_qcl_t *rx_qcl(const rx_core_t *st, uint32_t qpn)
 {
 	return st->qc_staged ? &st->qc_stg[st->qc_slot] : &st->qc_line[qpn % RX_QC_LINES];
 }
@@ -50,53 +50,53 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 /* What a DMA read of ours brings back (rd_kind), in request order */
 enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID, RD_MTT, RD_MPT }; /* RD_QPC_OLD: its QP committed since */
 
-void rx_frame_bytes(const rnic_rx_state_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
-int rx_rq_avail(const rnic_rx_state_t *st, uint32_t qpn);
+void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
+int rx_rq_avail(const rx_core_t *st, uint32_t qpn);
 int rx_need_rwqe(uint32_t op);
 int rx_xth_len(uint32_t op);
-void rx_finish_frame(rnic_rx_state_t *st);
-void rx_respond(rnic_rx_state_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
-void rx_nak(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome);
-void rx_notice(rnic_rx_state_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
-void rx_completion(rnic_rx_state_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
-int rx_xlate(rnic_rx_state_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on);
-int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
-void rx_mpt_ahead(rnic_rx_state_t *st);
-void rx_mpt_ahead_issue(rnic_rx_state_t *st);
-void rx_tlb_ahead_issue(rnic_rx_state_t *st);
-int rx_rwqe_checked(rnic_rx_state_t *st, uint32_t qpn);
-void rx_next_segment(rnic_rx_state_t *st);
-void rx_atomic_xlate(rnic_rx_state_t *st);
-void rx_cut(rnic_rx_state_t *st);
-void rx_place(rnic_rx_state_t *st, uint32_t src, uint32_t len);
-void rx_seek(rnic_rx_state_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
-void rx_frame_value(rnic_rx_state_t *st, uint32_t off, uint64_t v, uint32_t n);
-void rx_fetch_rwqe(rnic_rx_state_t *st, uint32_t qpn);
-void rx_rw_release(rnic_rx_state_t *st, uint32_t qpn);
-void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in);
-void rx_read_req(rnic_rx_state_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
-int rx_rd_room(const rnic_rx_state_t *st);
-void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d);
-void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good);
-void rx_qc_check(rnic_rx_state_t *st);
-void rx_qc_reset(rnic_rx_state_t *st);
-void rx_qc_sweep(rnic_rx_state_t *st, uint32_t q);
-void rx_qc_issue(rnic_rx_state_t *st);
-void rx_qc_prefetch(rnic_rx_state_t *st);
-int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn);
-int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
-void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data);
-void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t err);
-void rx_atomic_record(rnic_rx_state_t *st);
-void rx_atomic_read(rnic_rx_state_t *st);
-void rx_expect(rnic_rx_state_t *st, const rnic_rdx_t *x);
-uint32_t rx_rdp_free(const rnic_rx_state_t *st);
-void rx_rdp_give(rnic_rx_state_t *st, rx_rdq_t *q, uint32_t pe);
-void rx_reclaim(rnic_rx_state_t *st);
-void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last, uint32_t err);
+void rx_finish_frame(rx_core_t *st);
+void rx_respond(rx_core_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
+void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome);
+void rx_notice(rx_core_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
+void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
+int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on);
+int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
+void rx_mpt_ahead(rx_core_t *st);
+void rx_mpt_ahead_issue(rx_core_t *st);
+void rx_tlb_ahead_issue(rx_core_t *st);
+int rx_rwqe_checked(rx_core_t *st, uint32_t qpn);
+void rx_next_segment(rx_core_t *st);
+void rx_atomic_xlate(rx_core_t *st);
+void rx_cut(rx_core_t *st);
+void rx_place(rx_core_t *st, uint32_t src, uint32_t len);
+void rx_seek(rx_core_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
+void rx_frame_value(rx_core_t *st, uint32_t off, uint64_t v, uint32_t n);
+void rx_fetch_rwqe(rx_core_t *st, uint32_t qpn);
+void rx_rw_release(rx_core_t *st, uint32_t qpn);
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in);
+void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
+int rx_rd_room(const rx_core_t *st);
+void rx_qc_note(rx_core_t *st, const uint8_t *d);
+void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good);
+void rx_qc_check(rx_core_t *st);
+void rx_qc_reset(rx_core_t *st);
+void rx_qc_sweep(rx_core_t *st, uint32_t q);
+void rx_qc_issue(rx_core_t *st);
+void rx_qc_prefetch(rx_core_t *st);
+int rx_qc_lookup(rx_core_t *st, uint32_t qpn);
+int rx_qc_fill(rx_core_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
+void rx_qpc_cfg(rx_core_t *st, uint32_t addr, uint32_t data);
+void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err);
+void rx_atomic_record(rx_core_t *st);
+void rx_atomic_read(rx_core_t *st);
+void rx_expect(rx_core_t *st, const rnic_rdx_t *x);
+uint32_t rx_rdp_free(const rx_core_t *st);
+void rx_rdp_give(rx_core_t *st, rx_rdq_t *q, uint32_t pe);
+void rx_reclaim(rx_core_t *st);
+void rx_replay_done(rx_core_t *st, const uint8_t *rd, uint32_t last, uint32_t err);
 
 /* rx_reset.c */
-void rx_reset(rnic_rx_state_t *st);
-void rx_sweep(rnic_rx_state_t *st, const rnic_rx_in_t *in);
+void rx_reset(rx_core_t *st);
+void rx_sweep(rx_core_t *st, const rnic_rx_in_t *in);
 
 #endif

@@ -37,7 +37,7 @@ _Static_assert(RNIC_XTH_OFF + 8 <= RNIC_BEAT && RNIC_XTH_OFF + RNIC_IP6_EXTRA >=
 /* A beat of a frame being received: its QP, if the frame looks like RoCEv2 for us (IPv4: all in
  * the first beat; IPv6: the BTH's QPN in the second), and its request key if it has one (in the
  * second beat; IPv4: its first bytes in the first) */
-void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
+void rx_qc_note(rx_core_t *st, const uint8_t *d)
 {
 	uint32_t i, me6 = 1, op;
 
@@ -69,7 +69,7 @@ void rx_qc_note(rnic_rx_state_t *st, const uint8_t *d)
 
 /* A frame came in whole into slot `slot` of the store: nothing read for it yet; looked up next
  * clock if it is RoCEv2 for one of our QPs with a good ICRC */
-void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good)
+void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good)
 {
 	st->qc_cand = st->qc_pf && good;
 	if (st->qc_pf && good && st->mk_req && st->cur_beats > 1) { /* over one not yet looked up */
@@ -85,7 +85,7 @@ void rx_qc_arrived(rnic_rx_state_t *st, uint32_t slot, uint32_t good)
 /* A clock after a frame came in whole (qc_cand): what its QP's line will hold when the frame is
  * at the head. Its QP: a hit foretold. Another: the frame's QP takes the line, its context is
  * to be read into the frame's slot. */
-void rx_qc_check(rnic_rx_state_t *st)
+void rx_qc_check(rx_core_t *st)
 {
 	uint32_t q = st->qc_pf_qpn, s = st->qc_cand_slot, tag;
 
@@ -106,7 +106,7 @@ void rx_qc_check(rnic_rx_state_t *st)
 }
 
 /* Read QP qpn's context from ICM into slot s (the caller checked the read channel has room) */
-static void qc_read(rnic_rx_state_t *st, uint32_t qpn, uint32_t s)
+static void qc_read(rx_core_t *st, uint32_t qpn, uint32_t s)
 {
 	st->rd_t0[st->rd_tail % RX_RD_FIFO] = (uint32_t)st->now;
 	st->rd_slot[st->rd_tail % RX_RD_FIFO] = (uint8_t)s;
@@ -116,7 +116,7 @@ static void qc_read(rnic_rx_state_t *st, uint32_t qpn, uint32_t s)
 }
 
 /* The frame at the head waits for its QP's context (B_QPC), not asked for yet: read it */
-void rx_qc_issue(rnic_rx_state_t *st)
+void rx_qc_issue(rx_core_t *st)
 {
 	qc_read(st, st->qc_qpn, st->fr_head % RX_MAX_FRAMES);
 	st->rd_issue = 0;
@@ -125,7 +125,7 @@ void rx_qc_issue(rnic_rx_state_t *st)
 /* The slots to read: the oldest read from ICM, when the channel has room and no fence waits for
  * the reads to drain (unless the frame at the head waits for one: it goes first in the queue).
  * A slot whose frame went without it is passed over. */
-void rx_qc_prefetch(rnic_rx_state_t *st)
+void rx_qc_prefetch(rx_core_t *st)
 {
 	uint32_t s = st->qc_q[st->qf_head % RX_MAX_FRAMES];
 
@@ -145,7 +145,7 @@ void rx_qc_prefetch(rnic_rx_state_t *st)
  * goes into the line, unless a commit writes the line in this clock) or in the line; else the
  * frame waits for it (B_QPC: read now, or on its way) and 0. Without context memory there is
  * nothing to read: the frame is dropped as one for an unknown QP. */
-int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
+int rx_qc_lookup(rx_core_t *st, uint32_t qpn)
 {
 	uint32_t s = st->fr_head % RX_MAX_FRAMES, line = qpn % RX_QC_LINES;
 
@@ -189,7 +189,7 @@ int rx_qc_lookup(rnic_rx_state_t *st, uint32_t qpn)
  * committed since, the commit's line is newer): the first waits in registers, the second writes
  * the slot whole, if the slot still waits for QP qpn's. 1 when that is the slot of the frame at
  * the head: it is dispatched (again, if it waited) next clock, when the slot can be read. */
-int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t s, uint32_t kind)
+int rx_qc_fill(rx_core_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t s, uint32_t kind)
 {
 	uint32_t k, mine = st->qs_pend[s] && st->qs_qpn[s] == qpn;
 
@@ -226,7 +226,7 @@ int rx_qc_fill(rnic_rx_state_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32
 /* A QP context word from the firmware, into the stage. Word 0 (written last) commits the entry:
  * to its line of the QPC cache, whole (a read of the QP's context on its way is stale), and the
  * fields any QP's doorbell, receive WQE or completion reads. */
-void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
+void rx_qpc_cfg(rx_core_t *st, uint32_t addr, uint32_t data)
 {
 	uint32_t idx, line, k, srqn, state = RNIC_GET(RNIC_QPC_CTRL_STATE, data);
 	const uint32_t *e = st->qc_stage;
@@ -260,7 +260,7 @@ void rx_qpc_cfg(rnic_rx_state_t *st, uint32_t addr, uint32_t data)
 }
 
 /* Reset: every line empty, nothing foretold, read or queued */
-void rx_qc_reset(rnic_rx_state_t *st)
+void rx_qc_reset(rx_core_t *st)
 {
 	uint32_t i;
 
@@ -271,7 +271,7 @@ void rx_qc_reset(rnic_rx_state_t *st)
 }
 
 /* line q of the cache's tags, after a reset (the sweep) */
-void rx_qc_sweep(rnic_rx_state_t *st, uint32_t q)
+void rx_qc_sweep(rx_core_t *st, uint32_t q)
 {
 	if (q < RX_QC_LINES)
 		st->qc_tag[q % RX_QC_LINES] = st->qc_tagf[q % RX_QC_LINES] = 0;

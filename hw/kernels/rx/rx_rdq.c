@@ -13,14 +13,14 @@
 #include "rx_int.h"
 
 /* A QP's first entry takes a block (rx_rdp_free said an entry, so a block, is free) */
-static void rdb_take(rnic_rx_state_t *st, rx_rdq_t *q)
+static void rdb_take(rx_core_t *st, rx_rdq_t *q)
 {
 	if (!q->rd_n)
 		q->blk = (uint16_t)(st->rb_fresh < RX_RDP ? st->rb_fresh++ : st->rbf[st->rbf_head++ % RX_RDP]);
 }
 
 /* An entry of QP q's goes back to the pool: its last gives its block back too */
-void rx_rdp_give(rnic_rx_state_t *st, rx_rdq_t *q, uint32_t pe)
+void rx_rdp_give(rx_core_t *st, rx_rdq_t *q, uint32_t pe)
 {
 	st->rdf[st->rdf_tail++ % RX_RDP] = (uint16_t)pe;
 	if (!--q->rd_n)
@@ -29,7 +29,7 @@ void rx_rdp_give(rnic_rx_state_t *st, rx_rdq_t *q, uint32_t pe)
 
 /* The TX kernel sent a READ/atomic: remember where its responses go. Sent again after a
  * go-back-N, it replaces the entry it had and everything after it. */
-void rx_expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
+void rx_expect(rx_core_t *st, const rnic_rdx_t *x)
 {
 	rx_rdq_t *q = &st->rdq[x->qpn % RNIC_MAX_QP];
 	rx_rdb_t *b = &st->rdb[q->blk];
@@ -87,14 +87,14 @@ void rx_expect(rnic_rx_state_t *st, const rnic_rdx_t *x)
 }
 
 /* Free entries of the READ/atomic pool */
-uint32_t rx_rdp_free(const rnic_rx_state_t *st)
+uint32_t rx_rdp_free(const rx_core_t *st)
 {
 	return RX_RDP - st->rd_fresh + (st->rdf_tail - st->rdf_head);
 }
 
 /* One entry of the QP at the head of the reclaim queue back to the pool: those its slots hold
  * beyond what it expects (all of them after a reset; a reused QP keeps what it expects). */
-void rx_reclaim(rnic_rx_state_t *st)
+void rx_reclaim(rx_core_t *st)
 {
 	uint32_t qpn = st->rcl[st->rcl_head % RNIC_MAX_QP];
 	rx_rdq_t *q = &st->rdq[qpn];

@@ -2,7 +2,7 @@
 #include "rx_int.h"
 
 /* RDMA WRITE checks (IBTA 9.4.2, 9.7.4.1.3, 10.6.3); returns a NAK syndrome or 0. */
-static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h, uint32_t op, uint32_t plen,
+static uint32_t check_write(rx_core_t *st, uint32_t qpn, const uint8_t *h, uint32_t op, uint32_t plen,
 			    uint32_t xoff)
 {
 	rx_qp_t *q = &st->qp[qpn];
@@ -40,7 +40,7 @@ static uint32_t check_write(rnic_rx_state_t *st, uint32_t qpn, const uint8_t *h,
 
 /* Responses to our READs and atomics (IBTA 9.7.5.1.6 on the requester side: in PSN order; a gap
  * is reported to the TX kernel, which asks again from the missing PSN). */
-static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
+static void response(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
 {
 	rx_rdq_t *q = &st->rdq[st->qpn];
 	uint32_t pe = st->rdb[q->blk].e[q->rd_head % RX_RDX];
@@ -103,7 +103,7 @@ static void response(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 
 /* RDMA READ request checks (IBTA 9.4.3, 10.6.3): the QP allows remote reads, the length is at
  * most 2^31, the key covers it. The same for a first request and a duplicate executed again. */
-static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
+static int read_ok(const rx_core_t *st, const uint8_t *h)
 {
 	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
 
@@ -112,7 +112,7 @@ static int read_ok(const rnic_rx_state_t *st, const uint8_t *h)
 					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
 }
 
-static void read_response(rnic_rx_state_t *st, const uint8_t *h, uint32_t kind, uint32_t psn)
+static void read_response(rx_core_t *st, const uint8_t *h, uint32_t kind, uint32_t psn)
 {
 	rx_respond(st, kind, psn, RNIC_AETH_ACK_NO_CREDIT);
 	st->p_rsp.va = rnic_be64(h + RNIC_XTH_OFF);
@@ -126,7 +126,7 @@ _Static_assert(RNIC_BEAT % RNIC_ICM_ATOMIC_SLOT == 0 && RNIC_ICM_ATOMIC_STRIDE =
 #define AT_PER_BEAT (RNIC_BEAT / RNIC_ICM_ATOMIC_SLOT)
 
 /* Where slot i of QP qpn's atomic results is in context memory (0: none given) */
-static uint64_t atomic_slot(const rnic_rx_state_t *st, uint32_t qpn, uint32_t i)
+static uint64_t atomic_slot(const rx_core_t *st, uint32_t qpn, uint32_t i)
 {
 	return rnic_icm_bus(st->icm, RNIC_ICM_ATOMIC_OFF + qpn * RNIC_ICM_ATOMIC_STRIDE + RNIC_ICM_ATOMIC_SLOT * i);
 }
@@ -135,7 +135,7 @@ static uint64_t atomic_slot(const rnic_rx_state_t *st, uint32_t qpn, uint32_t i)
  * would: else it is dropped, as the original was NAKed), atomic answered with its result read
  * back from context memory (B_REPLAY: the QP's slots read whole, the one of its PSN taken;
  * dropped if none is), SEND/WRITE acknowledged without being placed again. */
-static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
+static void duplicate(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t psn)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
@@ -161,7 +161,7 @@ static void duplicate(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32
 
 /* UD SEND (IBTA 9.8, RoCEv2 A17.4.5.1): Q_Key checked, one receive WQE per datagram, which
  * starts with the 40-byte GRH area: for RoCEv2 over IPv4, 20 zero bytes and the IPv4 header. */
-static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_t plen, uint32_t xth,
+static void datagram(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t plen, uint32_t xth,
 		     uint64_t cycle)
 {
 	rx_rwqe_t r;
@@ -210,7 +210,7 @@ static void datagram(rnic_rx_state_t *st, const uint8_t *h, uint32_t op, uint32_
 /* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
  * be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The source
  * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
-static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
+static int from_peer(const rx_core_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
 {
 	const rx_qcl_t *l = rx_qcl(st, qpn);
 	uint32_t ok = RNIC_GET(RNIC_QPC_CTRL_IPV6, l->ctrl) == v6, i;
@@ -224,7 +224,7 @@ static int from_peer(const rnic_rx_state_t *st, uint32_t qpn, const uint8_t *raw
 
 /* The whole frame to the firmware (ARP, neighbour discovery, QP1's MADs), or dropped and counted
  * while the firmware's receive ring is full. */
-static void to_fw(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+static void to_fw(rx_core_t *st, const rnic_rx_in_t *in)
 {
 	if (in->fw_ready) {
 		st->busy = B_FW;
@@ -245,7 +245,7 @@ typedef struct {
 
 /* Parse and check the frame's headers up to its QP: 1 if it goes on to the QP, else it was
  * handed to the firmware or dropped (counted). */
-static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
+static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
 	const uint8_t *raw = x->raw;
@@ -340,7 +340,7 @@ static int parse(rnic_rx_state_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 }
 
 /* SEND (9.4.1): into the receive WQE's scatter list */
-static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
+static void req_send(rx_core_t *st, const rx_hdr_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 	rx_rwqe_t r = *CUR_RWQE(st, x->qpn);
@@ -397,7 +397,7 @@ static void req_send(rnic_rx_state_t *st, const rx_hdr_t *x)
 }
 
 /* RDMA WRITE (9.4.2), with immediate: completes a receive WQE at its end */
-static void req_write(rnic_rx_state_t *st, const rx_hdr_t *x)
+static void req_write(rx_core_t *st, const rx_hdr_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 	uint32_t op = x->op, psn = x->psn, plen = x->plen;
@@ -436,7 +436,7 @@ static void req_write(rnic_rx_state_t *st, const rx_hdr_t *x)
 }
 
 /* RDMA READ (9.4.3): the TX kernel sends the responses, which take len / MTU PSNs */
-static void req_read(rnic_rx_state_t *st, const rx_hdr_t *x)
+static void req_read(rx_core_t *st, const rx_hdr_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 
@@ -455,7 +455,7 @@ static void req_read(rnic_rx_state_t *st, const rx_hdr_t *x)
 
 /* Atomics (9.4.5): 8 aligned bytes, read, modified and written back, original returned. The
  * operand is read by DMA; atomic_done finishes. */
-static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
+static void req_atomic(rx_core_t *st, const rx_hdr_t *x)
 {
 	const uint8_t *h = x->h;
 	uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
@@ -489,7 +489,7 @@ static void req_atomic(rnic_rx_state_t *st, const rx_hdr_t *x)
 /* The atomic's operand address (B_ATX until its key's MPT entry and its MTT line are there): its
  * read goes out next (B_ATOMIC); without context memory to read the line from, NAKed as an
  * address it cannot reach. */
-void rx_atomic_xlate(rnic_rx_state_t *st)
+void rx_atomic_xlate(rx_core_t *st)
 {
 	uint32_t e[RNIC_MPT_WORDS];
 	int x = rx_mpt_get(st, st->wsge[0].key, e);
@@ -511,7 +511,7 @@ void rx_atomic_xlate(rnic_rx_state_t *st)
 
 /* A request of an RC or UC QP: its PSN against the expected one (duplicates, sequence errors),
  * a receive WQE where it needs one, then the operation. */
-static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t *x)
+static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_hdr_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 	uint32_t op = x->op, psn = x->psn, qpn = x->qpn;
@@ -591,7 +591,7 @@ static void request(rnic_rx_state_t *st, const rnic_rx_in_t *in, const rx_hdr_t 
 
 /* The MPT entry of key into e: 1; 0: a miss, its read asked for now when the read channel has
  * room (rx_mpt_get again next clock); -1: wait (rnic_mpt_get). */
-int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
+int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
 {
 	int hit = rnic_mpt_get(&st->t, st->icm, key, e);
 	uint64_t bus;
@@ -607,7 +607,7 @@ int rx_mpt_get(rnic_rx_state_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
  * for too (rnic_mpt_ahead: now, or as the entry lands). A hint only: the next request to come in
  * takes the place of one not yet looked up, and a look-up waits while a read waits for the
  * channel. No read goes out while a fence waits for the reads to drain. */
-void rx_mpt_ahead(rnic_rx_state_t *st)
+void rx_mpt_ahead(rx_core_t *st)
 {
 	int r;
 
@@ -621,7 +621,7 @@ void rx_mpt_ahead(rnic_rx_state_t *st)
 	st->mk_want_xl = st->mk_cand_xl;
 }
 
-void rx_mpt_ahead_issue(rnic_rx_state_t *st)
+void rx_mpt_ahead_issue(rx_core_t *st)
 {
 	uint64_t bus;
 
@@ -635,7 +635,7 @@ void rx_mpt_ahead_issue(rnic_rx_state_t *st)
 
 /* The TLB's look-ahead (rnic_tlb_hint): the MTT line it found missing is read in the first
  * clock the read channel is free, but not while a fence waits for the reads to drain. */
-void rx_tlb_ahead_issue(rnic_rx_state_t *st)
+void rx_tlb_ahead_issue(rx_core_t *st)
 {
 	uint64_t bus;
 	uint32_t len;
@@ -648,7 +648,7 @@ void rx_tlb_ahead_issue(rnic_rx_state_t *st)
 /* The keys the frame at the head is checked with, in the MPT cache before it is dispatched: a
  * request's key (RETH or AtomicETH), its entry kept in kg_e for the operation's check (rx_req.c),
  * or the receive WQE a message starts with (rx_rwqe_checked, rx.c). 0: not yet, the frame waits. */
-static int keys_cached(rnic_rx_state_t *st, uint32_t qpn, uint32_t op, const uint8_t *h)
+static int keys_cached(rx_core_t *st, uint32_t qpn, uint32_t op, const uint8_t *h)
 {
 	if (qpn >= RNIC_MAX_QP)
 		return 1;
@@ -662,7 +662,7 @@ static int keys_cached(rnic_rx_state_t *st, uint32_t qpn, uint32_t op, const uin
 }
 
 /* Decide what to do with the frame at the head of the queue. */
-void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
 {
 	rx_hdr_t x;
 	uint32_t i;
@@ -694,7 +694,7 @@ void rx_dispatch(rnic_rx_state_t *st, const rnic_rx_in_t *in)
 /* The atomic's operand arrived: compute, keep the result for a duplicate (B_ATREC writes it to
  * its slot in ICM, then the new value to the target), answer. One the host refused to read (err)
  * is not an operand: nothing is written, the requester gets a remote operational error NAK. */
-void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t err)
+void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err)
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 	uint64_t orig = rnic_rd_le(rd, 8), v;
@@ -725,7 +725,7 @@ void rx_atomic_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t err)
 }
 
 /* B_ATREC, the write port free: the result and its PSN to its slot, the new value's placement next */
-void rx_atomic_record(rnic_rx_state_t *st)
+void rx_atomic_record(rx_core_t *st)
 {
 	uint32_t k;
 
@@ -742,7 +742,7 @@ void rx_atomic_record(rnic_rx_state_t *st)
 }
 
 /* The read an atomic waits for: its operand (B_ATOMIC), or its QP's results (B_REPLAY) */
-void rx_atomic_read(rnic_rx_state_t *st)
+void rx_atomic_read(rx_core_t *st)
 {
 	if (st->busy == B_REPLAY)
 		rx_read_req(st, st->at_addr, RNIC_ICM_ATOMIC_STRIDE, RD_REPLAY, st->qpn);
@@ -753,7 +753,7 @@ void rx_atomic_read(rnic_rx_state_t *st)
 /* B_REPLAY: a beat of the QP's atomic results read back from ICM (the first, or the last). The
  * slot that holds the duplicate's PSN answers it as the first was answered; none (or a beat the
  * host refused, err): dropped, the requester asks again. */
-void rx_replay_done(rnic_rx_state_t *st, const uint8_t *rd, uint32_t last, uint32_t err)
+void rx_replay_done(rx_core_t *st, const uint8_t *rd, uint32_t last, uint32_t err)
 {
 	uint32_t i;
 

@@ -8,7 +8,7 @@ _Static_assert(RNIC_MAX_SRQ <= RNIC_SWEPT && RX_QC_LINES <= RNIC_SWEPT && RNIC_I
 
 /* The reset: every queue empty; the tables are cleared by the sweep that follows (a reset leaves
  * a block RAM as it was). */
-void rx_reset(rnic_rx_state_t *st)
+void rx_reset(rx_core_t *st)
 {
 	rx_qc_reset(st);
 	st->sweep = 0;
@@ -33,7 +33,7 @@ void rx_reset(rnic_rx_state_t *st)
 /* After a reset, entry i of every table a clock, RNIC_MAX_QP clocks: frames that come meanwhile
  * are dropped, and a fence is answered once the sweep is over, so the firmware's first fence
  * after its boot waits for it. */
-void rx_sweep(rnic_rx_state_t *st, const rnic_rx_in_t *in)
+void rx_sweep(rx_core_t *st, const rnic_rx_in_t *in)
 {
 	uint32_t q = st->sweep % RNIC_MAX_QP;
 
