@@ -190,10 +190,15 @@ def main():
     # A struct held by several kernels is a copy per reader (rnic_tables_t: one BRAM port each),
     # so every copy was counted above.
     held = {}
-    for kernel, _, root in KERNELS:
-        for m in types[root]:
+
+    def walk(kernel, ty, path):
+        for m in types[ty]:
             if not m.dims and types.get(m.type):
-                held.setdefault(m.type, []).append((kernel, m.name))
+                held.setdefault(m.type, []).append((kernel, path + m.name))
+                walk(kernel, m.type, path + m.name + ".")
+
+    for kernel, _, root in KERNELS:
+        walk(kernel, root, "")
     for t, where in held.items():
         kernel, member = where[0]
         copy = [c for (k, name), c in costs.items() if k == kernel and name.startswith(member + ".")]

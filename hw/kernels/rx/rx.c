@@ -40,7 +40,7 @@ void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint
 /* Reception: a beat of the MAC's stream, its ICRC checked (rx_icrc.c), into the store; a frame is
  * queued once its last beat is in with the ICRC's verdict, so a frame with a bad ICRC never
  * writes a byte of host memory. */
-static void receive(rx_core_t *st, const rx_checked_t *c)
+static void receive(rx_core_t *st, const rx_checked_t *c, const rx_desc_t *d)
 {
 	const rx_beat_t *b = &c->b;
 
@@ -50,7 +50,6 @@ static void receive(rx_core_t *st, const rx_checked_t *c)
 		st->cur_beats = 0;
 		st->cur_len = 0;
 		st->cur_drop = 0;
-		st->cur_v6 = b->v6;
 	} else if (!st->in_frame) {
 		return; /* the rest of a frame that began during the sweep after a reset */
 	}
@@ -62,7 +61,6 @@ static void receive(rx_core_t *st, const rx_checked_t *c)
 			st->wr_beat++;
 		}
 	}
-	rx_qc_note(st, b->data);
 	st->cur_beats++;
 	st->cur_len += b->n;
 	st->o.stat_frames += b->last;
@@ -74,12 +72,13 @@ static void receive(rx_core_t *st, const rx_checked_t *c)
 		st->o.stat_drop_overflow++;
 		return;
 	}
-	rx_qc_arrived(st, st->fr_tail % RX_MAX_FRAMES, st->cur_len > RNIC_XTH_OFF && c->crc_ok);
+	rx_qc_arrived(st, st->fr_tail % RX_MAX_FRAMES, st->cur_len > RNIC_XTH_OFF && c->crc_ok, d, st->cur_beats);
 	st->frames[st->fr_tail % RX_MAX_FRAMES] = (rx_frame_t){
 		.start = (uint16_t)(st->cur_start % RX_BUF_BEATS),
 		.beats = (uint16_t)st->cur_beats,
 		.len = (uint16_t)st->cur_len,
 		.icrc_ok = st->cur_len > RNIC_XTH_OFF && c->crc_ok,
+		.d = *d,
 	};
 	st->fr_tail++;
 }
@@ -119,34 +118,6 @@ int rx_need_rwqe(uint32_t op)
 }
 
 /* Extension header bytes after the BTH of each RC opcode (IBTA 9.2, Table 38), -1: not served. */
-int rx_xth_len(uint32_t op)
-{
-	switch (op) {
-	case RNIC_BTH_OP_SEND_FIRST: case RNIC_BTH_OP_SEND_MIDDLE: case RNIC_BTH_OP_SEND_LAST:
-	case RNIC_BTH_OP_SEND_ONLY: case RNIC_BTH_OP_WRITE_MIDDLE: case RNIC_BTH_OP_WRITE_LAST:
-	case RNIC_BTH_OP_READ_RESP_MIDDLE:
-		return 0;
-	case RNIC_BTH_OP_SEND_LAST_IMM: case RNIC_BTH_OP_SEND_ONLY_IMM: case RNIC_BTH_OP_WRITE_LAST_IMM:
-	case RNIC_BTH_OP_READ_RESP_FIRST: case RNIC_BTH_OP_READ_RESP_LAST: case RNIC_BTH_OP_READ_RESP_ONLY:
-	case RNIC_BTH_OP_ACK:
-		return 4;
-	case RNIC_BTH_OP_ATOMIC_ACK:
-		return 12;
-	case RNIC_BTH_OP_WRITE_FIRST: case RNIC_BTH_OP_WRITE_ONLY: case RNIC_BTH_OP_READ_REQ:
-		return 16;
-	case RNIC_BTH_OP_WRITE_ONLY_IMM:
-		return 20;
-	case RNIC_BTH_OP_CMP_SWAP: case RNIC_BTH_OP_FETCH_ADD:
-		return 28;
-	case RNIC_BTH_OP_UD_SEND_ONLY:
-		return RNIC_DETH_LEN;
-	case RNIC_BTH_OP_UD_SEND_ONLY_IMM:
-		return RNIC_DETH_LEN + RNIC_IMM_LEN;
-	default:
-		return -1;
-	}
-}
-
 static uint8_t post_state(const rx_core_t *st)
 {
 	return st->send_cpl ? B_CPL : st->send_evt ? B_EVT : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
@@ -808,7 +779,8 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 
 
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_out_t *out)
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_descq_t *descs,
+	     rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready;
@@ -818,8 +790,13 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 		*out = st->o;
 		return;
 	}
-	if (rnic_rx_beatq_count(beats))
-		rnic_rx_beatq_pop(beats); /* taken in every clock (the MAC cannot wait) */
+	/* taken in every clock (the MAC cannot wait), a last beat with its frame's headers' verdict
+	 * (there three clocks before it: rx_msg.h) */
+	if (rnic_rx_beatq_count(beats)) {
+		rnic_rx_beatq_pop(beats);
+		if (rnic_rx_beatq_head(beats)->b.last)
+			rnic_rx_descq_pop(descs);
+	}
 	if (!(st->sweep & RNIC_SWEPT)) {
 		rx_sweep(st, in);
 		*out = st->o;
@@ -902,7 +879,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
 		rx_reclaim(st);
 	if (rnic_rx_beatq_count(beats))
-		receive(st, rnic_rx_beatq_head(beats));
+		receive(st, rnic_rx_beatq_head(beats), rnic_rx_descq_head(descs));
 	if (st->db_pend) {
 		st->rq_pi[st->db_q] = st->db_pi;
 		prefetch_hint(st, st->db_q);

@@ -1,11 +1,13 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
- * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), five of the ICRC check (rx_icrc.c), and
- * rx_core (the rest: the frame store, the responder and the placement, not yet split). */
+ * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), five of the ICRC check (rx_icrc.c), three
+ * of the headers (rx_parse.c), and rx_core (the rest: the frame store, the responder and the
+ * placement, not yet split). */
 #ifndef RNIC_RX_H
 #define RNIC_RX_H
 
 #include "rx_icrc.h"
 #include "rx_mac.h"
+#include "rx_parse.h"
 
 #define RX_BUF_BEATS 2048 /* frame store: 128 KiB (two banks of block RAM): absorbs a burst of 4 KiB
                           * messages from many QPs while receive WQEs are fetched */
@@ -36,6 +38,7 @@ typedef struct {
 	uint16_t beats;
 	uint16_t len;   /* bytes */
 	uint8_t icrc_ok;
+	rx_desc_t d;    /* its headers, judged (rx_classify) */
 } rx_frame_t;
 
 typedef struct {
@@ -156,17 +159,16 @@ typedef struct {
 	uint32_t qc_stage[RNIC_QPC_WORDS];
 	rx_qcl_t qc_fill;            /* a fill's fields from its first beat */
 	uint8_t qc_fill_err;         /* and whether the host refused that beat */
-	uint8_t qc_pf;               /* the frame coming in looks like RoCEv2 for us ... */
-	uint32_t qc_pf_qpn;          /* ... to this QP */
+	uint32_t qc_pf_qpn;          /* the QP of the frame that came in whole */
 	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) ... */
 	uint8_t qc_cand_slot;        /* ... its slot */
-	/* the request key (RETH, AtomicETH) of the frame coming in (mk_key; mk_req: it has one) and
-	 * its address (mk_va; mk_xl: it writes there, a WRITE or an atomic), looked up in the MPT
-	 * cache's tags from the clock after it came in whole, good (mk_cand, its key mk_cand_key),
-	 * and its entry read ahead (mk_want) when neither there nor on its way (rx_mpt_ahead) */
-	uint8_t mk_req, mk_cand, mk_want, mk_xl, mk_cand_xl, mk_want_xl;
-	uint32_t mk_key, mk_cand_key, mk_want_key;
-	uint64_t mk_va, mk_cand_va, mk_want_va;
+	/* the request key (RETH, AtomicETH) of a frame that came in whole, good (mk_cand, its key
+	 * mk_cand_key, its address mk_cand_va; mk_cand_xl: it writes there, a WRITE or an atomic),
+	 * looked up in the MPT cache's tags from the clock after, and its entry read ahead
+	 * (mk_want) when neither there nor on its way (rx_mpt_ahead) */
+	uint8_t mk_cand, mk_want, mk_cand_xl, mk_want_xl;
+	uint32_t mk_cand_key, mk_want_key;
+	uint64_t mk_cand_va, mk_want_va;
 	uint8_t qc_staged, qc_slot;  /* the frame at the head reads its context from this slot */
 	uint16_t qc_qpn;             /* the QP the frame at the head waits for (B_QPC) */
 	uint64_t qc_wait0;           /* the cycle it started waiting */
@@ -226,7 +228,7 @@ typedef struct {
 	uint32_t wr_beat;           /* next free beat (free running) */
 	uint32_t rd_beat;           /* oldest beat in use (free running) */
 	uint32_t cur_start, cur_beats, cur_len;
-	uint8_t cur_drop, in_frame, cur_v6;
+	uint8_t cur_drop, in_frame;
 
 	/* processing side: the frame at fr_head */
 	uint8_t busy;               /* enum in rx.c */
@@ -288,16 +290,23 @@ typedef struct {
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rx_core_t;
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_out_t *out);
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_descq_t *descs,
+	     rnic_rx_out_t *out);
 
-#define RNIC_RX_STAGES 7u
+#define RNIC_RX_STAGES 10u
 
 typedef struct {
 	rx_mac_t mac;
 	rx_icrc_mask_t mask;
 	rx_icrc_fold_t fold;
+	rx_hdr_t hdr;
+	rx_classify_t classify;
 	rx_core_t core;
 	rnic_rx_macq_t macq;
+	rnic_rx_hdrq_t hdrq;
+	rnic_rx_factq_t factq;
+	rnic_rx_headq_t headq;
+	rnic_rx_descq_t descq;
 	rnic_rx_maskq_t maskq;
 	rnic_rx_foldq_t foldq;
 	rnic_rx_shiftq_t shiftq;
@@ -306,7 +315,7 @@ typedef struct {
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..6): the result
+/* the same clock with the stages called in the order given (a permutation of 0..9): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 

@@ -53,7 +53,6 @@ enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID, RD_MTT, RD_MP
 void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
 int rx_rq_avail(const rx_core_t *st, uint32_t qpn);
 int rx_need_rwqe(uint32_t op);
-int rx_xth_len(uint32_t op);
 void rx_finish_frame(rx_core_t *st);
 void rx_respond(rx_core_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
 void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome);
@@ -76,8 +75,7 @@ void rx_rw_release(rx_core_t *st, uint32_t qpn);
 void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in);
 void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rx_core_t *st);
-void rx_qc_note(rx_core_t *st, const uint8_t *d);
-void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good);
+void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good, const rx_desc_t *d, uint32_t beats);
 void rx_qc_check(rx_core_t *st);
 void rx_qc_reset(rx_core_t *st);
 void rx_qc_sweep(rx_core_t *st, uint32_t q);

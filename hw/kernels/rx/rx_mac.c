@@ -1,5 +1,5 @@
 /* RX kernel, stage 1 (rx_mac.h): each beat of the MAC's stream, with how many of its bytes are the
- * frame's, its number in the frame and the frame's IP version, to the ICRC check. The MAC cannot
+ * frame's, its number in the frame and the frame's IP version, to the ICRC check and the headers'. The MAC cannot
  * be stalled: a beat is passed on in the clock it comes (rx_msg.h).
  * II=1, latency 1; no memory. Recurrence: the beat number and the frame flag (a few LUTs); the
  * byte count is feed-forward: the keep's edge, and for a one-beat frame its IP length (Ethernet
@@ -38,7 +38,7 @@ static uint32_t unpadded(const uint8_t *d, uint32_t n)
 	return n;
 }
 
-void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out)
+void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out, rnic_rx_hdrq_t *hdr)
 {
 #pragma HLS PIPELINE II = 1
 	rx_beat_t b;
@@ -59,6 +59,7 @@ void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out)
 	b.v6 = st->in_frame ? st->v6 : rnic_be16(in->eth_data + 12) == RNIC_ETHERTYPE_IPV6;
 	b.last = in->eth_last;
 	rnic_rx_macq_push(out, &b);
+	rnic_rx_hdrq_push(hdr, &b);
 	st->in_frame = !in->eth_last;
 	st->no = b.no < 2 ? b.no + 1 : 2;
 	st->v6 = b.v6;

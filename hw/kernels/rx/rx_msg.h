@@ -1,9 +1,12 @@
 /* What the RX kernel's stages pass each other (docs/ARCHITECTURE.md, "Kernels"):
  *   rx_mac --macq--> rx_icrc_mask --maskq--> rx_icrc_fold --foldq--> rx_icrc_shift --shiftq-->
  *   rx_icrc_sum --sumq--> rx_icrc_check --beatq--> rx_core
- * Every beat of the MAC's stream goes down the chain, one stage a clock, so a frame's last beat
- * reaches rx_core with its ICRC's verdict. The MAC cannot be stalled: each stage takes its input
- * FIFO's head in every clock it has one, so no FIFO holds more than one entry and none is full. */
+ *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_core
+ * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
+ * reaches rx_core with its ICRC's verdict, and its headers' descriptor two clocks before it.
+ * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
+ * so no FIFO but descq holds more than one entry and none is full (descq: the frames in the
+ * ICRC chain, at most 6). */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -52,7 +55,66 @@ typedef struct {
 	uint8_t crc_ok; /* last beat: the ICRC matches */
 } rx_checked_t;
 
+/* What a beat would say were it a frame's first or second (RoCEv2 A17: Ethernet, IPv4 or IPv6,
+ * UDP, BTH, RETH; "4": as over IPv4, "6": as over IPv6, whose headers are 20 bytes longer).
+ * Lengths are a frame's in bytes, as its headers would have it. */
+typedef struct {
+	uint8_t no, last, n;
+	/* as the first beat */
+	uint8_t ours, bcast, eth6;
+	uint8_t roce4, roce6;         /* UDP to port 4791 at our address (IPv4: and its EtherType) */
+	uint8_t ihl5, ver6;           /* IPv4: version 4, IHL 5; IPv6: version 6 */
+	uint32_t sum[3];              /* the IPv4 header's ten words summed: in three parts (rx_hdr),
+	                               * then whole in sum[0] (rx_classify) */
+	uint16_t ip_end4, ip_end6;    /* where the IP header says the frame ends */
+	uint16_t udp_end4, udp_end6;  /* ... the UDP header */
+	uint16_t min4, min6;          /* the shortest frame its headers, pad and ICRC fit in */
+	uint8_t op4, op6;             /* BTH opcode, the UC bit taken off */
+	uint8_t uc4, uc6, bad4, bad6; /* bad: an opcode we do not serve, or a TVer or reserved bit */
+	uint8_t xth4, xth6, req4, req6;
+	uint8_t pkey4, ack4;
+	uint32_t qpn4, psn4;
+	uint64_t va4;
+	uint16_t key4_hi;
+	/* as the second */
+	uint8_t pkey6, ack6;
+	uint32_t qpn6, psn6, key6;
+	uint64_t va6;
+	uint16_t key4_lo;
+} rx_facts_t;
+
+/* a frame's first two beats' facts and its length, at its last beat */
+typedef struct {
+	rx_facts_t a, b;
+	uint16_t len;
+} rx_heads_t;
+
+/* A frame's headers, judged (rx_judge) */
+enum {
+	RX_FW,        /* not RoCEv2 for us, but to our MAC or a broadcast: to the firmware */
+	RX_JUNK,      /* neither: dropped as malformed */
+	RX_MALFORMED, /* RoCEv2 for us whose headers do not hold together (IP, UDP, BTH, lengths) */
+	RX_GSI,       /* a UD SEND to QP 1: to the firmware */
+	RX_ROCE,      /* on to its QP */
+};
+
+typedef struct {
+	uint8_t cls;
+	uint8_t op;       /* BTH opcode, the UC bit taken off (uc) */
+	uint8_t uc, v6, xth, ackreq;
+	uint8_t req;      /* a request with a key (RETH, AtomicETH): WRITE FIRST/ONLY, READ, atomics */
+	uint16_t plen;    /* payload bytes */
+	uint32_t qpn;     /* the BTH's destination QP, as a table index (MAX_QP or more: none of ours) */
+	uint32_t psn;
+	uint32_t key;     /* req: its key and address */
+	uint64_t va;
+} rx_desc_t;
+
 RNIC_FIFO(rx_macq, rx_beat_t, 1)
+RNIC_FIFO(rx_hdrq, rx_beat_t, 1)
+RNIC_FIFO(rx_factq, rx_facts_t, 1)
+RNIC_FIFO(rx_headq, rx_heads_t, 1)
+RNIC_FIFO(rx_descq, rx_desc_t, 3)
 RNIC_FIFO(rx_maskq, rx_masked_t, 1)
 RNIC_FIFO(rx_foldq, rx_window_t, 1)
 RNIC_FIFO(rx_shiftq, rx_shifted_t, 1)

@@ -27,56 +27,19 @@
 _Static_assert(RNIC_MAX_QP <= 0x8000, "a tag holds the QPN in 15 bits");
 _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
 
-/* A request key's offset in the frame (IPv4): RETH and AtomicETH start with the VA, then the key */
-#define MK_OFF (RNIC_XTH_OFF + 8)
-_Static_assert(MK_OFF < RNIC_BEAT && MK_OFF + 4 > RNIC_BEAT && MK_OFF + RNIC_IP6_EXTRA + 4 <= 2 * RNIC_BEAT,
-	       "rx_qc_note: a request key ends in the second beat");
-_Static_assert(RNIC_XTH_OFF + 8 <= RNIC_BEAT && RNIC_XTH_OFF + RNIC_IP6_EXTRA >= RNIC_BEAT,
-	       "rx_qc_note: a request's address is in the first beat over IPv4, the second over IPv6");
-
-/* A beat of a frame being received: its QP, if the frame looks like RoCEv2 for us (IPv4: all in
- * the first beat; IPv6: the BTH's QPN in the second), and its request key if it has one (in the
- * second beat; IPv4: its first bytes in the first) */
-void rx_qc_note(rx_core_t *st, const uint8_t *d)
+/* A frame came in whole into slot `slot` of the store, its headers judged (d): nothing read for
+ * it yet; looked up next clock if it is RoCEv2 for one of our QPs with a good ICRC */
+void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good, const rx_desc_t *d, uint32_t beats)
 {
-	uint32_t i, me6 = 1, op;
+	uint32_t cand = good && d->cls == RX_ROCE && d->qpn < RNIC_MAX_QP; /* the GSI QP's number is no entry's */
 
-	if (st->cur_beats == 0) {
-		for (i = 0; i < 4; i++)
-			me6 &= rnic_be32(d + 38 + 4 * i) == st->t.port[RNIC_PORTC_IPV6_0 / 4 + i];
-		st->qc_pf = st->cur_v6 ? d[20] == RNIC_IPPROTO_UDP && rnic_be16(d + 56) == RNIC_ROCE_UDP_PORT && me6 :
-			    rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV4 && d[14] == 0x45 && d[23] == RNIC_IPPROTO_UDP &&
-			    rnic_be16(d + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(d + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
-		st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + 5));
-		op = d[RNIC_BTH_OFF + (st->cur_v6 ? RNIC_IP6_EXTRA : 0)];
-		st->mk_req = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY ||
-			     op == RNIC_BTH_OP_WRITE_ONLY_IMM || op == RNIC_BTH_OP_READ_REQ ||
-			     op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD;
-		st->mk_xl = op != RNIC_BTH_OP_READ_REQ;
-		st->mk_key = rnic_be16(d + MK_OFF) << 16;
-		if (!st->cur_v6)
-			st->mk_va = rnic_be64(d + RNIC_XTH_OFF);
-	} else if (st->cur_beats == 1) {
-		if (st->cur_v6) {
-			st->qc_pf_qpn = rnic_qp_index(rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT));
-			st->mk_va = rnic_be64(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA - RNIC_BEAT);
-		}
-		st->mk_key = st->cur_v6 ? rnic_be32(d + MK_OFF + RNIC_IP6_EXTRA - RNIC_BEAT) :
-					  st->mk_key | rnic_be16(d + MK_OFF + 2 - RNIC_BEAT);
-	}
-	st->qc_pf &= st->qc_pf_qpn < RNIC_MAX_QP; /* the GSI QP's number is no entry's */
-}
-
-/* A frame came in whole into slot `slot` of the store: nothing read for it yet; looked up next
- * clock if it is RoCEv2 for one of our QPs with a good ICRC */
-void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good)
-{
-	st->qc_cand = st->qc_pf && good;
-	if (st->qc_pf && good && st->mk_req && st->cur_beats > 1) { /* over one not yet looked up */
+	st->qc_cand = (uint8_t)cand;
+	st->qc_pf_qpn = d->qpn;
+	if (cand && d->req && beats > 1) { /* over one not yet looked up */
 		st->mk_cand = 1;
-		st->mk_cand_key = st->mk_key;
-		st->mk_cand_va = st->mk_va;
-		st->mk_cand_xl = st->mk_xl;
+		st->mk_cand_key = d->key;
+		st->mk_cand_va = d->va;
+		st->mk_cand_xl = d->op != RNIC_BTH_OP_READ_REQ;
 	}
 	st->qc_cand_slot = (uint8_t)slot;
 	st->qs_pend[slot] = st->qs_ready[slot] = st->qs_bad[slot] = 0;

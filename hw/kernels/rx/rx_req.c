@@ -241,38 +241,18 @@ typedef struct {
 	uint8_t raw[2 * RNIC_BEAT]; /* its first two beats */
 	uint8_t h[2 * RNIC_BEAT];   /* the same as over IPv4: BTH at RNIC_BTH_OFF */
 	uint32_t op, qpn, psn, plen, xth, ackreq, v6;
-} rx_hdr_t;
+} rx_head_t;
 
-/* Parse and check the frame's headers up to its QP: 1 if it goes on to the QP, else it was
- * handed to the firmware or dropped (counted). */
-static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
+/* The frame's headers, judged as it came in (rx_classify), up to its QP: 1 if it goes on to the
+ * QP, else it was handed to the firmware or dropped (counted). */
+static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
-	const uint8_t *raw = x->raw;
-	uint8_t *h = x->h;
-	uint8_t mac[6];
-	uint32_t op, pad, ctrl, state, v6, l3, me6 = 1, qpn;
-	int bcast, ours, i, xth, roce;
+	const rx_desc_t *d = &f->d;
+	uint32_t ctrl, state, l3 = d->v6 ? RNIC_IP6_EXTRA : 0, i;
 
-	rx_frame_bytes(st, f, 0, x->raw);
-	rx_frame_bytes(st, f, RNIC_BEAT, x->raw + RNIC_BEAT);
-	rnic_port_mac(st->t.port, mac);
-	bcast = 1;
-	ours = 1;
-	for (i = 0; i < 6; i++) {
-		bcast &= raw[i] == 0xff;
-		ours &= raw[i] == mac[i];
-	}
-	bcast |= raw[0] == 0x33 && raw[1] == 0x33; /* IPv6 multicast: neighbour discovery */
-	v6 = rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV6;
-	l3 = v6 ? RNIC_IP6_EXTRA : 0;
-	for (i = 0; i < 4; i++)
-		me6 &= rnic_be32(raw + 38 + 4 * i) == st->t.port[RNIC_PORTC_IPV6_0 / 4 + i];
-	roce = v6 ? raw[20] == RNIC_IPPROTO_UDP && rnic_be16(raw + 56) == RNIC_ROCE_UDP_PORT && me6 :
-		    rnic_be16(raw + 12) == RNIC_ETHERTYPE_IPV4 && raw[23] == RNIC_IPPROTO_UDP &&
-		    rnic_be16(raw + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(raw + 30) == st->t.port[RNIC_PORTC_IPV4 / 4];
-	if (!(f->len >= RNIC_XTH_OFF + l3 + RNIC_ICRC_LEN && ours && roce)) {
-		if (ours || bcast) {
+	if (d->cls == RX_FW || d->cls == RX_JUNK) {
+		if (d->cls == RX_FW) {
 			to_fw(st, in);
 		} else {
 			st->o.stat_drop_malformed++;
@@ -287,51 +267,40 @@ static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 		rx_finish_frame(st);
 		return 0;
 	}
-	for (i = 0; i < 2 * RNIC_BEAT; i++)
-		h[i] = i < RNIC_IP_OFF ? raw[i] : i + l3 < 2 * RNIC_BEAT ? raw[i + l3] : 0;
-	st->l3 = l3;
-	op = h[RNIC_BTH_OFF];
-	pad = (h[RNIC_BTH_OFF + 1] >> RNIC_BTH_PAD_SHIFT) & 3;
-	qpn = rnic_be24(h + RNIC_BTH_OFF + 5);
-	x->qpn = rnic_qp_index(qpn); /* MAX_QP or more: none of ours */
-	x->psn = rnic_be24(h + RNIC_BTH_OFF + 9);
-	x->ackreq = h[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
-	x->v6 = v6;
-	/* UC opcodes are the RC ones with bit 5 set (SEND and WRITE only) */
-	st->uc = op >= RNIC_BTH_UC_BIT && op <= (RNIC_BTH_UC_BIT | RNIC_BTH_OP_WRITE_ONLY_IMM);
-	if (st->uc)
-		op &= ~RNIC_BTH_UC_BIT;
-	x->op = op;
-	xth = rx_xth_len(op);
-	if (xth < 0 ||
-	    (v6 ? raw[14] >> 4 != 6 || rnic_be16(raw + 18) != f->len - RNIC_UDP_OFF - l3 :
-		  raw[14] != 0x45 || rnic_ipv4_csum(raw + RNIC_IP_OFF) != rnic_be16(raw + 24) ||
-		  rnic_be16(raw + 16) != f->len - RNIC_ETH_HLEN + 0u) ||
-	    rnic_be16(h + 38) != f->len - RNIC_UDP_OFF - l3 ||
-	    (h[RNIC_BTH_OFF + 1] & 0xf) != 0 || rnic_be16(h + RNIC_BTH_OFF + 2) != 0xffff ||
-	    f->len < RNIC_XTH_OFF + l3 + (uint32_t)xth + pad + RNIC_ICRC_LEN) {
+	if (d->cls == RX_MALFORMED) {
 		st->o.stat_drop_malformed++;
 		rx_finish_frame(st);
 		return 0;
 	}
-	if (qpn == RNIC_GSI_QPN && op == RNIC_BTH_OP_UD_SEND_ONLY) {
-		to_fw(st, in); /* the GSI QP is the firmware's: the CM's MADs */
+	if (d->cls == RX_GSI) {
+		to_fw(st, in);
 		return 0;
 	}
-	x->xth = (uint32_t)xth;
-	x->plen = f->len - l3 - RNIC_XTH_OFF - (uint32_t)xth - pad - RNIC_ICRC_LEN;
+	rx_frame_bytes(st, f, 0, x->raw);
+	rx_frame_bytes(st, f, RNIC_BEAT, x->raw + RNIC_BEAT);
+	for (i = 0; i < 2 * RNIC_BEAT; i++)
+		x->h[i] = i < RNIC_IP_OFF ? x->raw[i] : i + l3 < 2 * RNIC_BEAT ? x->raw[i + l3] : 0;
+	st->l3 = l3;
+	st->uc = d->uc;
+	x->op = d->op;
+	x->qpn = d->qpn;
+	x->psn = d->psn;
+	x->ackreq = d->ackreq;
+	x->v6 = d->v6;
+	x->xth = d->xth;
+	x->plen = d->plen;
 	if (x->qpn < RNIC_MAX_QP && !rx_qc_lookup(st, x->qpn))
 		return 0;
 	ctrl = x->qpn < RNIC_MAX_QP ? rx_qcl(st, x->qpn)->ctrl : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
-	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
+	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (x->op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
 						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
 		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
 		rx_finish_frame(st);
 		return 0;
 	}
-	if (op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, x->qpn, raw, v6)) {
+	if (x->op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, x->qpn, x->raw, x->v6)) {
 		st->o.stat_drop_src++;
 		rx_finish_frame(st);
 		return 0;
@@ -340,7 +309,7 @@ static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_hdr_t *x)
 }
 
 /* SEND (9.4.1): into the receive WQE's scatter list */
-static void req_send(rx_core_t *st, const rx_hdr_t *x)
+static void req_send(rx_core_t *st, const rx_head_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 	rx_rwqe_t r = *CUR_RWQE(st, x->qpn);
@@ -397,7 +366,7 @@ static void req_send(rx_core_t *st, const rx_hdr_t *x)
 }
 
 /* RDMA WRITE (9.4.2), with immediate: completes a receive WQE at its end */
-static void req_write(rx_core_t *st, const rx_hdr_t *x)
+static void req_write(rx_core_t *st, const rx_head_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 	uint32_t op = x->op, psn = x->psn, plen = x->plen;
@@ -436,7 +405,7 @@ static void req_write(rx_core_t *st, const rx_hdr_t *x)
 }
 
 /* RDMA READ (9.4.3): the TX kernel sends the responses, which take len / MTU PSNs */
-static void req_read(rx_core_t *st, const rx_hdr_t *x)
+static void req_read(rx_core_t *st, const rx_head_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 
@@ -455,7 +424,7 @@ static void req_read(rx_core_t *st, const rx_hdr_t *x)
 
 /* Atomics (9.4.5): 8 aligned bytes, read, modified and written back, original returned. The
  * operand is read by DMA; atomic_done finishes. */
-static void req_atomic(rx_core_t *st, const rx_hdr_t *x)
+static void req_atomic(rx_core_t *st, const rx_head_t *x)
 {
 	const uint8_t *h = x->h;
 	uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
@@ -511,7 +480,7 @@ void rx_atomic_xlate(rx_core_t *st)
 
 /* A request of an RC or UC QP: its PSN against the expected one (duplicates, sequence errors),
  * a receive WQE where it needs one, then the operation. */
-static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_hdr_t *x)
+static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 {
 	rx_qp_t *q = &st->qp[x->qpn];
 	uint32_t op = x->op, psn = x->psn, qpn = x->qpn;
@@ -664,7 +633,7 @@ static int keys_cached(rx_core_t *st, uint32_t qpn, uint32_t op, const uint8_t *
 /* Decide what to do with the frame at the head of the queue. */
 void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
 {
-	rx_hdr_t x;
+	rx_head_t x;
 	uint32_t i;
 
 	if (!parse(st, in, &x))

@@ -4,13 +4,16 @@
 static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, uint32_t k)
 {
 	switch (k) {
-	case 0: rx_mac(&st->mac, in, &st->macq); break;
+	case 0: rx_mac(&st->mac, in, &st->macq, &st->hdrq); break;
 	case 1: rx_icrc_mask(&st->mask, &st->macq, &st->maskq); break;
 	case 2: rx_icrc_fold(&st->fold, &st->maskq, &st->foldq); break;
 	case 3: rx_icrc_shift(&st->foldq, &st->shiftq); break;
 	case 4: rx_icrc_sum(&st->shiftq, &st->sumq); break;
 	case 5: rx_icrc_check(&st->sumq, &st->beatq); break;
-	default: rx_core(&st->core, in, &st->beatq, out); break;
+	case 6: rx_hdr(&st->hdr, in, &st->hdrq, &st->factq); break;
+	case 7: rx_classify(&st->classify, &st->factq, &st->headq); break;
+	case 8: rx_judge(&st->headq, &st->descq); break;
+	default: rx_core(&st->core, in, &st->beatq, &st->descq, out); break;
 	}
 }
 
@@ -26,12 +29,16 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_shiftq_edge(&st->shiftq, in->rst);
 	rnic_rx_sumq_edge(&st->sumq, in->rst);
 	rnic_rx_beatq_edge(&st->beatq, in->rst);
+	rnic_rx_hdrq_edge(&st->hdrq, in->rst);
+	rnic_rx_factq_edge(&st->factq, in->rst);
+	rnic_rx_headq_edge(&st->headq, in->rst);
+	rnic_rx_descq_edge(&st->descq, in->rst);
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6};
+	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 
 	rnic_rx_step_order(st, in, out, order);
 }
