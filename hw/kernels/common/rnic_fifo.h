@@ -6,7 +6,9 @@
  * at t+1 and the order in which the stages are called in a clock changes nothing. At most one push
  * and one pop a clock. The room a producer sees does not count the pop of the same clock, so a
  * FIFO of depth D streams one entry a clock with D >= 2. Its count is a register, as a FIFO's
- * flags are in hardware.
+ * flags are in hardware. A push writes its slot at once: the consumer cannot see it before the
+ * edge (the slot is the head only while the FIFO is empty, and then it reads nothing), and a
+ * producer pushes only into room, so no entry it may read is overwritten.
  *
  * Vitis HLS builds each as a FIFO between the processes of a DATAFLOW region (hls::stream, whose
  * empty/full are registered the same way); this is the simulator's model of it. */
@@ -21,7 +23,6 @@
 		type q[1u << (log2)];                                                             \
 		uint8_t rd, wr, n;   /* read, write index and count as of the last edge */        \
 		uint8_t push, pop;   /* this clock's, applied at the edge */                      \
-		type in;                                                                          \
 	} rnic_##name##_t;                                                                        \
 	static inline uint32_t rnic_##name##_count(const rnic_##name##_t *f)                      \
 	{                                                                                         \
@@ -38,7 +39,13 @@
 	static inline void rnic_##name##_push(rnic_##name##_t *f, const type *v)                  \
 	{                                                                                         \
 		f->push = 1;                                                                      \
-		f->in = *v;                                                                       \
+		if (v)                                                                            \
+			f->q[f->wr & ((1u << (log2)) - 1)] = *v;                                  \
+	}                                                                                         \
+	/* the slot a push this clock fills, to build an entry in place (then _push(f, NULL)) */   \
+	static inline type *rnic_##name##_slot(rnic_##name##_t *f)                                \
+	{                                                                                         \
+		return &f->q[f->wr & ((1u << (log2)) - 1)];                                       \
 	}                                                                                         \
 	static inline void rnic_##name##_pop(rnic_##name##_t *f)                                  \
 	{                                                                                         \
@@ -49,10 +56,8 @@
 		if (rst) {                                                                        \
 			f->rd = f->wr = f->n = 0;                                                 \
 		} else {                                                                          \
-			if (f->push) {                                                            \
-				f->q[f->wr & ((1u << (log2)) - 1)] = f->in;                       \
+			if (f->push)                                                              \
 				f->wr = (f->wr + 1) & ((1u << (log2)) - 1);                       \
-			}                                                                         \
 			if (f->pop)                                                               \
 				f->rd = (f->rd + 1) & ((1u << (log2)) - 1);                       \
 			f->n = (uint8_t)(f->n + f->push - f->pop);                                \

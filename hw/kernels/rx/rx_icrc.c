@@ -38,50 +38,50 @@ void rx_icrc_mask(rx_icrc_mask_t *st, rnic_rx_macq_t *in, rnic_rx_maskq_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	const rx_beat_t *b = rnic_rx_macq_head(in);
+	rx_masked_t *m = rnic_rx_maskq_slot(out);
 	uint8_t w[RNIC_BEAT + 3];
-	rx_masked_t m;
 	uint32_t k;
 
 	if (!rnic_rx_macq_count(in))
 		return;
-	m.b = *b;
-	rnic_icrc_mask(m.m, b->data, b->no, b->v6);
-	m.d = crc_d(m.m);
+	m->b = *b;
+	rnic_icrc_mask(m->m, b->data, b->no, b->v6);
+	m->d = crc_d(m->m);
 	/* the last 4 of the frame's bytes: [n - 1, n + 3) of the 3 bytes before and this beat */
 	memcpy(w, st->prev, 3);
 	memcpy(w + 3, b->data, RNIC_BEAT);
-	m.icrc = 0;
+	m->icrc = 0;
 	for (k = 0; k < RNIC_BEAT; k++) {
 #pragma HLS UNROLL
 		if (k + 1 == b->n)
-			m.icrc = (uint32_t)rnic_rd_le(w + k, 4);
+			m->icrc = (uint32_t)rnic_rd_le(w + k, 4);
 	}
 	memcpy(st->prev, b->data + RNIC_BEAT - 3, 3);
 	rnic_rx_macq_pop(in);
-	rnic_rx_maskq_push(out, &m);
+	rnic_rx_maskq_push(out, NULL);
 }
 
 void rx_icrc_fold(rx_icrc_fold_t *st, rnic_rx_maskq_t *in, rnic_rx_foldq_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	const rx_masked_t *m = rnic_rx_maskq_head(in);
-	rx_window_t w;
+	rx_window_t *w = rnic_rx_foldq_slot(out);
 	uint32_t k;
 
 	if (!rnic_rx_maskq_count(in))
 		return;
-	w.b = m->b;
-	w.icrc = m->icrc;
-	w.s = (uint8_t)(2 * RNIC_BEAT - (RNIC_BEAT - RNIC_ICRC_LEN) - m->b.n);
+	w->b = m->b;
+	w->icrc = m->icrc;
+	w->s = (uint8_t)(2 * RNIC_BEAT - (RNIC_BEAT - RNIC_ICRC_LEN) - m->b.n);
 	if (m->b.last) {
 		uint32_t single = m->b.no == 0, c = single ? RNIC_ICRC_SEED : st->crc;
 		uint32_t at = single ? RNIC_BEAT : 0;
 
-		memcpy(w.w, single ? zeros : st->hm, RNIC_BEAT);
-		memcpy(w.w + RNIC_BEAT, m->m, RNIC_BEAT);
+		memcpy(w->w, single ? zeros : st->hm, RNIC_BEAT);
+		memcpy(w->w + RNIC_BEAT, m->m, RNIC_BEAT);
 		for (k = 0; k < 4; k++) {
 #pragma HLS UNROLL
-			w.w[at + k] ^= (uint8_t)(c >> 8 * k);
+			w->w[at + k] ^= (uint8_t)(c >> 8 * k);
 		}
 	} else {
 		st->crc = m->b.no == 0 ? RNIC_ICRC_SEED : crc_t(st->crc) ^ st->hd;
@@ -89,7 +89,7 @@ void rx_icrc_fold(rx_icrc_fold_t *st, rnic_rx_maskq_t *in, rnic_rx_foldq_t *out)
 		memcpy(st->hm, m->m, RNIC_BEAT);
 	}
 	rnic_rx_maskq_pop(in);
-	rnic_rx_foldq_push(out, &w);
+	rnic_rx_foldq_push(out, NULL);
 }
 
 /* one level of the shifter: a[j - d * unit] (0 before the start), d in 0..3 */
@@ -113,52 +113,52 @@ void rx_icrc_shift(rnic_rx_foldq_t *in, rnic_rx_shiftq_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	const rx_window_t *w = rnic_rx_foldq_head(in);
+	rx_shifted_t *z = rnic_rx_shiftq_slot(out);
 	uint8_t a[2 * RNIC_BEAT], b[2 * RNIC_BEAT], c[2 * RNIC_BEAT];
-	rx_shifted_t z;
 
 	if (!rnic_rx_foldq_count(in))
 		return;
-	z.b = w->b;
-	z.icrc = w->icrc;
+	z->b = w->b;
+	z->icrc = w->icrc;
 	if (w->b.last) {
 		shift_level(a, w->w, w->s, 1);
 		shift_level(b, a, w->s >> 2, 4);
 		shift_level(c, b, w->s >> 4, 16);
-		shift_level(z.z, c, w->s >> 6, 64);
+		shift_level(z->z, c, w->s >> 6, 64);
 	}
 	rnic_rx_foldq_pop(in);
-	rnic_rx_shiftq_push(out, &z);
+	rnic_rx_shiftq_push(out, NULL);
 }
 
 void rx_icrc_sum(rnic_rx_shiftq_t *in, rnic_rx_sumq_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	const rx_shifted_t *z = rnic_rx_shiftq_head(in);
-	rx_sums_t s;
+	rx_sums_t *s = rnic_rx_sumq_slot(out);
 
 	if (!rnic_rx_shiftq_count(in))
 		return;
-	s.b = z->b;
-	s.icrc = z->icrc;
-	s.lo = s.hi = 0;
+	s->b = z->b;
+	s->icrc = z->icrc;
+	s->lo = s->hi = 0;
 	if (z->b.last) {
-		s.lo = crc_d(z->z);
-		s.hi = crc_d(z->z + RNIC_BEAT);
+		s->lo = crc_d(z->z);
+		s->hi = crc_d(z->z + RNIC_BEAT);
 	}
 	rnic_rx_shiftq_pop(in);
-	rnic_rx_sumq_push(out, &s);
+	rnic_rx_sumq_push(out, NULL);
 }
 
 void rx_icrc_check(rnic_rx_sumq_t *in, rnic_rx_beatq_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	const rx_sums_t *s = rnic_rx_sumq_head(in);
-	rx_checked_t c;
+	rx_checked_t *c = rnic_rx_beatq_slot(out);
 
 	if (!rnic_rx_sumq_count(in))
 		return;
-	c.b = s->b;
-	c.crc_ok = ~(crc_t(s->lo) ^ s->hi) == s->icrc;
+	c->b = s->b;
+	c->crc_ok = ~(crc_t(s->lo) ^ s->hi) == s->icrc;
 	rnic_rx_sumq_pop(in);
-	rnic_rx_beatq_push(out, &c);
+	rnic_rx_beatq_push(out, NULL);
 }

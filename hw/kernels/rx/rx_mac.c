@@ -41,7 +41,7 @@ static uint32_t unpadded(const uint8_t *d, uint32_t n)
 void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out, rnic_rx_hdrq_t *hdr)
 {
 #pragma HLS PIPELINE II = 1
-	rx_beat_t b;
+	rx_beat_t *b = rnic_rx_macq_slot(out);
 	uint32_t n;
 
 	if (in->rst) {
@@ -53,14 +53,14 @@ void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out, rnic_rx_h
 	n = keep_bytes(in->eth_keep);
 	if (in->eth_last && !st->in_frame)
 		n = unpadded(in->eth_data, n);
-	memcpy(b.data, in->eth_data, RNIC_BEAT);
-	b.n = (uint8_t)n;
-	b.no = st->in_frame ? st->no : 0;
-	b.v6 = st->in_frame ? st->v6 : rnic_be16(in->eth_data + 12) == RNIC_ETHERTYPE_IPV6;
-	b.last = in->eth_last;
-	rnic_rx_macq_push(out, &b);
-	rnic_rx_hdrq_push(hdr, &b);
+	memcpy(b->data, in->eth_data, RNIC_BEAT);
+	b->n = (uint8_t)n;
+	b->no = st->in_frame ? st->no : 0;
+	b->v6 = st->in_frame ? st->v6 : rnic_be16(in->eth_data + 12) == RNIC_ETHERTYPE_IPV6;
+	b->last = in->eth_last;
+	rnic_rx_macq_push(out, NULL);
+	rnic_rx_hdrq_push(hdr, b);
 	st->in_frame = !in->eth_last;
-	st->no = b.no < 2 ? b.no + 1 : 2;
-	st->v6 = b.v6;
+	st->no = b->no < 2 ? b->no + 1 : 2;
+	st->v6 = b->v6;
 }

@@ -68,8 +68,8 @@ void rx_hdr(rx_hdr_t *st, const rnic_rx_in_t *in, rnic_rx_hdrq_t *hq, rnic_rx_fa
 #pragma HLS PIPELINE II = 1
 	const rx_beat_t *b = rnic_rx_hdrq_head(hq);
 	const uint8_t *d = b->data, *ip = d + RNIC_IP_OFF;
+	rx_facts_t *f = rnic_rx_factq_slot(out);
 	uint8_t mac[6];
-	rx_facts_t f;
 	uint32_t i, me6 = 1;
 
 	if (in->rst) {
@@ -81,52 +81,54 @@ void rx_hdr(rx_hdr_t *st, const rnic_rx_in_t *in, rnic_rx_hdrq_t *hq, rnic_rx_fa
 		st->port[RNIC_CFG_WORD(in->cfg_addr) % RNIC_PORTC_WORDS] = in->cfg_data;
 	if (!rnic_rx_hdrq_count(hq))
 		return;
-	f.no = b->no;
-	f.last = b->last;
-	f.n = b->n;
+	f->no = b->no;
+	f->last = b->last;
+	f->n = b->n;
+	rnic_rx_hdrq_pop(hq);
+	rnic_rx_factq_push(out, NULL);
+	if (b->no > 1)
+		return; /* a beat after a frame's second says nothing of its headers */
 	rnic_port_mac(st->port, mac);
-	f.ours = 1;
-	f.bcast = 1;
+	f->ours = 1;
+	f->bcast = 1;
 	for (i = 0; i < 6; i++) {
-		f.ours &= d[i] == mac[i];
-		f.bcast &= d[i] == 0xff;
+		f->ours &= d[i] == mac[i];
+		f->bcast &= d[i] == 0xff;
 	}
-	f.bcast |= d[0] == 0x33 && d[1] == 0x33; /* IPv6 multicast: neighbour discovery */
-	f.eth6 = rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV6;
+	f->bcast |= d[0] == 0x33 && d[1] == 0x33; /* IPv6 multicast: neighbour discovery */
+	f->eth6 = rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV6;
 	for (i = 0; i < 4; i++)
 		me6 &= rnic_be32(d + 38 + 4 * i) == st->port[RNIC_PORTC_IPV6_0 / 4 + i];
-	f.roce4 = rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV4 && d[23] == RNIC_IPPROTO_UDP &&
+	f->roce4 = rnic_be16(d + 12) == RNIC_ETHERTYPE_IPV4 && d[23] == RNIC_IPPROTO_UDP &&
 		  rnic_be16(d + 36) == RNIC_ROCE_UDP_PORT && rnic_be32(d + 30) == st->port[RNIC_PORTC_IPV4 / 4];
-	f.roce6 = d[20] == RNIC_IPPROTO_UDP && rnic_be16(d + 56) == RNIC_ROCE_UDP_PORT && me6;
-	f.ihl5 = ip[0] == 0x45;
-	f.ver6 = ip[0] >> 4 == 6;
+	f->roce6 = d[20] == RNIC_IPPROTO_UDP && rnic_be16(d + 56) == RNIC_ROCE_UDP_PORT && me6;
+	f->ihl5 = ip[0] == 0x45;
+	f->ver6 = ip[0] >> 4 == 6;
 	/* the IPv4 header's ten words, checksum included, summed as a tree: its first two levels
 	 * here, the last two in rx_classify, the check in rx_judge */
-	f.sum[0] = (rnic_be16(ip) + rnic_be16(ip + 2)) + (rnic_be16(ip + 4) + rnic_be16(ip + 6));
-	f.sum[1] = (rnic_be16(ip + 8) + rnic_be16(ip + 10)) + (rnic_be16(ip + 12) + rnic_be16(ip + 14));
-	f.sum[2] = rnic_be16(ip + 16) + rnic_be16(ip + 18);
-	f.ip_end4 = (uint16_t)(rnic_be16(ip + 2) + RNIC_ETH_HLEN);
-	f.ip_end6 = (uint16_t)(rnic_be16(ip + 4) + RNIC_UDP_OFF + RNIC_IP6_EXTRA);
-	f.udp_end4 = (uint16_t)(rnic_be16(d + RNIC_UDP_OFF + 4) + RNIC_UDP_OFF);
-	f.udp_end6 = (uint16_t)(rnic_be16(d + RNIC_UDP_OFF + RNIC_IP6_EXTRA + 4) + RNIC_UDP_OFF + RNIC_IP6_EXTRA);
-	bth_facts(d + RNIC_BTH_OFF, 0, &f.op4, &f.uc4, &f.bad4, &f.xth4, &f.req4, &f.min4);
-	bth_facts(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA, RNIC_IP6_EXTRA, &f.op6, &f.uc6, &f.bad6, &f.xth6, &f.req6, &f.min6);
-	f.pkey4 = rnic_be16(d + RNIC_BTH_OFF + 2) == 0xffff;
-	f.qpn4 = rnic_be24(d + RNIC_BTH_OFF + 5);
-	f.ack4 = d[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
-	f.psn4 = rnic_be24(d + RNIC_BTH_OFF + 9);
-	f.va4 = rnic_be64(d + RNIC_XTH_OFF);
-	f.key4_hi = (uint16_t)rnic_be16(d + RNIC_XTH_OFF + 8);
+	f->sum[0] = (rnic_be16(ip) + rnic_be16(ip + 2)) + (rnic_be16(ip + 4) + rnic_be16(ip + 6));
+	f->sum[1] = (rnic_be16(ip + 8) + rnic_be16(ip + 10)) + (rnic_be16(ip + 12) + rnic_be16(ip + 14));
+	f->sum[2] = rnic_be16(ip + 16) + rnic_be16(ip + 18);
+	f->ip_end4 = (uint16_t)(rnic_be16(ip + 2) + RNIC_ETH_HLEN);
+	f->ip_end6 = (uint16_t)(rnic_be16(ip + 4) + RNIC_UDP_OFF + RNIC_IP6_EXTRA);
+	f->udp_end4 = (uint16_t)(rnic_be16(d + RNIC_UDP_OFF + 4) + RNIC_UDP_OFF);
+	f->udp_end6 = (uint16_t)(rnic_be16(d + RNIC_UDP_OFF + RNIC_IP6_EXTRA + 4) + RNIC_UDP_OFF + RNIC_IP6_EXTRA);
+	bth_facts(d + RNIC_BTH_OFF, 0, &f->op4, &f->uc4, &f->bad4, &f->xth4, &f->req4, &f->min4);
+	bth_facts(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA, RNIC_IP6_EXTRA, &f->op6, &f->uc6, &f->bad6, &f->xth6, &f->req6, &f->min6);
+	f->pkey4 = rnic_be16(d + RNIC_BTH_OFF + 2) == 0xffff;
+	f->qpn4 = rnic_be24(d + RNIC_BTH_OFF + 5);
+	f->ack4 = d[RNIC_BTH_OFF + 8] & RNIC_BTH_ACKREQ;
+	f->psn4 = rnic_be24(d + RNIC_BTH_OFF + 9);
+	f->va4 = rnic_be64(d + RNIC_XTH_OFF);
+	f->key4_hi = (uint16_t)rnic_be16(d + RNIC_XTH_OFF + 8);
 	/* as the second beat: the rest of IPv6's BTH and its RETH, the end of IPv4's RETH key */
-	f.pkey6 = rnic_be16(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 2 - RNIC_BEAT) == 0xffff;
-	f.qpn6 = rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT);
-	f.ack6 = d[RNIC_BTH_OFF + RNIC_IP6_EXTRA + 8 - RNIC_BEAT] & RNIC_BTH_ACKREQ;
-	f.psn6 = rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 9 - RNIC_BEAT);
-	f.va6 = rnic_be64(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA - RNIC_BEAT);
-	f.key6 = rnic_be32(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA + 8 - RNIC_BEAT);
-	f.key4_lo = (uint16_t)rnic_be16(d + RNIC_XTH_OFF + 10 - RNIC_BEAT);
-	rnic_rx_hdrq_pop(hq);
-	rnic_rx_factq_push(out, &f);
+	f->pkey6 = rnic_be16(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 2 - RNIC_BEAT) == 0xffff;
+	f->qpn6 = rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 5 - RNIC_BEAT);
+	f->ack6 = d[RNIC_BTH_OFF + RNIC_IP6_EXTRA + 8 - RNIC_BEAT] & RNIC_BTH_ACKREQ;
+	f->psn6 = rnic_be24(d + RNIC_BTH_OFF + RNIC_IP6_EXTRA + 9 - RNIC_BEAT);
+	f->va6 = rnic_be64(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA - RNIC_BEAT);
+	f->key6 = rnic_be32(d + RNIC_XTH_OFF + RNIC_IP6_EXTRA + 8 - RNIC_BEAT);
+	f->key4_lo = (uint16_t)rnic_be16(d + RNIC_XTH_OFF + 10 - RNIC_BEAT);
 }
 
 _Static_assert(RNIC_BTH_OFF + RNIC_IP6_EXTRA + 2 == RNIC_BEAT && RNIC_XTH_OFF + 8 == RNIC_BEAT - 2 &&
@@ -146,12 +148,12 @@ void rx_classify(rx_classify_t *st, rnic_rx_factq_t *in, rnic_rx_headq_t *out)
 	g.sum[0] = (f->sum[0] + f->sum[1]) + f->sum[2];
 	len = f->no == 0 ? f->n : st->len + f->n;
 	if (f->last) {
-		rx_heads_t h;
+		rx_heads_t *h = rnic_rx_headq_slot(out);
 
-		h.a = f->no == 0 ? g : st->f0;
-		h.b = f->no == 1 ? g : st->f1;
-		h.len = (uint16_t)len;
-		rnic_rx_headq_push(out, &h);
+		h->a = f->no == 0 ? g : st->f0;
+		h->b = f->no == 1 ? g : st->f1;
+		h->len = (uint16_t)len;
+		rnic_rx_headq_push(out, NULL);
 	}
 	if (f->no == 0)
 		st->f0 = g;
