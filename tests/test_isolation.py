@@ -179,11 +179,12 @@ def test_connected_qp_takes_packets_from_its_peer_only():
 
 class RxMem(Rx):
     """An RX kernel whose DMA reads host memory (`mem`, by byte address) answers after
-    RD_LATENCY clocks, and whose DMA writes land there."""
+    RD_LATENCY clocks, and whose DMA writes land there; a read starting in one of the ranges
+    `refuse` holds is refused (SLVERR: rd_err on its beats)."""
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self.mem, self.reads, self.at = {}, [], None
+        self.mem, self.reads, self.at, self.refuse = {}, [], None, []
 
     def step(self):
         k, o = self.k, self.k.out
@@ -203,6 +204,7 @@ class RxMem(Rx):
             r[3] += 1
             k.inp.set("rd_data", bytes(self.mem.get(a + i, 0) for i in range(64)))
             k.inp.set("rd_last", int(64 * r[3] >= r[2]))
+            k.inp.set("rd_err", int(any(lo <= r[1] < hi for lo, hi in self.refuse)))
             if 64 * r[3] >= r[2]:
                 self.reads.pop(0)
         super().step()
@@ -222,7 +224,7 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     memory (ICM_ATOMIC), the value into the ATOMIC ACK too; the same request again (its ACK was
     lost) gets the value read back from there and does not touch the target again. A QP reset
     forgets its results: a duplicate's PSN then finds none, and nothing of the QP before is
-    answered."""
+    answered. A read of the results the host refuses answers nothing."""
     rx = RxMem(access=WR | RD | S.ACCESS["REMOTE_ATOMIC"],
                mpt=mpt_words(access=S.ACCESS["LOCAL_WRITE"] | WR | RD | S.ACCESS["REMOTE_ATOMIC"]))
     for c in range(S.ICM_CHUNKS):
@@ -250,6 +252,16 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
     assert rx.stat("dup") == 4 and value == 1030
     assert [(r["psn"], r["atomic"]) for r in rx.rsps] == [(105, 1025), (101, 1005), (104, 1020)]
+    # the host refuses the read of the results: the duplicate is not answered (nothing stands in
+    # for its result) and the target is not touched; read again later, it is
+    rx.refuse = [(slot, slot + S.ICM_ATOMIC_STRIDE)]
+    rx.rsps.clear()
+    rx.send(atomic_frame(103, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    value = int.from_bytes(bytes(rx.mem[target + i] for i in range(8)), "little")
+    assert rx.stat("dup") == 5 and value == 1030 and rx.rsps == []
+    rx.refuse = []
+    rx.send(atomic_frame(103, 5, MR_VA + 8), idle=2 * RD_LATENCY)
+    assert rx.stat("dup") == 6 and [(r["psn"], r["atomic"]) for r in rx.rsps] == [(103, 1015)]
     # reset, and back to RTS expecting PSN 101: PSN 100 is a duplicate whose result the QP
     # before had, not this one
     rx.k.cfg_entry(S.CFG_TBL_QPC, IDX, qpc_words(state="RESET"))
@@ -258,7 +270,7 @@ def test_duplicate_atomic_is_answered_from_context_memory():
     rx.k.cfg_entry(S.CFG_TBL_QPC, IDX, w)
     rx.rsps.clear()
     rx.send(atomic_frame(100, 5, MR_VA + 8), idle=2 * RD_LATENCY)
-    assert rx.stat("dup") == 5 and rx.rsps == []
+    assert rx.stat("dup") == 7 and rx.rsps == []
 
 
 class Tx:
