@@ -89,7 +89,7 @@ KERNELS = {
     "tx": (["tx/tx.c", "tx/tx_build.c", "tx/tx_timer.c", "tx/tx_reset.c", "common/rnic_crc.c"], ["rnic_tx_step"]),
     "rx": (["rx/rx_mac.c", "rx/rx_icrc.c", "rx/rx_parse.c", "rx/rx.c", "rx/rx_req.c", "rx/rx_qpc.c", "rx/rx_rdq.c",
             "rx/rx_reset.c", "common/rnic_crc.c"],
-           ["rx_mac", "rx_icrc_mask", "rx_icrc_fold", "rx_icrc_shift", "rx_icrc_sum", "rx_icrc_check", "rx_hdr",
+           ["rx_mac", "rx_icrc_fold", "rx_icrc_shift", "rx_icrc_sum", "rx_icrc_check", "rx_hdr",
             "rx_classify", "rx_judge", "rx_core"]),
     "cq": (["cq/cq.c", "cq/cq_take.c", "cq/cq_ring.c", "cq/cq_write.c"], ["cq_take", "cq_ring", "cq_write"]),
 }

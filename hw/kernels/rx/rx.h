@@ -1,5 +1,5 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
- * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), five of the ICRC check (rx_icrc.c), three
+ * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), four of the ICRC check (rx_icrc.c), three
  * of the headers (rx_parse.c), and rx_core (the rest: the frame store, the responder and the
  * placement, not yet split). */
 #ifndef RNIC_RX_H
@@ -293,11 +293,10 @@ typedef struct {
 void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_descq_t *descs,
 	     rnic_rx_out_t *out);
 
-#define RNIC_RX_STAGES 10u
+#define RNIC_RX_STAGES 9u
 
 typedef struct {
 	rx_mac_t mac;
-	rx_icrc_mask_t mask;
 	rx_icrc_fold_t fold;
 	rx_hdr_t hdr;
 	rx_classify_t classify;
@@ -307,7 +306,6 @@ typedef struct {
 	rnic_rx_factq_t factq;
 	rnic_rx_headq_t headq;
 	rnic_rx_descq_t descq;
-	rnic_rx_maskq_t maskq;
 	rnic_rx_foldq_t foldq;
 	rnic_rx_shiftq_t shiftq;
 	rnic_rx_sumq_t sumq;
@@ -315,7 +313,7 @@ typedef struct {
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..9): the result
+/* the same clock with the stages called in the order given (a permutation of 0..8): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 

@@ -1,9 +1,9 @@
-/* RX kernel, stages 2 to 6 (rx_icrc.h): the ICRC (RoCEv2 annex A17.3.3) of every frame, a beat a
- * clock, its verdict on the frame's last beat, five clocks after rx_mac.
+/* RX kernel, stages 2 to 5 (rx_icrc.h): the ICRC (RoCEv2 annex A17.3.3) of every frame, a beat a
+ * clock, its verdict on the frame's last beat, four clocks after rx_mac.
  *
  * The CRC is linear: from state c, a 64-byte beat p gives T(c) ^ D(p), T a 32 x 32 bit map and
- * D(p) the beat's CRC from state 0 (rnic_crc.c's XOR tree). So D is taken a clock before it is
- * needed and what feeds back is T(c) ^ D: a few levels. A beat is folded in once the next one is
+ * D(p) the beat's CRC from state 0 (rnic_crc.c's XOR tree). So D is taken the clock a beat comes,
+ * into a register, and what feeds back is T(c) ^ D: a few levels. A beat is folded in once the next one is
  * known not to end the frame within 3 bytes (until then its last bytes may be the ICRC's). The
  * frame's last beat is all feed-forward: what the ICRC covers of the held beat and this one
  * (60 + n bytes, n this beat's) is moved to the end of a 128-byte window with zeros in front
@@ -11,9 +11,10 @@
  * bytes (as the table form takes a state in), so no chain of partial steps is needed.
  * Their state needs no reset: a frame's first beat starts it over (a reset empties the FIFOs).
  *
- * All five: II=1, latency 1 each (the FIFO's register), no memory (the CRC's ROM is LUTs).
- *   rx_icrc_mask   the mask, D of the beat; the ICRC's 4 bytes from the beat (and the 3 before)
- *   rx_icrc_fold   recurrence: c = T(c) ^ D(held), or the seed at a frame's first beat
+ * All four: II=1, latency 1 each (the FIFO's register), no memory (the CRC's ROM is LUTs).
+ *   rx_icrc_fold   the mask, D of the beat into a register; recurrence: c = T(c) ^ D(held), or
+ *                  the seed at a frame's first beat; the ICRC's 4 bytes from the beat (and the
+ *                  3 before), and on the last beat the window
  *   rx_icrc_shift  the window moved right by 68 - n bytes (four 4:1 byte mux levels)
  *   rx_icrc_sum    D of the window's two halves
  *   rx_icrc_check  T(D(lo)) ^ D(hi) against the ICRC */
@@ -34,61 +35,46 @@ static uint32_t crc_t(uint32_t c)
 	return rnic_crc32_beat(c, zeros, RNIC_BEAT);
 }
 
-void rx_icrc_mask(rx_icrc_mask_t *st, rnic_rx_macq_t *in, rnic_rx_maskq_t *out)
+void rx_icrc_fold(rx_icrc_fold_t *st, rnic_rx_macq_t *in, rnic_rx_foldq_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	const rx_beat_t *b = rnic_rx_macq_head(in);
-	rx_masked_t *m = rnic_rx_maskq_slot(out);
-	uint8_t w[RNIC_BEAT + 3];
+	rx_window_t *w = rnic_rx_foldq_slot(out);
+	uint8_t m[RNIC_BEAT], t[RNIC_BEAT + 3];
 	uint32_t k;
 
 	if (!rnic_rx_macq_count(in))
 		return;
-	m->b = *b;
-	rnic_icrc_mask(m->m, b->data, b->no, b->v6);
-	m->d = crc_d(m->m);
+	rnic_icrc_mask(m, b->data, b->no, b->v6);
+	w->b = *b;
+	w->s = (uint8_t)(2 * RNIC_BEAT - (RNIC_BEAT - RNIC_ICRC_LEN) - b->n);
 	/* the last 4 of the frame's bytes: [n - 1, n + 3) of the 3 bytes before and this beat */
-	memcpy(w, st->prev, 3);
-	memcpy(w + 3, b->data, RNIC_BEAT);
-	m->icrc = 0;
+	memcpy(t, st->prev, 3);
+	memcpy(t + 3, b->data, RNIC_BEAT);
+	w->icrc = 0;
 	for (k = 0; k < RNIC_BEAT; k++) {
 #pragma HLS UNROLL
 		if (k + 1 == b->n)
-			m->icrc = (uint32_t)rnic_rd_le(w + k, 4);
+			w->icrc = (uint32_t)rnic_rd_le(t + k, 4);
 	}
 	memcpy(st->prev, b->data + RNIC_BEAT - 3, 3);
-	rnic_rx_macq_pop(in);
-	rnic_rx_maskq_push(out, NULL);
-}
-
-void rx_icrc_fold(rx_icrc_fold_t *st, rnic_rx_maskq_t *in, rnic_rx_foldq_t *out)
-{
-#pragma HLS PIPELINE II = 1
-	const rx_masked_t *m = rnic_rx_maskq_head(in);
-	rx_window_t *w = rnic_rx_foldq_slot(out);
-	uint32_t k;
-
-	if (!rnic_rx_maskq_count(in))
-		return;
-	w->b = m->b;
-	w->icrc = m->icrc;
-	w->s = (uint8_t)(2 * RNIC_BEAT - (RNIC_BEAT - RNIC_ICRC_LEN) - m->b.n);
-	if (m->b.last) {
-		uint32_t single = m->b.no == 0, c = single ? RNIC_ICRC_SEED : st->crc;
+	if (b->last) {
+		uint32_t single = b->no == 0, c = single ? RNIC_ICRC_SEED : st->crc;
 		uint32_t at = single ? RNIC_BEAT : 0;
 
 		memcpy(w->w, single ? zeros : st->hm, RNIC_BEAT);
-		memcpy(w->w + RNIC_BEAT, m->m, RNIC_BEAT);
+		memcpy(w->w + RNIC_BEAT, m, RNIC_BEAT);
 		for (k = 0; k < 4; k++) {
 #pragma HLS UNROLL
 			w->w[at + k] ^= (uint8_t)(c >> 8 * k);
 		}
 	} else {
-		st->crc = m->b.no == 0 ? RNIC_ICRC_SEED : crc_t(st->crc) ^ st->hd;
-		st->hd = m->d;
-		memcpy(st->hm, m->m, RNIC_BEAT);
+		/* D of this beat goes into a register: the fold next beat takes it from there */
+		st->crc = b->no == 0 ? RNIC_ICRC_SEED : crc_t(st->crc) ^ st->hd;
+		st->hd = crc_d(m);
+		memcpy(st->hm, m, RNIC_BEAT);
 	}
-	rnic_rx_maskq_pop(in);
+	rnic_rx_macq_pop(in);
 	rnic_rx_foldq_push(out, NULL);
 }
 

@@ -1,12 +1,12 @@
 /* What the RX kernel's stages pass each other (docs/ARCHITECTURE.md, "Kernels"):
- *   rx_mac --macq--> rx_icrc_mask --maskq--> rx_icrc_fold --foldq--> rx_icrc_shift --shiftq-->
- *   rx_icrc_sum --sumq--> rx_icrc_check --beatq--> rx_core
+ *   rx_mac --macq--> rx_icrc_fold --foldq--> rx_icrc_shift --shiftq--> rx_icrc_sum --sumq-->
+ *   rx_icrc_check --beatq--> rx_core
  *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_core
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
- * reaches rx_core with its ICRC's verdict, and its headers' descriptor two clocks before it.
+ * reaches rx_core with its ICRC's verdict, and its headers' descriptor a clock before it.
  * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
  * so no FIFO but descq holds more than one entry and none is full (descq: the frames in the
- * ICRC chain, at most 6). */
+ * ICRC chain, at most 5). */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -21,20 +21,13 @@ typedef struct {
 	uint8_t last;
 } rx_beat_t;
 
-typedef struct {
-	rx_beat_t b;
-	uint8_t m[RNIC_BEAT]; /* the beat with the fields the ICRC does not cover masked */
-	uint32_t d;           /* the masked beat's CRC from state 0 */
-	uint32_t icrc;        /* last beat: the frame's last 4 bytes (little-endian) */
-} rx_masked_t;
-
 /* last beat: what the ICRC covers, w[0, 60 + n) (the beat before and this one, or zeros and this
  * one), with the CRC state before it in its first 4 bytes, to be moved right by s = 68 - n */
 typedef struct {
 	rx_beat_t b;
 	uint8_t w[2 * RNIC_BEAT];
 	uint8_t s;
-	uint32_t icrc;
+	uint32_t icrc; /* last beat: the frame's last 4 bytes (little-endian) */
 } rx_window_t;
 
 /* last beat: the same, ending at byte 128: its CRC from state 0 is the frame's */
@@ -115,7 +108,6 @@ RNIC_FIFO(rx_hdrq, rx_beat_t, 1)
 RNIC_FIFO(rx_factq, rx_facts_t, 1)
 RNIC_FIFO(rx_headq, rx_heads_t, 1)
 RNIC_FIFO(rx_descq, rx_desc_t, 3)
-RNIC_FIFO(rx_maskq, rx_masked_t, 1)
 RNIC_FIFO(rx_foldq, rx_window_t, 1)
 RNIC_FIFO(rx_shiftq, rx_shifted_t, 1)
 RNIC_FIFO(rx_sumq, rx_sums_t, 1)

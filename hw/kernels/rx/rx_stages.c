@@ -5,14 +5,13 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 {
 	switch (k) {
 	case 0: rx_mac(&st->mac, in, &st->macq, &st->hdrq); break;
-	case 1: rx_icrc_mask(&st->mask, &st->macq, &st->maskq); break;
-	case 2: rx_icrc_fold(&st->fold, &st->maskq, &st->foldq); break;
-	case 3: rx_icrc_shift(&st->foldq, &st->shiftq); break;
-	case 4: rx_icrc_sum(&st->shiftq, &st->sumq); break;
-	case 5: rx_icrc_check(&st->sumq, &st->beatq); break;
-	case 6: rx_hdr(&st->hdr, in, &st->hdrq, &st->factq); break;
-	case 7: rx_classify(&st->classify, &st->factq, &st->headq); break;
-	case 8: rx_judge(&st->headq, &st->descq); break;
+	case 1: rx_icrc_fold(&st->fold, &st->macq, &st->foldq); break;
+	case 2: rx_icrc_shift(&st->foldq, &st->shiftq); break;
+	case 3: rx_icrc_sum(&st->shiftq, &st->sumq); break;
+	case 4: rx_icrc_check(&st->sumq, &st->beatq); break;
+	case 5: rx_hdr(&st->hdr, in, &st->hdrq, &st->factq); break;
+	case 6: rx_classify(&st->classify, &st->factq, &st->headq); break;
+	case 7: rx_judge(&st->headq, &st->descq); break;
 	default: rx_core(&st->core, in, &st->beatq, &st->descq, out); break;
 	}
 }
@@ -24,7 +23,6 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	for (k = 0; k < RNIC_RX_STAGES; k++)
 		stage(st, in, out, order[k]);
 	rnic_rx_macq_edge(&st->macq, in->rst);
-	rnic_rx_maskq_edge(&st->maskq, in->rst);
 	rnic_rx_foldq_edge(&st->foldq, in->rst);
 	rnic_rx_shiftq_edge(&st->shiftq, in->rst);
 	rnic_rx_sumq_edge(&st->sumq, in->rst);
@@ -38,7 +36,7 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 
 	rnic_rx_step_order(st, in, out, order);
 }
