@@ -78,7 +78,7 @@ static void receive(rx_core_t *st, const rx_checked_t *c, const rx_desc_t *d)
 		.beats = (uint16_t)st->cur_beats,
 		.len = (uint16_t)st->cur_len,
 		.icrc_ok = st->cur_len > RNIC_XTH_OFF && c->crc_ok,
-		.d = *d,
+		.v = d->v,
 	};
 	st->fr_tail++;
 }

@@ -38,7 +38,7 @@ typedef struct {
 	uint16_t beats;
 	uint16_t len;   /* bytes */
 	uint8_t icrc_ok;
-	rx_desc_t d;    /* its headers, judged (rx_classify) */
+	rx_verdict_t v; /* its headers, judged (rx_judge) */
 } rx_frame_t;
 
 typedef struct {

@@ -91,14 +91,20 @@ enum {
 	RX_ROCE,      /* on to its QP */
 };
 
+/* what the dispatch takes of it (kept in the frame's entry of the store's queue) */
 typedef struct {
 	uint8_t cls;
 	uint8_t op;       /* BTH opcode, the UC bit taken off (uc) */
 	uint8_t uc, v6, xth, ackreq;
-	uint8_t req;      /* a request with a key (RETH, AtomicETH): WRITE FIRST/ONLY, READ, atomics */
 	uint16_t plen;    /* payload bytes */
 	uint32_t qpn;     /* the BTH's destination QP, as a table index (MAX_QP or more: none of ours) */
 	uint32_t psn;
+} rx_verdict_t;
+
+/* ... and what the arrival takes (the QPC cache's and the MPT cache's look-ahead) */
+typedef struct {
+	rx_verdict_t v;
+	uint8_t req;      /* a request with a key (RETH, AtomicETH): WRITE FIRST/ONLY, READ, atomics */
 	uint32_t key;     /* req: its key and address */
 	uint64_t va;
 } rx_desc_t;

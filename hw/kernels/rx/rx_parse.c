@@ -177,26 +177,26 @@ void rx_judge(rnic_rx_headq_t *in, rnic_rx_descq_t *out)
 
 	if (!rnic_rx_headq_count(in))
 		return;
-	x.op = v6 ? a->op6 : a->op4;
-	x.uc = v6 ? a->uc6 : a->uc4;
+	x.v.op = v6 ? a->op6 : a->op4;
+	x.v.uc = v6 ? a->uc6 : a->uc4;
 	x.req = v6 ? a->req6 : a->req4;
-	x.v6 = (uint8_t)v6;
-	x.xth = v6 ? a->xth6 : a->xth4;
-	x.qpn = rnic_qp_index(qpn);
-	x.psn = v6 ? b->psn6 : a->psn4;
-	x.ackreq = v6 ? b->ack6 : a->ack4;
+	x.v.v6 = (uint8_t)v6;
+	x.v.xth = v6 ? a->xth6 : a->xth4;
+	x.v.qpn = rnic_qp_index(qpn);
+	x.v.psn = v6 ? b->psn6 : a->psn4;
+	x.v.ackreq = v6 ? b->ack6 : a->ack4;
 	x.key = v6 ? b->key6 : (uint32_t)a->key4_hi << 16 | b->key4_lo;
 	x.va = v6 ? b->va6 : a->va4;
-	x.plen = (uint16_t)(len - min);
+	x.v.plen = (uint16_t)(len - min);
 	if (!(len >= RNIC_XTH_OFF + l3 + RNIC_ICRC_LEN && a->ours && (v6 ? a->roce6 : a->roce4)))
-		x.cls = a->ours || a->bcast ? RX_FW : RX_JUNK;
+		x.v.cls = a->ours || a->bcast ? RX_FW : RX_JUNK;
 	else if ((v6 ? a->bad6 || !a->ver6 || a->ip_end6 != len || a->udp_end6 != len || !b->pkey6 :
 		       a->bad4 || !ip4_ok || a->ip_end4 != len || a->udp_end4 != len || !a->pkey4) || len < min)
-		x.cls = RX_MALFORMED;
-	else if (qpn == RNIC_GSI_QPN && x.op == RNIC_BTH_OP_UD_SEND_ONLY)
-		x.cls = RX_GSI; /* the GSI QP is the firmware's: the CM's MADs */
+		x.v.cls = RX_MALFORMED;
+	else if (qpn == RNIC_GSI_QPN && x.v.op == RNIC_BTH_OP_UD_SEND_ONLY)
+		x.v.cls = RX_GSI; /* the GSI QP is the firmware's: the CM's MADs */
 	else
-		x.cls = RX_ROCE;
+		x.v.cls = RX_ROCE;
 	rnic_rx_headq_pop(in);
 	rnic_rx_descq_push(out, &x);
 }

@@ -243,12 +243,12 @@ typedef struct {
 	uint32_t op, qpn, psn, plen, xth, ackreq, v6;
 } rx_head_t;
 
-/* The frame's headers, judged as it came in (rx_classify), up to its QP: 1 if it goes on to the
+/* The frame's headers, judged as it came in (rx_judge), up to its QP: 1 if it goes on to the
  * QP, else it was handed to the firmware or dropped (counted). */
 static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 {
 	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
-	const rx_desc_t *d = &f->d;
+	const rx_verdict_t *d = &f->v;
 	uint32_t ctrl, state, l3 = d->v6 ? RNIC_IP6_EXTRA : 0, i;
 
 	if (d->cls == RX_FW || d->cls == RX_JUNK) {
