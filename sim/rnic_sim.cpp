@@ -728,12 +728,12 @@ public:
 				tx_qsf_cfg(&f, j, w[j]);
 				rnic_path_cfg(&p, j, w[j]);
 			}
-			if ((std::memcmp(&f, &tx_->qsf[i], sizeof(f)) || std::memcmp(&p, &tx_->hq[i], sizeof(p))) &&
+			if ((std::memcmp(&f, &tx_->core.qsf[i], sizeof(f)) || std::memcmp(&p, &tx_->core.hq[i], sizeof(p))) &&
 			    differ++ < 4)
 				std::printf("rnic-sim %s: icm QPC %u differs from the kernels' entry\n", o_.name.c_str(), i);
 		}
 		/* the MPT and the MTT: what each kernel's caches hold (the words or entries a line's tag marks) */
-		for (const rnic_tables_t *t : {&tx_->t, &rx_->core.t}) {
+		for (const rnic_tables_t *t : {&tx_->core.t, &rx_->core.t}) {
 			for (uint32_t l = 0; l < RNIC_MPT_LINES; l++) {
 				uint32_t idx = t->mpt[l].tag >> MPT_HAVE_BITS, img[RNIC_MPT_WORDS];
 

@@ -4,6 +4,7 @@ step), missing tools stop the flows at once with a message, the HLS tops are val
 kernels, and every board folder says what the flows need of it."""
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -85,6 +86,23 @@ def test_hls_tops_are_c_over_the_kernels():
     subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas",
                     f"-I{k / 'common'}", f"-I{k / 'tx'}", f"-I{k / 'rx'}", f"-I{k / 'cq'}",
                     f"-I{ROOT / 'spec' / 'gen'}", str(ROOT / "bitstreams" / "common" / "hls_top.c")], check=True)
+
+
+def test_hls_flows_take_every_kernel_source():
+    """hls.tcl (Vitis HLS) and hls.cfg (v++) synthesize the sources the simulator builds the
+    kernels from (the kernels' .mk files, the DPI glue aside), no more and no fewer"""
+    k = ROOT / "hw" / "kernels"
+    mk = "\n".join(f.read_text() for f in sorted(k.glob("**/*.mk")))
+    want = set()
+    for var in ("COMMON_SRCS", "TX_SRCS", "RX_SRCS", "CQ_SRCS"):
+        m = re.search(rf"^{var} := (.*)$", mk, re.M)
+        assert m, var
+        want |= {f.removeprefix("hw/kernels/") for f in m.group(1).split()}
+    assert len(want) > 20
+    cfg = re.findall(r"^syn\.file=\.\./\.\./hw/kernels/(\S+)$", (ROOT / "bitstreams/common/hls.cfg").read_text(), re.M)
+    tcl = re.search(r"^foreach f \{([^}]*)\}", (ROOT / "bitstreams/common/hls.tcl").read_text(), re.M).group(1).split()
+    assert sorted(cfg) == sorted(want)
+    assert sorted(tcl) == sorted(want)
 
 
 @pytest.mark.parametrize("board", ["u250", "u280", "u55c"])

@@ -100,12 +100,13 @@ def pair():
 
 
 def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=(), push=False, reads=None,
-              timeout=14, sent=None, op="RDMA_WRITE", psn=100):
+              timeout=14, sent=None, op="RDMA_WRITE", psn=100, eth_ready=None):
     """Post one signaled WRITE of `size` bytes from A to B (a doorbell, or with `push` the WQE
     pushed through the window); returns (frames A->B, frames B->A, memory B, CQE bytes, cycles).
     `reads` collects A's DMA read requests (address, length); `sent` the cycle each frame A->B
     ended. A's local ACK timeout is `timeout` (4.096 us * 2^timeout); its first PSN `psn`. With
-    op "RDMA_READ", A reads the same bytes from B instead: the memory returned is A's, where they land."""
+    op "RDMA_READ", A reads the same bytes from B instead: the memory returned is A's, where they land.
+    With `eth_ready` (a random.Random), A's MAC takes a beat in 70% of the clocks."""
     ka, kb = pair
     rxb, txb = kb["rx"], kb["tx"]
     length = 1 << 20
@@ -154,6 +155,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
     pending = "push1" if push else "db"
     for cycle in range(max_cycles):
         o = tx.out
+        taken = eth_ready is None or eth_ready.random() < 0.7
+        tx.inp.set("eth_ready", int(taken))
         # A.tx -> memory A, wire -> B.rx
         if o.get("rdreq_valid"):
             mem_a.request(cycle, o.get("rdreq_addr"), o.get("rdreq_len"))
@@ -165,8 +168,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
             tx.inp.set("rd_data", beat[0])
             tx.inp.set("rd_last", int(beat[1]))
         dropping = len(a2b) in drop
-        rxb.inp.set("eth_valid", o.get("eth_valid") and not dropping)
-        if o.get("eth_valid"):
+        rxb.inp.set("eth_valid", o.get("eth_valid") and taken and not dropping)
+        if o.get("eth_valid") and taken:
             n = bin(o.get("eth_keep")).count("1")
             rxb.inp.set("eth_data", o.get("eth_data"))
             rxb.inp.set("eth_keep", o.get("eth_keep"))

@@ -40,10 +40,10 @@ ALL_TARGETS += rdma-core-tests
 
 # Fuzzer of the RX kernel, with sanitizers (make fuzz runs it long, make test briefly)
 FUZZ_RX := $(BUILD)/fuzz/fuzz_rx
-$(FUZZ_RX): tests/fuzz/fuzz_rx.c $(RX_SRCS) hw/kernels/common/rnic_crc.c hw/kernels/rx/rx.h hw/kernels/rx/rx_int.h $(KERNEL_HDRS)
+$(FUZZ_RX): tests/fuzz/fuzz_rx.c $(RX_SRCS) $(COMMON_SRCS) hw/kernels/rx/rx.h hw/kernels/rx/rx_int.h $(KERNEL_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-Ihw/kernels/common -Ihw/kernels/rx -I$(SPEC_INC) -I$(KERNEL_GEN) $< $(RX_SRCS) hw/kernels/common/rnic_crc.c -o $@
+		-Ihw/kernels/common -Ihw/kernels/rx -I$(SPEC_INC) -I$(KERNEL_GEN) $< $(RX_SRCS) $(COMMON_SRCS) -o $@
 
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_RX)
@@ -65,7 +65,7 @@ $(1)/tblchk_map.h: scripts/mem_budget.py $$(KERNEL_HDRS) $$(wildcard hw/kernels/
 	$$(PY) scripts/mem_budget.py --c-map $(2) > $$@.tmp && mv $$@.tmp $$@
 $(1)/libkernels.a: tests/tblchk/tblchk.c $(1)/tblchk_map.h $$(KERNEL_SRCS) $$(KERNEL_HDRS) $$(wildcard hw/kernels/*/*.h)
 	@mkdir -p $(1)/obj
-	set -e; for f in $$(TX_SRCS) $$(RX_SRCS) $$(CQ_SRCS) hw/kernels/common/rnic_crc.c; do \
+	set -e; for f in $$(TX_SRCS) $$(RX_SRCS) $$(CQ_SRCS) $$(COMMON_SRCS); do \
 		$$(CC) $$(KERNEL_CFLAGS) $$(addprefix -Ihw/kernels/,tx rx cq) $$(TBLCHK_FLAGS) $(2) -c $$$$f \
 			-o $(1)/obj/$$$$(basename $$$$f .c).o; done
 	$$(CC) $$(KERNEL_CFLAGS) -I$(1) $$(addprefix -Ihw/kernels/,tx rx cq) $(2) -c tests/tblchk/tblchk.c \

@@ -8,8 +8,11 @@ KERNEL_GEN := $(BUILD)/kernels/gen
 KERNEL_ISA := $(if $(filter x86_64,$(shell uname -m)),-mpclmul -msse4.1)
 KERNEL_CFLAGS := $(CFLAGS_COMMON) $(KERNEL_ISA) -Wno-unknown-pragmas -fPIC \
 	-I$(ROOT)/hw/kernels/common -I$(SPEC_INC) -I$(KERNEL_GEN) -I/usr/share/verilator/include/vltstd
-KERNEL_SRCS := hw/kernels/common/rnic_crc.c
-KERNEL_HDRS := hw/kernels/common/rnic_kernel.h hw/kernels/common/rnic_frame.h hw/kernels/common/rnic_crc_clmul.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h \
+# what more than one kernel is built from: the CRC, the ICRC's stages
+COMMON_SRCS := hw/kernels/common/rnic_crc.c hw/kernels/common/rnic_icrc.c
+KERNEL_SRCS := $(COMMON_SRCS)
+KERNEL_HDRS := hw/kernels/common/rnic_kernel.h hw/kernels/common/rnic_frame.h hw/kernels/common/rnic_crc_clmul.h \
+	hw/kernels/common/rnic_fifo.h hw/kernels/common/rnic_icrc.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h \
 	$(KERNEL_GEN)/rnic_crc_tab.h
 
 $(KERNEL_GEN)/rnic_crc_tab.h: hw/kernels/common/crc_tab.py

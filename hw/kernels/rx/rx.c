@@ -42,7 +42,7 @@ void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint
  * writes a byte of host memory. */
 static void receive(rx_core_t *st, const rx_checked_t *c, const rx_desc_t *d)
 {
-	const rx_beat_t *b = &c->b;
+	const rnic_ebeat_t *b = &c->b;
 
 	if (b->no == 0) {
 		st->in_frame = 1;

@@ -297,18 +297,18 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 
 typedef struct {
 	rx_mac_t mac;
-	rx_icrc_fold_t fold;
+	rnic_icrc_fold_t fold;
 	rx_hdr_t hdr;
 	rx_classify_t classify;
 	rx_core_t core;
-	rnic_rx_macq_t macq;
+	rnic_icrc_inq_t macq;
 	rnic_rx_hdrq_t hdrq;
 	rnic_rx_factq_t factq;
 	rnic_rx_headq_t headq;
 	rnic_rx_descq_t descq;
-	rnic_rx_foldq_t foldq;
-	rnic_rx_shiftq_t shiftq;
-	rnic_rx_sumq_t sumq;
+	rnic_icrc_foldq_t foldq;
+	rnic_icrc_shiftq_t shiftq;
+	rnic_icrc_sumq_t sumq;
 	rnic_rx_beatq_t beatq;
 } rnic_rx_state_t;
 

@@ -38,10 +38,10 @@ static uint32_t unpadded(const uint8_t *d, uint32_t n)
 	return n;
 }
 
-void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out, rnic_rx_hdrq_t *hdr)
+void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_icrc_inq_t *out, rnic_rx_hdrq_t *hdr)
 {
 #pragma HLS PIPELINE II = 1
-	rx_beat_t *b = rnic_rx_macq_slot(out);
+	rnic_ebeat_t *b = rnic_icrc_inq_slot(out);
 	uint32_t n;
 
 	if (in->rst) {
@@ -58,7 +58,8 @@ void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out, rnic_rx_h
 	b->no = st->in_frame ? st->no : 0;
 	b->v6 = st->in_frame ? st->v6 : rnic_be16(in->eth_data + 12) == RNIC_ETHERTYPE_IPV6;
 	b->last = in->eth_last;
-	rnic_rx_macq_push(out, NULL);
+	b->bad = b->hold = 0;
+	rnic_icrc_inq_push(out, NULL);
 	rnic_rx_hdrq_push(hdr, b);
 	st->in_frame = !in->eth_last;
 	st->no = b->no < 2 ? b->no + 1 : 2;

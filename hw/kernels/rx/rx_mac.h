@@ -9,6 +9,6 @@ typedef struct {
 	uint8_t no, v6;   /* the next beat's number (saturated at 2); the frame is IPv6 */
 } rx_mac_t;
 
-void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_rx_macq_t *out, rnic_rx_hdrq_t *hdr);
+void rx_mac(rx_mac_t *st, const rnic_rx_in_t *in, rnic_icrc_inq_t *out, rnic_rx_hdrq_t *hdr);
 
 #endif

@@ -66,7 +66,7 @@ static void bth_facts(const uint8_t *b, uint32_t l3, uint8_t *op, uint8_t *uc, u
 void rx_hdr(rx_hdr_t *st, const rnic_rx_in_t *in, rnic_rx_hdrq_t *hq, rnic_rx_factq_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	const rx_beat_t *b = rnic_rx_hdrq_head(hq);
+	const rnic_ebeat_t *b = rnic_rx_hdrq_head(hq);
 	const uint8_t *d = b->data, *ip = d + RNIC_IP_OFF;
 	rx_facts_t *f = rnic_rx_factq_slot(out);
 	uint8_t mac[6];

@@ -5,9 +5,9 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 {
 	switch (k) {
 	case 0: rx_mac(&st->mac, in, &st->macq, &st->hdrq); break;
-	case 1: rx_icrc_fold(&st->fold, &st->macq, &st->foldq); break;
-	case 2: rx_icrc_shift(&st->foldq, &st->shiftq); break;
-	case 3: rx_icrc_sum(&st->shiftq, &st->sumq); break;
+	case 1: rnic_icrc_fold(&st->fold, &st->macq, &st->foldq); break;
+	case 2: rnic_icrc_shift(&st->foldq, &st->shiftq); break;
+	case 3: rnic_icrc_sum(&st->shiftq, &st->sumq); break;
 	case 4: rx_icrc_check(&st->sumq, &st->beatq); break;
 	case 5: rx_hdr(&st->hdr, in, &st->hdrq, &st->factq); break;
 	case 6: rx_classify(&st->classify, &st->factq, &st->headq); break;
@@ -22,10 +22,10 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 
 	for (k = 0; k < RNIC_RX_STAGES; k++)
 		stage(st, in, out, order[k]);
-	rnic_rx_macq_edge(&st->macq, in->rst);
-	rnic_rx_foldq_edge(&st->foldq, in->rst);
-	rnic_rx_shiftq_edge(&st->shiftq, in->rst);
-	rnic_rx_sumq_edge(&st->sumq, in->rst);
+	rnic_icrc_inq_edge(&st->macq, in->rst);
+	rnic_icrc_foldq_edge(&st->foldq, in->rst);
+	rnic_icrc_shiftq_edge(&st->shiftq, in->rst);
+	rnic_icrc_sumq_edge(&st->sumq, in->rst);
 	rnic_rx_beatq_edge(&st->beatq, in->rst);
 	rnic_rx_hdrq_edge(&st->hdrq, in->rst);
 	rnic_rx_factq_edge(&st->factq, in->rst);

@@ -46,11 +46,6 @@ static const uint32_t rnr_units[32] = {
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
 };
 
-static uint64_t keep_mask(uint32_t n)
-{
-	return n >= 64 ? ~0ull : (1ull << n) - 1;
-}
-
 int tx_is_rd(uint32_t op)
 {
 	return op == RNIC_WQE_OP_RDMA_READ || op == RNIC_WQE_OP_ATOMIC_CS || op == RNIC_WQE_OP_ATOMIC_FA;
@@ -73,7 +68,7 @@ static uint32_t wc_opcode(uint32_t op)
 	}
 }
 
-void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
+void tx_cpl_push(tx_core_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint32_t ts, uint32_t index)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
@@ -92,7 +87,7 @@ void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id
 
 /* An error the host did not ask for moves the QP to error: its WQEs are flushed and the host
  * gets the QP-fatal event (IBTA 11.6.3.1). Found by the send side or the completion side. */
-void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
+void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side)
 {
 	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
 
@@ -115,7 +110,7 @@ void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side)
 	st->cpl_tail++;
 }
 
-static void ob_cpl(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob, uint32_t status)
+static void ob_cpl(tx_core_t *st, uint32_t q, const tx_ob_t *ob, uint32_t status)
 {
 	uint32_t len = status ? 0 : ob->op == RNIC_WQE_OP_ATOMIC_CS || ob->op == RNIC_WQE_OP_ATOMIC_FA ? 8 : ob->len;
 
@@ -124,7 +119,7 @@ static void ob_cpl(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob, uint32_t 
 }
 
 /* Retire the oldest outstanding WQE of QP q (completion side): its pool entry is free again. */
-static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
+static void ob_retire(tx_core_t *st, uint32_t q, uint32_t status)
 {
 	uint32_t e = tx_ob_head(st, q);
 	const tx_ob_t *ob = &st->obp[e];
@@ -143,7 +138,7 @@ static void ob_retire(rnic_tx_state_t *st, uint32_t q, uint32_t status)
 
 /* QP q's outstanding WQEs are dropped (go-back-N, reset): its list goes to the garbage list whole,
  * one obn write (a clock that has both sides' ports: a go-back-N's or a commit's). */
-static void ob_discard(rnic_tx_state_t *st, uint32_t q)
+static void ob_discard(tx_core_t *st, uint32_t q)
 {
 	uint32_t n = tx_ob_n_c(st, q), h;
 
@@ -159,7 +154,7 @@ static void ob_discard(rnic_tx_state_t *st, uint32_t q)
 }
 
 /* One entry of the garbage list back to the free ring (completion side, a clock it is idle). */
-static void ob_collect(rnic_tx_state_t *st)
+static void ob_collect(tx_core_t *st)
 {
 	uint32_t e = st->g_head;
 
@@ -168,7 +163,7 @@ static void ob_collect(rnic_tx_state_t *st)
 	st->g_n--;
 }
 
-static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
+static void push(tx_core_t *st, const uint8_t *p, uint32_t n)
 {
 	uint32_t i;
 
@@ -178,22 +173,29 @@ static void push(rnic_tx_state_t *st, const uint8_t *p, uint32_t n)
 	st->acc_n += n;
 }
 
-/* One Ethernet beat out of the packer when a full beat, or the end of the frame, is there. */
-static void emit_beat(rnic_tx_state_t *st)
+/* One Ethernet beat out of the packer to the ICRC's stages when a full beat, or the end of the
+ * frame, is there and they have room (the MAC may hold them up). */
+static void emit_beat(tx_core_t *st, rnic_icrc_inq_t *eth)
 {
+	rnic_ebeat_t *b = rnic_icrc_inq_slot(eth);
 	uint8_t rest[TX_ACC];
 	uint32_t n, i;
 
 	/* the oldest frame's end, once pushed, ends its last beat; bytes of the next may follow it */
 	n = st->frame_end ? st->end_n : st->acc_n;
-	if (st->o.eth_valid || !(n >= RNIC_BEAT || (st->frame_end && n)))
+	if (!rnic_icrc_inq_room(eth) || !(n >= RNIC_BEAT || (st->frame_end && n)))
 		return;
 	n = n < RNIC_BEAT ? n : RNIC_BEAT;
 	for (i = 0; i < RNIC_BEAT; i++)
-		st->o.eth_data[i] = st->acc[i] & (uint8_t)-(i < n);
-	st->o.eth_valid = 1;
-	st->o.eth_keep = keep_mask(n);
-	st->o.eth_last = st->frame_end && st->end_n <= RNIC_BEAT;
+		b->data[i] = st->acc[i] & (uint8_t)-(i < n);
+	b->n = (uint8_t)n;
+	b->no = st->e_no;
+	b->v6 = st->frame_end ? st->end_v6 : st->e_v6;
+	b->last = st->frame_end && st->end_n <= RNIC_BEAT;
+	b->bad = st->end_bad;
+	/* the frame's ICRC begins in this beat and ends in the next (tx_icrc_put) */
+	b->hold = st->frame_end && st->end_n > RNIC_BEAT && st->end_n < RNIC_BEAT + RNIC_ICRC_LEN;
+	rnic_icrc_inq_push(eth, NULL);
 	/* the packer shifts down by n: a byte shifter (zeros come in from the beat past the end;
 	 * through rest, so that its C vectorizes) */
 	for (i = 0; i < TX_ACC; i++)
@@ -202,7 +204,8 @@ static void emit_beat(rnic_tx_state_t *st)
 	st->acc_n -= n;
 	if (st->frame_end)
 		st->end_n -= n;
-	if (st->o.eth_last) {
+	st->e_no = b->last ? 0 : st->e_no < 2 ? st->e_no + 1 : 2;
+	if (b->last) {
 		st->frame_end = 0;
 		st->o.stat_frames++;
 	}
@@ -210,41 +213,41 @@ static void emit_beat(rnic_tx_state_t *st)
 
 /* QP q may send a further WQE: ready to send, room in its window (ob_n outstanding, as the
  * caller's side sees them), no READ/atomic or RNR wait */
-static uint32_t pf_n(const rnic_tx_state_t *st, uint32_t q)
+static uint32_t pf_n(const tx_core_t *st, uint32_t q)
 {
 	return (uint8_t)(st->pf_fetched[q] - st->pf_started[q]);
 }
 
-static int may_send(const rnic_tx_state_t *st, uint32_t q, uint32_t ob_n)
+static int may_send(const tx_core_t *st, uint32_t q, uint32_t ob_n)
 {
 	return st->qstate[q] == RNIC_QPS_RTS && ob_n + pf_n(st, q) < TX_OB &&
 	       !(st->rd_wait[q] && st->rd_retired[q] == st->rd_mark[q]) && !st->held[q];
 }
 
 /* The scheduler's view of QP q (its copies of the window ends and error flags) */
-static uint32_t sched_ob_n(const rnic_tx_state_t *st, uint32_t q)
+static uint32_t sched_ob_n(const tx_core_t *st, uint32_t q)
 {
 	return (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
 }
 
-static int sched_err(const rnic_tx_state_t *st, uint32_t q)
+static int sched_err(const tx_core_t *st, uint32_t q)
 {
 	return tx_fwd(&st->cw_err_s, q, st->err_s_k[q]) | tx_fwd(&st->cw_err_c, q, st->err_c_k[q]);
 }
 
 /* QP q has WQEs to fetch (to send, or to flush once those outstanding are: the scheduler asks) */
-static int qp_ready(const rnic_tx_state_t *st, uint32_t q)
+static int qp_ready(const tx_core_t *st, uint32_t q)
 {
 	return st->sq_pi[q] != st->sq_ci[q] &&
 	       (sched_err(st, q) ? !sched_ob_n(st, q) : may_send(st, q, sched_ob_n(st, q)));
 }
 
-int tx_req_full(const rnic_tx_state_t *st)
+int tx_req_full(const tx_core_t *st)
 {
 	return st->req_tail - st->req_head >= TX_REQ_FIFO;
 }
 
-void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind)
+void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind)
 {
 	st->o.rdreq_valid = kind != REQ_ZERO;
 	st->o.rdreq_addr = addr;
@@ -257,7 +260,7 @@ void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind
 /* WQEs of QP q fetched ahead and not started are dropped (when they reach the head of the
  * prefetch ring) and fetched again from sq_ci[q]: the QP went back (go-back-N, a READ limit or
  * fence), went to error, or away. A bounded pass over TX_PF slots (flags in registers). */
-void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start)
+void tx_unfetch(tx_core_t *st, uint32_t q, int at_start)
 {
 	uint32_t i;
 
@@ -274,7 +277,7 @@ void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start)
 /* QP q may be able to fetch: it is woken (into `wake`) unless it is there already (the wakes are
  * registers, compared at once). (The caller keeps to TX_WAKE_CLK wakes per clock, and waits while
  * wake_ok is 0 if it can.) */
-void tx_wake(rnic_tx_state_t *st, uint32_t q)
+void tx_wake(tx_core_t *st, uint32_t q)
 {
 	uint32_t i, there = 0;
 
@@ -288,7 +291,7 @@ void tx_wake(rnic_tx_state_t *st, uint32_t q)
 /* One wake per clock joins the active list, unless its QP is in it already: act_set[q] !=
  * act_clr[q] (the scheduler's pop of this clock forwarded: its act_clr write lands at the clock's
  * end). The entry carries the act_set value, which the scheduler writes to act_clr as it pops it. */
-static void join(rnic_tx_state_t *st)
+static void join(tx_core_t *st)
 {
 	uint32_t q, clr;
 
@@ -302,7 +305,7 @@ static void join(rnic_tx_state_t *st)
 	st->act[st->act_tail++ % RNIC_MAX_QP] = (uint16_t)(q | !clr << ACT_TOK);
 }
 
-static int sched_want(const rnic_tx_state_t *st)
+static int sched_want(const tx_core_t *st)
 {
 	return st->pf_tail - st->pf_head < TX_PF && !st->o.rdreq_valid && !tx_req_full(st) && !tx_cpl_full(st) &&
 	       st->act_head != st->act_tail && st->wake_ok;
@@ -311,7 +314,7 @@ static int sched_want(const rnic_tx_state_t *st)
 /* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one
  * DMA read, while the message in progress is still being built; with more to fetch it goes to
  * the back of the list, else it leaves it (until an event wakes it again). */
-static void schedule(rnic_tx_state_t *st)
+static void schedule(tx_core_t *st)
 {
 	uint32_t q, mask, n, room, k;
 	uint64_t base, addr;
@@ -365,7 +368,7 @@ static void schedule(rnic_tx_state_t *st)
  * their original PSNs, resuming at `psn` (IBTA 9.7.5.1.3, 9.7.6.1.3). `rnr` != 0: after an RNR
  * NAK carrying that timer code + 1. Decided here, on the completion side (retries, the RNR
  * wait), done on the send side the next clock (go_back). */
-void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
+void tx_rewind_qp(tx_core_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 {
 	tx_qc_t *p = &st->qc[q];
 	const tx_ob_t *ob = &st->obp[tx_ob_head(st, q)];
@@ -413,7 +416,7 @@ void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr)
 
 /* The send side of a go-back-N decided last clock: fetch again from the oldest outstanding WQE,
  * send from its first PSN, resume inside it at rw_restart. */
-static void go_back(rnic_tx_state_t *st)
+static void go_back(tx_core_t *st)
 {
 	uint32_t q = st->rw_qpn;
 	tx_qs_t *p = &st->qs[q];
@@ -437,7 +440,7 @@ static void go_back(rnic_tx_state_t *st)
 
 /* A payload beat of packet k the host refused (SLVERR/DECERR): its frame, and the rest of its
  * message, leave with a bad ICRC, and the builder stops the message (tx_refused) */
-static void refused_beat(rnic_tx_state_t *st, const tx_pkt_t *k)
+static void refused_beat(tx_core_t *st, const tx_pkt_t *k)
 {
 	st->e_bad = 1;
 	st->e_cut = 1;
@@ -449,13 +452,13 @@ static void refused_beat(rnic_tx_state_t *st, const tx_pkt_t *k)
 	st->flt_ob = k->ob;
 }
 
-/* Emitter: header, payload, pad + ICRC of the oldest built packet into the packer. `rd` is the
- * DMA read beat taken this clock for it, or NULL; err: the host refused it. */
-static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
+/* Emitter: header, payload, pad and the ICRC's place (zeros: tx_icrc_put writes it) of the oldest
+ * built packet into the packer. `rd` is the DMA read beat taken this clock for it, or NULL; err:
+ * the host refused it. */
+static void emit(tx_core_t *st, const uint8_t *rd, uint32_t err)
 {
 	static const uint8_t zero[RNIC_BEAT];
 	const tx_pkt_t *k = &st->pk[st->pk_head % TX_PKT_FIFO];
-	uint8_t icrc[4];
 	uint32_t n;
 
 	switch (st->e_state) {
@@ -465,6 +468,7 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
 		st->hdr_pos = 0;
 		st->pay_left = k->pay_len;
 		st->e_state = 4;
+		st->e_v6 = k->v6;
 		if (st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp)
 			st->e_cut = !k->first;
 		st->e_bad = st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp;
@@ -473,9 +477,6 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
 		if (st->acc_n + RNIC_BEAT > TX_ACC)
 			return;
 		n = k->hdr_len - st->hdr_pos < RNIC_BEAT ? k->hdr_len - st->hdr_pos : RNIC_BEAT;
-		st->crc = st->hdr_pos < 2 * RNIC_BEAT ?
-			  rnic_icrc_beat(st->crc, k->hdr + st->hdr_pos, (int)(st->hdr_pos / RNIC_BEAT), n, k->v6) :
-			  rnic_crc32_beat(st->crc, k->hdr + st->hdr_pos, n);
 		push(st, k->hdr + st->hdr_pos, n);
 		st->hdr_pos += n;
 		if (st->hdr_pos < k->hdr_len)
@@ -488,7 +489,6 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
 		n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
 		if (err)
 			refused_beat(st, k);
-		st->crc = rnic_crc32_beat(st->crc, rd, n);
 		push(st, rd, n);
 		st->req_left -= n;
 		st->credit -= n;
@@ -506,12 +506,11 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
 			ob_retire(st, k->qpn, k->poison || st->e_bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
 		}
 		st->o.stat_poisoned += st->e_bad && !k->poison;
-		st->crc = rnic_crc32_beat(st->crc, zero, k->pad);
-		push(st, zero, k->pad);
-		rnic_wr_le(icrc, 4, k->poison || st->e_bad ? st->crc : ~st->crc);
-		push(st, icrc, 4);
+		push(st, zero, k->pad + RNIC_ICRC_LEN);
 		st->frame_end = 1;
 		st->end_n = st->acc_n;
+		st->end_bad = k->poison || st->e_bad;
+		st->end_v6 = k->v6;
 		st->pk_head++;
 		st->e_state = 0;
 		return;
@@ -519,7 +518,7 @@ static void emit(rnic_tx_state_t *st, const uint8_t *rd, uint32_t err)
 }
 
 /* ACK/NAK notices: retire (one WQE per clock), or complete in error and flush. */
-static void acknowledge(rnic_tx_state_t *st)
+static void acknowledge(tx_core_t *st)
 {
 	uint32_t q = st->ack_qpn;
 	tx_qc_t *p = &st->qc[q];
@@ -583,7 +582,7 @@ static void acknowledge(rnic_tx_state_t *st)
 }
 
 /* A QPC committed: both sides' entries of QP q (a commit takes both ports). */
-static void commit_qp(rnic_tx_state_t *st, uint32_t q)
+static void commit_qp(tx_core_t *st, uint32_t q)
 {
 	tx_qs_t *p = &st->qs[q];
 	uint32_t ctrl = st->qsf[q].ctrl;
@@ -623,7 +622,7 @@ static void commit_qp(rnic_tx_state_t *st, uint32_t q)
  * WQEs up to pi. A doorbell behind the one the QP has (a pushed WQE may overtake a doorbell
  * written before it) changes nothing. 0: none of our QPs, not the context's, or not in a state to
  * send (dropped, counted). */
-static int ring(rnic_tx_state_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
+static int ring(tx_core_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
 {
 	uint32_t ctrl = q < RNIC_MAX_QP ? st->db_ctrl[q] : 0;
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl), size = 1u << st->sq_log[q % RNIC_MAX_QP];
@@ -648,7 +647,7 @@ static uint32_t la_first(const uint8_t *b)
 	return RNIC_WQE_NUM_SGE_GET(b) && !(RNIC_WQE_FLAGS_GET(b) & RNIC_WQE_FLAG_INLINE);
 }
 
-static void la_note(rnic_tx_state_t *st, uint32_t slot, uint32_t first, const uint8_t *b)
+static void la_note(tx_core_t *st, uint32_t slot, uint32_t first, const uint8_t *b)
 {
 	st->la_key[slot % TX_PF] = RNIC_SGE_LKEY_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT);
 	st->la_addr[slot % TX_PF] = RNIC_SGE_ADDR_GET(b + RNIC_WQE_SGE_OFF % RNIC_BEAT);
@@ -659,7 +658,7 @@ static void la_note(rnic_tx_state_t *st, uint32_t slot, uint32_t first, const ui
  * QP has nothing before it still to fetch and no WQE read is in flight, it goes into the prefetch
  * ring ready, and the NIC does not read it from host memory (else it is fetched as any other:
  * it is in the ring too, where a retransmission reads it again). */
-static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
+static void pushed(tx_core_t *st, const rnic_tx_in_t *in)
 {
 	const uint8_t *w = st->push_beat;
 	uint32_t qe, q, idx, i, take;
@@ -703,7 +702,7 @@ static void pushed(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 
 /* A fence is passed once the packet being read has all its reads out and every read issued up to
  * then has returned its data: the QPs invalidated before the fence are read no more. */
-static void fence(rnic_tx_state_t *st)
+static void fence(tx_core_t *st)
 {
 	if (st->fence_state == 1 && !st->iss_left) {
 		st->fence_mark = st->req_tail;
@@ -716,7 +715,7 @@ static void fence(rnic_tx_state_t *st)
 }
 
 /* The WQE at the head of the prefetch ring can start this clock: the send side's port is free */
-static int start_ready(const rnic_tx_state_t *st)
+static int start_ready(const tx_core_t *st)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 
@@ -727,7 +726,7 @@ static int start_ready(const rnic_tx_state_t *st)
 /* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
  * a clock after it is written), is dropped or becomes the message in progress once its scatter
  * list is checked. */
-static void start_next(rnic_tx_state_t *st)
+static void start_next(tx_core_t *st)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 	uint32_t i;
@@ -750,7 +749,7 @@ static void start_next(rnic_tx_state_t *st)
 }
 
 /* The copies' writes of this clock land (tx.h), and a send-side event's sq_ci write */
-static void copies_land(rnic_tx_state_t *st)
+static void copies_land(tx_core_t *st)
 {
 	if (st->cw_head.valid)
 		st->ob_head_s[st->cw_head.q] = st->ob_head_k[st->cw_head.q] = st->cw_head.v;
@@ -771,7 +770,7 @@ static void copies_land(rnic_tx_state_t *st)
 /* A configuration write from the firmware: the tables (the QPC fields the send side, the packet
  * builder, the completion side and the doorbell read: no kernel keeps a whole QPC), a commit to
  * act on next clock, a fence. */
-static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
+static void configure(tx_core_t *st, const rnic_tx_in_t *in)
 {
 	uint32_t idx;
 	int word = in->cfg_valid ? rnic_qpc_word(in->cfg_addr, &idx) : -1;
@@ -809,14 +808,14 @@ static void configure(rnic_tx_state_t *st, const rnic_tx_in_t *in)
 }
 
 /* What the next DMA read beat is for (enum REQ_*). */
-static uint32_t next_kind(const rnic_tx_state_t *st)
+static uint32_t next_kind(const tx_core_t *st)
 {
 	return st->req_left ? st->cur_kind : st->req_kind[st->req_head % TX_REQ_FIFO];
 }
 
 /* A DMA read's beat is taken: its request's kind (the next request's, when one starts), counted
  * here but for a payload's or zeros' (emit counts those) */
-static uint32_t take_beat(rnic_tx_state_t *st)
+static uint32_t take_beat(tx_core_t *st)
 {
 	if (!st->req_left) {
 		st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
@@ -830,7 +829,7 @@ static uint32_t take_beat(rnic_tx_state_t *st)
 
 
 
-void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
@@ -856,8 +855,6 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	st->qc_port = st->commit_valid;
 	st->fetch_w = 0;
 	/* transfers at this edge */
-	if (st->o.eth_valid && in->eth_ready)
-		st->o.eth_valid = 0;
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;
 	if (st->o.cpl_valid && in->cpl_ready)
@@ -904,7 +901,7 @@ void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);
 
-	emit_beat(st);
+	emit_beat(st, eth);
 	if (rd && take_beat(st) == REQ_WQE) {
 		/* a WQE beat for the prefetch ring */
 		tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];

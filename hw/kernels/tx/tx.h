@@ -1,9 +1,11 @@
 /* TX kernel: every frame the NIC sends on RoCE: RC requests, and the responder's frames (ACK/NAK,
- * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. */
+ * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. Stages joined by FIFOs: tx_core
+ * (the scheduler, the builder and the packer, not yet split) gives the frames' beats, the ICRC's
+ * three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into the frame (tx_egress.h). */
 #ifndef RNIC_TX_H
 #define RNIC_TX_H
 
-#include "rnic_kernel.h"
+#include "tx_egress.h"
 
 #define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs a QP may have */
 #define TX_OBP 2048       /* entries for them, shared by all QPs (one per WQE in flight, whatever
@@ -332,11 +334,15 @@ typedef struct {
 	/* packet emitter */
 	uint8_t e_state;             /* 0 next packet, 4 header, 1 payload, 2 tail */
 	uint32_t hdr_pos, pay_left;
-	uint32_t crc;
 	uint8_t acc[TX_ACC + RNIC_BEAT]; /* a beat past the end, always zero: the shift reads it */
 	uint32_t acc_n;
-	uint8_t frame_end;           /* the packer holds the end of a frame ... */
-	uint32_t end_n;              /* ... its bytes up to there */
+	uint8_t frame_end;           /* the packer holds the end of a frame (its ICRC's 4 bytes as
+				      * zeros, for tx_icrc_put to fill) ... */
+	uint32_t end_n;              /* ... its bytes up to there, whether it leaves with a bad */
+	uint8_t end_bad, end_v6;     /* ICRC, and is IPv6 */
+	uint8_t e_v6;                /* the frame being pushed is IPv6 */
+	uint8_t e_no;                /* the number of the packer's next beat in its frame (saturated
+				      * at 2: what the ICRC's mask needs) */
 	/* payload the host refused to read: the frame leaves with a bad ICRC (e_bad), and so do the
 	 * later packets of its message (e_cut: that QP's requests or responses, until a message's
 	 * first packet); the builder is told (flt_*) and stops the message */
@@ -352,9 +358,27 @@ typedef struct {
 	uint32_t cpl_head, cpl_tail;
 
 	uint32_t sweep;              /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
-	rnic_tx_out_t o;             /* outputs presented during the current cycle */
+	rnic_tx_out_t o;             /* outputs presented during the current cycle (but eth_*:
+				      * tx_icrc_put's) */
+} tx_core_t;
+
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_out_t *out);
+
+#define RNIC_TX_STAGES 5u
+
+typedef struct {
+	tx_core_t core;
+	rnic_icrc_fold_t fold;
+	tx_icrc_put_t put;
+	rnic_icrc_inq_t ethq;
+	rnic_icrc_foldq_t foldq;
+	rnic_icrc_shiftq_t shiftq;
+	rnic_icrc_sumq_t sumq;
 } rnic_tx_state_t;
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out);
+/* the same clock with the stages called in the order given (a permutation of 0..4): the result
+ * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
+void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, const uint8_t *order);
 
 #endif

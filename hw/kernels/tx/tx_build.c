@@ -8,7 +8,7 @@
 _Static_assert(RNIC_MAX_SGE <= 8, "chk_k counts a WQE's scatter entries");
 _Static_assert(RNIC_MPT_WORDS <= MPT_HAVE_BITS && RNIC_MAX_MPT <= 1u << (32 - MPT_HAVE_BITS),
 	       "an MPT line's tag (rnic_kernel.h): the key index and a bit a word");
-int tx_sges_checked(rnic_tx_state_t *st)
+int tx_sges_checked(tx_core_t *st)
 {
 	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF], *s;
 	uint32_t n = RNIC_WQE_NUM_SGE_GET(w), op = RNIC_WQE_OPCODE_GET(w), e[RNIC_MPT_WORDS], key;
@@ -42,7 +42,7 @@ int tx_sges_checked(rnic_tx_state_t *st)
 /* The SGEs of the WQE, checked already at the head of the prefetch ring (tx_sges_checked: key,
  * access and bounds on each MR, and one PD for all, here the QP's). */
 _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
-static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn)
+static uint32_t load_sges(tx_core_t *st, const uint8_t *w, uint32_t pdn)
 {
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, k;
 
@@ -70,7 +70,7 @@ static uint32_t load_sges(rnic_tx_state_t *st, const uint8_t *w, uint32_t pdn)
 }
 
 /* The WQE being started waits: it and those behind it are fetched again, from its index */
-static void refetch_later(rnic_tx_state_t *st)
+static void refetch_later(tx_core_t *st)
 {
 	tx_set_sq_ci_late(st, st->qpn, st->wqe_index);
 	st->fetch_w = 1;
@@ -80,7 +80,7 @@ static void refetch_later(rnic_tx_state_t *st)
 /* The WQE being started fails here: it completes with `status` (signaled or not) and a local
  * error moves its QP to error, once the WQEs before it have completed (a send queue completes in
  * order, IBTA Vol. 1 10.8): until then it waits, fetched again. */
-static void local_error(rnic_tx_state_t *st, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t status)
+static void local_error(tx_core_t *st, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t status)
 {
 	if (tx_ob_n_s(st, st->qpn)) {
 		refetch_later(st);
@@ -92,7 +92,7 @@ static void local_error(rnic_tx_state_t *st, uint32_t cqn, uint64_t wr_id, uint3
 }
 
 /* Tell the RX kernel where the responses of this READ/atomic go. */
-static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
+static void post_rdx(tx_core_t *st, const tx_ob_t *ob)
 {
 	rnic_rdx_t *x = &st->o.rdx;
 	uint32_t k;
@@ -114,7 +114,7 @@ static void post_rdx(rnic_tx_state_t *st, const tx_ob_t *ob)
 /* The outstanding entry of the WQE starting on QP q, from the pool (start_ready saw one free),
  * at the end of q's list; appended to an empty list, it is where the completion side finds the
  * head (ob_first), until the completion side has moved past it. */
-static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
+static void ob_append(tx_core_t *st, uint32_t q, const tx_ob_t *ob)
 {
 	uint32_t e = st->ob_fresh < TX_OBP ? st->ob_fresh++ : st->obf[st->obf_head++ % TX_OBP];
 
@@ -136,7 +136,7 @@ static void ob_append(rnic_tx_state_t *st, uint32_t q, const tx_ob_t *ob)
 }
 
 /* WQE arrived: check it and set the message up (or complete it in error, or put it back). */
-void tx_start_message(rnic_tx_state_t *st)
+void tx_start_message(tx_core_t *st)
 {
 	tx_qs_t *p = &st->qs[st->qpn];
 	uint32_t cqn = st->qsf[st->qpn].cqn, rd_out = tx_rd_out(st, st->qpn);
@@ -239,7 +239,7 @@ void tx_start_message(rnic_tx_state_t *st)
 }
 
 /* Position the issuer's SGE cursor at byte `off` of the message. */
-static void seek_sge(rnic_tx_state_t *st, uint32_t off)
+static void seek_sge(tx_core_t *st, uint32_t off)
 {
 	uint32_t g;
 
@@ -256,7 +256,7 @@ static void seek_sge(rnic_tx_state_t *st, uint32_t off)
 /* The packet to build, cleared: nothing of the packet built before may leak into this one (a
  * responder frame inheriting a UD packet's `retire` would retire a WQE of that QP). It is built in
  * registers and goes into the packet FIFO's block RAM whole (pkt_push). */
-static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
+static tx_pkt_t *pkt_slot(tx_core_t *st)
 {
 	tx_pkt_t *k = &st->pb;
 	uint32_t i;
@@ -270,13 +270,13 @@ static tx_pkt_t *pkt_slot(rnic_tx_state_t *st)
 	return k;
 }
 
-static void pkt_push(rnic_tx_state_t *st)
+static void pkt_push(tx_core_t *st)
 {
 	st->pk[st->pk_tail++ % TX_PKT_FIFO] = st->pb;
 }
 
 /* One packet of the request message. */
-static void build_request(rnic_tx_state_t *st)
+static void build_request(tx_core_t *st)
 {
 	tx_pkt_t *k = pkt_slot(st);
 	const uint8_t *w = st->wqe;
@@ -384,7 +384,7 @@ static void build_request(rnic_tx_state_t *st)
  * the responses and goes back to that PSN (IBTA 9.7.5.1.6): the READ responses of that QP still
  * queued, and the rest of the one being sent, are dropped instead of sent (the requester would
  * discard them as out of sequence and asks for all of them again). */
-void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
+void tx_take_response(tx_core_t *st, const rnic_rsp_t *r)
 {
 	uint32_t i, pmtu = st->rsp_pmtu[r->qpn % RNIC_MAX_QP];
 
@@ -426,7 +426,7 @@ void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r)
 }
 
 /* One responder frame: ACK/NAK, ATOMIC ACK, or the next READ response packet (IBTA 9.4.3, 9.5). */
-static void build_response(rnic_tx_state_t *st)
+static void build_response(tx_core_t *st)
 {
 	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
 	const rnic_path_t *q = &st->hq[r->qpn % RNIC_MAX_QP];
@@ -498,7 +498,7 @@ static void build_response(rnic_tx_state_t *st)
 
 /* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
  * dropped. */
-void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q)
+void tx_stop_fetch(tx_core_t *st, uint32_t q)
 {
 	if (st->phase && st->qpn == q)
 		st->cancel = 1;
@@ -509,7 +509,7 @@ void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q)
  * fetched ahead for it are dropped and fetched again from the first of them (the prefetch ring's
  * tags are registers: a priority encoder), to be flushed in order behind those outstanding. Once
  * in error, what it fetches is to be flushed: only its message stops. */
-static void stop_in_error(rnic_tx_state_t *st, uint32_t q)
+static void stop_in_error(tx_core_t *st, uint32_t q)
 {
 	uint32_t i, s, found = 0, idx = 0;
 
@@ -539,7 +539,7 @@ static void stop_in_error(rnic_tx_state_t *st, uint32_t q)
  * (a frame cannot be taken back once its header is out); its message stops: a READ response
  * stream ends (the requester asks again and gets the NAK its key now earns), a request's WQE
  * completes with a protection error and its QP goes to error. */
-static int poison(rnic_tx_state_t *st)
+static int poison(tx_core_t *st)
 {
 	uint32_t q = st->qpn;
 
@@ -563,7 +563,7 @@ static int poison(rnic_tx_state_t *st)
 /* The page of the read the issuer is at is not in the TLB: its line is read from context memory
  * (the issuer waits for it, in this clock's request slot), or, without context memory, the read
  * cannot be made: the packet is poisoned as for a region gone. */
-static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
+static void tlb_miss(tx_core_t *st, uint32_t mi)
 {
 	uint32_t len;
 	uint64_t bus = rnic_tlb_read(&st->t, st->icm, mi, RNIC_TLB_MISS, (uint32_t)st->now, &len);
@@ -578,7 +578,7 @@ static void tlb_miss(rnic_tx_state_t *st, uint32_t mi)
  * of a WQE further on, tx_mpt_ahead) is not in the MPT cache: its entry is read from context
  * memory, in this clock's request slot; xl: the read starts at va, whose MTT line is looked for
  * as the entry lands. */
-static int mpt_miss(rnic_tx_state_t *st, uint32_t key, uint64_t va, uint32_t xl)
+static int mpt_miss(tx_core_t *st, uint32_t key, uint64_t va, uint32_t xl)
 {
 	uint64_t bus = rnic_mpt_read(&st->t, st->icm, key, va, xl, (uint32_t)st->now);
 
@@ -591,7 +591,7 @@ static int mpt_miss(rnic_tx_state_t *st, uint32_t key, uint64_t va, uint32_t xl)
  * cache (nor on its way) is read now, so the WQE finds it there, and so is the MTT line of the
  * entry's first page (the line asked for now, or when the key's entry lands: rnic_tlb_hint).
  * 1: the slot is taken. */
-static int tx_mpt_ahead(rnic_tx_state_t *st)
+static int tx_mpt_ahead(tx_core_t *st)
 {
 	uint32_t s = st->la_slot - st->pf_head > st->la_fill - st->pf_head ? st->pf_head : st->la_slot;
 	int r;
@@ -609,7 +609,7 @@ static int tx_mpt_ahead(rnic_tx_state_t *st)
 /* The emitter found a payload beat of QP flt_q's packet refused by the host (the packet left
  * with a bad ICRC): as for a region gone (poison), a request's WQE completes with a protection
  * error and its QP goes to error, a READ response stream ends (the requester asks again). */
-static void tx_refused(rnic_tx_state_t *st)
+static void tx_refused(tx_core_t *st)
 {
 	uint32_t q = st->flt_q;
 
@@ -629,7 +629,7 @@ static void tx_refused(rnic_tx_state_t *st)
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
-void tx_build(rnic_tx_state_t *st)
+void tx_build(tx_core_t *st)
 {
 	uint64_t addr, off, bus;
 	uint32_t n, room, key, mi, e[RNIC_MPT_WORDS];

@@ -30,29 +30,29 @@ static inline uint32_t tx_fwd(const tx_copy_w_t *w, uint32_t q, uint32_t mem)
 }
 
 /* QP q is in error (found by either side), as the send side and the completion side see it */
-static inline int tx_err_s(const rnic_tx_state_t *st, uint32_t q)
+static inline int tx_err_s(const tx_core_t *st, uint32_t q)
 {
 	return st->err_s[q] | tx_fwd(&st->cw_err_c, q, st->err_c_s[q]);
 }
 
-static inline int tx_err_c(const rnic_tx_state_t *st, uint32_t q)
+static inline int tx_err_c(const tx_core_t *st, uint32_t q)
 {
 	return tx_fwd(&st->cw_err_s, q, st->err_s_c[q]) | st->err_c[q];
 }
 
 /* The oldest outstanding WQE's position, as the send side sees it */
-static inline uint32_t tx_head_s(const rnic_tx_state_t *st, uint32_t q)
+static inline uint32_t tx_head_s(const tx_core_t *st, uint32_t q)
 {
 	return tx_fwd(&st->cw_head, q, st->ob_head_s[q]);
 }
 
 /* WQEs of QP q outstanding, as the send side and the completion side see them */
-static inline uint32_t tx_ob_n_s(const rnic_tx_state_t *st, uint32_t q)
+static inline uint32_t tx_ob_n_s(const tx_core_t *st, uint32_t q)
 {
 	return (uint8_t)(st->ob_tail[q] - tx_head_s(st, q));
 }
 
-static inline uint32_t tx_ob_n_c(const rnic_tx_state_t *st, uint32_t q)
+static inline uint32_t tx_ob_n_c(const tx_core_t *st, uint32_t q)
 {
 	return (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_c[q]) - st->ob_head[q]);
 }
@@ -66,63 +66,63 @@ static inline uint32_t tx_ob_n_c(const rnic_tx_state_t *st, uint32_t q)
 		(st)->w = (tx_copy_w_t){1, (uint16_t)(q), (uint16_t)(v)};                       \
 	} while (0)
 
-static inline void tx_set_ob_head(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+static inline void tx_set_ob_head(tx_core_t *st, uint32_t q, uint32_t v)
 {
 	st->ob_head[q] = (uint8_t)v;
 	TX_COPY_WRITE(st, cw_head, q, (uint8_t)v);
 }
 
-static inline void tx_set_ob_tail(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+static inline void tx_set_ob_tail(tx_core_t *st, uint32_t q, uint32_t v)
 {
 	st->ob_tail[q] = (uint8_t)v;
 	TX_COPY_WRITE(st, cw_tail, q, (uint8_t)v);
 }
 
-static inline void tx_set_err_s(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+static inline void tx_set_err_s(tx_core_t *st, uint32_t q, uint32_t v)
 {
 	st->err_s[q] = (uint8_t)v;
 	TX_COPY_WRITE(st, cw_err_s, q, v);
 }
 
-static inline void tx_set_err_c(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+static inline void tx_set_err_c(tx_core_t *st, uint32_t q, uint32_t v)
 {
 	st->err_c[q] = (uint8_t)v;
 	TX_COPY_WRITE(st, cw_err_c, q, v);
 }
 
 /* READ/atomic WQEs of QP q outstanding */
-static inline uint32_t tx_rd_out(const rnic_tx_state_t *st, uint32_t q)
+static inline uint32_t tx_rd_out(const tx_core_t *st, uint32_t q)
 {
 	return (uint8_t)(st->rd_started[q] - st->rd_retired[q]);
 }
 
 /* Room in the completion FIFO for what a send-side and a completion-side event may push in one
  * clock (an error completion and the QP-fatal event each). */
-static inline int tx_cpl_full(const rnic_tx_state_t *st)
+static inline int tx_cpl_full(const tx_core_t *st)
 {
 	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 4;
 }
 
 /* A send-side event moves QP q's next WQE to fetch back: the write lands at the clock's end (the
  * doorbell, later in the clock, reads the word through tx_fwd; the scheduler waits, fetch_w) */
-static inline void tx_set_sq_ci_late(rnic_tx_state_t *st, uint32_t q, uint32_t v)
+static inline void tx_set_sq_ci_late(tx_core_t *st, uint32_t q, uint32_t v)
 {
 	TX_COPY_WRITE(st, sq_ci_w, q, v);
 }
 
 /* The pool entry of QP q's oldest outstanding WQE (there is one; completion side) */
-static inline uint32_t tx_ob_head(const rnic_tx_state_t *st, uint32_t q)
+static inline uint32_t tx_ob_head(const tx_core_t *st, uint32_t q)
 {
 	return st->ob_fv[q] && st->ob_fpos[q] == st->ob_head[q] ? st->ob_first[q] : st->ob_he[q];
 }
 
 /* obn[e], or the word the send side wrote there this clock */
-static inline uint32_t tx_obn(const rnic_tx_state_t *st, uint32_t e)
+static inline uint32_t tx_obn(const tx_core_t *st, uint32_t e)
 {
 	return st->obn_fw && st->obn_fw_e == e ? st->obn_fw_d : st->obn[e];
 }
 
-static inline void tx_obn_write(rnic_tx_state_t *st, uint32_t e, uint32_t next)
+static inline void tx_obn_write(tx_core_t *st, uint32_t e, uint32_t next)
 {
 	st->obn[e] = (uint16_t)next;
 	st->obn_fw = 1;
@@ -131,30 +131,30 @@ static inline void tx_obn_write(rnic_tx_state_t *st, uint32_t e, uint32_t next)
 }
 
 /* Free entries in the pool */
-static inline uint32_t tx_ob_free(const rnic_tx_state_t *st)
+static inline uint32_t tx_ob_free(const tx_core_t *st)
 {
 	return TX_OBP - st->ob_fresh + (st->obf_tail - st->obf_head);
 }
 
 int tx_is_rd(uint32_t op);
-void tx_cpl_push(rnic_tx_state_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
+void tx_cpl_push(tx_core_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint32_t ts, uint32_t index);
-void tx_qp_fatal(rnic_tx_state_t *st, uint32_t q, int send_side);
-int tx_req_full(const rnic_tx_state_t *st);
-void tx_read_req(rnic_tx_state_t *st, uint64_t addr, uint32_t len, uint32_t kind);
-void tx_unfetch(rnic_tx_state_t *st, uint32_t q, int at_start);
-void tx_start_message(rnic_tx_state_t *st);
-int tx_sges_checked(rnic_tx_state_t *st);
-void tx_take_response(rnic_tx_state_t *st, const rnic_rsp_t *r);
-void tx_stop_fetch(rnic_tx_state_t *st, uint32_t q);
-void tx_build(rnic_tx_state_t *st);
-void tx_wake(rnic_tx_state_t *st, uint32_t q);
-void tx_rewind_qp(rnic_tx_state_t *st, uint32_t q, uint32_t psn, uint32_t rnr);
-void tx_check_timer(rnic_tx_state_t *st);
-void tx_tw_end(rnic_tx_state_t *st);
+void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side);
+int tx_req_full(const tx_core_t *st);
+void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind);
+void tx_unfetch(tx_core_t *st, uint32_t q, int at_start);
+void tx_start_message(tx_core_t *st);
+int tx_sges_checked(tx_core_t *st);
+void tx_take_response(tx_core_t *st, const rnic_rsp_t *r);
+void tx_stop_fetch(tx_core_t *st, uint32_t q);
+void tx_build(tx_core_t *st);
+void tx_wake(tx_core_t *st, uint32_t q);
+void tx_rewind_qp(tx_core_t *st, uint32_t q, uint32_t psn, uint32_t rnr);
+void tx_check_timer(tx_core_t *st);
+void tx_tw_end(tx_core_t *st);
 
 /* tx_reset.c */
-void tx_reset(rnic_tx_state_t *st);
-void tx_sweep(rnic_tx_state_t *st, const rnic_tx_in_t *in);
+void tx_reset(tx_core_t *st);
+void tx_sweep(tx_core_t *st, const rnic_tx_in_t *in);
 
 #endif

@@ -10,7 +10,7 @@ _Static_assert(RNIC_TLB_LINES <= RNIC_SWEPT && RNIC_MPT_LINES <= RNIC_SWEPT && T
 
 /* The reset: every queue empty; the tables are cleared by the sweep that follows (a reset leaves
  * a block RAM as it was). */
-void tx_reset(rnic_tx_state_t *st)
+void tx_reset(tx_core_t *st)
 {
 	st->sweep = 0;
 	st->tw_cur = TW_NIL;
@@ -26,6 +26,7 @@ void tx_reset(rnic_tx_state_t *st)
 	st->mpt_want = 0;
 	st->acc_n = 0;
 	st->frame_end = 0;
+	st->e_no = 0;
 	st->e_state = 0;
 	st->iss_left = 0;
 	st->rj_active = 0;
@@ -51,7 +52,7 @@ void tx_reset(rnic_tx_state_t *st)
 /* After a reset, entry i of every table a clock, RNIC_MAX_QP clocks: the kernel takes nothing
  * meanwhile but a fence, answered once the sweep is over, so the firmware's first fence after
  * its boot waits for it. */
-void tx_sweep(rnic_tx_state_t *st, const rnic_tx_in_t *in)
+void tx_sweep(tx_core_t *st, const rnic_tx_in_t *in)
 {
 	uint32_t i = st->sweep % RNIC_MAX_QP;
 

@@ -5,14 +5,14 @@
 _Static_assert(RNIC_MAX_QP <= TW_NIL, "a timer wheel's link holds a QPN, and an end");
 
 /* The cycle a tick (tx_tick) after now's starts at */
-static uint64_t tick_cycle(const rnic_tx_state_t *st, uint32_t tick)
+static uint64_t tick_cycle(const tx_core_t *st, uint32_t tick)
 {
 	return ((st->now >> TW_SHIFT) + (uint32_t)(tick - tx_tick(st->now))) << TW_SHIFT;
 }
 
 /* The tick at which a timer due at cycle `due` is looked at: within the wheel's reach, and
  * never the current slot (the cursor holds its list). */
-static uint64_t tw_slot_tick(const rnic_tx_state_t *st, uint64_t due)
+static uint64_t tw_slot_tick(const tx_core_t *st, uint64_t due)
 {
 	uint64_t t = (due + (1u << TW_SHIFT) - 1) >> TW_SHIFT, lo = st->tw_tick + 1, hi = st->tw_tick + TW_SLOTS - 1;
 
@@ -23,7 +23,7 @@ static uint64_t tw_slot_tick(const rnic_tx_state_t *st, uint64_t due)
  * over, WQEs outstanding in error to flush, the ACK timer (4.096 us * 2^timeout without progress;
  * 0: none). Returns when to look at q again, or UINT64_MAX when it has nothing to time. The QP
  * whose message is being built is not late (its packets are going out). */
-static uint64_t check_qp(rnic_tx_state_t *st, uint32_t q)
+static uint64_t check_qp(tx_core_t *st, uint32_t q)
 {
 	tx_qc_t *p = &st->qc[q];
 	uint32_t t = RNIC_GET(RNIC_QPC_RETRY_TIMEOUT, st->qcf[q].retry), held = st->held[q];
@@ -69,7 +69,7 @@ static uint64_t check_qp(rnic_tx_state_t *st, uint32_t q)
 
 /* The completion side's spare clock: the QP the send side found in error, else the next QP of
  * the wheel's current slot (none while a reinsert still waits for tw_nxt's write port). */
-void tx_check_timer(rnic_tx_state_t *st)
+void tx_check_timer(tx_core_t *st)
 {
 	uint32_t q, w;
 	uint64_t due;
@@ -98,7 +98,7 @@ void tx_check_timer(rnic_tx_state_t *st)
 }
 
 /* QP q (its token in `tok`, bit TW_TOK) at the head of the list of tick `tick`'s slot */
-static void tw_link(rnic_tx_state_t *st, uint32_t q, uint64_t tick, uint32_t tok)
+static void tw_link(tx_core_t *st, uint32_t q, uint64_t tick, uint32_t tok)
 {
 	uint32_t s = (uint32_t)(tick % TW_SLOTS);
 
@@ -110,7 +110,7 @@ static void tw_link(rnic_tx_state_t *st, uint32_t q, uint64_t tick, uint32_t tok
  * went out, unless it is in the wheel: the drop of this clock forwarded) takes tw_nxt's write
  * port, else a reinsert does; in a clock with neither, the cursor moves to the next slot once
  * the current one is empty and its tick has passed (at once to now when the wheel is empty). */
-void tx_tw_end(rnic_tx_state_t *st)
+void tx_tw_end(tx_core_t *st)
 {
 	uint32_t q = st->tw_add_q, clr, s, added = 0;
 	uint64_t now_tick = st->now >> TW_SHIFT;

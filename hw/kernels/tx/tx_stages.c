@@ -1,0 +1,34 @@
+/* TX kernel (tx.h): a clock is each stage once, then the FIFOs' edge. */
+#include "tx.h"
+
+static void stage(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, uint32_t k)
+{
+	switch (k) {
+	case 0: tx_core(&st->core, in, &st->ethq, out); break;
+	case 1: rnic_icrc_fold(&st->fold, &st->ethq, &st->foldq); break;
+	case 2: rnic_icrc_shift(&st->foldq, &st->shiftq); break;
+	case 3: rnic_icrc_sum(&st->shiftq, &st->sumq); break;
+	default: tx_icrc_put(&st->put, in, &st->sumq); break;
+	}
+}
+
+void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, const uint8_t *order)
+{
+	uint32_t k;
+
+	for (k = 0; k < RNIC_TX_STAGES; k++)
+		stage(st, in, out, order[k]);
+	rnic_icrc_inq_edge(&st->ethq, in->rst);
+	rnic_icrc_foldq_edge(&st->foldq, in->rst);
+	rnic_icrc_shiftq_edge(&st->shiftq, in->rst);
+	rnic_icrc_sumq_edge(&st->sumq, in->rst);
+	tx_icrc_put_out(&st->put, out);
+}
+
+void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
+{
+#pragma HLS PIPELINE II = 1
+	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4};
+
+	rnic_tx_step_order(st, in, out, order);
+}
