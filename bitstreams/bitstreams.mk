@@ -17,7 +17,7 @@ $(PCI_FIND): bitstreams/tools/rnic_pci_find.c $(SPEC_INC)/rnic_spec.h
 pci-find: $(PCI_FIND)
 ALL_TARGETS += pci-find
 
-bitstream: $(FW_HEX) $(KERNEL_GEN)/rnic_crc_tab.h
+bitstream: $(FW_HEX) $(KERNEL_GEN)/rnic_icrc_seed.h
 	@case " $(BOARDS) " in *" $(BOARD) "*) ;; *) echo "bitstream: BOARD must be one of: $(BOARDS)" >&2; exit 2;; esac
 	@command -v vivado >/dev/null || { echo "bitstream: vivado is not on PATH. The flows need AMD Vivado and Vitis HLS 2023.2-2024.2 (vitis_hls) or 2025.1+ (v++ -c --mode hls), with the board files of the Alveo $(BOARD); source their settings64.sh first." >&2; exit 2; }
 	@command -v vitis_hls >/dev/null || command -v v++ >/dev/null || { echo "bitstream: neither vitis_hls nor v++ is on PATH (Vitis HLS synthesizes hw/kernels)" >&2; exit 2; }

@@ -1,5 +1,5 @@
 # Vitis HLS (up to 2024.2): one kernel's IP from the same C the simulator runs.
-#   vitis_hls -f hls.tcl -tclargs ROOT KERNEL PART   (after make: the CRC ROM is generated into build/kernels/gen)
+#   vitis_hls -f hls.tcl -tclargs ROOT KERNEL PART   (after make: the ICRC's seed is generated into build/kernels/gen)
 lassign $argv root k part
 open_project -reset rnic_$k
 set_top rnic_${k}_top

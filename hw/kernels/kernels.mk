@@ -1,6 +1,6 @@
 # HLS C kernels, built for the host: libkernels.a for rnic-sim (DPI-C), libkernels.so for the
 # Python cycle-by-cycle tests (same DPI-C entry points through ctypes).
-# The parallel CRC's ROM is generated (crc_tab.py) into KERNEL_GEN, which every build of the
+# The ICRC's seed is generated (icrc_seed.py) into KERNEL_GEN, which every build of the
 # kernels puts on its include path.
 KERNEL_GEN := $(BUILD)/kernels/gen
 # on x86, the CRC's carry-less multiply for the simulator and the tests (rnic_crc.c); nothing newer,
@@ -13,9 +13,9 @@ COMMON_SRCS := hw/kernels/common/rnic_crc.c hw/kernels/common/rnic_icrc.c
 KERNEL_SRCS := $(COMMON_SRCS)
 KERNEL_HDRS := hw/kernels/common/rnic_kernel.h hw/kernels/common/rnic_frame.h hw/kernels/common/rnic_crc_clmul.h \
 	hw/kernels/common/rnic_fifo.h hw/kernels/common/rnic_icrc.h $(SPEC_INC)/rnic_spec.h $(SPEC_INC)/rnic_ports.h \
-	$(KERNEL_GEN)/rnic_crc_tab.h
+	$(KERNEL_GEN)/rnic_icrc_seed.h
 
-$(KERNEL_GEN)/rnic_crc_tab.h: hw/kernels/common/crc_tab.py
+$(KERNEL_GEN)/rnic_icrc_seed.h: hw/kernels/common/icrc_seed.py
 	@mkdir -p $(dir $@)
 	python3 $< $@
 

@@ -90,14 +90,14 @@ static inline int32_t rnic_psn_diff(uint32_t a, uint32_t b)
 }
 
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the ICRC polynomial (IBTA 7.8.1).
- * State form: start with 0xffffffff, finish with ~state. The first n bytes of p (n <= RNIC_BEAT)
- * in parallel form (rnic_crc.c). */
-uint32_t rnic_crc32_beat(uint32_t crc, const uint8_t *p, uint32_t n);
+ * State form: start with 0xffffffff, finish with ~state. The state after the RNIC_BEAT bytes of
+ * p, in parallel form (rnic_crc.c). */
+uint32_t rnic_crc32_beat(uint32_t crc, const uint8_t *p);
 
 /* The bytes of a RoCEv2 frame's beat as the ICRC covers them (RoCEv2 annex A17.3.3): the fields
  * routers change are taken as all ones: IPv4 TOS, TTL and header checksum, or IPv6 traffic class,
  * flow label and hop limit; the UDP checksum and BTH resv8a. The Ethernet header is not covered:
- * its bytes become zeros, which the ICRC's seed accounts for (see rnic_icrc_beat). `beat_no` 0 is
+ * its bytes become zeros, which the ICRC's seed accounts for (RNIC_ICRC_SEED, icrc_seed.py). `beat_no` 0 is
  * the beat holding the headers (with IPv6, BTH resv8a is in beat 1). */
 static inline void rnic_icrc_mask(uint8_t b[RNIC_BEAT], const uint8_t beat[RNIC_BEAT], int beat_no, int v6)
 {
@@ -127,10 +127,6 @@ static inline void rnic_icrc_mask(uint8_t b[RNIC_BEAT], const uint8_t beat[RNIC_
 		b[RNIC_BTH_OFF + RNIC_IP6_EXTRA + 4 - RNIC_BEAT] = 0xff; /* resv8a */
 	}
 }
-
-/* ICRC over the first n bytes of one beat of a RoCEv2 frame (the ICRC itself is excluded by the
- * caller), `crc` the state after the beats before (ignored for beat 0) (rnic_crc.c). */
-uint32_t rnic_icrc_beat(uint32_t crc, const uint8_t beat[RNIC_BEAT], int beat_no, uint32_t n, int v6);
 
 /* IPv4 header checksum (RFC 791) of the 20-byte header at p, checksum field taken as zero. */
 static inline uint32_t rnic_ipv4_csum(const uint8_t *p)

@@ -20,20 +20,20 @@
  *   rnic_icrc_shift  the window moved right by 68 - n bytes (four 4:1 byte mux levels)
  *   rnic_icrc_sum    D of the window's two halves */
 #include "rnic_icrc.h"
-#include "rnic_crc_tab.h"
+#include "rnic_icrc_seed.h"
 
 static const uint8_t zeros[RNIC_BEAT];
 
 /* D(p): p's CRC from state 0 */
 static uint32_t crc_d(const uint8_t *p)
 {
-	return rnic_crc32_beat(0, p, RNIC_BEAT);
+	return rnic_crc32_beat(0, p);
 }
 
 /* T(c): state c after 64 zero bytes */
 static uint32_t crc_t(uint32_t c)
 {
-	return rnic_crc32_beat(c, zeros, RNIC_BEAT);
+	return rnic_crc32_beat(c, zeros);
 }
 
 void rnic_icrc_fold(rnic_icrc_fold_t *st, rnic_icrc_inq_t *in, rnic_icrc_foldq_t *out)
