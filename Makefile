@@ -70,6 +70,7 @@ bench:
 	$(MAKE) -j$(shell nproc) all
 	$(PY) sim/transport.py bench
 	$(PY) tests/hls_timing.py
+	$(PY) tests/kernel_graph.py
 
 soak:
 	bash scripts/setup.sh
