@@ -829,7 +829,8 @@ static uint32_t take_beat(tx_core_t *st)
 
 
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_out_t *out)
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_twaddq_t *twadd,
+	     rnic_tx_twdueq_t *twdue, rnic_tx_twretq_t *twret, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
@@ -930,7 +931,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 		if (st->g_n)
 			ob_collect(st);
 		else
-			tx_check_timer(st);
+			tx_check_timer(st, twdue, twret);
 	}
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
@@ -946,7 +947,12 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	if (st->pop_valid)
 		st->act_clr[st->pop_q] = st->pop_tok;
 	st->pop_valid = 0;
-	tx_tw_end(st);
+	if (st->tw_add) {
+		/* the wheel takes an add in every clock it has one: there is room */
+		assert(rnic_tx_twaddq_room(twadd));
+		rnic_tx_twaddq_push(twadd, &st->tw_add_q);
+		st->tw_add = 0;
+	}
 	copies_land(st);
 	rnic_tlb_land(&st->t);
 	rnic_mpt_land(&st->t);

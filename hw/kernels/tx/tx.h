@@ -1,11 +1,13 @@
 /* TX kernel: every frame the NIC sends on RoCE: RC requests, and the responder's frames (ACK/NAK,
  * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. Stages joined by FIFOs: tx_core
- * (the scheduler, the builder and the packer, not yet split) gives the frames' beats, the ICRC's
- * three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into the frame (tx_egress.h). */
+ * (the scheduler, the builder and the packer, the completion side, not yet split) gives the
+ * frames' beats, the ICRC's three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into
+ * the frame (tx_egress.h); the timer wheel (tx_wheel.h) holds the QPs whose timers run. */
 #ifndef RNIC_TX_H
 #define RNIC_TX_H
 
 #include "tx_egress.h"
+#include "tx_wheel.h"
 
 #define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs a QP may have */
 #define TX_OBP 2048       /* entries for them, shared by all QPs (one per WQE in flight, whatever
@@ -21,11 +23,6 @@
 #define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
 #define ACT_TOK 15        /* the bit of an active-list entry above its QPN */
-#define TW_SHIFT 10       /* the timer wheel's tick: 1,024 cycles (4.096 us, the unit of the ACK
-			   * timeout, IBTA 9.7.6.1.3) */
-#define TW_SLOTS 256      /* ticks ahead it holds (1 ms); a timer further out is looked at then */
-#define TW_TOK 15         /* the bit of a tw_nxt word above the next QPN */
-#define TW_NIL 0x7fffu    /* no QP: the end of a slot's list */
 #define TX_WAKE 32        /* QPs woken (registers), waiting to join the active list */
 #define TX_WAKE_CLK 9     /* wakes one clock can make: two doorbells (rung, pushed), an ACK or a
 			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
@@ -260,26 +257,9 @@ typedef struct {
 	uint32_t la_slot, la_fill;
 	uint8_t pf_la_ok;
 
-	/* The timer wheel: every QP with WQEs outstanding or an RNR wait to sit out is in it once,
-	 * in the slot of the tick (2^TW_SHIFT cycles) its timer falls due in, up to TW_SLOTS - 1 ticks
-	 * ahead (further: that slot, and looked at again then). A slot is a list: its head in
-	 * tw_head (LUT RAM: one write a clock, the insert's, or the cursor's, which empties the slot
-	 * into the register tw_cur), each QP's next in tw_nxt (a block RAM: the pop's read, the
-	 * insert's write), with the QP's token in bit TW_TOK. The completion side pops one QP a
-	 * clock it has nothing else to do, from the current slot once its tick has come, checks it
-	 * and puts it back where its timer falls due now, or drops it (nothing to time). Membership,
-	 * for the send side, which adds a QP as its first WQE goes out: tw_set[q] != tw_clr[q], one
-	 * writer each (the add; a drop, with the token, landing at the clock's end, forwarded). */
-	uint16_t tw_nxt[RNIC_MAX_QP];
-	uint8_t tw_set[RNIC_MAX_QP], tw_clr[RNIC_MAX_QP];
-	uint16_t tw_head[TW_SLOTS];
-	uint16_t tw_cur;             /* the current slot's QPs not yet popped (list head) */
-	uint64_t tw_tick;            /* the current slot's tick: now >> TW_SHIFT, or behind */
-	uint32_t tw_n;               /* QPs in the wheel */
-	uint8_t tw_add, tw_re, tw_drop; /* this clock: the send side's add, a reinsert (kept to */
-	uint16_t tw_add_q, tw_re_q, tw_drop_q; /* the next clock when the add takes tw_nxt's */
-	uint16_t tw_re_w, tw_drop_tok;  /* write port), a drop; a reinsert's word, a drop's token */
-	uint64_t tw_re_tick;
+	/* the timer wheel's add of this clock (tx_wheel.h): a QP's first outstanding WQE started */
+	uint8_t tw_add;
+	uint16_t tw_add_q;
 	uint8_t fl_pend, fl_valid;   /* a QP the send side found in error, looked at before the */
 	uint16_t fl_q;               /* wheel's next (its WQEs outstanding complete) */
 
@@ -362,22 +342,27 @@ typedef struct {
 				      * tx_icrc_put's) */
 } tx_core_t;
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_out_t *out);
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_twaddq_t *twadd,
+	     rnic_tx_twdueq_t *twdue, rnic_tx_twretq_t *twret, rnic_tx_out_t *out);
 
-#define RNIC_TX_STAGES 5u
+#define RNIC_TX_STAGES 6u
 
 typedef struct {
 	tx_core_t core;
 	rnic_icrc_fold_t fold;
 	tx_icrc_put_t put;
+	tx_wheel_t wheel;
 	rnic_icrc_inq_t ethq;
 	rnic_icrc_foldq_t foldq;
 	rnic_icrc_shiftq_t shiftq;
 	rnic_icrc_sumq_t sumq;
+	rnic_tx_twaddq_t twaddq;
+	rnic_tx_twdueq_t twdueq;
+	rnic_tx_twretq_t twretq;
 } rnic_tx_state_t;
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..4): the result
+/* the same clock with the stages called in the order given (a permutation of 0..5): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, const uint8_t *order);
 

@@ -4,7 +4,7 @@
 #include "tx_int.h"
 
 _Static_assert((RNIC_SWEPT & (RNIC_SWEPT - 1)) == 0, "the sweep's done bit");
-_Static_assert(RNIC_TLB_LINES <= RNIC_SWEPT && RNIC_MPT_LINES <= RNIC_SWEPT && TW_SLOTS <= RNIC_SWEPT &&
+_Static_assert(RNIC_TLB_LINES <= RNIC_SWEPT && RNIC_MPT_LINES <= RNIC_SWEPT &&
 	       RNIC_ICM_MAX_CHUNKS <= RNIC_SWEPT,
 	       "one sweep clears every table");
 
@@ -13,9 +13,7 @@ _Static_assert(RNIC_TLB_LINES <= RNIC_SWEPT && RNIC_MPT_LINES <= RNIC_SWEPT && T
 void tx_reset(tx_core_t *st)
 {
 	st->sweep = 0;
-	st->tw_cur = TW_NIL;
-	st->tw_tick = st->tw_n = 0;
-	st->tw_add = st->tw_re = st->tw_drop = 0;
+	st->tw_add = 0;
 	st->rw_valid = 0;
 	st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
 	st->obn_fw = 0;
@@ -68,9 +66,6 @@ void tx_sweep(tx_core_t *st, const rnic_tx_in_t *in)
 	st->held[i] = st->qstate[i] = st->rd_wait[i] = 0;
 	st->pf_fetched[i] = st->pf_started[i] = 0;
 	st->act_set[i] = st->act_clr[i] = 0;
-	st->tw_set[i] = st->tw_clr[i] = 0;
-	if (i < TW_SLOTS)
-		st->tw_head[i % TW_SLOTS] = TW_NIL;
 	if (i < RNIC_ICM_MAX_CHUNKS) /* no context memory read before the firmware gives it again */
 		st->icm[i % RNIC_ICM_MAX_CHUNKS] = 0;
 	rnic_tables_sweep(&st->t, i);

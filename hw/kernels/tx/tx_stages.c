@@ -4,11 +4,12 @@
 static void stage(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, uint32_t k)
 {
 	switch (k) {
-	case 0: tx_core(&st->core, in, &st->ethq, out); break;
+	case 0: tx_core(&st->core, in, &st->ethq, &st->twaddq, &st->twdueq, &st->twretq, out); break;
 	case 1: rnic_icrc_fold(&st->fold, &st->ethq, &st->foldq); break;
 	case 2: rnic_icrc_shift(&st->foldq, &st->shiftq); break;
 	case 3: rnic_icrc_sum(&st->shiftq, &st->sumq); break;
-	default: tx_icrc_put(&st->put, in, &st->sumq); break;
+	case 4: tx_icrc_put(&st->put, in, &st->sumq); break;
+	default: tx_wheel(&st->wheel, in, &st->twaddq, &st->twretq, &st->twdueq); break;
 	}
 }
 
@@ -22,13 +23,16 @@ void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out
 	rnic_icrc_foldq_edge(&st->foldq, in->rst);
 	rnic_icrc_shiftq_edge(&st->shiftq, in->rst);
 	rnic_icrc_sumq_edge(&st->sumq, in->rst);
+	rnic_tx_twaddq_edge(&st->twaddq, in->rst);
+	rnic_tx_twdueq_edge(&st->twdueq, in->rst);
+	rnic_tx_twretq_edge(&st->twretq, in->rst);
 	tx_icrc_put_out(&st->put, out);
 }
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4};
+	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4, 5};
 
 	rnic_tx_step_order(st, in, out, order);
 }

@@ -1,22 +1,12 @@
-/* TX kernel: the timers of the QPs (ACK timeout, RNR wait, a QP in error to flush) in a timer
- * wheel (tx.h), checked by the completion side in the clocks it has nothing else to do. */
+/* TX kernel: the timers of the QPs (ACK timeout, RNR wait, a QP in error to flush), looked at by
+ * the completion side in the clocks it has nothing else to do, as the timer wheel (tx_wheel.c)
+ * hands them over. */
 #include "tx_int.h"
-
-_Static_assert(RNIC_MAX_QP <= TW_NIL, "a timer wheel's link holds a QPN, and an end");
 
 /* The cycle a tick (tx_tick) after now's starts at */
 static uint64_t tick_cycle(const tx_core_t *st, uint32_t tick)
 {
 	return ((st->now >> TW_SHIFT) + (uint32_t)(tick - tx_tick(st->now))) << TW_SHIFT;
-}
-
-/* The tick at which a timer due at cycle `due` is looked at: within the wheel's reach, and
- * never the current slot (the cursor holds its list). */
-static uint64_t tw_slot_tick(const tx_core_t *st, uint64_t due)
-{
-	uint64_t t = (due + (1u << TW_SHIFT) - 1) >> TW_SHIFT, lo = st->tw_tick + 1, hi = st->tw_tick + TW_SLOTS - 1;
-
-	return t < lo ? lo : t > hi ? hi : t;
 }
 
 /* The timers of QP q (from the wheel, or the send side's hint of a QP in error): an RNR wait
@@ -67,78 +57,24 @@ static uint64_t check_qp(tx_core_t *st, uint32_t q)
 	return tick_cycle(st, from + (1u << t) + 1);
 }
 
-/* The completion side's spare clock: the QP the send side found in error, else the next QP of
- * the wheel's current slot (none while a reinsert still waits for tw_nxt's write port). */
-void tx_check_timer(tx_core_t *st)
+/* The completion side's spare clock: the QP the send side found in error, else the wheel's next
+ * QP, answered with when to look at it again (or that it has nothing to time). */
+void tx_check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret)
 {
-	uint32_t q, w;
-	uint64_t due;
+	tx_twret_t *r = rnic_tx_twretq_slot(ret);
+	uint64_t d;
 
 	if (st->fl_valid) {
 		st->fl_valid = 0;
 		check_qp(st, st->fl_q);
 		return;
 	}
-	if (st->tw_re || st->tw_cur == TW_NIL)
+	if (!rnic_tx_twdueq_count(due) || !rnic_tx_twretq_room(ret))
 		return;
-	q = st->tw_cur;
-	w = st->tw_nxt[q];
-	st->tw_cur = (uint16_t)(w & TW_NIL);
-	due = check_qp(st, q);
-	if (due == UINT64_MAX) {
-		st->tw_drop = 1;
-		st->tw_drop_q = (uint16_t)q;
-		st->tw_drop_tok = (uint16_t)(w >> TW_TOK);
-	} else {
-		st->tw_re = 1;
-		st->tw_re_q = (uint16_t)q;
-		st->tw_re_w = (uint16_t)(w & (1u << TW_TOK));
-		st->tw_re_tick = tw_slot_tick(st, due);
-	}
-}
-
-/* QP q (its token in `tok`, bit TW_TOK) at the head of the list of tick `tick`'s slot */
-static void tw_link(tx_core_t *st, uint32_t q, uint64_t tick, uint32_t tok)
-{
-	uint32_t s = (uint32_t)(tick % TW_SLOTS);
-
-	st->tw_nxt[q] = (uint16_t)(st->tw_head[s] | tok);
-	st->tw_head[s] = (uint16_t)q;
-}
-
-/* The wheel at the clock's end: a drop's token lands; the send side's add (a QP whose first WQE
- * went out, unless it is in the wheel: the drop of this clock forwarded) takes tw_nxt's write
- * port, else a reinsert does; in a clock with neither, the cursor moves to the next slot once
- * the current one is empty and its tick has passed (at once to now when the wheel is empty). */
-void tx_tw_end(tx_core_t *st)
-{
-	uint32_t q = st->tw_add_q, clr, s, added = 0;
-	uint64_t now_tick = st->now >> TW_SHIFT;
-
-	if (st->tw_add) {
-		clr = st->tw_drop && st->tw_drop_q == q ? st->tw_drop_tok : st->tw_clr[q];
-		if (st->tw_set[q] == clr) {
-			tw_link(st, q, st->tw_tick + 1, !clr << TW_TOK);
-			st->tw_set[q] = (uint8_t)!clr;
-			st->tw_n++;
-			added = 1;
-		}
-	}
-	if (st->tw_drop) {
-		st->tw_clr[st->tw_drop_q] = (uint8_t)st->tw_drop_tok;
-		st->tw_n--;
-	}
-	if (st->tw_re && !added) {
-		tw_link(st, st->tw_re_q, st->tw_re_tick, st->tw_re_w);
-		st->tw_re = 0;
-		added = 1;
-	}
-	st->tw_add = st->tw_drop = 0;
-	if (!st->tw_n)
-		st->tw_tick = now_tick;
-	else if (!added && st->tw_cur == TW_NIL && st->tw_tick < now_tick) {
-		s = ++st->tw_tick % TW_SLOTS;
-		st->tw_cur = st->tw_head[s];
-		st->tw_head[s] = TW_NIL;
-	}
+	r->q = *rnic_tx_twdueq_head(due);
+	rnic_tx_twdueq_pop(due);
+	d = check_qp(st, r->q);
+	r->drop = d == UINT64_MAX;
+	r->tick = (uint32_t)((d + (1u << TW_SHIFT) - 1) >> TW_SHIFT);
+	rnic_tx_twretq_push(ret, NULL);
 }
