@@ -341,12 +341,18 @@ void HostLink::poll()
 			while (clients_[ctx_of[i]].fd >= 0 && read_client(ctx_of[i], false))
 				;
 	for (; p[0].revents;) {
+		size_t ctx = 0, live = 0;
+		while (ctx < clients_.size() && (clients_[ctx].fd >= 0 || resetting[ctx]))
+			ctx++;
+		for (const Client &c : clients_)
+			live += c.fd >= 0;
+		/* a context whose process just left is being reset (the card's host: power-cycled): the
+		 * next process waits in the backlog until it is free, rather than being turned away */
+		if (ctx == clients_.size() && live < clients_.size())
+			break;
 		int fd = ::accept(listen_fd_, nullptr, nullptr);
 		if (fd < 0)
 			break;
-		size_t ctx = 0;
-		while (ctx < clients_.size() && (clients_[ctx].fd >= 0 || resetting[ctx]))
-			ctx++;
 		if (ctx == clients_.size()) {
 			::close(fd); // every context is taken
 			continue;
