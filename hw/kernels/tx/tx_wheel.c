@@ -38,13 +38,14 @@ static uint32_t slot_of(uint32_t tick, uint32_t t)
 }
 
 /* An add for QP q: into the slot after the current one, unless it is in (an add for a QP out
- * is kept beside it). */
-static void add_qp(tx_wheel_t *st, uint32_t q)
+ * is kept beside it). tick: the current one's (the wheel empty as the clock began: now's, where
+ * the cursor goes this clock). */
+static void add_qp(tx_wheel_t *st, uint32_t q, uint32_t tick)
 {
 	uint32_t k;
 
 	if (!st->in[q]) {
-		link(st, q, (st->tick + 1) % TW_SLOTS);
+		link(st, q, (tick + 1) % TW_SLOTS);
 		st->in[q] = 1;
 		st->n++;
 		return;
@@ -104,7 +105,7 @@ void tx_wheel(tx_wheel_t *st, const rnic_tx_in_t *in, rnic_tx_twaddq_t *add, rni
 	next = st->nxt[cur % RNIC_MAX_QP]; /* the pop's read, before this clock's insert (never of it) */
 	/* the op taken last clock (the tick and the count as the clock began for the cursor) */
 	if (st->op == OP_ADD)
-		add_qp(st, st->op_q);
+		add_qp(st, st->op_q, n ? tick : now);
 	else if (st->op == OP_ANSWER)
 		answer(st);
 	/* the cursor, in a clock with no insert (head's write port) */
