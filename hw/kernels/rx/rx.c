@@ -1,17 +1,16 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
- * Here rx_core, the stage after the ICRC check (rx_icrc.c): reception into the frame store, the
- * processing loop, receive WQE fetches and placement; the frames' headers and what each opcode
- * does in rx_req.c. Not yet split into stages: one clock is one call (rx.h).
+ * Here rx_core, the stage after the frame store (rx_store.c): the processing loop over the frames
+ * come in whole, receive WQE fetches, the caches' reads, and what each frame writes and produces,
+ * as commands to the store; the frames' headers and what each opcode does in rx_req.c. Not yet
+ * split into stages: one clock is one call (rx.h).
  *
- * Per clock (contract: docs/ARCHITECTURE.md): the reception side stores one Ethernet beat in the
- * frame store (128 KiB ring), its ICRC already checked; nothing of a frame is acted on before its
- * last beat, so a frame with a bad ICRC never writes a byte. The processing side works
- * on the oldest complete frame, one output per clock: a DMA write beat of payload (realigned
- * behind the headers, split at 4 KiB pages and scatter entries), a beat of a frame for the
- * firmware, a receive WQE or atomic operand read, a completion, an ACK notice for the TX kernel
- * (our requests) or a responder frame for the TX kernel to send (ACK/NAK, ATOMIC ACK, READ
- * responses: one queue, so they leave in PSN order). Reception never stalls (the MAC cannot be
- * stalled); when the store is full the incoming frame is dropped and counted.
+ * Per clock (contract: docs/ARCHITECTURE.md): the processing side works on the oldest frame
+ * come in whole (its ICRC good: nothing of a frame with a bad one is acted on), one command to
+ * the store or read per clock: a payload segment to write (split at 4 KiB pages and scatter
+ * entries), the frame to the firmware, a receive WQE or atomic operand read, the frame's end
+ * with what it produces: a completion, an ACK notice for the TX kernel (our requests) or a
+ * responder frame for the TX kernel to send (ACK/NAK, ATOMIC ACK, READ responses: one queue, so
+ * they leave in PSN order).
  *
  * Responder rules: IBTA Vol. 1 9.7.5 (PSN checks, duplicates, NAKs), 9.7.4.1 (receive WQEs,
  * RNR), 9.4 (SEND, WRITE, READ, atomics and their length rules), 10.6.3 (rkey, PD, access,
@@ -19,67 +18,24 @@
  */
 #include "rx_int.h"
 
-static uint64_t keep_mask(uint32_t n)
+/* This clock's command to the store (rx_msg.h), begun empty by the first that adds to it: one a
+ * clock (rx_core starts nothing that would add a second) */
+rx_cmd_t *rx_cmd(rx_core_t *st)
 {
-	return n >= 64 ? ~0ull : (1ull << n) - 1;
+	if (!st->cmd_on) {
+		st->cmd = (rx_cmd_t){0};
+		st->cmd_on = 1;
+	}
+	return &st->cmd;
 }
 
-/* 64 bytes of frame f starting at byte off (a read of two adjacent beats of the store). */
-void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out)
+/* A frame come in whole into the store: queued, its QP's context and its key looked for ahead */
+static void arrive(rx_core_t *st, const rx_arrival_t *a)
 {
-	int i;
+	uint32_t slot = st->fr_tail % RX_MAX_FRAMES;
 
-	for (i = 0; i < RNIC_BEAT; i++) {
-#pragma HLS UNROLL
-		uint32_t o = off + i;
-
-		out[i] = FRAME_BEAT(st, f, o / RNIC_BEAT)[o % RNIC_BEAT];
-	}
-}
-
-/* Reception: a beat of the MAC's stream, its ICRC checked (rx_icrc.c), into the store; a frame is
- * queued once its last beat is in with the ICRC's verdict, so a frame with a bad ICRC never
- * writes a byte of host memory. */
-static void receive(rx_core_t *st, const rx_checked_t *c, const rx_desc_t *d)
-{
-	const rnic_ebeat_t *b = &c->b;
-
-	if (b->no == 0) {
-		st->in_frame = 1;
-		st->cur_start = st->wr_beat;
-		st->cur_beats = 0;
-		st->cur_len = 0;
-		st->cur_drop = 0;
-	} else if (!st->in_frame) {
-		return; /* the rest of a frame that began during the sweep after a reset */
-	}
-	if (!st->cur_drop) {
-		if (st->wr_beat - st->rd_beat >= RX_BUF_BEATS) {
-			st->cur_drop = 1;
-		} else {
-			memcpy(STORE_BEAT(st, st->wr_beat), b->data, RNIC_BEAT);
-			st->wr_beat++;
-		}
-	}
-	st->cur_beats++;
-	st->cur_len += b->n;
-	st->o.stat_frames += b->last;
-	if (!b->last)
-		return;
-	st->in_frame = 0;
-	if (st->cur_drop || st->fr_tail - st->fr_head >= RX_MAX_FRAMES) {
-		st->wr_beat = st->cur_start; /* give the beats back */
-		st->o.stat_drop_overflow++;
-		return;
-	}
-	rx_qc_arrived(st, st->fr_tail % RX_MAX_FRAMES, st->cur_len > RNIC_XTH_OFF && c->crc_ok, d, st->cur_beats);
-	st->frames[st->fr_tail % RX_MAX_FRAMES] = (rx_frame_t){
-		.start = (uint16_t)(st->cur_start % RX_BUF_BEATS),
-		.beats = (uint16_t)st->cur_beats,
-		.len = (uint16_t)st->cur_len,
-		.icrc_ok = st->cur_len > RNIC_XTH_OFF && c->crc_ok,
-		.v = d->v,
-	};
+	rx_qc_arrived(st, slot, a);
+	st->frames[slot] = a->f;
 	st->fr_tail++;
 }
 
@@ -117,10 +73,28 @@ int rx_need_rwqe(uint32_t op)
 	       op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
 }
 
-/* Extension header bytes after the BTH of each RC opcode (IBTA 9.2, Table 38), -1: not served. */
-static uint8_t post_state(const rx_core_t *st)
+/* What the frame (or a flush) produced, to the store, which sends it once the writes before it
+ * are taken */
+static void post(rx_core_t *st)
 {
-	return st->send_cpl ? B_CPL : st->send_evt ? B_EVT : st->send_ntc ? B_NOTICE : st->send_rsp ? B_RSP : B_IDLE;
+	rx_cmd_t *c;
+
+	st->busy = B_IDLE;
+	if (!(st->send_cpl | st->send_evt | st->send_ntc | st->send_rsp))
+		return;
+	c = rx_cmd(st);
+	c->cpl = st->send_cpl;
+	c->p_cpl = st->p_cpl;
+	c->evt = st->send_evt;
+	c->p_evt = st->p_evt;
+	c->ntc = st->send_ntc;
+	c->n_qpn = st->qpn;
+	c->n_psn = st->n_psn;
+	c->n_syn = (uint8_t)st->n_syn;
+	c->n_rd = st->n_rd;
+	c->rsp = st->send_rsp;
+	c->p_rsp = st->p_rsp;
+	st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = 0;
 }
 
 void rx_finish_frame(rx_core_t *st)
@@ -140,10 +114,10 @@ void rx_finish_frame(rx_core_t *st)
 	}
 	for (i = 0; i < RNIC_MAX_SGE; i++)
 		st->wsge[i] = (rx_sge_t){0};
-	st->rd_beat += f->beats;
+	rx_cmd(st)->release = f->beats;
 	st->fr_head++;
 	st->redo = 0;
-	st->busy = post_state(st);
+	post(st);
 }
 
 /* A responder frame for the TX kernel, sent after this frame's payload is placed. */
@@ -236,11 +210,14 @@ int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint6
 	return 0;
 }
 
-/* Next DMA write segment of the frame's payload: cut at scatter entries and 4 KiB pages. -1: the
- * region is no longer what the message was admitted to (rnic_mpt_live), nothing is written;
- * 1: its key's MPT entry or its page's translation is not there yet, nothing changed. */
+/* Next DMA write segment of the frame's payload, to the store: cut at scatter entries and 4 KiB
+ * pages. -1: the region is no longer what the message was admitted to (rnic_mpt_live), nothing
+ * is written; 1: its key's MPT entry or its page's translation is not there yet, nothing changed. */
 static int start_segment(rx_core_t *st)
 {
+	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	rx_cmd_t *c;
+	uint32_t i;
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
 	uint64_t addr = g->addr + st->wc_off;
 	uint32_t n = g->len - st->wc_off, e[RNIC_MPT_WORDS];
@@ -259,8 +236,21 @@ static int start_segment(rx_core_t *st)
 	x = rx_xlate(st, e, addr, &st->seg_addr, st->pay_left > n || st->seg_on);
 	if (x <= 0)
 		return x < 0 ? -1 : 1;
-	st->seg_len = n;
-	st->seg_left = n;
+	c = rx_cmd(st);
+	c->kind = RX_CMD_SEG;
+	c->start = f->start;
+	c->addr = st->seg_addr;
+	c->len = (uint16_t)n;
+	/* the payload's byte src is the frame's pay_off + src - gh (pay_off >= gh: the GRH area is
+	 * shorter than the headers before any payload); its GRH area's bytes from src on */
+	c->from = st->pay_off + st->src - st->gh;
+	c->gh = (uint8_t)(st->src < st->gh ? st->gh - st->src : 0);
+	for (i = 0; i < RNIC_GRH_LEN; i++)
+		c->grh[i] = i < c->gh ? st->grh[(st->src + i) % RNIC_GRH_LEN] : 0;
+	c->ovr_at = (int32_t)(st->ovr_off - c->from);
+	c->ovr_val = st->ovr_val;
+	c->ovr_n = st->ovr_n;
+	st->src += n;
 	st->wc_off += n;
 	if (st->wc_off == g->len) {
 		st->wc_sge++;
@@ -270,16 +260,18 @@ static int start_segment(rx_core_t *st)
 	return 0;
 }
 
-/* The frame's next payload segment: written (B_PAYLOAD), or, its page's translation still to
- * come, tried again each clock (B_SEG), or the frame cut. */
+/* The frame's next payload segment, to the store (the frame finished with its last), or, its
+ * page's translation still to come, tried again next clock (B_SEG), or the frame cut. */
 void rx_next_segment(rx_core_t *st)
 {
 	int r = start_segment(st);
 
 	if (r < 0)
 		rx_cut(st);
+	else if (!r && !st->pay_left)
+		rx_finish_frame(st);
 	else
-		st->busy = r ? B_SEG : B_PAYLOAD;
+		st->busy = B_SEG;
 }
 
 /* A region the frame lands in was deregistered, re-registered or shrunk after its message
@@ -293,7 +285,6 @@ void rx_cut(rx_core_t *st)
 
 	st->o.stat_cut++;
 	st->pay_left = 0;
-	st->seg_left = 0;
 	if (st->kind == K_RESP) {
 		rx_notice(st, st->psn, RNIC_AETH_LOCAL_PROT, 1);
 	} else if (st->kind == K_UD) {
@@ -432,10 +423,13 @@ static void rwqe_gone(rx_core_t *st)
 	st->redo = 1;
 }
 
-/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY, B_QPC), once the read channel has room */
+/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY, B_QPC), once the read channel has
+ * room; an atomic's (its operand, or the results it replays) once the DMA writes before it were
+ * taken: it reads what they may have written */
 static void issue_wait(rx_core_t *st)
 {
-	if (!st->rd_issue || !rx_rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)))
+	if (!st->rd_issue || !rx_rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)) ||
+	    ((st->busy == B_ATOMIC || st->busy == B_REPLAY) && st->wr_out))
 		return;
 	if (st->busy == B_RWQE)
 		read_rwqe(st, st->qpn);
@@ -539,7 +533,7 @@ static void got_rwqe(rx_core_t *st, uint32_t qpn, const uint8_t *w, uint32_t err
 		st->flush = 0;
 		rx_completion(st, e.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		rx_rw_release(st, qpn);
-		st->busy = post_state(st);
+		st->busy = B_POST;
 	} else {
 		st->busy = B_IDLE; /* dispatch the frame again, with its receive WQE */
 		st->redo = 1;
@@ -557,7 +551,7 @@ static void flush_scan(rx_core_t *st)
 	if (RW_N(st, qpn)) {
 		rx_completion(st, CUR_RWQE(st, qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		rx_rw_release(st, qpn);
-		st->busy = post_state(st);
+		post(st);
 	} else if (rx_rq_avail(st, qpn) && !(st->rq_srq[qpn] & RQ_SRQ)) {
 		st->flush = 1;
 		rx_fetch_rwqe(st, qpn);
@@ -566,68 +560,26 @@ static void flush_scan(rx_core_t *st)
 
 /* rdx: an expect took the requester's memory this clock: no frame is dispatched (a response's
  * would take it too) */
-/* The next 64 bytes of payload, from byte `src` on: the GRH area first (UD), then the frame's
- * bytes from pay_off, realigned (two adjacent beats of the store, one from each bank, through a
- * byte shifter), an atomic's value in place of the frame's bytes it stands for. pay_off >= gh:
- * the GRH area is shorter than the headers before any payload. */
-static void payload_beat(const rx_core_t *st, const rx_frame_t *f, uint8_t *out)
-{
-	uint32_t o = st->pay_off + st->src - st->gh, sh = o % RNIC_BEAT, i, k;
-	uint8_t two[2 * RNIC_BEAT];
-
-	memcpy(two, FRAME_BEAT(st, f, o / RNIC_BEAT), RNIC_BEAT);
-	memcpy(two + RNIC_BEAT, FRAME_BEAT(st, f, o / RNIC_BEAT + 1), RNIC_BEAT);
-	for (i = 0; i < RNIC_BEAT; i++)
-		out[i] = two[sh + i];
-	for (i = 0; i < RNIC_GRH_LEN; i++) /* GRH_LEN < RNIC_BEAT: only the first beat has any */
-		if (st->src + i < st->gh)
-			out[i] = st->grh[st->src + i];
-	for (k = 0; k < 8; k++) {
-		uint32_t j = st->ovr_off + k - o;
-
-		if (k < st->ovr_n && j < RNIC_BEAT)
-			out[j] = (uint8_t)(st->ovr_val >> 8 * k);
-	}
-}
-
 static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 {
-	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
-	uint32_t n, i;
+	rx_cmd_t *c;
 
 	switch (st->busy) {
 	case B_IDLE:
-		if (st->renotify && !st->o.ack_valid) {
+		if (st->renotify) {
+			/* a READ/atomic sent again was answered before: TX is told again */
 			st->renotify = 0;
-			st->o.ack_valid = 1;
-			st->o.ack_qpn = st->re_qpn;
-			st->o.ack_psn = st->re_psn;
-			st->o.ack_syndrome = RNIC_AETH_ACK_NO_CREDIT;
-			st->o.ack_rd = 1;
-			st->o.ack_msn = 0;
+			c = rx_cmd(st);
+			c->ntc = 1;
+			c->n_qpn = st->re_qpn;
+			c->n_psn = st->re_psn;
+			c->n_syn = RNIC_AETH_ACK_NO_CREDIT;
+			c->n_rd = 1;
 		} else if (st->fr_head != st->fr_tail) {
 			if (!rdx)
 				rx_dispatch(st, in);
 		} else {
 			flush_scan(st);
-		}
-		break;
-	case B_PAYLOAD: /* payload -> DMA write beats */
-		if (st->o.wr_valid)
-			break;
-		n = st->seg_left < RNIC_BEAT ? st->seg_left : RNIC_BEAT;
-		payload_beat(st, f, st->o.wr_data);
-		st->o.wr_valid = 1;
-		st->o.wr_addr = st->seg_addr;
-		st->o.wr_len = (uint16_t)st->seg_len;
-		st->o.wr_last = st->seg_left <= RNIC_BEAT;
-		st->src += n;
-		st->seg_left -= n;
-		if (!st->seg_left) {
-			if (!st->pay_left)
-				rx_finish_frame(st);
-			else
-				rx_next_segment(st);
 		}
 		break;
 	case B_SEG:
@@ -636,66 +588,17 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 	case B_ATX:
 		rx_atomic_xlate(st);
 		break;
-	case B_FW: /* whole frame -> firmware */
-		if (st->o.fw_valid)
-			break;
-		for (i = 0; i < RNIC_BEAT; i++)
-			st->o.fw_data[i] = FRAME_BEAT(st, f, st->fw_beat)[i];
-		st->fw_beat++;
-		st->o.fw_valid = 1;
-		st->o.fw_last = st->fw_beat == f->beats;
-		st->o.fw_keep = st->o.fw_last ? keep_mask(f->len - (f->beats - 1) * RNIC_BEAT) : ~0ull;
-		if (st->o.fw_last)
-			rx_finish_frame(st);
-		break;
-	/* what a frame produces once its payload is placed waits until the last payload beat has
-	 * been taken by the write port: a completion, a notice that retires a READ or atomic, or an
-	 * ACK must not overtake the data they vouch for on its way to host memory */
-	case B_CPL:
-		if (st->o.cpl_valid || st->o.wr_valid)
-			break;
-		st->o.cpl = st->p_cpl;
-		st->o.cpl_valid = 1;
-		st->send_cpl = 0;
-		if (st->send_rsp && !st->send_evt && !st->send_ntc && !st->o.rsp_valid) {
-			/* a SEND's ACK leaves in the same clock as its rx_completion (separate ports) */
-			st->o.rsp = st->p_rsp;
-			st->o.rsp_valid = 1;
-			st->send_rsp = 0;
-		}
-		st->busy = post_state(st);
-		break;
-	case B_EVT:
-		if (st->o.cpl_valid || st->o.wr_valid)
-			break;
-		st->o.cpl = st->p_evt;
-		st->o.cpl_valid = 1;
-		st->send_evt = 0;
-		st->busy = post_state(st);
-		break;
-	case B_NOTICE:
-		if (st->o.ack_valid || st->o.wr_valid)
-			break;
-		st->o.ack_valid = 1;
-		st->o.ack_qpn = st->qpn;
-		st->o.ack_psn = st->n_psn;
-		st->o.ack_syndrome = (uint8_t)st->n_syn;
-		st->o.ack_rd = st->n_rd;
-		st->o.ack_msn = 0;
-		st->send_ntc = 0;
-		st->busy = post_state(st);
-		break;
-	case B_RSP:
-		if (st->o.rsp_valid || st->o.wr_valid)
-			break;
-		st->o.rsp = st->p_rsp;
-		st->o.rsp_valid = 1;
-		st->send_rsp = 0;
-		st->busy = post_state(st);
-		break;
 	case B_ATREC:
-		if (!st->o.wr_valid)
-			rx_atomic_record(st);
+		rx_atomic_record(st);
+		break;
+	case B_ATPL:
+		rx_place(st, RNIC_XTH_OFF + 12, st->at_write ? 8 : 0);
+		break;
+	case B_FIN:
+		rx_finish_frame(st);
+		break;
+	case B_POST:
+		post(st);
 		break;
 	default: /* B_RWQE, B_ATOMIC, B_REPLAY, B_QPC: waiting for the DMA read */
 		break;
@@ -779,26 +682,31 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 
 
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_descq_t *descs,
-	     rnic_rx_out_t *out)
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, rnic_rx_cmdq_t *cmds,
+	     rnic_rx_doneq_t *dones, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready;
+	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready, room = rnic_rx_cmdq_room(cmds);
+	rx_cmd_t *c;
 
 	if (in->rst) {
 		rx_reset(st);
 		*out = st->o;
 		return;
 	}
-	/* taken in every clock (the MAC cannot wait), a last beat with its frame's headers' verdict
-	 * (there three clocks before it: rx_msg.h) */
-	if (rnic_rx_beatq_count(beats)) {
-		rnic_rx_beatq_pop(beats);
-		if (rnic_rx_beatq_head(beats)->b.last)
-			rnic_rx_descq_pop(descs);
+	st->cmd_on = 0;
+	if (rnic_rx_doneq_count(dones)) {
+		rnic_rx_doneq_pop(dones);
+		st->wr_out--;
 	}
 	if (!(st->sweep & RNIC_SWEPT)) {
 		rx_sweep(st, in);
+		/* a frame that comes meanwhile is dropped: its beats given back */
+		if (rnic_rx_arriveq_count(arrivals) && room) {
+			rx_cmd(st)->release = rnic_rx_arriveq_head(arrivals)->f.beats;
+			rnic_rx_arriveq_pop(arrivals);
+			rnic_rx_cmdq_push(cmds, &st->cmd);
+		}
 		*out = st->o;
 		return;
 	}
@@ -807,17 +715,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 	rx_qc_check(st); /* before this clock's tag writes: they read the tags as the clock starts */
 	rnic_tlb_hint(&st->t);
 	rx_mpt_ahead(st);
-	/* handshakes of the outputs presented during this cycle */
-	if (st->o.wr_valid && in->wr_ready)
-		st->o.wr_valid = 0;
-	if (st->o.ack_valid && in->ack_ready)
-		st->o.ack_valid = 0;
-	if (st->o.rsp_valid && in->rsp_ready)
-		st->o.rsp_valid = 0;
-	if (st->o.fw_valid && in->fw_ready)
-		st->o.fw_valid = 0;
-	if (st->o.cpl_valid && in->cpl_ready)
-		st->o.cpl_valid = 0;
+	/* handshake of the read request presented during the last clock */
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;
 
@@ -835,14 +733,6 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 	}
 	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
 		st->fence_pending = 1;
-	/* a fence is passed between two frames, with no DMA read outstanding and the last write
-	 * beat taken: frames for QPs invalidated before it are dropped when they are dispatched */
-	if (st->fence_pending && st->rd_head == st->rd_tail && !st->o.wr_valid && st->busy != B_PAYLOAD && st->busy != B_FW &&
-	    st->busy != B_RWQE && st->busy != B_ATOMIC && st->busy != B_ATREC && st->busy != B_REPLAY && st->busy != B_QPC &&
-	    st->busy != B_SEG && st->busy != B_ATX) {
-		st->o.fence = st->fence_token;
-		st->fence_pending = 0;
-	}
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
 	if (rdx)
@@ -867,7 +757,17 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
 			rwqe_gone(st);
 	}
-	if (go)
+	/* a fence passes between two frames, with no DMA read outstanding, behind the writes before
+	 * it (the store answers it once they are taken): frames for QPs invalidated before it are
+	 * dropped when they are dispatched. One command a clock: the fence's or the processing's
+	 * (a read's data ends nothing in its clock: B_FIN, B_POST). */
+	if (st->fence_pending && st->rd_head == st->rd_tail && st->busy == B_IDLE && room) {
+		c = rx_cmd(st);
+		c->fence = 1;
+		c->token = st->fence_token;
+		st->fence_pending = 0;
+	}
+	if (go && room && !st->cmd_on)
 		process(st, in, rdx);
 	if (!commit) {
 		issue_wait(st);
@@ -878,8 +778,15 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
 		rx_reclaim(st);
-	if (rnic_rx_beatq_count(beats))
-		receive(st, rnic_rx_beatq_head(beats), rnic_rx_descq_head(descs));
+	/* taken in every clock (the store cannot wait either) */
+	if (rnic_rx_arriveq_count(arrivals)) {
+		arrive(st, rnic_rx_arriveq_head(arrivals));
+		rnic_rx_arriveq_pop(arrivals);
+	}
+	if (st->cmd_on) {
+		rnic_rx_cmdq_push(cmds, &st->cmd);
+		st->wr_out += st->cmd.kind == RX_CMD_SEG || st->cmd.kind == RX_CMD_DATA;
+	}
 	if (st->db_pend) {
 		st->rq_pi[st->db_q] = st->db_pi;
 		prefetch_hint(st, st->db_q);

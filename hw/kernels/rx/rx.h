@@ -1,17 +1,15 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
  * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), four of the ICRC check (rx_icrc.c), three
- * of the headers (rx_parse.c), and rx_core (the rest: the frame store, the responder and the
- * placement, not yet split). */
+ * of the headers (rx_parse.c), the frame store and its ports (rx_store.c), and rx_core (the rest:
+ * the responder, the caches, what each frame writes and produces; not yet split). */
 #ifndef RNIC_RX_H
 #define RNIC_RX_H
 
 #include "rx_icrc.h"
 #include "rx_mac.h"
 #include "rx_parse.h"
+#include "rx_store.h"
 
-#define RX_BUF_BEATS 2048 /* frame store: 128 KiB (two banks of block RAM): absorbs a burst of 4 KiB
-                          * messages from many QPs while receive WQEs are fetched */
-#define RX_MAX_FRAMES 128
 #define RX_RD_FIFO 64     /* DMA reads in flight (receive WQEs fetched ahead, an atomic operand):
                           * 600 ns of receive WQEs for 64-byte SENDs at line rate */
 #define RX_PF_HINTS 32    /* QPs waiting for their receive WQEs to be fetched ahead */
@@ -32,14 +30,6 @@
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding; values and
 					    PSNs in context memory (ICM_ATOMIC), which slots hold one here */
-
-typedef struct {
-	uint16_t start; /* first beat in the frame store */
-	uint16_t beats;
-	uint16_t len;   /* bytes */
-	uint8_t icrc_ok;
-	rx_verdict_t v; /* its headers, judged (rx_judge) */
-} rx_frame_t;
 
 typedef struct {
 	uint64_t addr;
@@ -220,15 +210,13 @@ typedef struct {
 	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks (CFG_TBL_ICM) */
 	rx_srq_t srq[RNIC_MAX_SRQ];
 
-	/* reception side */
-	uint8_t buf_even[RX_BUF_BEATS / 2][RNIC_BEAT]; /* the frame store, in two banks (rx_int.h) */
-	uint8_t buf_odd[RX_BUF_BEATS / 2][RNIC_BEAT];
+	/* the frames in the store (rx_store.c), as they came in whole */
 	rx_frame_t frames[RX_MAX_FRAMES];
 	uint32_t fr_head, fr_tail;  /* frame queue (free running) */
-	uint32_t wr_beat;           /* next free beat (free running) */
-	uint32_t rd_beat;           /* oldest beat in use (free running) */
-	uint32_t cur_start, cur_beats, cur_len;
-	uint8_t cur_drop, in_frame;
+	/* this clock's command to the store (rx_msg.h): one a clock, pushed at the clock's end */
+	rx_cmd_t cmd;
+	uint8_t cmd_on;
+	uint32_t wr_out;            /* DMA writes given to the store whose last beat is not yet taken */
 
 	/* processing side: the frame at fr_head */
 	uint8_t busy;               /* enum in rx.c */
@@ -244,17 +232,15 @@ typedef struct {
 	                             * requested */
 	uint16_t pf_q[RX_PF_HINTS]; /* QPs whose next receive WQEs to fetch ahead (a doorbell gave */
 	uint32_t pf_head, pf_tail;  /* them some, or they used one); a full queue forgets a hint */
-	uint32_t src;               /* next payload byte: the GRH's first, then the frame's from pay_off */
+	uint32_t src;               /* the next segment's first payload byte: the GRH's first, then the
+	                             * frame's from pay_off */
 	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */
 	uint8_t grh[RNIC_GRH_LEN];
 	uint8_t uc;                 /* the frame is UC: errors drop it silently, nothing is answered */
 	uint32_t l3;                /* RNIC_IP6_EXTRA for a frame over IPv6, else 0 */
-	uint32_t seg_left;          /* bytes left in the current DMA write */
 	uint32_t pay_left;          /* payload bytes left in the frame */
 	uint8_t seg_on;             /* the message goes on after this frame (its pages in order: read ahead) */
 	uint64_t seg_addr;
-	uint32_t seg_len;
-	uint32_t fw_beat;
 	uint32_t qpn;
 	uint8_t back;               /* the cursor goes back to the QP's message state */
 	uint8_t kind;               /* what the frame being placed is (enum in rx.c): how a cut ends */
@@ -290,16 +276,17 @@ typedef struct {
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rx_core_t;
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rnic_rx_descq_t *descs,
-	     rnic_rx_out_t *out);
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, rnic_rx_cmdq_t *cmds,
+	     rnic_rx_doneq_t *dones, rnic_rx_out_t *out);
 
-#define RNIC_RX_STAGES 9u
+#define RNIC_RX_STAGES 10u
 
 typedef struct {
 	rx_mac_t mac;
 	rnic_icrc_fold_t fold;
 	rx_hdr_t hdr;
 	rx_classify_t classify;
+	rx_store_t store;
 	rx_core_t core;
 	rnic_icrc_inq_t macq;
 	rnic_rx_hdrq_t hdrq;
@@ -310,10 +297,13 @@ typedef struct {
 	rnic_icrc_shiftq_t shiftq;
 	rnic_icrc_sumq_t sumq;
 	rnic_rx_beatq_t beatq;
+	rnic_rx_arriveq_t arriveq;
+	rnic_rx_cmdq_t cmdq;
+	rnic_rx_doneq_t doneq;
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..8): the result
+/* the same clock with the stages called in the order given (a permutation of 0..9): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 

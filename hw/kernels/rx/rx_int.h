@@ -4,18 +4,18 @@
 
 #include "rx.h"
 
-/* beat i of the frame store: even beats in one block RAM, odd in the other, so that two adjacent
- * beats (a payload beat realigned, a header) are read in one clock beside the beat received */
-#define STORE_BEAT(st, i) \
-	(((i) & 1) ? (st)->buf_odd[((i) % RX_BUF_BEATS) >> 1] : (st)->buf_even[((i) % RX_BUF_BEATS) >> 1])
-#define FRAME_BEAT(st, f, i) STORE_BEAT(st, (uint32_t)(f)->start + (i))
-
 enum {
-	B_IDLE, B_PAYLOAD, B_FW, B_RSP, B_RWQE, B_ATOMIC, B_CPL, B_EVT, B_NOTICE,
-	B_ATREC,  /* an atomic's result to its replay slot in ICM, then the target's write */
+	B_IDLE,
+	B_SEG,    /* the frame's next payload segment, to the store once its key's MPT entry and its
+	           * page's MTT line are there (read from ICM) */
+	B_RWQE, B_ATOMIC,
+	B_ATREC,  /* an atomic's result to its replay slot in ICM, ... */
+	B_ATPL,   /* ... then the target's write */
 	B_REPLAY, /* a duplicate atomic waits for its result read back from ICM */
 	B_QPC,    /* the frame waits for its QP's context read from ICM (a QPC cache miss) */
-	B_SEG,    /* the next payload segment waits for its key's MPT entry or its page's MTT line, read from ICM */
+	B_FIN,    /* a read's data ended the frame: it is finished in the next clock the store has room
+	           * (a read's data is taken whatever the store does: TX's may wait behind it) */
+	B_POST,   /* the same for a flush completion */
 	B_ATX,    /* an atomic's operand address waits for its key's MPT entry or its MTT line */
 };
 
@@ -50,7 +50,7 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 /* What a DMA read of ours brings back (rd_kind), in request order */
 enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID, RD_MTT, RD_MPT }; /* RD_QPC_OLD: its QP committed since */
 
-void rx_frame_bytes(const rx_core_t *st, const rx_frame_t *f, uint32_t off, uint8_t *out);
+rx_cmd_t *rx_cmd(rx_core_t *st);
 int rx_rq_avail(const rx_core_t *st, uint32_t qpn);
 int rx_need_rwqe(uint32_t op);
 void rx_finish_frame(rx_core_t *st);
@@ -75,7 +75,7 @@ void rx_rw_release(rx_core_t *st, uint32_t qpn);
 void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in);
 void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rx_core_t *st);
-void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good, const rx_desc_t *d, uint32_t beats);
+void rx_qc_arrived(rx_core_t *st, uint32_t slot, const rx_arrival_t *a);
 void rx_qc_check(rx_core_t *st);
 void rx_qc_reset(rx_core_t *st);
 void rx_qc_sweep(rx_core_t *st, uint32_t q);

@@ -1,12 +1,15 @@
 /* What the RX kernel's stages pass each other (docs/ARCHITECTURE.md, "Kernels"):
  *   rx_mac --macq--> rnic_icrc_fold --foldq--> rnic_icrc_shift --shiftq--> rnic_icrc_sum --sumq-->
- *   rx_icrc_check --beatq--> rx_core   (the ICRC's three stages: rnic_icrc.h)
- *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_core
+ *   rx_icrc_check --beatq--> rx_store   (the ICRC's three stages: rnic_icrc.h)
+ *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_store
+ *   rx_store --arriveq--> rx_core --cmdq--> rx_store --doneq--> rx_core
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
- * reaches rx_core with its ICRC's verdict, and its headers' descriptor a clock before it.
+ * reaches the frame store with its ICRC's verdict, and its headers' descriptor a clock before it.
  * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
  * so no FIFO but descq holds more than one entry and none is full (descq: the frames in the
- * ICRC chain, at most 5). */
+ * ICRC chain, at most 5). The store hands rx_core each frame come in whole (arriveq), and
+ * rx_core hands back what the frame writes and produces, in order (cmdq); the store tells it
+ * when each DMA write's last beat was taken (doneq), for the reads that must not pass one. */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -79,10 +82,60 @@ typedef struct {
 	uint64_t va;
 } rx_desc_t;
 
+#define RX_MAX_FRAMES 128 /* frames the store holds: a frame is released (cmdq) after rx_core is done */
+
+/* A frame in the store, come in whole (rx_store to rx_core) */
+typedef struct {
+	uint16_t start; /* its first beat in the store */
+	uint16_t beats;
+	uint16_t len;   /* bytes */
+	uint8_t icrc_ok;
+	rx_verdict_t v; /* its headers, judged (rx_judge) */
+	uint8_t raw[2 * RNIC_BEAT]; /* its first two beats (zeros past a one-beat frame) */
+} rx_frame_t;
+
+typedef struct {
+	rx_frame_t f;
+	uint8_t req;    /* rx_desc_t's: its request's key and address, for the caches' look-ahead */
+	uint32_t key;
+	uint64_t va;
+} rx_arrival_t;
+
+/* What rx_core asks of the store for a frame (or without one: a flush completion, a fence), done
+ * in this order, each once what is before it is: a DMA write or the frame to the firmware (kind);
+ * the frame's beats given back (release); what the frame produces, each on its port once the
+ * write port took the last beat before it: a completion, an event (both to the CQ kernel), a
+ * notice to the TX kernel (ack port), a responder frame for it (rsp port); a fence token. */
+enum { RX_CMD_NONE, RX_CMD_SEG, RX_CMD_FW, RX_CMD_DATA };
+typedef struct {
+	uint8_t kind;
+	uint16_t release;            /* the frame's beats (0: none given back) */
+	uint8_t cpl, evt, ntc, rsp, fence;
+	uint16_t start, beats, len;  /* SEG/FW: the frame (its first beat; FW: its beats and bytes) */
+	/* SEG: len bytes to addr, the frame's from byte `from` on, but for its first gh bytes, the
+	 * GRH area's (grh), and ovr_n bytes from byte ovr_at of it (ovr_at < 0: before it), an
+	 * atomic's value's (ovr_val, little-endian); DATA: len bytes of data to addr */
+	uint64_t addr;
+	uint32_t from;
+	int32_t ovr_at;
+	uint8_t gh, ovr_n;
+	uint64_t ovr_val;
+	uint8_t grh[RNIC_GRH_LEN];
+	uint8_t data[16];
+	rnic_cpl_t p_cpl, p_evt;
+	rnic_rsp_t p_rsp;
+	uint32_t n_qpn, n_psn;       /* the notice */
+	uint8_t n_syn, n_rd;
+	uint8_t token;               /* the fence's */
+} rx_cmd_t;
+
 RNIC_FIFO(rx_hdrq, rnic_ebeat_t, 1)
 RNIC_FIFO(rx_factq, rx_facts_t, 1)
 RNIC_FIFO(rx_headq, rx_heads_t, 1)
 RNIC_FIFO(rx_descq, rx_desc_t, 3)
 RNIC_FIFO(rx_beatq, rx_checked_t, 1)
+RNIC_FIFO(rx_arriveq, rx_arrival_t, 1)
+RNIC_FIFO(rx_cmdq, rx_cmd_t, 2)
+RNIC_FIFO(rx_doneq, uint8_t, 1)
 
 #endif

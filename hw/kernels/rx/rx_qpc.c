@@ -27,19 +27,20 @@
 _Static_assert(RNIC_MAX_QP <= 0x8000, "a tag holds the QPN in 15 bits");
 _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
 
-/* A frame came in whole into slot `slot` of the store, its headers judged (d): nothing read for
- * it yet; looked up next clock if it is RoCEv2 for one of our QPs with a good ICRC */
-void rx_qc_arrived(rx_core_t *st, uint32_t slot, uint32_t good, const rx_desc_t *d, uint32_t beats)
+/* A frame came in whole into slot `slot` of the queue, its headers judged: nothing read for it
+ * yet; looked up next clock if it is RoCEv2 for one of our QPs with a good ICRC */
+void rx_qc_arrived(rx_core_t *st, uint32_t slot, const rx_arrival_t *a)
 {
-	uint32_t cand = good && d->v.cls == RX_ROCE && d->v.qpn < RNIC_MAX_QP; /* the GSI QP's number is no entry's */
+	const rx_verdict_t *v = &a->f.v;
+	uint32_t cand = a->f.icrc_ok && v->cls == RX_ROCE && v->qpn < RNIC_MAX_QP; /* the GSI QP's number is no entry's */
 
 	st->qc_cand = (uint8_t)cand;
-	st->qc_pf_qpn = d->v.qpn;
-	if (cand && d->req && beats > 1) { /* over one not yet looked up */
+	st->qc_pf_qpn = v->qpn;
+	if (cand && a->req && a->f.beats > 1) { /* over one not yet looked up */
 		st->mk_cand = 1;
-		st->mk_cand_key = d->key;
-		st->mk_cand_va = d->va;
-		st->mk_cand_xl = d->v.op != RNIC_BTH_OP_READ_REQ;
+		st->mk_cand_key = a->key;
+		st->mk_cand_va = a->va;
+		st->mk_cand_xl = v->op != RNIC_BTH_OP_READ_REQ;
 	}
 	st->qc_cand_slot = (uint8_t)slot;
 	st->qs_pend[slot] = st->qs_ready[slot] = st->qs_bad[slot] = 0;

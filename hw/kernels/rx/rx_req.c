@@ -226,14 +226,20 @@ static int from_peer(const rx_core_t *st, uint32_t qpn, const uint8_t *raw, uint
  * while the firmware's receive ring is full. */
 static void to_fw(rx_core_t *st, const rnic_rx_in_t *in)
 {
+	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	rx_cmd_t *c;
+
 	if (in->fw_ready) {
-		st->busy = B_FW;
-		st->fw_beat = 0;
+		c = rx_cmd(st);
+		c->kind = RX_CMD_FW;
+		c->start = f->start;
+		c->beats = f->beats;
+		c->len = f->len;
 		st->o.stat_to_fw++;
 	} else {
 		st->o.stat_fw_drop++;
-		rx_finish_frame(st);
 	}
+	rx_finish_frame(st);
 }
 
 /* The headers of the frame at the head of the queue, checked */
@@ -276,8 +282,7 @@ static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 		to_fw(st, in);
 		return 0;
 	}
-	rx_frame_bytes(st, f, 0, x->raw);
-	rx_frame_bytes(st, f, RNIC_BEAT, x->raw + RNIC_BEAT);
+	memcpy(x->raw, f->raw, sizeof(x->raw));
 	for (i = 0; i < 2 * RNIC_BEAT; i++)
 		x->h[i] = i < RNIC_IP_OFF ? x->raw[i] : i + l3 < 2 * RNIC_BEAT ? x->raw[i + l3] : 0;
 	st->l3 = l3;
@@ -671,7 +676,7 @@ void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err)
 
 	if (err) {
 		rx_nak(st, st->at_psn, RNIC_AETH_NAK_REM_OP);
-		rx_finish_frame(st);
+		st->busy = B_FIN;
 		return;
 	}
 	i = q->at_next++ % RX_ATOMIC_REPLAY;
@@ -693,21 +698,24 @@ void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err)
 	st->busy = B_ATREC;
 }
 
-/* B_ATREC, the write port free: the result and its PSN to its slot, the new value's placement next */
+/* B_ATREC: the result and its PSN to its slot (a write of the store's), the new value's
+ * placement next clock (B_ATPL) */
 void rx_atomic_record(rx_core_t *st)
 {
+	rx_cmd_t *c;
 	uint32_t k;
 
-	if (st->at_rec) {
-		for (k = 0; k < RNIC_BEAT; k++)
-			st->o.wr_data[k] = k < 8 ? (uint8_t)(st->p_rsp.atomic >> 8 * k) :
-					   k < 12 ? (uint8_t)(st->at_psn >> 8 * (k - 8)) : 0;
-		st->o.wr_valid = 1;
-		st->o.wr_addr = st->at_rec;
-		st->o.wr_len = 12;
-		st->o.wr_last = 1;
+	if (!st->at_rec) {
+		rx_place(st, RNIC_XTH_OFF + 12, st->at_write ? 8 : 0);
+		return;
 	}
-	rx_place(st, RNIC_XTH_OFF + 12, st->at_write ? 8 : 0);
+	c = rx_cmd(st);
+	c->kind = RX_CMD_DATA;
+	c->addr = st->at_rec;
+	c->len = 12;
+	for (k = 0; k < 12; k++)
+		c->data[k] = k < 8 ? (uint8_t)(st->p_rsp.atomic >> 8 * k) : (uint8_t)(st->at_psn >> 8 * (k - 8));
+	st->busy = B_ATPL;
 }
 
 /* The read an atomic waits for: its operand (B_ATOMIC), or its QP's results (B_REPLAY) */
@@ -740,6 +748,6 @@ void rx_replay_done(rx_core_t *st, const uint8_t *rd, uint32_t last, uint32_t er
 		rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
 		st->p_rsp.atomic = st->at_val;
 	}
-	rx_finish_frame(st);
+	st->busy = B_FIN;
 }
 

@@ -12,9 +12,10 @@ void rx_reset(rx_core_t *st)
 {
 	rx_qc_reset(st);
 	st->sweep = 0;
-	st->fr_head = st->fr_tail = st->wr_beat = st->rd_beat = 0;
+	st->fr_head = st->fr_tail = 0;
 	st->rg_frame = ~0u; /* no receive WQE checked */
-	st->in_frame = 0;
+	st->cmd_on = 0;
+	st->wr_out = 0;
 	st->busy = B_IDLE;
 	st->redo = st->flush = st->back = st->rd_issue = 0;
 	st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;

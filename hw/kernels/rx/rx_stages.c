@@ -12,7 +12,8 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	case 5: rx_hdr(&st->hdr, in, &st->hdrq, &st->factq); break;
 	case 6: rx_classify(&st->classify, &st->factq, &st->headq); break;
 	case 7: rx_judge(&st->headq, &st->descq); break;
-	default: rx_core(&st->core, in, &st->beatq, &st->descq, out); break;
+	case 8: rx_store(&st->store, in, &st->beatq, &st->descq, &st->arriveq, &st->cmdq, &st->doneq); break;
+	default: rx_core(&st->core, in, &st->arriveq, &st->cmdq, &st->doneq, out); break;
 	}
 }
 
@@ -31,12 +32,16 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_factq_edge(&st->factq, in->rst);
 	rnic_rx_headq_edge(&st->headq, in->rst);
 	rnic_rx_descq_edge(&st->descq, in->rst);
+	rnic_rx_arriveq_edge(&st->arriveq, in->rst);
+	rnic_rx_cmdq_edge(&st->cmdq, in->rst);
+	rnic_rx_doneq_edge(&st->doneq, in->rst);
+	rx_store_out(&st->store, out);
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 
 	rnic_rx_step_order(st, in, out, order);
 }
