@@ -106,7 +106,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
     `reads` collects A's DMA read requests (address, length); `sent` the cycle each frame A->B
     ended. A's local ACK timeout is `timeout` (4.096 us * 2^timeout); its first PSN `psn`. With
     op "RDMA_READ", A reads the same bytes from B instead: the memory returned is A's, where they land.
-    With `eth_ready` (a random.Random), A's MAC takes a beat in 70% of the clocks."""
+    With `eth_ready` (a random.Random), A's MAC takes a beat in 70% of the clocks. `drop`: the
+    indices of the frames A->B lost on the way, or a function of (index, PSN) that says so."""
     ka, kb = pair
     rxb, txb = kb["rx"], kb["tx"]
     length = 1 << 20
@@ -151,6 +152,7 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
     cq.inp.set("wr_ready", 1)
     cq.inp.set("irq_ready", 1)
     a2b, b2a, cur_ab, cur_ba = [], [], b"", b""
+    dropping = False
     cqe = None
     pending = "push1" if push else "db"
     for cycle in range(max_cycles):
@@ -167,7 +169,8 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
         if beat:
             tx.inp.set("rd_data", beat[0])
             tx.inp.set("rd_last", int(beat[1]))
-        dropping = len(a2b) in drop
+        if o.get("eth_valid") and not cur_ab:  # a frame's first beat: lost on the way or not
+            dropping = drop(len(a2b), R.bth(o.get("eth_data"))[2]) if callable(drop) else len(a2b) in drop
         rxb.inp.set("eth_valid", o.get("eth_valid") and taken and not dropping)
         if o.get("eth_valid") and taken:
             n = bin(o.get("eth_keep")).count("1")
@@ -305,6 +308,27 @@ def test_go_back_n_after_lost_packets(pair, drop):
     assert psns.count(100 + min(drop)) >= 2
     if min(drop):
         assert psns.count(100) == 1
+
+
+def test_go_back_lost_again_is_naked_again(pair):
+    """The NAKed PSN is lost again on the requester's next pass: the packets after it, not past
+    the last one dropped before, show the responder that pass, and it NAKs again at once, so the
+    requester goes back once more without waiting for its ACK timer (67 ms here)."""
+    lost = []
+
+    def drop(n, psn):
+        if psn == 105 and len(lost) < 2:
+            lost.append(n)
+            return True
+        return False
+
+    a2b, b2a, mem_b, cqe, cycles, payload = run_write(pair, 30 * 1024, drop=drop)
+    assert cqe is not None, f"no completion after {cycles} cycles"
+    assert cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"]
+    assert mem_b.read(BUF_BASE + 50, len(payload)) == payload
+    assert len(lost) == 2
+    assert [R.bth(f)[2] for f in b2a if f[54] == 0x60] == [105, 105]
+    assert [R.bth(f)[2] for f in a2b].count(105) == 3
 
 
 def test_ack_timeout_fires_on_time(pair):

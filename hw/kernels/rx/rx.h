@@ -60,6 +60,8 @@ typedef struct {
 	uint32_t msn;
 	uint8_t in_msg;     /* the multi-packet message in progress: 0, 1 WRITE, 2 SEND */
 	uint8_t nak_sent;   /* a sequence-error or RNR NAK is outstanding (9.7.5.1.3) */
+	uint16_t oos_psn;   /* ... and the PSN of the last frame since, out of sequence or NAKed
+	                     * (its low 16 bits: a pass is shorter than 32,768 packets) */
 	uint8_t fatal;      /* a fatal NAK was sent: requests are dropped until the QP is reset */
 	uint32_t remaining; /* WRITE: bytes still to come */
 	uint32_t msg_len;   /* WRITE: its length; SEND: bytes so far */

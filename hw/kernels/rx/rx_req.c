@@ -523,12 +523,15 @@ static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 		return;
 	}
 	if (d > 0) {
-		/* sequence error (9.7.5.1.3): one NAK, later out-of-order packets dropped */
-		if (!q->nak_sent) {
+		/* sequence error (9.7.5.1.3): one NAK, later out-of-order packets dropped; but one
+		 * that is not past the last such is the requester's next pass, sent after our NAK
+		 * with the expected PSN lost again: NAKed once more, or it would wait for its timer */
+		if (!q->nak_sent || (int16_t)(uint16_t)(psn - q->oos_psn) <= 0) {
 			q->nak_sent = 1;
 			st->o.stat_nak_psn++;
 			rx_nak(st, q->epsn, RNIC_AETH_NAK_PSN_SEQ);
 		}
+		q->oos_psn = (uint16_t)psn;
 		rx_finish_frame(st);
 		return;
 	}
@@ -540,6 +543,7 @@ static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 		/* no receive WQE: RNR NAK (9.7.5.2.8), again for every retry; the message's later
 		 * packets are dropped until the requester comes back to this PSN */
 		q->nak_sent = 1;
+		q->oos_psn = (uint16_t)psn;
 		st->o.stat_nak_rnr++;
 		rx_nak(st, psn, RNIC_AETH_RNR | rx_qcl(st, qpn)->min_rnr);
 		rx_finish_frame(st);
