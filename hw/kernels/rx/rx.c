@@ -60,11 +60,11 @@ int rx_rq_avail(const rx_core_t *st, uint32_t qpn)
 /* An asynchronous event for the host (EQE through the CQ kernel). */
 static void raise_event(rx_core_t *st, uint32_t type, uint32_t data, uint32_t ctx)
 {
-	st->p_evt = (rnic_cpl_t){0};
-	st->p_evt.evt = (uint8_t)type;
-	st->p_evt.qpn = data;
-	st->p_evt.ctx = (uint8_t)ctx;
-	st->send_evt = 1;
+	st->posts.evt = (rnic_cpl_t){0};
+	st->posts.evt.evt = (uint8_t)type;
+	st->posts.evt.qpn = data;
+	st->posts.evt.ctx = (uint8_t)ctx;
+	st->posts.left |= RX_P_EVT;
 }
 
 int rx_need_rwqe(uint32_t op)
@@ -77,24 +77,12 @@ int rx_need_rwqe(uint32_t op)
  * are taken */
 static void post(rx_core_t *st)
 {
-	rx_cmd_t *c;
-
 	st->busy = B_IDLE;
-	if (!(st->send_cpl | st->send_evt | st->send_ntc | st->send_rsp))
+	if (!st->posts.left)
 		return;
-	c = rx_cmd(st);
-	c->cpl = st->send_cpl;
-	c->p_cpl = st->p_cpl;
-	c->evt = st->send_evt;
-	c->p_evt = st->p_evt;
-	c->ntc = st->send_ntc;
-	c->n_qpn = st->qpn;
-	c->n_psn = st->n_psn;
-	c->n_syn = (uint8_t)st->n_syn;
-	c->n_rd = st->n_rd;
-	c->rsp = st->send_rsp;
-	c->p_rsp = st->p_rsp;
-	st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = 0;
+	st->posts.n_qpn = st->qpn;
+	rx_cmd(st)->p = st->posts;
+	st->posts.left = 0;
 }
 
 void rx_finish_frame(rx_core_t *st)
@@ -125,13 +113,13 @@ void rx_respond(rx_core_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome)
 {
 	if (st->uc)
 		return; /* UC: nothing is acknowledged, errors drop the message silently */
-	st->p_rsp = (rnic_rsp_t){0};
-	st->p_rsp.kind = (uint8_t)kind;
-	st->p_rsp.qpn = st->qpn;
-	st->p_rsp.psn = psn & RNIC_PSN_MASK;
-	st->p_rsp.syndrome = (uint8_t)syndrome;
-	st->p_rsp.msn = st->qp[st->qpn].msn;
-	st->send_rsp = 1;
+	st->posts.rsp = (rnic_rsp_t){0};
+	st->posts.rsp.kind = (uint8_t)kind;
+	st->posts.rsp.qpn = st->qpn;
+	st->posts.rsp.psn = psn & RNIC_PSN_MASK;
+	st->posts.rsp.syndrome = (uint8_t)syndrome;
+	st->posts.rsp.msn = st->qp[st->qpn].msn;
+	st->posts.left |= RX_P_RSP;
 }
 
 void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome)
@@ -153,10 +141,10 @@ void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome)
 /* A notice for the TX kernel about our own requests (ACK/NAK, or a READ/atomic response placed). */
 void rx_notice(rx_core_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd)
 {
-	st->n_psn = psn;
-	st->n_syn = syndrome;
-	st->n_rd = (uint8_t)rd;
-	st->send_ntc = 1;
+	st->posts.n_psn = psn;
+	st->posts.n_syn = (uint8_t)syndrome;
+	st->posts.n_rd = (uint8_t)rd;
+	st->posts.left |= RX_P_NTC;
 }
 
 /* QP qpn may take receive WQEs fetched ahead */
@@ -171,16 +159,16 @@ void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t stat
 {
 	rx_qp_t *q = &st->qp[st->qpn];
 
-	st->p_cpl = (rnic_cpl_t){0};
-	st->p_cpl.cqn = (uint16_t)RQ_CQN(st->rq_ctl[st->qpn]);
-	st->p_cpl.qpn = rnic_qpn(st->qpn);
-	st->p_cpl.src_qp = st->dest_qpn[st->qpn];
-	st->p_cpl.wr_id = wr_id;
-	st->p_cpl.byte_len = status ? 0 : len;
-	st->p_cpl.opcode = (uint8_t)opcode;
-	st->p_cpl.status = (uint8_t)status;
-	st->p_cpl.ts_start = q->ts_first;
-	st->send_cpl = 1;
+	st->posts.cpl = (rnic_cpl_t){0};
+	st->posts.cpl.cqn = (uint16_t)RQ_CQN(st->rq_ctl[st->qpn]);
+	st->posts.cpl.qpn = rnic_qpn(st->qpn);
+	st->posts.cpl.src_qp = st->dest_qpn[st->qpn];
+	st->posts.cpl.wr_id = wr_id;
+	st->posts.cpl.byte_len = status ? 0 : len;
+	st->posts.cpl.opcode = (uint8_t)opcode;
+	st->posts.cpl.status = (uint8_t)status;
+	st->posts.cpl.ts_start = q->ts_first;
+	st->posts.left |= RX_P_CPL;
 	if (RW_N(st, st->qpn))
 		st->rw_used[st->qpn]++;
 	prefetch_hint(st, st->qpn);
@@ -288,14 +276,14 @@ void rx_cut(rx_core_t *st)
 	if (st->kind == K_RESP) {
 		rx_notice(st, st->psn, RNIC_AETH_LOCAL_PROT, 1);
 	} else if (st->kind == K_UD) {
-		st->p_cpl.status = RNIC_WC_STATUS_LOC_PROT_ERR;
-		st->p_cpl.byte_len = 0;
+		st->posts.cpl.status = RNIC_WC_STATUS_LOC_PROT_ERR;
+		st->posts.cpl.byte_len = 0;
 	} else {
 		if (st->kind == K_SEND) {
 			rx_completion(st, CUR_RWQE(st, st->qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_LOC_PROT_ERR, 0);
-		} else if (st->send_cpl) {
+		} else if (st->posts.left & RX_P_CPL) {
 			/* a WRITE with immediate: its receive WQE is flushed with the QP instead */
-			st->send_cpl = 0;
+			st->posts.left &= (uint8_t)~RX_P_CPL;
 			st->rw_used[st->qpn]--;
 		}
 		q->in_msg = MSG_NONE;
@@ -570,11 +558,11 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 			/* a READ/atomic sent again was answered before: TX is told again */
 			st->renotify = 0;
 			c = rx_cmd(st);
-			c->ntc = 1;
-			c->n_qpn = st->re_qpn;
-			c->n_psn = st->re_psn;
-			c->n_syn = RNIC_AETH_ACK_NO_CREDIT;
-			c->n_rd = 1;
+			c->p.left = RX_P_NTC;
+			c->p.n_qpn = st->re_qpn;
+			c->p.n_psn = st->re_psn;
+			c->p.n_syn = RNIC_AETH_ACK_NO_CREDIT;
+			c->p.n_rd = 1;
 		} else if (st->fr_head != st->fr_tail) {
 			if (!rdx)
 				rx_dispatch(st, in);
@@ -763,8 +751,8 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 	 * (a read's data ends nothing in its clock: B_FIN, B_POST). */
 	if (st->fence_pending && st->rd_head == st->rd_tail && st->busy == B_IDLE && room) {
 		c = rx_cmd(st);
-		c->fence = 1;
-		c->token = st->fence_token;
+		c->p.left = RX_P_FENCE;
+		c->p.token = st->fence_token;
 		st->fence_pending = 0;
 	}
 	if (go && room && !st->cmd_on)

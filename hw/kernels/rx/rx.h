@@ -60,8 +60,6 @@ typedef struct {
 	uint32_t msn;
 	uint8_t in_msg;     /* the multi-packet message in progress: 0, 1 WRITE, 2 SEND */
 	uint8_t nak_sent;   /* a sequence-error or RNR NAK is outstanding (9.7.5.1.3) */
-	uint16_t oos_psn;   /* ... and the PSN of the last frame since, out of sequence or NAKed
-	                     * (its low 16 bits: a pass is shorter than 32,768 packets) */
 	uint8_t fatal;      /* a fatal NAK was sent: requests are dropped until the QP is reset */
 	uint32_t remaining; /* WRITE: bytes still to come */
 	uint32_t msg_len;   /* WRITE: its length; SEND: bytes so far */
@@ -73,6 +71,8 @@ typedef struct {
 	uint32_t c_off;
 	uint8_t at_valid;   /* bit i: slot i of its atomic results in ICM_ATOMIC holds one */
 	uint8_t at_next;
+	uint16_t oos_psn;   /* nak_sent: the PSN of the last frame since, out of sequence or NAKed
+	                     * (its low 16 bits: a pass is shorter than 32,768 packets) */
 } rx_qp_t;
 
 /* Per-QP requester state (rx_rdq.c): READ/atomic responses expected, in PSN order, in slots of a
@@ -263,14 +263,9 @@ typedef struct {
 	uint8_t ovr_n;
 	uint32_t flush_q;
 
-	/* what the frame produces once its payload is placed, in this order */
-	uint8_t send_cpl, send_evt, send_ntc, send_rsp;
+	rx_posts_t posts;           /* what the frame produces once its payload is placed */
 	uint8_t renotify;           /* a READ/atomic sent again was already answered: tell TX again */
 	uint32_t re_qpn, re_psn;
-	rnic_cpl_t p_cpl, p_evt;
-	rnic_rsp_t p_rsp;
-	uint32_t n_psn, n_syn;
-	uint8_t n_rd;
 
 	uint8_t fence_pending, fence_token; /* passed between two frames, no DMA in flight */
 

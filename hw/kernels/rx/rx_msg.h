@@ -107,10 +107,21 @@ typedef struct {
  * write port took the last beat before it: a completion, an event (both to the CQ kernel), a
  * notice to the TX kernel (ack port), a responder frame for it (rsp port); a fence token. */
 enum { RX_CMD_NONE, RX_CMD_SEG, RX_CMD_FW, RX_CMD_DATA };
+
+/* What a command produces: the posts named by the bits of left, each on its port in this order */
+enum { RX_P_CPL = 1, RX_P_EVT = 2, RX_P_NTC = 4, RX_P_RSP = 8, RX_P_FENCE = 16 };
+typedef struct {
+	uint8_t left;
+	rnic_cpl_t cpl, evt;
+	rnic_rsp_t rsp;
+	uint32_t n_qpn, n_psn;       /* the notice */
+	uint8_t n_syn, n_rd;
+	uint8_t token;               /* the fence's */
+} rx_posts_t;
+
 typedef struct {
 	uint8_t kind;
 	uint16_t release;            /* the frame's beats (0: none given back) */
-	uint8_t cpl, evt, ntc, rsp, fence;
 	uint16_t start, beats, len;  /* SEG/FW: the frame (its first beat; FW: its beats and bytes) */
 	/* SEG: len bytes to addr, the frame's from byte `from` on, but for its first gh bytes, the
 	 * GRH area's (grh), and ovr_n bytes from byte ovr_at of it (ovr_at < 0: before it), an
@@ -122,11 +133,7 @@ typedef struct {
 	uint64_t ovr_val;
 	uint8_t grh[RNIC_GRH_LEN];
 	uint8_t data[16];
-	rnic_cpl_t p_cpl, p_evt;
-	rnic_rsp_t p_rsp;
-	uint32_t n_qpn, n_psn;       /* the notice */
-	uint8_t n_syn, n_rd;
-	uint8_t token;               /* the fence's */
+	rx_posts_t p;
 } rx_cmd_t;
 
 RNIC_FIFO(rx_hdrq, rnic_ebeat_t, 1)

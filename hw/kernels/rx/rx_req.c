@@ -115,9 +115,9 @@ static int read_ok(const rx_core_t *st, const uint8_t *h)
 static void read_response(rx_core_t *st, const uint8_t *h, uint32_t kind, uint32_t psn)
 {
 	rx_respond(st, kind, psn, RNIC_AETH_ACK_NO_CREDIT);
-	st->p_rsp.va = rnic_be64(h + RNIC_XTH_OFF);
-	st->p_rsp.key = rnic_be32(h + RNIC_XTH_OFF + 8);
-	st->p_rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
+	st->posts.rsp.va = rnic_be64(h + RNIC_XTH_OFF);
+	st->posts.rsp.key = rnic_be32(h + RNIC_XTH_OFF + 8);
+	st->posts.rsp.len = rnic_be32(h + RNIC_XTH_OFF + 12);
 }
 
 _Static_assert(RNIC_BEAT % RNIC_ICM_ATOMIC_SLOT == 0 && RNIC_ICM_ATOMIC_STRIDE == 2 * RNIC_BEAT &&
@@ -184,18 +184,18 @@ static void datagram(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t plen
 	r.err |= st->rg_err; /* its entries checked again (keys_cached) */
 	if (r.err || plen + RNIC_GRH_LEN > r.len) {
 		rx_completion(st, r.id, RNIC_WC_OP_RECV, r.err ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_LOC_LEN_ERR, 0);
-		st->p_cpl.ts_start = (uint32_t)cycle;
+		st->posts.cpl.ts_start = (uint32_t)cycle;
 		rx_finish_frame(st);
 		return;
 	}
 	rx_completion(st, r.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, plen + RNIC_GRH_LEN);
 	/* one packet, arrived now: its start is this clock's, not the QP row's (not written here) */
-	st->p_cpl.ts_start = (uint32_t)cycle;
-	st->p_cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
-	st->p_cpl.wc_flags = RNIC_WC_FLAG_GRH;
+	st->posts.cpl.ts_start = (uint32_t)cycle;
+	st->posts.cpl.src_qp = rnic_be24(h + RNIC_XTH_OFF + 5);
+	st->posts.cpl.wc_flags = RNIC_WC_FLAG_GRH;
 	if (op == RNIC_BTH_OP_UD_SEND_ONLY_IMM) {
-		st->p_cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + RNIC_DETH_LEN, 4);
-		st->p_cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
+		st->posts.cpl.imm = (uint32_t)rnic_rd_le(h + RNIC_XTH_OFF + RNIC_DETH_LEN, 4);
+		st->posts.cpl.wc_flags |= RNIC_WC_FLAG_WITH_IMM;
 	}
 	st->o.stat_recv_bytes += plen;
 	rx_seek(st, r.sge, r.nsge, 0);
@@ -358,8 +358,8 @@ static void req_send(rx_core_t *st, const rx_head_t *x)
 		q->msn = (q->msn + 1) & RNIC_PSN_MASK;
 		rx_completion(st, r.id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_SUCCESS, q->msg_len);
 		if (op == RNIC_BTH_OP_SEND_LAST_IMM || op == RNIC_BTH_OP_SEND_ONLY_IMM) {
-			st->p_cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF, 4);
-			st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
+			st->posts.cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF, 4);
+			st->posts.cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
 		}
 	}
 	if (x->ackreq)
@@ -392,8 +392,8 @@ static void req_write(rx_core_t *st, const rx_head_t *x)
 		if (imm) {
 			rx_completion(st, CUR_RWQE(st, x->qpn)->id, RNIC_WC_OP_RECV_RDMA_IMM, RNIC_WC_STATUS_SUCCESS,
 				      q->msg_len);
-			st->p_cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF + x->xth - RNIC_IMM_LEN, 4);
-			st->p_cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
+			st->posts.cpl.imm = (uint32_t)rnic_rd_le(x->h + RNIC_XTH_OFF + x->xth - RNIC_IMM_LEN, 4);
+			st->posts.cpl.wc_flags = RNIC_WC_FLAG_WITH_IMM;
 		}
 	}
 	if (x->ackreq)
@@ -696,7 +696,7 @@ void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err)
 	st->at_rec = atomic_slot(st, st->qpn, i);
 	q->at_valid = (uint8_t)((q->at_valid & ~(1u << i)) | (st->at_rec != 0) << i);
 	rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
-	st->p_rsp.atomic = orig;
+	st->posts.rsp.atomic = orig;
 	rx_frame_value(st, RNIC_XTH_OFF + 12, v, 8);
 	st->at_write = (uint8_t)write;
 	st->busy = B_ATREC;
@@ -718,7 +718,7 @@ void rx_atomic_record(rx_core_t *st)
 	c->addr = st->at_rec;
 	c->len = 12;
 	for (k = 0; k < 12; k++)
-		c->data[k] = k < 8 ? (uint8_t)(st->p_rsp.atomic >> 8 * k) : (uint8_t)(st->at_psn >> 8 * (k - 8));
+		c->data[k] = k < 8 ? (uint8_t)(st->posts.rsp.atomic >> 8 * k) : (uint8_t)(st->at_psn >> 8 * (k - 8));
 	st->busy = B_ATPL;
 }
 
@@ -750,7 +750,7 @@ void rx_replay_done(rx_core_t *st, const uint8_t *rd, uint32_t last, uint32_t er
 		return;
 	if (st->at_found) {
 		rx_respond(st, RNIC_RSP_KIND_ATOMIC, st->at_psn, RNIC_AETH_ACK_NO_CREDIT);
-		st->p_rsp.atomic = st->at_val;
+		st->posts.rsp.atomic = st->at_val;
 	}
 	st->busy = B_FIN;
 }

@@ -19,7 +19,7 @@ void rx_reset(rx_core_t *st)
 	st->busy = B_IDLE;
 	st->redo = st->flush = st->back = st->rd_issue = 0;
 	st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
-	st->send_cpl = st->send_evt = st->send_ntc = st->send_rsp = st->renotify = 0;
+	st->posts.left = st->renotify = 0;
 	st->fence_pending = 0;
 	st->commit_valid = 0;
 	st->db_pend = 0;

@@ -23,8 +23,6 @@
 #define STORE_BEAT(st, i) \
 	(((i) & 1) ? (st)->buf_odd[((i) % RX_BUF_BEATS) >> 1] : (st)->buf_even[((i) % RX_BUF_BEATS) >> 1])
 
-enum { P_CPL = 1, P_EVT = 2, P_NTC = 4, P_RSP = 8, P_FENCE = 16 };
-
 /* A beat of the MAC's stream into the store; at a frame's last, the frame to rx_core */
 static void receive(rx_store_t *st, const rx_checked_t *c, const rx_desc_t *d, rnic_rx_arriveq_t *arrivals)
 {
@@ -183,24 +181,24 @@ static void post(rx_store_t *st, int32_t lag, uint32_t h)
 
 	if (!p->left || !(lag >= 0 || (lag == -1 && h >= 1) || (lag == -2 && h == 2)))
 		return;
-	if (p->left & P_CPL) {
+	if (p->left & RX_P_CPL) {
 		if (st->cpl_valid)
 			return;
 		st->cpl = p->cpl;
 		st->cpl_valid = 1;
-		p->left &= (uint8_t)~P_CPL;
-		if ((p->left & (P_EVT | P_NTC | P_RSP)) == P_RSP && !st->rsp_valid) {
+		p->left &= (uint8_t)~RX_P_CPL;
+		if ((p->left & (RX_P_EVT | RX_P_NTC | RX_P_RSP)) == RX_P_RSP && !st->rsp_valid) {
 			st->rsp = p->rsp;
 			st->rsp_valid = 1;
-			p->left &= (uint8_t)~P_RSP;
+			p->left &= (uint8_t)~RX_P_RSP;
 		}
-	} else if (p->left & P_EVT) {
+	} else if (p->left & RX_P_EVT) {
 		if (st->cpl_valid)
 			return;
 		st->cpl = p->evt;
 		st->cpl_valid = 1;
-		p->left &= (uint8_t)~P_EVT;
-	} else if (p->left & P_NTC) {
+		p->left &= (uint8_t)~RX_P_EVT;
+	} else if (p->left & RX_P_NTC) {
 		if (st->ack_valid)
 			return;
 		st->ack_valid = 1;
@@ -208,13 +206,13 @@ static void post(rx_store_t *st, int32_t lag, uint32_t h)
 		st->ack_psn = p->n_psn;
 		st->ack_syndrome = p->n_syn;
 		st->ack_rd = p->n_rd;
-		p->left &= (uint8_t)~P_NTC;
-	} else if (p->left & P_RSP) {
+		p->left &= (uint8_t)~RX_P_NTC;
+	} else if (p->left & RX_P_RSP) {
 		if (st->rsp_valid)
 			return;
 		st->rsp = p->rsp;
 		st->rsp_valid = 1;
-		p->left &= (uint8_t)~P_RSP;
+		p->left &= (uint8_t)~RX_P_RSP;
 	} else {
 		st->fence = p->token;
 		p->left = 0;
@@ -226,28 +224,16 @@ static void post(rx_store_t *st, int32_t lag, uint32_t h)
  * it is popped */
 static int serve(rx_store_t *st, const rx_cmd_t *c, uint32_t slot_free)
 {
-	rx_posts_t *p = &st->p;
-	uint8_t left = (uint8_t)((c->cpl ? P_CPL : 0) | (c->evt ? P_EVT : 0) | (c->ntc ? P_NTC : 0) |
-				 (c->rsp ? P_RSP : 0) | (c->fence ? P_FENCE : 0));
-
 	if (!st->past) {
 		if (c->kind != RX_CMD_NONE && (st->a_valid || !address(st, c)))
 			return 0;
 		st->past = 1;
 	}
-	if ((left && !slot_free) || (c->release && st->rel))
+	if ((c->p.left && !slot_free) || (c->release && st->rel))
 		return 0;
-	if (left) {
-		p->left = left;
-		p->need = st->addressed;
-		p->cpl = c->p_cpl;
-		p->evt = c->p_evt;
-		p->rsp = c->p_rsp;
-		p->n_qpn = c->n_qpn;
-		p->n_psn = c->n_psn;
-		p->n_syn = c->n_syn;
-		p->n_rd = c->n_rd;
-		p->token = c->token;
+	if (c->p.left) {
+		st->p = c->p;
+		st->p_need = st->addressed;
 	}
 	if (c->release) {
 		st->rel = c->release;
@@ -265,7 +251,7 @@ void rx_store(rx_store_t *st, const rnic_rx_in_t *in, rnic_rx_beatq_t *beats, rn
 	/* as the clock begins: the posts' slot is free, the beats to give back were read */
 	uint32_t slot_free = !st->p.left, free_now = st->rel && (int8_t)(st->reads - st->rel_need) >= 0;
 	uint32_t h = (st->wr_valid && in->wr_ready) + (st->fw_valid && in->fw_ready);
-	int32_t lag = (int8_t)(st->taken - st->p.need);
+	int32_t lag = (int8_t)(st->taken - st->p_need);
 
 	if (in->rst) {
 		st->wr_beat = st->rd_beat = st->held = 0;

@@ -20,16 +20,6 @@ typedef struct {
 	uint8_t data[16];
 } rx_job_t;
 
-/* What a command produces (its posts: bits of left), waiting for the beats addressed before it
- * to be taken (need: the count of beats addressed when it was set, against the count taken) */
-typedef struct {
-	uint8_t left, need;
-	rnic_cpl_t cpl, evt;
-	rnic_rsp_t rsp;
-	uint32_t n_qpn, n_psn;
-	uint8_t n_syn, n_rd, token;
-} rx_posts_t;
-
 typedef struct {
 	/* the store: beat i in bank i % 2, so that two adjacent beats are read in one clock */
 	uint8_t buf_even[RX_BUF_BEATS / 2][RNIC_BEAT];
@@ -46,10 +36,11 @@ typedef struct {
 	uint8_t head[2 * RNIC_BEAT];
 	/* the command at the head of cmdq: its write on its way (past), bytes or beats of it
 	 * addressed (done); beats addressed and taken, counted (wrapping); the posts of the last
-	 * command that had any */
+	 * command that had any, still to go once the beats addressed before them (p_need) are taken */
 	uint8_t past, addressed, taken;
 	uint32_t done;
 	rx_posts_t p;
+	uint8_t p_need;
 	/* a beat's way to its port, a clock each: its address worked out (a), read (r, the two
 	 * beats in r_two), merged onto the port */
 	uint8_t a_valid, r_valid;
