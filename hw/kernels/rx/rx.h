@@ -71,8 +71,8 @@ typedef struct {
 	uint32_t c_off;
 	uint8_t at_valid;   /* bit i: slot i of its atomic results in ICM_ATOMIC holds one */
 	uint8_t at_next;
-	uint16_t oos_psn;   /* nak_sent: the PSN of the last frame since, out of sequence or NAKed
-	                     * (its low 16 bits: a pass is shorter than 32,768 packets) */
+	uint16_t oos_psn;   /* nak_sent: the PSN of the packet NAKed (its low 16 bits: a pass is
+	                     * shorter than 32,768 packets) */
 } rx_qp_t;
 
 /* Per-QP requester state (rx_rdq.c): READ/atomic responses expected, in PSN order, in slots of a

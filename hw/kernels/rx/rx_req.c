@@ -524,14 +524,15 @@ static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 	}
 	if (d > 0) {
 		/* sequence error (9.7.5.1.3): one NAK, later out-of-order packets dropped; but one
-		 * that is not past the last such is the requester's next pass, sent after our NAK
-		 * with the expected PSN lost again: NAKed once more, or it would wait for its timer */
+		 * not past the packet NAKed is the requester's next pass, sent after our NAK with the
+		 * expected PSN lost again: NAKed once more, or it would wait for its timer (a packet
+		 * duplicated or reordered in the same pass is past it, but for that one's own copy) */
 		if (!q->nak_sent || (int16_t)(uint16_t)(psn - q->oos_psn) <= 0) {
 			q->nak_sent = 1;
+			q->oos_psn = (uint16_t)psn;
 			st->o.stat_nak_psn++;
 			rx_nak(st, q->epsn, RNIC_AETH_NAK_PSN_SEQ);
 		}
-		q->oos_psn = (uint16_t)psn;
 		rx_finish_frame(st);
 		return;
 	}
