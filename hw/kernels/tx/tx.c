@@ -453,9 +453,9 @@ static void refused_beat(tx_core_t *st, const tx_pkt_t *k)
 }
 
 /* Emitter: header, payload, pad and the ICRC's place (zeros: tx_icrc_put writes it) of the oldest
- * built packet into the packer. `rd` is the DMA read beat taken this clock for it, or NULL; err:
- * the host refused it. */
-static void emit(tx_core_t *st, const uint8_t *rd, uint32_t err)
+ * built packet into the packer; its payload beats from the queue of those taken (`pay`: one was
+ * there as the clock began). */
+static void emit(tx_core_t *st, uint32_t pay)
 {
 	static const uint8_t zero[RNIC_BEAT];
 	const tx_pkt_t *k = &st->pk[st->pk_head % TX_PKT_FIFO];
@@ -484,13 +484,13 @@ static void emit(tx_core_t *st, const uint8_t *rd, uint32_t err)
 		st->e_state = st->pay_left ? 1 : 2;
 		return;
 	case 1: /* payload beats from the DMA reads */
-		if (!rd)
+		if (!pay || st->flt || st->acc_n + RNIC_BEAT > TX_ACC)
 			return;
-		n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
-		if (err)
+		n = st->pay_n[st->pay_head % TX_PAYQ];
+		if (st->pay_err[st->pay_head % TX_PAYQ])
 			refused_beat(st, k);
-		push(st, rd, n);
-		st->req_left -= n;
+		push(st, st->pay_q[st->pay_head % TX_PAYQ], n);
+		st->pay_head++;
 		st->credit -= n;
 		st->pay_left -= n;
 		st->o.stat_bytes += n;
@@ -813,17 +813,26 @@ static uint32_t next_kind(const tx_core_t *st)
 	return st->req_left ? st->cur_kind : st->req_kind[st->req_head % TX_REQ_FIFO];
 }
 
-/* A DMA read's beat is taken: its request's kind (the next request's, when one starts), counted
- * here but for a payload's or zeros' (emit counts those) */
-static uint32_t take_beat(tx_core_t *st)
+/* A DMA read's beat is taken: its request's kind (the next request's, when one starts); a
+ * payload's (or zeros') into the emitter's queue */
+static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err)
 {
+	uint32_t n, i;
+
 	if (!st->req_left) {
 		st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
 		st->cur_kind = st->req_kind[st->req_head % TX_REQ_FIFO];
 		st->req_head++;
 	}
-	if (st->cur_kind != REQ_PAYLOAD && st->cur_kind != REQ_ZERO)
-		st->req_left = st->req_left > RNIC_BEAT ? st->req_left - RNIC_BEAT : 0;
+	n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
+	st->req_left -= n;
+	if (st->cur_kind == REQ_PAYLOAD || st->cur_kind == REQ_ZERO) {
+		for (i = 0; i < RNIC_BEAT; i++)
+			st->pay_q[st->pay_tail % TX_PAYQ][i] = rd[i];
+		st->pay_n[st->pay_tail % TX_PAYQ] = (uint8_t)n;
+		st->pay_err[st->pay_tail % TX_PAYQ] = (uint8_t)err;
+		st->pay_tail++;
+	}
 	return st->cur_kind;
 }
 
@@ -835,7 +844,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
-	uint32_t i, table, rd_err = 0;
+	uint32_t i, table, rd_err = 0, pay = st->pay_head != st->pay_tail;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -881,7 +890,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	/* an MTT line's or an MPT entry's beat before the head's key lookup (start_next): its landing
 	 * at the clock's end takes the cache's ports, the lookups of this clock wait for it */
 	table = in->rd_valid && st->o.rd_ready && (next_kind(st) == REQ_MTT || next_kind(st) == REQ_MPT);
-	if (table && take_beat(st) == REQ_MTT)
+	if (table && take_beat(st, in->rd_data, in->rd_err) == REQ_MTT)
 		rnic_tlb_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
 	else if (table)
 		rnic_mpt_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
@@ -890,8 +899,9 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 		rd = in->rd_data;
 		rd_err = in->rd_err;
 	} else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
-		 st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC)
+		   st->pay_tail - st->pay_head < TX_PAYQ) {
 		rd = zero_beat;
+	}
 	if (in->db_valid && st->o.db_ready)
 		ring(st, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
@@ -903,7 +913,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 		commit_qp(st, st->commit_qpn);
 
 	emit_beat(st, eth);
-	if (rd && take_beat(st) == REQ_WQE) {
+	if (rd && take_beat(st, rd, rd_err) == REQ_WQE) {
 		/* a WQE beat for the prefetch ring */
 		tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
 
@@ -919,9 +929,8 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 			st->pf_fill++;
 			st->pf_beats = 0;
 		}
-		rd = 0;
 	}
-	emit(st, rd, rd_err);
+	emit(st, pay);
 	tx_build(st);
 	st->la_fill = st->pf_fill;
 	schedule(st);
@@ -968,6 +977,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
 			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
 			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
-			  (st->e_state == 1 && st->acc_n + RNIC_BEAT <= TX_ACC && !st->flt));
+			  (next_kind(st) == REQ_PAYLOAD && st->pay_tail - st->pay_head < TX_PAYQ));
 	*out = st->o;
 }

@@ -16,6 +16,8 @@
 #define TX_CREDIT 32768   /* payload bytes in flight: covers 600 ns at 13 GB/s four times */
 #define TX_CPL_FIFO 16
 #define TX_ACC 192        /* byte packer: three beats */
+#define TX_PAYQ 8         /* payload beats taken from the DMA read stream ahead of the emitter,
+                          * so that the WQE beats behind them need not wait for it */
 #define TX_PKT_FIFO 64    /* packets built (headers, reads issued) and not yet emitted: their payload
                           * reads cover the PCIe round trip for 64-byte messages too */
 #define TX_RSP_FIFO 16    /* responder frames waiting */
@@ -305,6 +307,11 @@ typedef struct {
 	uint32_t req_head, req_tail;
 	uint32_t req_left;           /* bytes of the request being taken not yet taken */
 	uint8_t cur_kind;            /* ... and its kind */
+	/* payload beats taken (or zeros standing in for them), for the emitter in the next clock on:
+	 * bytes of each, refused by the host */
+	uint8_t pay_q[TX_PAYQ][RNIC_BEAT];
+	uint8_t pay_n[TX_PAYQ], pay_err[TX_PAYQ];
+	uint32_t pay_head, pay_tail;
 
 	/* packets built and not yet emitted; the one being built */
 	tx_pkt_t pk[TX_PKT_FIFO];
