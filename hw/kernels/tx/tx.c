@@ -453,9 +453,8 @@ static void refused_beat(tx_core_t *st, const tx_pkt_t *k)
 }
 
 /* Emitter: header, payload, pad and the ICRC's place (zeros: tx_icrc_put writes it) of the oldest
- * built packet into the packer; its payload beats from the queue of those taken (`pay`: one was
- * there as the clock began). */
-static void emit(tx_core_t *st, uint32_t pay)
+ * built packet into the packer; its payload beats from the queue of those taken. */
+static void emit(tx_core_t *st)
 {
 	static const uint8_t zero[RNIC_BEAT];
 	const tx_pkt_t *k = &st->pk[st->pk_head % TX_PKT_FIFO];
@@ -484,13 +483,13 @@ static void emit(tx_core_t *st, uint32_t pay)
 		st->e_state = st->pay_left ? 1 : 2;
 		return;
 	case 1: /* payload beats from the DMA reads */
-		if (!pay || st->flt || st->acc_n + RNIC_BEAT > TX_ACC)
+		if (!rnic_tx_payq_count(&st->payq) || st->flt || st->acc_n + RNIC_BEAT > TX_ACC)
 			return;
-		n = st->pay_n[st->pay_head % TX_PAYQ];
-		if (st->pay_err[st->pay_head % TX_PAYQ])
+		n = rnic_tx_payq_head(&st->payq)->n;
+		if (rnic_tx_payq_head(&st->payq)->err)
 			refused_beat(st, k);
-		push(st, st->pay_q[st->pay_head % TX_PAYQ], n);
-		st->pay_head++;
+		push(st, rnic_tx_payq_head(&st->payq)->data, n);
+		rnic_tx_payq_pop(&st->payq);
 		st->credit -= n;
 		st->pay_left -= n;
 		st->o.stat_bytes += n;
@@ -817,7 +816,7 @@ static uint32_t next_kind(const tx_core_t *st)
  * payload's (or zeros') into the emitter's queue */
 static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err)
 {
-	uint32_t n, i;
+	uint32_t n;
 
 	if (!st->req_left) {
 		st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
@@ -827,11 +826,12 @@ static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err)
 	n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
 	st->req_left -= n;
 	if (st->cur_kind == REQ_PAYLOAD || st->cur_kind == REQ_ZERO) {
-		for (i = 0; i < RNIC_BEAT; i++)
-			st->pay_q[st->pay_tail % TX_PAYQ][i] = rd[i];
-		st->pay_n[st->pay_tail % TX_PAYQ] = (uint8_t)n;
-		st->pay_err[st->pay_tail % TX_PAYQ] = (uint8_t)err;
-		st->pay_tail++;
+		tx_pay_t *p = rnic_tx_payq_slot(&st->payq);
+
+		memcpy(p->data, rd, RNIC_BEAT);
+		p->n = (uint8_t)n;
+		p->err = (uint8_t)err;
+		rnic_tx_payq_push(&st->payq, NULL);
 	}
 	return st->cur_kind;
 }
@@ -844,7 +844,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
 	const uint8_t *rd = 0;
-	uint32_t i, table, rd_err = 0, pay = st->pay_head != st->pay_tail;
+	uint32_t i, table, rd_err = 0;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -899,7 +899,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 		rd = in->rd_data;
 		rd_err = in->rd_err;
 	} else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
-		   st->pay_tail - st->pay_head < TX_PAYQ) {
+		   rnic_tx_payq_room(&st->payq)) {
 		rd = zero_beat;
 	}
 	if (in->db_valid && st->o.db_ready)
@@ -930,7 +930,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 			st->pf_beats = 0;
 		}
 	}
-	emit(st, pay);
+	emit(st);
 	tx_build(st);
 	st->la_fill = st->pf_fill;
 	schedule(st);
@@ -968,6 +968,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	configure(st, in);
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 
+	rnic_tx_payq_edge(&st->payq, 0);
 	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
 	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
@@ -977,6 +978,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
 			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
 			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
-			  (next_kind(st) == REQ_PAYLOAD && st->pay_tail - st->pay_head < TX_PAYQ));
+			  (next_kind(st) == REQ_PAYLOAD && rnic_tx_payq_room(&st->payq)));
 	*out = st->o;
 }

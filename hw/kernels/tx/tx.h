@@ -16,8 +16,6 @@
 #define TX_CREDIT 32768   /* payload bytes in flight: covers 600 ns at 13 GB/s four times */
 #define TX_CPL_FIFO 16
 #define TX_ACC 192        /* byte packer: three beats */
-#define TX_PAYQ 8         /* payload beats taken from the DMA read stream ahead of the emitter,
-                          * so that the WQE beats behind them need not wait for it */
 #define TX_PKT_FIFO 64    /* packets built (headers, reads issued) and not yet emitted: their payload
                           * reads cover the PCIe round trip for 64-byte messages too */
 #define TX_RSP_FIFO 16    /* responder frames waiting */
@@ -29,6 +27,15 @@
 #define TX_WAKE_CLK 9     /* wakes one clock can make: two doorbells (rung, pushed), an ACK or a
 			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
 			   * cancelled, the scheduler's own */
+
+/* A payload beat taken from the DMA read stream (or zeros in place of one), queued (8) ahead of
+ * the emitter so that the WQE beats behind it need not wait for the emitter: its bytes, refused
+ * by the host */
+typedef struct {
+	uint8_t data[RNIC_BEAT];
+	uint8_t n, err;
+} tx_pay_t;
+RNIC_FIFO(tx_payq, tx_pay_t, 3)
 
 /* a slot of the prefetch ring: its tags (registers: tx_unfetch looks at every slot at once);
  * the WQE itself is in pf_wqe, a block RAM */
@@ -307,11 +314,7 @@ typedef struct {
 	uint32_t req_head, req_tail;
 	uint32_t req_left;           /* bytes of the request being taken not yet taken */
 	uint8_t cur_kind;            /* ... and its kind */
-	/* payload beats taken (or zeros standing in for them), for the emitter in the next clock on:
-	 * bytes of each, refused by the host */
-	uint8_t pay_q[TX_PAYQ][RNIC_BEAT];
-	uint8_t pay_n[TX_PAYQ], pay_err[TX_PAYQ];
-	uint32_t pay_head, pay_tail;
+	rnic_tx_payq_t payq;         /* payload beats taken, for the emitter */
 
 	/* packets built and not yet emitted; the one being built */
 	tx_pkt_t pk[TX_PKT_FIFO];

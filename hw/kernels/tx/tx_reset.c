@@ -31,7 +31,7 @@ void tx_reset(tx_core_t *st)
 	st->rsp_head = st->rsp_tail = 0;
 	st->pk_head = st->pk_tail = 0;
 	st->req_head = st->req_tail = st->req_left = st->credit = 0;
-	st->pay_head = st->pay_tail = 0;
+	rnic_tx_payq_edge(&st->payq, 1);
 	st->cpl_head = st->cpl_tail = 0;
 	st->ack_busy = 0;
 	st->fence_state = 0;
