@@ -163,7 +163,7 @@ def read_layout(headers, roots, includes=(), defines=()):
 
 # the caches in front of context memory (kernel, array): lines, tags and the slots a context read
 # ahead waits in, shared by all QPs
-CACHES = {("rx", "core.qc_line"), ("rx", "core.qc_tag"), ("rx", "core.qc_tagf"), ("rx", "core.qc_stg")}
+CACHES = {("rx", "ctx.line"), ("rx", "ctx.tag"), ("rx", "ctx.tagf"), ("rx", "ctx.stg")}
 
 
 def main():
@@ -221,6 +221,7 @@ def main():
           f"; {sum(n for (_, u), n in per.items() if u == 'QP'):,d} bytes a QP in all")
     # The caches in front of context memory are shared by every QP: a QP's share at MAX_QP
     cached = [(k, t) for k, _, root in KERNELS for t in tables(types, root) if (k, t.name) in CACHES]
+    assert len(cached) == len(CACHES), f"caches not found: {CACHES - {(k, t.name) for k, t in cached}}"
     share = sum(t.size for _, t in cached) / spec_const("MAX_QP")
     qp = sum(n for (_, u), n in per.items() if u == 'QP') + share
     print(f"caches in front of context memory ({', '.join(f'{k} {t.name}' for k, t in cached)}):"

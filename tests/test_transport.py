@@ -217,7 +217,7 @@ def table_check(out):
     for name in ("rnic0", "rnic1"):
         log = (out / f"{name}.log").read_text()
         report = log[log.find("tblchk:"):]
-        assert "rx   core.qc_stg " in report, log[-3000:]
+        assert "rx   ctx.stg " in report, log[-3000:]
         worse = judge(report)
         assert not worse, f"{name}:\n{worse}\n{report}"
 
@@ -428,8 +428,10 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
     monkeypatch.setenv("RNIC_SIM_SCATTER", "1")
     counters = {}
+    # which of B's reads are refused follows its draw (rnic-sim --seed) and the order of its reads:
+    # with this one, a refused translation cuts a message before A's own refusals end every lane
     rc, text, _ = run_ops(out / "tlb", ["--ack-timeout", "6", "--seed", "4", "faults", "12"], (),
-                          per_nic={"rnic0": ["--dma-rd-fail", "0.01"], "rnic1": ["--dma-rd-fail", "0.25"]},
+                          per_nic={"rnic0": ["--dma-rd-fail", "0.01"], "rnic1": ["--dma-rd-fail", "0.25", "--seed", "2"]},
                           counters=counters)
     assert rc == 0 and "PASS" in text, text[-4000:]
     ok, _, _, rem = map(int, summary.search(text).groups())

@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 			clock_checked();
 		}
 		in.eth_valid = 0;
-		for (i = 0; i < 20000 && (st.core.busy || st.core.fr_head != st.core.fr_tail || i < 8 /* the ICRC check */ || rd_head != rd_tail || out.wr_valid); i++)
+		for (i = 0; i < 20000 && (st.core.busy || st.core.cur_on || st.ctx.head != st.ctx.tail || rnic_rx_frameq_count(&st.frameq) || i < 8 /* the ICRC check */ || rd_head != rd_tail || out.wr_valid); i++)
 			clock_checked();
 		if (i == 20000)
 			finding("RX never idle again", 0, 0);

@@ -1,6 +1,7 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
- * Here rx_core, the stage after the frame store (rx_store.c): the processing loop over the frames
- * come in whole, receive WQE fetches, the caches' reads, and what each frame writes and produces,
+ * Here rx_core, the stage after the QPC cache (rx_ctx.c): the processing loop over the frames it
+ * hands on with their QPs' contexts, receive WQE fetches, the reads of the MPT and MTT caches and
+ * of the QPC cache's misses, and what each frame writes and produces,
  * as commands to the store; the frames' headers and what each opcode does in rx_req.c. Not yet
  * split into stages: one clock is one call (rx.h).
  *
@@ -27,16 +28,6 @@ rx_cmd_t *rx_cmd(rx_core_t *st)
 		st->cmd_on = 1;
 	}
 	return &st->cmd;
-}
-
-/* A frame come in whole into the store: queued, its QP's context and its key looked for ahead */
-static void arrive(rx_core_t *st, const rx_arrival_t *a)
-{
-	uint32_t slot = st->fr_tail % RX_MAX_FRAMES;
-
-	rx_qc_arrived(st, slot, a);
-	st->frames[slot] = a->f;
-	st->fr_tail++;
 }
 
 /* The QP's receive WQEs come from a shared receive queue: its number, else -1. */
@@ -87,7 +78,7 @@ static void post(rx_core_t *st)
 
 void rx_finish_frame(rx_core_t *st)
 {
-	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	const rx_frame_t *f = &st->cur.f;
 	rx_qp_t *q = &st->qp[st->qpn];
 	uint32_t i;
 
@@ -103,6 +94,7 @@ void rx_finish_frame(rx_core_t *st)
 	for (i = 0; i < RNIC_MAX_SGE; i++)
 		st->wsge[i] = (rx_sge_t){0};
 	rx_cmd(st)->release = f->beats;
+	st->cur_on = 0;
 	st->fr_head++;
 	st->redo = 0;
 	post(st);
@@ -203,7 +195,7 @@ int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint6
  * is written; 1: its key's MPT entry or its page's translation is not there yet, nothing changed. */
 static int start_segment(rx_core_t *st)
 {
-	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	const rx_frame_t *f = &st->cur.f;
 	rx_cmd_t *c;
 	uint32_t i;
 	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
@@ -411,7 +403,7 @@ static void rwqe_gone(rx_core_t *st)
 	st->redo = 1;
 }
 
-/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY, B_QPC), once the read channel has
+/* The read the frame waits for (B_RWQE, B_ATOMIC, B_REPLAY), once the read channel has
  * room; an atomic's (its operand, or the results it replays) once the DMA writes before it were
  * taken: it reads what they may have written */
 static void issue_wait(rx_core_t *st)
@@ -421,8 +413,6 @@ static void issue_wait(rx_core_t *st)
 		return;
 	if (st->busy == B_RWQE)
 		read_rwqe(st, st->qpn);
-	else if (st->busy == B_QPC)
-		rx_qc_issue(st);
 	else
 		rx_atomic_read(st);
 	st->rd_issue = 0;
@@ -563,7 +553,7 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 			c->p.n_psn = st->re_psn;
 			c->p.n_syn = RNIC_AETH_ACK_NO_CREDIT;
 			c->p.n_rd = 1;
-		} else if (st->fr_head != st->fr_tail) {
+		} else if (st->cur_on) {
 			if (!rdx)
 				rx_dispatch(st, in);
 		} else {
@@ -588,7 +578,7 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
 	case B_POST:
 		post(st);
 		break;
-	default: /* B_RWQE, B_ATOMIC, B_REPLAY, B_QPC: waiting for the DMA read */
+	default: /* B_RWQE, B_ATOMIC, B_REPLAY: waiting for the DMA read */
 		break;
 	}
 }
@@ -632,16 +622,43 @@ static void srq_cfg(rx_core_t *st, uint32_t addr, uint32_t data)
 	st->srqc[idx][word] = data;
 }
 
+/* A QP context word from the firmware, gathered until word 0 (written last) commits the entry:
+ * the fields any QP's doorbell, receive WQE or completion reads (for any QP, not only a frame's:
+ * rx_ctx keeps its own copy of those the frames are checked with), and the QP's responder state
+ * next clock (commit_qp). */
+static void qpc_cfg(rx_core_t *st, uint32_t addr, uint32_t data)
+{
+	uint32_t idx, srqn, state = RNIC_GET(RNIC_QPC_CTRL_STATE, data);
+	const uint32_t *e = st->qpc_stage;
+	int w = rnic_qpc_word(addr, &idx);
+
+	if (w < 0)
+		return;
+	st->qpc_stage[w] = data;
+	if (w)
+		return;
+	st->commit_valid = 1;
+	st->commit_qpn = (uint16_t)idx;
+	st->rq_ctl[idx] = RNIC_GET(RNIC_QPC_CTRL_CTX, data) | (RNIC_GET(RNIC_QPC_RING_LOG_RQ, e[RNIC_QPC_RING_LOG / 4]) & 0x1f) << 8 |
+			  (RNIC_GET(RNIC_QPC_CTRL_VALID, data) && state != RNIC_QPS_RESET ? RQ_LIVE : 0) |
+			  RNIC_GET(RNIC_QPC_CQN_RECV, e[RNIC_QPC_CQN / 4]) << 16;
+	srqn = RNIC_GET(RNIC_QPC_SRQ_SRQN, e[RNIC_QPC_SRQ / 4]);
+	st->rq_srq[idx] = (uint16_t)(RNIC_GET(RNIC_QPC_SRQ_USE, e[RNIC_QPC_SRQ / 4]) ? RQ_SRQ | (srqn < RQ_SRQ ? srqn : RQ_SRQ - 1) : 0);
+	st->rq_base[idx] = (uint64_t)e[RNIC_QPC_RQ_BASE_HI / 4] << 32 | e[RNIC_QPC_RQ_BASE_LO / 4];
+	st->qp_pdn[idx] = (uint16_t)e[RNIC_QPC_PDN / 4];
+	st->dest_qpn[idx] = RNIC_GET(RNIC_QPC_DEST_QPN_QPN, e[RNIC_QPC_DEST_QPN / 4]);
+}
+
 /* A QPC committed: a clock of its own, no other event takes a QP's memories in it (the readies
  * were down, the processing side waits) */
 static void commit_qp(rx_core_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
 	rx_rdq_t *r = &st->rdq[idx];
-	uint32_t ctrl = st->qc_stage[RNIC_QPC_CTRL / 4];
-	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
+	uint32_t ctrl = st->qpc_stage[RNIC_QPC_CTRL / 4];
+	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) ? RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl) : RNIC_QPS_RESET;
 
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state == RNIC_QPS_RESET) {
+	if (state == RNIC_QPS_RESET) {
 		uint32_t i;
 
 		/* a receive WQE still on its way belongs to nobody now (a bounded pass over the reads) */
@@ -662,16 +679,15 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 		rw_give_back(st, idx);
 		st->rq_pi[idx] = st->rw_req[idx] = st->rw_got[idx] = st->rw_used[idx] = 0;
 	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && st->qstate[idx] < RNIC_QPS_RTR) {
-		q->epsn = RNIC_GET(RNIC_QPC_RQ_PSN_PSN, st->qc_stage[RNIC_QPC_RQ_PSN / 4]);
+		q->epsn = RNIC_GET(RNIC_QPC_RQ_PSN_PSN, st->qpc_stage[RNIC_QPC_RQ_PSN / 4]);
 		q->msn = 0;
 	}
 	st->qstate[idx] = (uint8_t)state;
 }
 
-
-
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, rnic_rx_cmdq_t *cmds,
-	     rnic_rx_doneq_t *dones, rnic_rx_out_t *out)
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_hintq_t *hints,
+	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
+	     rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready, room = rnic_rx_cmdq_room(cmds);
@@ -690,9 +706,9 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 	if (!(st->sweep & RNIC_SWEPT)) {
 		rx_sweep(st, in);
 		/* a frame that comes meanwhile is dropped: its beats given back */
-		if (rnic_rx_arriveq_count(arrivals) && room) {
-			rx_cmd(st)->release = rnic_rx_arriveq_head(arrivals)->f.beats;
-			rnic_rx_arriveq_pop(arrivals);
+		if (rnic_rx_frameq_count(frames) && room) {
+			rx_cmd(st)->release = rnic_rx_frameq_head(frames)->f.beats;
+			rnic_rx_frameq_pop(frames);
 			rnic_rx_cmdq_push(cmds, &st->cmd);
 		}
 		*out = st->o;
@@ -700,9 +716,24 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 	}
 	st->now = in->cycle;
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
-	rx_qc_check(st); /* before this clock's tag writes: they read the tags as the clock starts */
 	rnic_tlb_hint(&st->t);
 	rx_mpt_ahead(st);
+	if (rnic_rx_hintq_count(hints)) {
+		/* a request come in: its key looked for ahead (a hint only: the next one takes its place) */
+		const rx_hint_t *h = rnic_rx_hintq_head(hints);
+
+		st->mk_cand = 1;
+		st->mk_cand_key = h->key;
+		st->mk_cand_va = h->va;
+		st->mk_cand_xl = h->xl;
+		rnic_rx_hintq_pop(hints);
+	}
+	/* the next frame, with its QP's context */
+	if (!st->cur_on && rnic_rx_frameq_count(frames)) {
+		st->cur = *rnic_rx_frameq_head(frames);
+		st->cur_on = 1;
+		rnic_rx_frameq_pop(frames);
+	}
 	/* handshake of the read request presented during the last clock */
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;
@@ -715,7 +746,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 	st->commit_valid = 0;
 	if (in->cfg_valid) {
 		rnic_tables_cfg(&st->t, in->cfg_addr, in->cfg_data);
-		rx_qpc_cfg(st, in->cfg_addr, in->cfg_data);
+		qpc_cfg(st, in->cfg_addr, in->cfg_data);
 		srq_cfg(st, in->cfg_addr, in->cfg_data);
 		rnic_icm_cfg(st->icm, in->cfg_addr, in->cfg_data);
 	}
@@ -728,11 +759,17 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 	go = !commit;
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
-		uint32_t slot = st->rd_slot[st->rd_head % RX_RD_FIFO];
 
 		st->rd_head += in->rd_last;
-		go &= (k == RD_QPC || k == RD_QPC_OLD) && !rx_qc_fill(st, in, qpn, slot, k); /* a context: to its slot */
-		if (k == RD_RWQE)
+		go &= k == RD_QPC; /* a context's beat goes on to rx_ctx: the frame goes on */
+		if (k == RD_QPC) {
+			rx_ctxrsp_t *r = rnic_rx_ctxrspq_slot(rsps);
+
+			memcpy(r->data, in->rd_data, RNIC_BEAT);
+			r->last = (uint8_t)in->rd_last;
+			r->err = (uint8_t)in->rd_err;
+			rnic_rx_ctxrspq_push(rsps, NULL);
+		} else if (k == RD_RWQE)
 			got_rwqe(st, qpn, in->rd_data, in->rd_err);
 		else if (k == RD_ATOMIC)
 			rx_atomic_done(st, in->rd_data, in->rd_err);
@@ -759,18 +796,17 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 		process(st, in, rdx);
 	if (!commit) {
 		issue_wait(st);
-		rx_qc_prefetch(st);
+		if (rnic_rx_ctxreqq_count(reqs) && rx_rd_room(st) && !st->fence_pending) {
+			/* rx_ctx's read (not while a fence waits for the reads to drain) */
+			rx_read_req(st, rnic_rx_ctxreqq_head(reqs)->bus, RNIC_QPC_WORDS * 4, RD_QPC, 0);
+			rnic_rx_ctxreqq_pop(reqs);
+		}
 		rx_mpt_ahead_issue(st);
 		rx_tlb_ahead_issue(st);
 		prefetch_rwqe(st);
 	}
 	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
 		rx_reclaim(st);
-	/* taken in every clock (the store cannot wait either) */
-	if (rnic_rx_arriveq_count(arrivals)) {
-		arrive(st, rnic_rx_arriveq_head(arrivals));
-		rnic_rx_arriveq_pop(arrivals);
-	}
 	if (st->cmd_on) {
 		rnic_rx_cmdq_push(cmds, &st->cmd);
 		st->wr_out += st->cmd.kind == RX_CMD_SEG || st->cmd.kind == RX_CMD_DATA;
@@ -787,6 +823,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals,
 	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
 			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land) &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land); /* a cache's beat waits for the last to land */
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land); /* a cache's beat waits for the last to land
+			                                                                        * (rx_ctx takes a context's every clock) */
 	*out = st->o;
 }

@@ -1,7 +1,8 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
  * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), four of the ICRC check (rx_icrc.c), three
- * of the headers (rx_parse.c), the frame store and its ports (rx_store.c), and rx_core (the rest:
- * the responder, the caches, what each frame writes and produces; not yet split). */
+ * of the headers (rx_parse.c), the frame store and its ports (rx_store.c), the QPC cache
+ * (rx_ctx.c), and rx_core (the rest: the responder, the MPT and MTT caches, what each frame
+ * writes and produces; not yet split). */
 #ifndef RNIC_RX_H
 #define RNIC_RX_H
 
@@ -9,6 +10,7 @@
 #include "rx_mac.h"
 #include "rx_parse.h"
 #include "rx_store.h"
+#include "rx_ctx.h"
 
 #define RX_RD_FIFO 64     /* DMA reads in flight (receive WQEs fetched ahead, an atomic operand):
                           * 600 ns of receive WQEs for 64-byte SENDs at line rate */
@@ -21,12 +23,6 @@
                           * ahead stops below, so idle QPs holding WQEs never starve a SEND */
 #define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
 #define RX_RDP 512        /* entries for them (where the responses go), shared by all QPs */
-#ifndef RX_QC_LOG
-#define RX_QC_LOG 12       /* QPC cache: 4,096 lines, direct-mapped (line = QPN mod 4,096); a test
-                            * build has two (tests/tests.mk) */
-#endif
-#define RX_QC_LINES (1u << RX_QC_LOG)
-#define RX_QC_VALID 0x8000u /* qc_tag: the line holds the context of the QPN in the low bits */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding; values and
 					    PSNs in context memory (ICM_ATOMIC), which slots hold one here */
@@ -100,30 +96,6 @@ typedef struct {
 	uint16_t pi, ci;    /* posted (doorbell) and fetched receive WQEs */
 } rx_srq_t;
 
-/* A line of the QPC cache: the fields of a QP's context that its frames are checked and placed
- * with (the rest of the context is read by nothing on the receive side) */
-typedef struct {
-	uint32_t ctrl;      /* QPC CTRL: valid, state, type, PMTU, IPv6 */
-	uint16_t pdn;       /* < MAX_PD */
-	uint32_t qkey;
-	rnic_peer_t peer;   /* which a connected QP takes frames from */
-	uint8_t access;     /* ACCESS (enum ACCESS) */
-	uint8_t min_rnr;    /* RETRY.MIN_RNR */
-} rx_qcl_t;
-
-/* Apply QPC word `word` (a commit's, or one read from context memory) to a line's fields. */
-static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
-{
-	switch (word) {
-	case RNIC_QPC_CTRL / 4: l->ctrl = v; break;
-	case RNIC_QPC_PDN / 4: l->pdn = (uint16_t)v; break;
-	case RNIC_QPC_QKEY / 4: l->qkey = v; break;
-	case RNIC_QPC_ACCESS / 4: l->access = (uint8_t)v; break;
-	case RNIC_QPC_RETRY / 4: l->min_rnr = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MIN_RNR, v); break;
-	default: rnic_peer_cfg(&l->peer, word, v); break;
-	}
-}
-
 typedef struct {
 	rnic_tables_t t;
 	/* The keys of the frame at the head, in the MPT cache before it is dispatched (keys_cached):
@@ -134,36 +106,13 @@ typedef struct {
 	uint32_t rg_frame;
 	uint16_t rg_qpn, rg_used;
 	uint8_t rg_k, rg_err;
-	/* The QPC cache in front of context memory (rx_qpc.c): lines and their tags; the tag each
-	 * line will hold once the frames in the store are through (qc_tagf); a context read for a
-	 * frame, kept beside it until it reaches the head (qc_stg, a slot per frame of the store)
-	 * and what each slot holds; the slots whose read is still to be issued; the entry the
-	 * firmware is writing (words gathered until word 0 commits it) and a fill's first beat. */
-	rx_qcl_t qc_line[RX_QC_LINES];
-	uint16_t qc_tag[RX_QC_LINES], qc_tagf[RX_QC_LINES];
-	rx_qcl_t qc_stg[RX_MAX_FRAMES];
-	uint16_t qs_qpn[RX_MAX_FRAMES];  /* the QP of the frame in the slot */
-	uint8_t qs_pend[RX_MAX_FRAMES];  /* its context is to be read, or on its way */
-	uint8_t qs_ready[RX_MAX_FRAMES]; /* its context is in qc_stg */
-	uint8_t qs_bad[RX_MAX_FRAMES];   /* its context's read was refused by the host */
-	uint8_t qc_q[RX_MAX_FRAMES];
-	uint32_t qf_head, qf_tail;
-	uint32_t qc_stage[RNIC_QPC_WORDS];
-	rx_qcl_t qc_fill;            /* a fill's fields from its first beat */
-	uint8_t qc_fill_err;         /* and whether the host refused that beat */
-	uint32_t qc_pf_qpn;          /* the QP of the frame that came in whole */
-	uint8_t qc_cand;             /* it came in whole, good: look its QP up (next clock) ... */
-	uint8_t qc_cand_slot;        /* ... its slot */
-	/* the request key (RETH, AtomicETH) of a frame that came in whole, good (mk_cand, its key
+	/* the request key (RETH, AtomicETH) of a frame come in whole (rx_ctx's hint: mk_cand, its key
 	 * mk_cand_key, its address mk_cand_va; mk_cand_xl: it writes there, a WRITE or an atomic),
-	 * looked up in the MPT cache's tags from the clock after, and its entry read ahead
-	 * (mk_want) when neither there nor on its way (rx_mpt_ahead) */
+	 * looked up in the MPT cache's tags from the clock after, and its entry read ahead (mk_want)
+	 * when neither there nor on its way (rx_mpt_ahead) */
 	uint8_t mk_cand, mk_want, mk_cand_xl, mk_want_xl;
 	uint32_t mk_cand_key, mk_want_key;
 	uint64_t mk_cand_va, mk_want_va;
-	uint8_t qc_staged, qc_slot;  /* the frame at the head reads its context from this slot */
-	uint16_t qc_qpn;             /* the QP the frame at the head waits for (B_QPC) */
-	uint64_t qc_wait0;           /* the cycle it started waiting */
 	uint64_t now;
 	/* the fields of every QP's context that a doorbell, a receive WQE's fetch, check or
 	 * completion read (for any QP, not only the head frame's), written at its commit: */
@@ -173,6 +122,7 @@ typedef struct {
 	uint16_t rq_srq[RNIC_MAX_QP];   /* SRQ.SRQN | RQ_SRQ: its receive WQEs come from that SRQ */
 	uint16_t qp_pdn[RNIC_MAX_QP];
 	uint32_t dest_qpn[RNIC_MAX_QP]; /* its completions' source QP */
+	uint32_t qpc_stage[RNIC_QPC_WORDS]; /* the entry the firmware is writing (word 0 commits it) */
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];
@@ -212,9 +162,11 @@ typedef struct {
 	uint64_t icm[RNIC_ICM_MAX_CHUNKS]; /* context memory's chunks (CFG_TBL_ICM) */
 	rx_srq_t srq[RNIC_MAX_SRQ];
 
-	/* the frames in the store (rx_store.c), as they came in whole */
-	rx_frame_t frames[RX_MAX_FRAMES];
-	uint32_t fr_head, fr_tail;  /* frame queue (free running) */
+	/* the frame being processed (rx_ctx's, with its QP's context: cur_on), and the frames done,
+	 * counted */
+	rx_ctxf_t cur;
+	uint8_t cur_on;
+	uint32_t fr_head;
 	/* this clock's command to the store (rx_msg.h): one a clock, pushed at the clock's end */
 	rx_cmd_t cmd;
 	uint8_t cmd_on;
@@ -227,8 +179,6 @@ typedef struct {
 	/* DMA reads in flight, in request order (their data returns so): kind and QP of each */
 	uint8_t rd_kind[RX_RD_FIFO];
 	uint16_t rd_qpn[RX_RD_FIFO];
-	uint8_t rd_slot[RX_RD_FIFO]; /* a context read's frame slot */
-	uint32_t rd_t0[RX_RD_FIFO];  /* a context read's issue cycle (its latency, counted) */
 	uint32_t rd_head, rd_tail;
 	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC, B_REPLAY: the read waited for is still to be
 	                             * requested */
@@ -273,10 +223,11 @@ typedef struct {
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rx_core_t;
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, rnic_rx_cmdq_t *cmds,
-	     rnic_rx_doneq_t *dones, rnic_rx_out_t *out);
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_hintq_t *hints,
+	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
+	     rnic_rx_out_t *out);
 
-#define RNIC_RX_STAGES 10u
+#define RNIC_RX_STAGES 11u
 
 typedef struct {
 	rx_mac_t mac;
@@ -284,6 +235,7 @@ typedef struct {
 	rx_hdr_t hdr;
 	rx_classify_t classify;
 	rx_store_t store;
+	rx_ctx_t ctx;
 	rx_core_t core;
 	rnic_icrc_inq_t macq;
 	rnic_rx_hdrq_t hdrq;
@@ -297,10 +249,14 @@ typedef struct {
 	rnic_rx_arriveq_t arriveq;
 	rnic_rx_cmdq_t cmdq;
 	rnic_rx_doneq_t doneq;
+	rnic_rx_frameq_t frameq;
+	rnic_rx_hintq_t hintq;
+	rnic_rx_ctxreqq_t ctxreqq;
+	rnic_rx_ctxrspq_t ctxrspq;
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..9): the result
+/* the same clock with the stages called in the order given (a permutation of 0..10): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 

@@ -12,21 +12,14 @@ enum {
 	B_ATREC,  /* an atomic's result to its replay slot in ICM, ... */
 	B_ATPL,   /* ... then the target's write */
 	B_REPLAY, /* a duplicate atomic waits for its result read back from ICM */
-	B_QPC,    /* the frame waits for its QP's context read from ICM (a QPC cache miss) */
 	B_FIN,    /* a read's data ended the frame: it is finished in the next clock the store has room
 	           * (a read's data is taken whatever the store does: TX's may wait behind it) */
 	B_POST,   /* the same for a flush completion */
 	B_ATX,    /* an atomic's operand address waits for its key's MPT entry or its MTT line */
 };
 
-/* the context of the frame at the head (QP qpn): in its line of the QPC cache, or in the frame's
- * slot when it was read while the frame waited (rx_qc_lookup said which) */
-static inline const rx_qcl_t *rx_qcl(const rx_core_t *st, uint32_t qpn)
-{
-	return st->qc_staged ? &st->qc_stg[st->qc_slot] : &st->qc_line[qpn % RX_QC_LINES];
-}
-
-#define QCL_CTRL(st, qpn, f) RNIC_GET(RNIC_QPC_CTRL_##f, rx_qcl(st, qpn)->ctrl)
+/* a field of the CTRL word of the context the frame being processed came with (rx_ctx) */
+#define QCL_CTRL(st, f) RNIC_GET(RNIC_QPC_CTRL_##f, (st)->cur.l.ctrl)
 /* rq_ctl and rq_srq (rx.h) */
 #define RQ_CTX(c) ((c) & 0xffu)
 #define RQ_LOG(c) (((c) >> 8) & 0x1fu)
@@ -48,7 +41,7 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 /* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_QPC_OLD, RD_VOID, RD_MTT, RD_MPT }; /* RD_QPC_OLD: its QP committed since */
+enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_VOID, RD_MTT, RD_MPT }; /* RD_QPC: rx_ctx's */
 
 rx_cmd_t *rx_cmd(rx_core_t *st);
 int rx_rq_avail(const rx_core_t *st, uint32_t qpn);
@@ -75,15 +68,6 @@ void rx_rw_release(rx_core_t *st, uint32_t qpn);
 void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in);
 void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rx_core_t *st);
-void rx_qc_arrived(rx_core_t *st, uint32_t slot, const rx_arrival_t *a);
-void rx_qc_check(rx_core_t *st);
-void rx_qc_reset(rx_core_t *st);
-void rx_qc_sweep(rx_core_t *st, uint32_t q);
-void rx_qc_issue(rx_core_t *st);
-void rx_qc_prefetch(rx_core_t *st);
-int rx_qc_lookup(rx_core_t *st, uint32_t qpn);
-int rx_qc_fill(rx_core_t *st, const rnic_rx_in_t *in, uint32_t qpn, uint32_t slot, uint32_t kind);
-void rx_qpc_cfg(rx_core_t *st, uint32_t addr, uint32_t data);
 void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err);
 void rx_atomic_record(rx_core_t *st);
 void rx_atomic_read(rx_core_t *st);

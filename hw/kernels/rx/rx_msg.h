@@ -2,14 +2,18 @@
  *   rx_mac --macq--> rnic_icrc_fold --foldq--> rnic_icrc_shift --shiftq--> rnic_icrc_sum --sumq-->
  *   rx_icrc_check --beatq--> rx_store   (the ICRC's three stages: rnic_icrc.h)
  *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_store
- *   rx_store --arriveq--> rx_core --cmdq--> rx_store --doneq--> rx_core
+ *   rx_store --arriveq--> rx_ctx --frameq, hintq--> rx_core --cmdq--> rx_store --doneq--> rx_core
+ *   rx_ctx --ctxreqq--> rx_core --ctxrspq--> rx_ctx
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
  * reaches the frame store with its ICRC's verdict, and its headers' descriptor a clock before it.
  * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
  * so no FIFO but descq holds more than one entry and none is full (descq: the frames in the
- * ICRC chain, at most 5). The store hands rx_core each frame come in whole (arriveq), and
- * rx_core hands back what the frame writes and produces, in order (cmdq); the store tells it
- * when each DMA write's last beat was taken (doneq), for the reads that must not pass one. */
+ * ICRC chain, at most 5). The store hands the QPC cache (rx_ctx) each frame come in whole
+ * (arriveq), which hands it on to rx_core in order with its QP's context (frameq) and its
+ * request's key for the MPT cache's look-ahead (hintq); the contexts it misses are read on
+ * rx_core's read channel (ctxreqq, their beats back on ctxrspq, taken every clock). rx_core
+ * hands the store what the frame writes and produces, in order (cmdq); the store tells it when
+ * each DMA write's last beat was taken (doneq), for the reads that must not pass one. */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -136,6 +140,58 @@ typedef struct {
 	rx_posts_t p;
 } rx_cmd_t;
 
+/* A line of the QPC cache: the fields of a QP's context that its frames are checked and placed
+ * with (the rest of the context is read by nothing on the receive side) */
+typedef struct {
+	uint32_t ctrl;      /* QPC CTRL: valid, state, type, PMTU, IPv6 */
+	uint16_t pdn;       /* < MAX_PD */
+	uint32_t qkey;
+	rnic_peer_t peer;   /* which a connected QP takes frames from */
+	uint8_t access;     /* ACCESS (enum ACCESS) */
+	uint8_t min_rnr;    /* RETRY.MIN_RNR */
+} rx_qcl_t;
+
+/* Apply QPC word `word` (a commit's, or one read from context memory) to a line's fields. */
+static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
+{
+	switch (word) {
+	case RNIC_QPC_CTRL / 4: l->ctrl = v; break;
+	case RNIC_QPC_PDN / 4: l->pdn = (uint16_t)v; break;
+	case RNIC_QPC_QKEY / 4: l->qkey = v; break;
+	case RNIC_QPC_ACCESS / 4: l->access = (uint8_t)v; break;
+	case RNIC_QPC_RETRY / 4: l->min_rnr = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MIN_RNR, v); break;
+	default: rnic_peer_cfg(&l->peer, word, v); break;
+	}
+}
+
+/* What rx_ctx hands rx_core (frameq): a frame come in whole, in order, with its QP's context
+ * (ctx OK: l), or word that it has none (GONE: its read was refused, or there is no context memory:
+ * dropped as for an unknown QP), or neither (NONE: not RoCEv2 for one of our QPs, or bad) */
+enum { RX_CTX_NONE, RX_CTX_OK, RX_CTX_GONE };
+typedef struct {
+	rx_frame_t f;
+	uint8_t ctx;
+	rx_qcl_t l;
+} rx_ctxf_t;
+
+/* A request's key and address (RETH, AtomicETH), for the MPT cache's look-ahead in rx_core (xl: it
+ * writes there, a WRITE or an atomic) */
+typedef struct {
+	uint32_t key;
+	uint64_t va;
+	uint8_t xl;
+} rx_hint_t;
+
+/* A QP context read rx_ctx asks of rx_core's read channel (ctxreqq: RNIC_QPC_WORDS * 4 bytes at
+ * bus), and its beats, handed back as they come (ctxrspq) */
+typedef struct {
+	uint64_t bus;
+} rx_ctxreq_t;
+typedef struct {
+	uint8_t data[RNIC_BEAT];
+	uint8_t last, err;
+} rx_ctxrsp_t;
+
 RNIC_FIFO(rx_hdrq, rnic_ebeat_t, 1)
 RNIC_FIFO(rx_factq, rx_facts_t, 1)
 RNIC_FIFO(rx_headq, rx_heads_t, 1)
@@ -144,5 +200,9 @@ RNIC_FIFO(rx_beatq, rx_checked_t, 1)
 RNIC_FIFO(rx_arriveq, rx_arrival_t, 1)
 RNIC_FIFO(rx_cmdq, rx_cmd_t, 2)
 RNIC_FIFO(rx_doneq, uint8_t, 1)
+RNIC_FIFO(rx_frameq, rx_ctxf_t, 1)
+RNIC_FIFO(rx_hintq, rx_hint_t, 1)
+RNIC_FIFO(rx_ctxreqq, rx_ctxreq_t, 1)
+RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 1)
 
 #endif

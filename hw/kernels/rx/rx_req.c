@@ -6,7 +6,7 @@ static uint32_t check_write(rx_core_t *st, uint32_t qpn, const uint8_t *h, uint3
 			    uint32_t xoff)
 {
 	rx_qp_t *q = &st->qp[qpn];
-	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, qpn, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, PMTU));
 	int first = op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
 	int last = op != RNIC_BTH_OP_WRITE_FIRST && op != RNIC_BTH_OP_WRITE_MIDDLE;
 
@@ -17,9 +17,9 @@ static uint32_t check_write(rx_core_t *st, uint32_t qpn, const uint8_t *h, uint3
 		uint32_t rkey = rnic_be32(h + xoff + 8);
 		uint32_t dlen = rnic_be32(h + xoff + 12);
 
-		if (!(rx_qcl(st, qpn)->access & RNIC_ACCESS_REMOTE_WRITE))
+		if (!(st->cur.l.access & RNIC_ACCESS_REMOTE_WRITE))
 			return RNIC_AETH_NAK_REM_ACCESS;
-		if (dlen && rnic_mpt_check(st->kg_e, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_WRITE, va, dlen))
+		if (dlen && rnic_mpt_check(st->kg_e, rkey, st->cur.l.pdn, RNIC_ACCESS_REMOTE_WRITE, va, dlen))
 			return RNIC_AETH_NAK_REM_ACCESS;
 		if (last ? dlen != plen || plen > mtu : plen != mtu || dlen <= mtu)
 			return RNIC_AETH_NAK_INV_REQ;
@@ -45,7 +45,7 @@ static void response(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t psn,
 	rx_rdq_t *q = &st->rdq[st->qpn];
 	uint32_t pe = st->rdb[q->blk].e[q->rd_head % RX_RDX];
 	const rx_rdx_t *x = &st->rdp[pe];
-	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, st->qpn, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, PMTU));
 	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
 	int32_t d = rnic_psn_diff(psn, exp);
 	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
@@ -107,8 +107,8 @@ static int read_ok(const rx_core_t *st, const uint8_t *h)
 {
 	uint32_t len = rnic_be32(h + RNIC_XTH_OFF + 12);
 
-	return (rx_qcl(st, st->qpn)->access & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
-	       (!len || !rnic_mpt_check(st->kg_e, rnic_be32(h + RNIC_XTH_OFF + 8), rx_qcl(st, st->qpn)->pdn,
+	return (st->cur.l.access & RNIC_ACCESS_REMOTE_READ) && len <= 0x80000000u &&
+	       (!len || !rnic_mpt_check(st->kg_e, rnic_be32(h + RNIC_XTH_OFF + 8), st->cur.l.pdn,
 					RNIC_ACCESS_REMOTE_READ, rnic_be64(h + RNIC_XTH_OFF), len));
 }
 
@@ -166,7 +166,7 @@ static void datagram(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t plen
 {
 	rx_rwqe_t r;
 
-	if (rnic_be32(h + RNIC_XTH_OFF) != rx_qcl(st, st->qpn)->qkey) {
+	if (rnic_be32(h + RNIC_XTH_OFF) != st->cur.l.qkey) {
 		st->o.stat_drop_qpn++; /* Q_Key violation: silently dropped (10.2.5) */
 		rx_finish_frame(st);
 		return;
@@ -210,9 +210,9 @@ static void datagram(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t plen
 /* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
  * be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The source
  * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
-static int from_peer(const rx_core_t *st, uint32_t qpn, const uint8_t *raw, uint32_t v6)
+static int from_peer(const rx_core_t *st, const uint8_t *raw, uint32_t v6)
 {
-	const rx_qcl_t *l = rx_qcl(st, qpn);
+	const rx_qcl_t *l = &st->cur.l;
 	uint32_t ok = RNIC_GET(RNIC_QPC_CTRL_IPV6, l->ctrl) == v6, i;
 
 	if (!v6)
@@ -226,7 +226,7 @@ static int from_peer(const rx_core_t *st, uint32_t qpn, const uint8_t *raw, uint
  * while the firmware's receive ring is full. */
 static void to_fw(rx_core_t *st, const rnic_rx_in_t *in)
 {
-	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	const rx_frame_t *f = &st->cur.f;
 	rx_cmd_t *c;
 
 	if (in->fw_ready) {
@@ -253,7 +253,7 @@ typedef struct {
  * QP, else it was handed to the firmware or dropped (counted). */
 static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 {
-	const rx_frame_t *f = &st->frames[st->fr_head % RX_MAX_FRAMES];
+	const rx_frame_t *f = &st->cur.f;
 	const rx_verdict_t *d = &f->v;
 	uint32_t ctrl, state, l3 = d->v6 ? RNIC_IP6_EXTRA : 0, i;
 
@@ -294,18 +294,19 @@ static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 	x->v6 = d->v6;
 	x->xth = d->xth;
 	x->plen = d->plen;
-	if (x->qpn < RNIC_MAX_QP && !rx_qc_lookup(st, x->qpn))
-		return 0;
-	ctrl = x->qpn < RNIC_MAX_QP ? rx_qcl(st, x->qpn)->ctrl : 0;
+	/* its QP's context (rx_ctx), from before a commit of the QP if that came since: the QP's
+	 * state as it is now is checked too (qstate), so no frame revives a QP reset */
+	ctrl = st->cur.ctx == RX_CTX_OK ? st->cur.l.ctrl : 0;
 	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
+	    st->qstate[x->qpn % RNIC_MAX_QP] < RNIC_QPS_RTR || st->qstate[x->qpn % RNIC_MAX_QP] > RNIC_QPS_SQE ||
 	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (x->op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
 						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
 		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
 		rx_finish_frame(st);
 		return 0;
 	}
-	if (x->op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, x->qpn, x->raw, x->v6)) {
+	if (x->op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, x->raw, x->v6)) {
 		st->o.stat_drop_src++;
 		rx_finish_frame(st);
 		return 0;
@@ -319,7 +320,7 @@ static void req_send(rx_core_t *st, const rx_head_t *x)
 	rx_qp_t *q = &st->qp[x->qpn];
 	rx_rwqe_t r = *CUR_RWQE(st, x->qpn);
 	uint32_t op = x->op, psn = x->psn, plen = x->plen;
-	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, x->qpn, PMTU));
+	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, PMTU));
 	int first = op == RNIC_BTH_OP_SEND_FIRST || op >= RNIC_BTH_OP_SEND_ONLY;
 	int last = op != RNIC_BTH_OP_SEND_FIRST && op != RNIC_BTH_OP_SEND_MIDDLE;
 
@@ -420,7 +421,7 @@ static void req_read(rx_core_t *st, const rx_head_t *x)
 		return;
 	}
 	st->o.stat_read_reqs++;
-	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QCL_CTRL(st, x->qpn, PMTU))) &
+	q->epsn = (q->epsn + rnic_npkts(rnic_be32(x->h + RNIC_XTH_OFF + 12), QCL_CTRL(st, PMTU))) &
 		  RNIC_PSN_MASK;
 	q->msn = (q->msn + 1) & RNIC_PSN_MASK;
 	read_response(st, x->h, RNIC_RSP_KIND_READ, x->psn);
@@ -433,15 +434,15 @@ static void req_atomic(rx_core_t *st, const rx_head_t *x)
 {
 	const uint8_t *h = x->h;
 	uint64_t va = rnic_be64(h + RNIC_XTH_OFF);
-	uint32_t rkey = rnic_be32(h + RNIC_XTH_OFF + 8), qpn = x->qpn;
+	uint32_t rkey = rnic_be32(h + RNIC_XTH_OFF + 8);
 
 	if ((va & 7) != 0) {
 		rx_nak(st, x->psn, RNIC_AETH_NAK_INV_REQ);
 		rx_finish_frame(st);
 		return;
 	}
-	if (!(rx_qcl(st, qpn)->access & RNIC_ACCESS_REMOTE_ATOMIC) ||
-	    rnic_mpt_check(st->kg_e, rkey, rx_qcl(st, qpn)->pdn, RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
+	if (!(st->cur.l.access & RNIC_ACCESS_REMOTE_ATOMIC) ||
+	    rnic_mpt_check(st->kg_e, rkey, st->cur.l.pdn, RNIC_ACCESS_REMOTE_ATOMIC, va, 8)) {
 		rx_nak(st, x->psn, RNIC_AETH_NAK_REM_ACCESS);
 		rx_finish_frame(st);
 		return;
@@ -546,7 +547,7 @@ static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 		q->nak_sent = 1;
 		q->oos_psn = (uint16_t)psn;
 		st->o.stat_nak_rnr++;
-		rx_nak(st, psn, RNIC_AETH_RNR | rx_qcl(st, qpn)->min_rnr);
+		rx_nak(st, psn, RNIC_AETH_RNR | st->cur.l.min_rnr);
 		rx_finish_frame(st);
 		return;
 	}

@@ -3,16 +3,16 @@
  * a clock (docs/ARCHITECTURE.md, "Reset sweeps"). */
 #include "rx_int.h"
 
-_Static_assert(RNIC_MAX_SRQ <= RNIC_SWEPT && RX_QC_LINES <= RNIC_SWEPT && RNIC_ICM_MAX_CHUNKS <= RNIC_SWEPT,
+_Static_assert(RNIC_MAX_SRQ <= RNIC_SWEPT && RNIC_ICM_MAX_CHUNKS <= RNIC_SWEPT,
 	       "one sweep clears every table");
 
 /* The reset: every queue empty; the tables are cleared by the sweep that follows (a reset leaves
  * a block RAM as it was). */
 void rx_reset(rx_core_t *st)
 {
-	rx_qc_reset(st);
 	st->sweep = 0;
-	st->fr_head = st->fr_tail = 0;
+	st->fr_head = st->cur_on = 0;
+	st->mk_cand = st->mk_want = 0;
 	st->rg_frame = ~0u; /* no receive WQE checked */
 	st->cmd_on = 0;
 	st->wr_out = 0;
@@ -48,7 +48,6 @@ void rx_sweep(rx_core_t *st, const rnic_rx_in_t *in)
 	st->rq_srq[q] = 0;
 	if (q < RNIC_MAX_SRQ)
 		st->srq[q % RNIC_MAX_SRQ] = (rx_srq_t){0};
-	rx_qc_sweep(st, q);
 	if (q < RNIC_ICM_MAX_CHUNKS) /* no context memory read before the firmware gives it again */
 		st->icm[q % RNIC_ICM_MAX_CHUNKS] = 0;
 	rnic_tables_sweep(&st->t, q);

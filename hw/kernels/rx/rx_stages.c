@@ -13,7 +13,10 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	case 6: rx_classify(&st->classify, &st->factq, &st->headq); break;
 	case 7: rx_judge(&st->headq, &st->descq); break;
 	case 8: rx_store(&st->store, in, &st->beatq, &st->descq, &st->arriveq, &st->cmdq, &st->doneq); break;
-	default: rx_core(&st->core, in, &st->arriveq, &st->cmdq, &st->doneq, out); break;
+	case 9: rx_ctx(&st->ctx, in, &st->arriveq, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq); break;
+	default:
+		rx_core(&st->core, in, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq, out);
+		break;
 	}
 }
 
@@ -35,13 +38,18 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_arriveq_edge(&st->arriveq, in->rst);
 	rnic_rx_cmdq_edge(&st->cmdq, in->rst);
 	rnic_rx_doneq_edge(&st->doneq, in->rst);
+	rnic_rx_frameq_edge(&st->frameq, in->rst);
+	rnic_rx_hintq_edge(&st->hintq, in->rst);
+	rnic_rx_ctxreqq_edge(&st->ctxreqq, in->rst);
+	rnic_rx_ctxrspq_edge(&st->ctxrspq, in->rst);
 	rx_store_out(&st->store, out);
+	rx_ctx_out(&st->ctx, out);
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 
 	rnic_rx_step_order(st, in, out, order);
 }
