@@ -97,17 +97,23 @@ def test_verb_errors_end_to_end(tmp_path):
     assert m and m.group(2) == "0" and r.returncode == 0, r.stdout + r.stderr
 
 
-def test_stats_tool_reads_the_counters(tmp_path):
+def test_stats_tool_reads_the_counters(tmp_path, monkeypatch):
     """rnic-stat (rnicdv_query_stats) prints every datapath counter by its spec name, with the values
-    the NIC's STATS block holds, and the QPC cache's figures derived from them."""
+    the NIC's STATS block holds, and the QPC cache's figures derived from them. The demo's one QP
+    never misses (its commit writes its context into its line): four QPs over the cache cut to two
+    lines (build/qc2) then take each other's lines."""
     sys.path.insert(0, str(ROOT / "tests"))
     from link_client import LinkClient
+    monkeypatch.setattr(run_demo, "SIM", ROOT / "build" / "qc2" / "sim" / "rnic-sim")
     procs = run_demo.start_sims(tmp_path)
     try:
         env = dict(os.environ, RNIC_SIM_DIR=str(tmp_path / "sock"))
         demo = subprocess.run([str(run_demo.DEMO), "rnic0", "rnic1"], env=env, capture_output=True, text=True,
                               timeout=600)
         assert demo.returncode == 0, demo.stdout + demo.stderr
+        ops = subprocess.run([str(ROOT / "build" / "tests" / "rc_ops"), "--qps", "4", "rate", "write", "64", "400",
+                              "sge", "rnic0", "rnic1"], env=env, capture_output=True, text=True, timeout=600)
+        assert ops.returncode == 0, ops.stdout + ops.stderr
         r = subprocess.run([str(LIB.parent / "rnic-stat"), "-d", "rnic1"], env=env, capture_output=True,
                            text=True, timeout=60)
         link = LinkClient(tmp_path / "sock" / "rnic1.sock")
