@@ -92,13 +92,15 @@ def host_path(out, rounds=200):
 # ICRC 4, FCS 4, inter-frame gap 12; a WRITE's first packet adds the RETH (16)
 WIRE_OVERHEAD = 8 + 14 + 20 + 8 + 12 + 4 + 4 + 12
 RETH = 16
+AETH = 4
 LINK_GBPS = 100
 
 
 def wire_ns(op, size, mtu=4096):
     """Nanoseconds the 100 GbE link needs for one message: the floor of its rate."""
     npkts = max(1, -(-size // mtu))
-    wire = size + npkts * WIRE_OVERHEAD + (RETH if op == "write" else 0)
+    # a WRITE's first packet has a RETH; a READ's responses, an AETH on the first and the last
+    wire = size + npkts * WIRE_OVERHEAD + (RETH if op == "write" else AETH * min(npkts, 2) if op == "read" else 0)
     return wire * 8 / LINK_GBPS
 
 
@@ -111,6 +113,8 @@ RATES = [
     ("4 KiB WRITE, 1 QP", ["--mtu", "4096", "--qps", "1", "rate", "write", "4096", "1000", "sge"], "Gb/s", ">= 93 Gb/s"),
     ("64 KiB WRITE, 16 QPs", ["--mtu", "4096", "--qps", "16", "rate", "write", "65536", "400", "sge"], "Gb/s",
      ">= 97 Gb/s"),
+    ("64 B READ, 16 QPs", ["--qps", "16", "rate", "read", "64", "4000", "sge"], "M/s", ""),
+    ("64 KiB READ, 16 QPs", ["--mtu", "4096", "--qps", "16", "rate", "read", "65536", "400", "sge"], "Gb/s", ""),
 ]
 
 

@@ -128,7 +128,8 @@ static int register_keys(uint32_t span)
 		for (k = 0; k < 2; k++) {
 			struct side *s = k ? &B : &A;
 
-			key_mr[k][j] = ibv_reg_mr(s->pd, s->buf, span, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+			key_mr[k][j] = ibv_reg_mr(s->pd, s->buf, span, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+							   IBV_ACCESS_REMOTE_READ);
 			if (!key_mr[k][j]) {
 				printf("FAIL rate: registering key %d: %s\n", j, strerror(errno));
 				return -1;
@@ -226,8 +227,9 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	    (rate_span && (op != IBV_WR_RDMA_WRITE || rate_span < size || register_span(n))))
 		return -1;
 	memset(low, 0, sizeof(low));
-	fill(A.buf, span, size + (uint32_t)nq);
-	memset(B.buf, 0, span);
+	/* what moves: A's to B (a READ: B's to A) */
+	fill(op == IBV_WR_RDMA_READ ? B.buf : A.buf, span, size + (uint32_t)nq);
+	memset(op == IBV_WR_RDMA_READ ? A.buf : B.buf, 0, span);
 	for (q = 0; q < nq && A.qp[q]; q++)
 		; /* connected by an earlier run (curve) */
 	new_pairs(q, nq);
@@ -297,7 +299,11 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	/* the region of every QP that completed a message (at random, some may have none) */
 	for (q = 0; q < nq; q++) {
 		off = (uint32_t)q * size % REGION;
-		if (!rate_span && low[q] && !settle(B.buf + off, A.buf + off, size)) {
+		if (!rate_span && low[q] && op == IBV_WR_RDMA_READ && !settle(A.buf + off, B.buf + off, size)) {
+			printf("FAIL rate: the data read into A is not B's (QP %d)\n", q);
+			return -1;
+		}
+		if (!rate_span && low[q] && op != IBV_WR_RDMA_READ && !settle(B.buf + off, A.buf + off, size)) {
 			printf("FAIL rate: the data in B is not A's (QP %d)\n", q);
 			return -1;
 		}
@@ -313,7 +319,7 @@ int rate(enum ibv_wr_opcode op, uint32_t size, int nq, uint32_t n, int inl, int 
 	else
 		snprintf(keys, sizeof(keys), ", %d keys a side", rate_keys);
 	printf("rate %s %u B %s, %d QPs%s, %u messages%s: %llu cycles, %.3f M messages/s, %.3f s wall\n",
-	       op == IBV_WR_SEND ? "send" : "write", size, inl ? "inline" : "sge", nq, random_order ? " random" : "", n,
+	       op == IBV_WR_SEND ? "send" : op == IBV_WR_RDMA_READ ? "read" : "write", size, inl ? "inline" : "sge", nq, random_order ? " random" : "", n,
 	       rate_keys > 1 || rate_span ? keys : "",
 	       (unsigned long long)(last - first), (n - 1) / ((double)(last - first) / (double)rnicdv_clock_hz(A.ctx)) / 1e6,
 	       (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9);

@@ -18,7 +18,7 @@
  *       one WRITE of BYTES (up to 2 GiB, a region that needs large MTT pages) and its READ back
  *   rc_ops [--mtu M] bench DEV_A DEV_B
  *       goodput of 1 MiB WRITE, READ and SEND (NIC timestamps, simulated time)
- *   rc_ops [--qps Q] [--keys K] [--span BYTES] rate write|send SIZE N inline|sge DEV_A DEV_B
+ *   rc_ops [--qps Q] [--keys K] [--span BYTES] rate write|send|read SIZE N inline|sge DEV_A DEV_B
  *       messages per second of N messages of SIZE bytes over Q (up to 16) QPs (simulated time),
  *       each under one of K keys a side drawn at random, or (WRITEs) each at an offset drawn at
  *       random in a region of BYTES a side
@@ -644,7 +644,8 @@ int main(int argc, char **argv)
 			die("rate: SIZE or N", EINVAL);
 		open_side(&A, argv[i + 5]);
 		open_side(&B, argv[i + 6]);
-		return rate(strcmp(argv[i + 1], "send") ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, size, nq,
+		return rate(!strcmp(argv[i + 1], "send") ? IBV_WR_SEND : !strcmp(argv[i + 1], "read") ? IBV_WR_RDMA_READ :
+			    IBV_WR_RDMA_WRITE, size, nq,
 			    (uint32_t)strtoul(argv[i + 3], NULL, 0), !strcmp(argv[i + 4], "inline"), random_order) != 0;
 	}
 	if (argc - i == 3 && !strcmp(argv[i], "curve")) {

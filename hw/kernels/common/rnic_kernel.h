@@ -607,19 +607,22 @@ static inline void rnic_caches_reset(rnic_tables_t *t)
 	t->mpt_hits = t->mpt_misses = t->mpt_evictions = t->mpt_miss_cycles = 0;
 }
 
-/* Path MTU in bytes from the QPC's enum ibv_mtu value. */
+/* Path MTU from the QPC's enum ibv_mtu value: 1 << rnic_mtu_shift bytes */
+static inline uint32_t rnic_mtu_shift(uint32_t pmtu)
+{
+	return pmtu >= 1 && pmtu <= 5 ? 7 + pmtu : 10;
+}
+
 static inline uint32_t rnic_mtu_bytes(uint32_t pmtu)
 {
-	return pmtu >= 1 && pmtu <= 5 ? 128u << pmtu : 1024;
+	return 1u << rnic_mtu_shift(pmtu);
 }
 
 /* Packets of a message of len bytes at path MTU pmtu (enum ibv_mtu): a shift, the MTU being a
  * power of two. */
 static inline uint32_t rnic_npkts(uint32_t len, uint32_t pmtu)
 {
-	uint32_t shift = pmtu >= 1 && pmtu <= 5 ? 7 + pmtu : 10;
-
-	return len ? ((len - 1) >> shift) + 1 : 1;
+	return len ? ((len - 1) >> rnic_mtu_shift(pmtu)) + 1 : 1;
 }
 
 /* Our MAC (bytes 0..5 at p) and IPv4 address from the PORT table. */

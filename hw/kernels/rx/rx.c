@@ -536,28 +536,35 @@ static void flush_scan(rx_core_t *st)
 	}
 }
 
-/* rdx: an expect took the requester's memory this clock: no frame is dispatched (a response's
- * would take it too) */
-static void process(rx_core_t *st, const rnic_rx_in_t *in, uint32_t rdx)
+static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans,
+		    rnic_rx_rdntcq_t *ntcs)
 {
 	rx_cmd_t *c;
 
 	switch (st->busy) {
 	case B_IDLE:
-		if (st->renotify) {
-			/* a READ/atomic sent again was answered before: TX is told again */
-			st->renotify = 0;
+		if (rnic_rx_rdntcq_count(ntcs)) {
+			/* a READ/atomic sent again was answered before: TX is told again (rx_rdq) */
+			const rx_rdntc_t *n = rnic_rx_rdntcq_head(ntcs);
+
 			c = rx_cmd(st);
 			c->p.left = RX_P_NTC;
-			c->p.n_qpn = st->re_qpn;
-			c->p.n_psn = st->re_psn;
+			c->p.n_qpn = n->qpn;
+			c->p.n_psn = n->psn;
 			c->p.n_syn = RNIC_AETH_ACK_NO_CREDIT;
 			c->p.n_rd = 1;
+			rnic_rx_rdntcq_pop(ntcs);
 		} else if (st->cur_on) {
-			if (!rdx)
-				rx_dispatch(st, in);
+			if (rnic_rx_rdaskq_room(asks))
+				rx_dispatch(st, in, asks);
 		} else {
 			flush_scan(st);
+		}
+		break;
+	case B_RDQ:
+		if (rnic_rx_rdansq_count(ans)) {
+			rx_response_placed(st, rnic_rx_rdansq_head(ans));
+			rnic_rx_rdansq_pop(ans);
 		}
 		break;
 	case B_SEG:
@@ -654,7 +661,6 @@ static void qpc_cfg(rx_core_t *st, uint32_t addr, uint32_t data)
 static void commit_qp(rx_core_t *st, uint32_t idx)
 {
 	rx_qp_t *q = &st->qp[idx];
-	rx_rdq_t *r = &st->rdq[idx];
 	uint32_t ctrl = st->qpc_stage[RNIC_QPC_CTRL / 4];
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) ? RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl) : RNIC_QPS_RESET;
 
@@ -669,13 +675,6 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 		if (st->busy == B_RWQE && st->qpn == idx && st->rd_issue)
 			rwqe_gone(st);
 		*q = (rx_qp_t){0};
-		/* nothing is expected any more; the entries its slots hold go back to the pool */
-		r->rd_tail = r->rd_head;
-		r->rd_off = r->rd_nak = r->rd_done_ok = 0;
-		if (r->rd_n && !st->rcl_in[idx]) {
-			st->rcl_in[idx] = 1;
-			st->rcl[st->rcl_tail++ % RNIC_MAX_QP] = (uint16_t)idx;
-		}
 		rw_give_back(st, idx);
 		st->rq_pi[idx] = st->rw_req[idx] = st->rw_got[idx] = st->rw_used[idx] = 0;
 	} else if (state >= RNIC_QPS_RTR && state != RNIC_QPS_ERR && st->qstate[idx] < RNIC_QPS_RTR) {
@@ -687,10 +686,10 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 
 void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_hintq_t *hints,
 	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
-	     rnic_rx_out_t *out)
+	     rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans, rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint32_t commit, go, rdx = in->rdx_valid && st->o.rdx_ready, room = rnic_rx_cmdq_room(cmds);
+	uint32_t commit, go, room = rnic_rx_cmdq_room(cmds);
 	rx_cmd_t *c;
 
 	if (in->rst) {
@@ -740,7 +739,6 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	commit = st->commit_valid;
-	st->rdq_busy = commit;
 	if (commit)
 		commit_qp(st, st->commit_qpn);
 	st->commit_valid = 0;
@@ -754,8 +752,6 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 		st->fence_pending = 1;
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
-	if (rdx)
-		rx_expect(st, &in->rdx);
 	go = !commit;
 	if (in->rd_valid && st->o.rd_ready) {
 		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
@@ -793,7 +789,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 		st->fence_pending = 0;
 	}
 	if (go && room && !st->cmd_on)
-		process(st, in, rdx);
+		process(st, in, asks, ans, ntcs);
 	if (!commit) {
 		issue_wait(st);
 		if (rnic_rx_ctxreqq_count(reqs) && rx_rd_room(st) && !st->fence_pending) {
@@ -805,8 +801,6 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 		rx_tlb_ahead_issue(st);
 		prefetch_rwqe(st);
 	}
-	if (!st->rdq_busy && st->rcl_head != st->rcl_tail)
-		rx_reclaim(st);
 	if (st->cmd_on) {
 		rnic_rx_cmdq_push(cmds, &st->cmd);
 		st->wr_out += st->cmd.kind == RX_CMD_SEG || st->cmd.kind == RX_CMD_DATA;
@@ -820,7 +814,6 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 	rnic_mpt_land(&st->t);
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 	st->o.db_ready = !st->commit_valid;
-	st->o.rdx_ready = !st->commit_valid && rx_rdp_free(st) != 0;
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
 			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land) &&
 			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land); /* a cache's beat waits for the last to land

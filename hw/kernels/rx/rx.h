@@ -1,8 +1,9 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
  * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), four of the ICRC check (rx_icrc.c), three
  * of the headers (rx_parse.c), the frame store and its ports (rx_store.c), the QPC cache
- * (rx_ctx.c), and rx_core (the rest: the responder, the MPT and MTT caches, what each frame
- * writes and produces; not yet split). */
+ * (rx_ctx.c), the requester's READs and atomics awaiting their responses (rx_rdq.c), and rx_core
+ * (the rest: the responder, the MPT and MTT caches, what each frame writes and produces; not yet
+ * split). */
 #ifndef RNIC_RX_H
 #define RNIC_RX_H
 
@@ -11,6 +12,7 @@
 #include "rx_parse.h"
 #include "rx_store.h"
 #include "rx_ctx.h"
+#include "rx_rdq.h"
 
 #define RX_RD_FIFO 64     /* DMA reads in flight (receive WQEs fetched ahead, an atomic operand):
                           * 600 ns of receive WQEs for 64-byte SENDs at line rate */
@@ -21,25 +23,9 @@
                           * has receive WQEs fetched or on their way */
 #define RX_RW_RESERVE 2   /* chunks only a frame waiting for its receive WQE may take: fetching
                           * ahead stops below, so idle QPs holding WQEs never starve a SEND */
-#define RX_RDX RNIC_MAX_RD_ATOM /* READ/atomic requests of ours awaiting their responses, per QP */
-#define RX_RDP 512        /* entries for them (where the responses go), shared by all QPs */
 #define RX_ATOMIC_REPLAY RNIC_MAX_RD_ATOM /* atomic results kept per QP for duplicates (9.7.5.1.2):
 					    as many as the requester may have outstanding; values and
 					    PSNs in context memory (ICM_ATOMIC), which slots hold one here */
-
-typedef struct {
-	uint64_t addr;
-	uint32_t len;
-	uint32_t key;   /* checked again (rnic_mpt_live) before each DMA write into it */
-	uint8_t access; /* what the key must still grant */
-} rx_sge_t;
-
-typedef struct {
-	uint32_t first_psn, npkts, len;
-	uint8_t kind;   /* enum WQE_OP: RDMA_READ or an atomic */
-	uint8_t nsge;
-	rx_sge_t sge[RNIC_MAX_SGE];
-} rx_rdx_t;
 
 typedef struct {
 	uint64_t id;
@@ -70,27 +56,6 @@ typedef struct {
 	uint16_t oos_psn;   /* nak_sent: the PSN of the packet NAKed (its low 16 bits: a pass is
 	                     * shorter than 32,768 packets) */
 } rx_qp_t;
-
-/* Per-QP requester state (rx_rdq.c): READ/atomic responses expected, in PSN order, in slots of a
- * block (rdb): each one's first PSN and its entry in the shared pool (rdp), which holds where the
- * responses go. Slots [rd_head, rd_head + rd_n) hold an entry, [rd_head, rd_tail) of them
- * expected: a request sent again (go-back-N) reuses the slot and entry it had. A QP holds a block
- * while it holds an entry (rd_n). A block RAM of its own, read and written by an expect (from
- * the TX kernel), a response's dispatch or the reclaim of a reset QP's entries, one of them a
- * clock. */
-typedef struct {
-	uint32_t psn[RX_RDX];
-	uint16_t e[RX_RDX];
-} rx_rdb_t;
-
-typedef struct {
-	uint16_t blk;       /* its block of slots, while rd_n */
-	uint8_t rd_head, rd_tail, rd_n;
-	uint32_t rd_off;    /* response packets of the head entry placed */
-	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
-	uint8_t rd_done_ok; /* rd_done holds the last PSN of the newest request fully answered */
-	uint32_t rd_done;
-} rx_rdq_t;
 
 typedef struct {
 	uint16_t pi, ci;    /* posted (doorbell) and fetched receive WQEs */
@@ -126,22 +91,6 @@ typedef struct {
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	rx_qp_t qp[RNIC_MAX_QP];
-	rx_rdq_t rdq[RNIC_MAX_QP];
-	/* The pool of READ/atomic entries: rdp (written by an expect, read by a dispatch), its free
-	 * entries: never used (from rd_fresh up) or in the ring rdf (taken by an expect, given back
-	 * by a response's last packet or the reclaim). A QP reset with entries queues itself in rcl
-	 * (rcl_in: it is there); the reclaim frees one of its entries a clock when nothing else
-	 * takes its row (rdq_busy). */
-	rx_rdx_t rdp[RX_RDP];
-	uint16_t rdf[RX_RDP];
-	uint32_t rd_fresh, rdf_head, rdf_tail;
-	rx_rdb_t rdb[RX_RDP];        /* blocks of slots, free ones as entries are (rb_*, rbf) */
-	uint16_t rbf[RX_RDP];
-	uint32_t rb_fresh, rbf_head, rbf_tail;
-	uint16_t rcl[RNIC_MAX_QP];
-	uint32_t rcl_head, rcl_tail;
-	uint8_t rcl_in[RNIC_MAX_QP];
-	uint8_t rdq_busy;
 	/* receive WQEs fetched, in the chunk rw_chunk[q] of QP q while rw_has[q], slot = count %
 	 * RX_RWQE (a chunk is taken by the first read and given back once the QP holds none and
 	 * has none on its way); free chunks: never used (from rw_fresh up) or in the ring rwf */
@@ -214,8 +163,11 @@ typedef struct {
 	uint32_t flush_q;
 
 	rx_posts_t posts;           /* what the frame produces once its payload is placed */
-	uint8_t renotify;           /* a READ/atomic sent again was already answered: tell TX again */
-	uint32_t re_qpn, re_psn;
+	/* a response waiting for rx_rdq's verdict (B_RDQ): its notice's syndrome, an atomic's
+	 * original value, and where its payload starts in the frame */
+	uint8_t rs_syn, rs_atomic;
+	uint64_t rs_val;
+	uint32_t rs_src;            /* (and pay_left its payload bytes) */
 
 	uint8_t fence_pending, fence_token; /* passed between two frames, no DMA in flight */
 
@@ -225,9 +177,9 @@ typedef struct {
 
 void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_hintq_t *hints,
 	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
-	     rnic_rx_out_t *out);
+	     rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans, rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out);
 
-#define RNIC_RX_STAGES 11u
+#define RNIC_RX_STAGES 12u
 
 typedef struct {
 	rx_mac_t mac;
@@ -236,6 +188,7 @@ typedef struct {
 	rx_classify_t classify;
 	rx_store_t store;
 	rx_ctx_t ctx;
+	rx_rdq_t rdq;
 	rx_core_t core;
 	rnic_icrc_inq_t macq;
 	rnic_rx_hdrq_t hdrq;
@@ -253,10 +206,13 @@ typedef struct {
 	rnic_rx_hintq_t hintq;
 	rnic_rx_ctxreqq_t ctxreqq;
 	rnic_rx_ctxrspq_t ctxrspq;
+	rnic_rx_rdaskq_t rdaskq;
+	rnic_rx_rdansq_t rdansq;
+	rnic_rx_rdntcq_t rdntcq;
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..10): the result
+/* the same clock with the stages called in the order given (a permutation of 0..11): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 

@@ -4,6 +4,7 @@
  *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_store
  *   rx_store --arriveq--> rx_ctx --frameq, hintq--> rx_core --cmdq--> rx_store --doneq--> rx_core
  *   rx_ctx --ctxreqq--> rx_core --ctxrspq--> rx_ctx
+ *   rx_core --rdaskq--> rx_rdq --rdansq, rdntcq--> rx_core
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
  * reaches the frame store with its ICRC's verdict, and its headers' descriptor a clock before it.
  * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
@@ -13,7 +14,9 @@
  * request's key for the MPT cache's look-ahead (hintq); the contexts it misses are read on
  * rx_core's read channel (ctxreqq, their beats back on ctxrspq, taken every clock). rx_core
  * hands the store what the frame writes and produces, in order (cmdq); the store tells it when
- * each DMA write's last beat was taken (doneq), for the reads that must not pass one. */
+ * each DMA write's last beat was taken (doneq), for the reads that must not pass one. The
+ * requester's table of READs and atomics awaiting their responses (rx_rdq) judges each response
+ * rx_core asks it about (rdaskq) and answers where it goes (rdansq). */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -182,6 +185,42 @@ typedef struct {
 	uint8_t xl;
 } rx_hint_t;
 
+/* Where a message's bytes land: an entry of a scatter list */
+typedef struct {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t key;   /* checked again (rnic_mpt_live) before each DMA write into it */
+	uint8_t access; /* what the key must still grant */
+} rx_sge_t;
+
+/* A response to one of our READs or atomics, come to rx_core for a QP in RTR..SQE, which asks
+ * the requester's table (rx_rdq) what it answers (rdaskq) and waits for the verdict (rdansq);
+ * the table's own word that a request sent again was answered before (rdntcq) */
+typedef struct {
+	uint16_t qpn;
+	uint16_t plen;    /* payload bytes */
+	uint32_t psn;
+	uint8_t atomic;   /* an ATOMIC ACKNOWLEDGE, else a READ response */
+	uint8_t mtu_sh;   /* the QP's path MTU (its context, rx_ctx) is 1 << mtu_sh bytes */
+} rx_rdask_t;
+
+enum {
+	RX_RDA_DROP,      /* unexpected, a duplicate, or past a gap already told: dropped (counted) */
+	RX_RDA_GAP,       /* past a gap: dropped, and the TX kernel told (a notice of PSN exp) */
+	RX_RDA_MALFORMED, /* of the wrong length for its place in the request */
+	RX_RDA_OK,        /* placed at byte off of the request's scatter list (last: its last) */
+};
+typedef struct {
+	uint8_t verdict, last, nsge;
+	uint32_t exp, off;
+	rx_sge_t sge[RNIC_MAX_SGE];
+} rx_rdans_t;
+
+typedef struct {
+	uint16_t qpn;
+	uint32_t psn;     /* the last PSN of the request sent again */
+} rx_rdntc_t;
+
 /* A QP context read rx_ctx asks of rx_core's read channel (ctxreqq: RNIC_QPC_WORDS * 4 bytes at
  * bus), and its beats, handed back as they come (ctxrspq) */
 typedef struct {
@@ -204,5 +243,8 @@ RNIC_FIFO(rx_frameq, rx_ctxf_t, 1)
 RNIC_FIFO(rx_hintq, rx_hint_t, 1)
 RNIC_FIFO(rx_ctxreqq, rx_ctxreq_t, 1)
 RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 1)
+RNIC_FIFO(rx_rdaskq, rx_rdask_t, 1)
+RNIC_FIFO(rx_rdansq, rx_rdans_t, 1)
+RNIC_FIFO(rx_rdntcq, rx_rdntc_t, 1)
 
 #endif

@@ -38,67 +38,57 @@ static uint32_t check_write(rx_core_t *st, uint32_t qpn, const uint8_t *h, uint3
 	return 0;
 }
 
-/* Responses to our READs and atomics (IBTA 9.7.5.1.6 on the requester side: in PSN order; a gap
- * is reported to the TX kernel, which asks again from the missing PSN). */
-static void response(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
+/* Responses to our READs and atomics: rx_rdq judges them (IBTA 9.7.5.1.6 on the requester side:
+ * in PSN order; a gap is reported to the TX kernel, which asks again from the missing PSN), and
+ * the frame waits for its verdict (B_RDQ, rx_response_placed) */
+static void response(rx_core_t *st, rnic_rx_rdaskq_t *asks, const uint8_t *h, uint32_t op, uint32_t psn,
+		     uint32_t plen, uint32_t xth)
 {
-	rx_rdq_t *q = &st->rdq[st->qpn];
-	uint32_t pe = st->rdb[q->blk].e[q->rd_head % RX_RDX];
-	const rx_rdx_t *x = &st->rdp[pe];
-	uint32_t mtu = rnic_mtu_bytes(QCL_CTRL(st, PMTU));
-	uint32_t exp = (x->first_psn + q->rd_off) & RNIC_PSN_MASK;
-	int32_t d = rnic_psn_diff(psn, exp);
-	uint32_t atomic = op == RNIC_BTH_OP_ATOMIC_ACK, off, last;
+	rx_rdask_t *a = rnic_rx_rdaskq_slot(asks);
 
-	st->rdq_busy = 1;
-	if (q->rd_head == q->rd_tail || d < 0 || (atomic != (x->kind != RNIC_WQE_OP_RDMA_READ))) {
-		st->o.stat_drop_rsp++; /* unexpected or duplicate */
-		rx_finish_frame(st);
-		return;
-	}
-	if (d > 0) {
-		if (!q->rd_nak) {
-			q->rd_nak = 1;
-			rx_notice(st, exp, RNIC_AETH_NAK_PSN_SEQ, 0);
-		}
-		st->o.stat_drop_rsp++;
-		rx_finish_frame(st);
-		return;
-	}
-	off = q->rd_off * mtu;
-	last = q->rd_off + 1 == x->npkts;
-	if (atomic ? plen != 0 : last ? plen != x->len - off : plen != mtu) {
-		st->o.stat_drop_malformed++;
-		rx_finish_frame(st);
-		return;
-	}
-	q->rd_nak = 0;
-	st->kind = K_RESP;
+	a->qpn = (uint16_t)st->qpn;
+	a->psn = psn;
+	a->plen = (uint16_t)plen;
+	a->atomic = op == RNIC_BTH_OP_ATOMIC_ACK;
+	a->mtu_sh = (uint8_t)rnic_mtu_shift(QCL_CTRL(st, PMTU));
+	rnic_rx_rdaskq_push(asks, NULL);
 	st->psn = psn;
-	if (last) {
-		/* answered: its entry goes back to the pool */
-		rx_rdp_give(st, q, pe);
-		q->rd_head++;
-		q->rd_off = 0;
-		q->rd_done = psn;
-		q->rd_done_ok = 1;
-		rx_notice(st, psn, xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT, 1);
-	} else {
-		/* each response placed is progress: it holds off the requester's ACK timer, and a
-		 * READ asked again resumes after the last one (IBTA 9.7.5.1.6) */
-		q->rd_off++;
-		rx_notice(st, psn, RNIC_AETH_ACK_NO_CREDIT, 0);
+	st->rs_atomic = a->atomic;
+	st->rs_syn = (uint8_t)(xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT);
+	st->rs_val = rnic_be64(h + RNIC_XTH_OFF + 4);
+	st->rs_src = RNIC_XTH_OFF + xth;
+	st->pay_left = plen;
+	st->busy = B_RDQ;
+}
+
+/* rx_rdq's verdict on the response waiting for it: dropped, or placed where it says */
+void rx_response_placed(rx_core_t *st, const rx_rdans_t *a)
+{
+	if (a->verdict != RX_RDA_OK) {
+		if (a->verdict == RX_RDA_GAP)
+			rx_notice(st, a->exp, RNIC_AETH_NAK_PSN_SEQ, 0);
+		if (a->verdict == RX_RDA_MALFORMED)
+			st->o.stat_drop_malformed++;
+		else
+			st->o.stat_drop_rsp++;
+		rx_finish_frame(st);
+		return;
 	}
-	rx_seek(st, x->sge, x->nsge, off);
-	if (atomic) {
+	st->busy = B_IDLE;
+	st->kind = K_RESP;
+	/* each response placed is progress: it holds off the requester's ACK timer; the last
+	 * tells that the request was answered */
+	rx_notice(st, st->psn, a->last ? st->rs_syn : RNIC_AETH_ACK_NO_CREDIT, a->last);
+	rx_seek(st, a->sge, a->nsge, a->off);
+	if (st->rs_atomic) {
 		/* the original value, in host byte order, into the local buffer */
-		rx_frame_value(st, RNIC_XTH_OFF + 4, rnic_be64(h + RNIC_XTH_OFF + 4), 8);
+		rx_frame_value(st, RNIC_XTH_OFF + 4, st->rs_val, 8);
 		rx_place(st, RNIC_XTH_OFF + 4, 8);
 		return;
 	}
-	st->o.stat_rd_rsp_bytes += plen;
-	st->seg_on = !last;
-	rx_place(st, RNIC_XTH_OFF + xth, plen);
+	st->o.stat_rd_rsp_bytes += st->pay_left;
+	st->seg_on = !a->last;
+	rx_place(st, st->rs_src, st->pay_left);
 }
 
 /* RDMA READ request checks (IBTA 9.4.3, 10.6.3): the QP allows remote reads, the length is at
@@ -642,7 +632,7 @@ static int keys_cached(rx_core_t *st, uint32_t qpn, uint32_t op, const uint8_t *
 }
 
 /* Decide what to do with the frame at the head of the queue. */
-void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks)
 {
 	rx_head_t x;
 	uint32_t i;
@@ -659,7 +649,7 @@ void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
 		rx_notice(st, x.psn, x.h[RNIC_XTH_OFF], 0);
 		rx_finish_frame(st);
 	} else if (x.op >= RNIC_BTH_OP_READ_RESP_FIRST && x.op <= RNIC_BTH_OP_ATOMIC_ACK) {
-		response(st, x.h, x.op, x.psn, x.plen, x.xth);
+		response(st, asks, x.h, x.op, x.psn, x.plen, x.xth);
 	} else if (x.op >= RNIC_BTH_OP_UD_SEND_ONLY) {
 		/* the GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header */
 		for (i = 0; i < RNIC_GRH_LEN; i++)

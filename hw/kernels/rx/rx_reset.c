@@ -19,13 +19,11 @@ void rx_reset(rx_core_t *st)
 	st->busy = B_IDLE;
 	st->redo = st->flush = st->back = st->rd_issue = 0;
 	st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
-	st->posts.left = st->renotify = 0;
+	st->posts.left = 0;
 	st->fence_pending = 0;
 	st->commit_valid = 0;
 	st->db_pend = 0;
 	st->ovr_n = 0;
-	st->rd_fresh = st->rdf_head = st->rdf_tail = st->rcl_head = st->rcl_tail = 0;
-	st->rb_fresh = st->rbf_head = st->rbf_tail = 0;
 	st->rw_fresh = st->rwf_head = st->rwf_tail = 0;
 	rnic_caches_reset(&st->t);
 	st->o = (rnic_rx_out_t){0};
@@ -39,8 +37,6 @@ void rx_sweep(rx_core_t *st, const rnic_rx_in_t *in)
 	uint32_t q = st->sweep % RNIC_MAX_QP;
 
 	st->qp[q] = (rx_qp_t){0};
-	st->rdq[q] = (rx_rdq_t){0};
-	st->rcl_in[q] = 0;
 	st->rw_has[q] = 0;
 	st->qstate[q] = 0;
 	st->rq_pi[q] = st->rw_req[q] = st->rw_got[q] = st->rw_used[q] = 0;

@@ -14,8 +14,10 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	case 7: rx_judge(&st->headq, &st->descq); break;
 	case 8: rx_store(&st->store, in, &st->beatq, &st->descq, &st->arriveq, &st->cmdq, &st->doneq); break;
 	case 9: rx_ctx(&st->ctx, in, &st->arriveq, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq); break;
+	case 10: rx_rdq(&st->rdq, in, &st->rdaskq, &st->rdansq, &st->rdntcq); break;
 	default:
-		rx_core(&st->core, in, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq, out);
+		rx_core(&st->core, in, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq,
+			&st->rdaskq, &st->rdansq, &st->rdntcq, out);
 		break;
 	}
 }
@@ -42,14 +44,18 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_hintq_edge(&st->hintq, in->rst);
 	rnic_rx_ctxreqq_edge(&st->ctxreqq, in->rst);
 	rnic_rx_ctxrspq_edge(&st->ctxrspq, in->rst);
+	rnic_rx_rdaskq_edge(&st->rdaskq, in->rst);
+	rnic_rx_rdansq_edge(&st->rdansq, in->rst);
+	rnic_rx_rdntcq_edge(&st->rdntcq, in->rst);
 	rx_store_out(&st->store, out);
 	rx_ctx_out(&st->ctx, out);
+	rx_rdq_out(&st->rdq, out);
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 
 	rnic_rx_step_order(st, in, out, order);
 }
