@@ -1,6 +1,7 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
- * Here rx_core, the stage after the QPC cache (rx_ctx.c): the processing loop over the frames it
- * hands on with their QPs' contexts, receive WQE fetches, the reads of the MPT and MTT caches and
+ * Here rx_core, the stage after the QPC cache (rx_ctx.c) and the requester's table (rx_rdq.c): the
+ * processing loop over the frames handed on with their QPs' contexts (and a response's verdict),
+ * receive WQE fetches, the reads of the MPT and MTT caches and
  * of the QPC cache's misses, and what each frame writes and produces,
  * as commands to the store; the frames' headers and what each opcode does in rx_req.c. Not yet
  * split into stages: one clock is one call (rx.h).
@@ -536,8 +537,7 @@ static void flush_scan(rx_core_t *st)
 	}
 }
 
-static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans,
-		    rnic_rx_rdntcq_t *ntcs)
+static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdntcq_t *ntcs)
 {
 	rx_cmd_t *c;
 
@@ -555,16 +555,9 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *ask
 			c->p.n_rd = 1;
 			rnic_rx_rdntcq_pop(ntcs);
 		} else if (st->cur_on) {
-			if (rnic_rx_rdaskq_room(asks))
-				rx_dispatch(st, in, asks);
+			rx_dispatch(st, in);
 		} else {
 			flush_scan(st);
-		}
-		break;
-	case B_RDQ:
-		if (rnic_rx_rdansq_count(ans)) {
-			rx_response_placed(st, rnic_rx_rdansq_head(ans));
-			rnic_rx_rdansq_pop(ans);
 		}
 		break;
 	case B_SEG:
@@ -684,9 +677,9 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 	st->qstate[idx] = (uint8_t)state;
 }
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_hintq_t *hints,
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
 	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
-	     rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans, rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out)
+	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t commit, go, room = rnic_rx_cmdq_room(cmds);
@@ -705,9 +698,9 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 	if (!(st->sweep & RNIC_SWEPT)) {
 		rx_sweep(st, in);
 		/* a frame that comes meanwhile is dropped: its beats given back */
-		if (rnic_rx_frameq_count(frames) && room) {
-			rx_cmd(st)->release = rnic_rx_frameq_head(frames)->f.beats;
-			rnic_rx_frameq_pop(frames);
+		if (rnic_rx_judgedq_count(frames) && room) {
+			rx_cmd(st)->release = rnic_rx_judgedq_head(frames)->f.f.beats;
+			rnic_rx_judgedq_pop(frames);
 			rnic_rx_cmdq_push(cmds, &st->cmd);
 		}
 		*out = st->o;
@@ -728,10 +721,14 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 		rnic_rx_hintq_pop(hints);
 	}
 	/* the next frame, with its QP's context */
-	if (!st->cur_on && rnic_rx_frameq_count(frames)) {
-		st->cur = *rnic_rx_frameq_head(frames);
+	if (!st->cur_on && rnic_rx_judgedq_count(frames)) {
+		const rx_judged_t *j = rnic_rx_judgedq_head(frames);
+
+		st->cur = j->f;
+		st->cur_judged = j->judged;
+		st->cur_a = j->a;
 		st->cur_on = 1;
-		rnic_rx_frameq_pop(frames);
+		rnic_rx_judgedq_pop(frames);
 	}
 	/* handshake of the read request presented during the last clock */
 	if (st->o.rdreq_valid && in->rdreq_ready)
@@ -789,7 +786,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rn
 		st->fence_pending = 0;
 	}
 	if (go && room && !st->cmd_on)
-		process(st, in, asks, ans, ntcs);
+		process(st, in, ntcs);
 	if (!commit) {
 		issue_wait(st);
 		if (rnic_rx_ctxreqq_count(reqs) && rx_rd_room(st) && !st->fence_pending) {

@@ -115,6 +115,8 @@ typedef struct {
 	 * counted */
 	rx_ctxf_t cur;
 	uint8_t cur_on;
+	uint8_t cur_judged;         /* a response to one of ours, judged by rx_rdq (its verdict cur_a) */
+	rx_rdans_t cur_a;
 	uint32_t fr_head;
 	/* this clock's command to the store (rx_msg.h): one a clock, pushed at the clock's end */
 	rx_cmd_t cmd;
@@ -163,8 +165,8 @@ typedef struct {
 	uint32_t flush_q;
 
 	rx_posts_t posts;           /* what the frame produces once its payload is placed */
-	/* a response waiting for rx_rdq's verdict (B_RDQ): its notice's syndrome, an atomic's
-	 * original value, and where its payload starts in the frame */
+	/* a response: its notice's syndrome, an atomic's original value, and where its payload
+	 * starts in the frame */
 	uint8_t rs_syn, rs_atomic;
 	uint64_t rs_val;
 	uint32_t rs_src;            /* (and pay_left its payload bytes) */
@@ -175,9 +177,9 @@ typedef struct {
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rx_core_t;
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_hintq_t *hints,
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
 	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
-	     rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans, rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out);
+	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out);
 
 #define RNIC_RX_STAGES 12u
 
@@ -206,8 +208,7 @@ typedef struct {
 	rnic_rx_hintq_t hintq;
 	rnic_rx_ctxreqq_t ctxreqq;
 	rnic_rx_ctxrspq_t ctxrspq;
-	rnic_rx_rdaskq_t rdaskq;
-	rnic_rx_rdansq_t rdansq;
+	rnic_rx_judgedq_t judgedq;
 	rnic_rx_rdntcq_t rdntcq;
 } rnic_rx_state_t;
 

@@ -16,7 +16,6 @@ enum {
 	           * (a read's data is taken whatever the store does: TX's may wait behind it) */
 	B_POST,   /* the same for a flush completion */
 	B_ATX,    /* an atomic's operand address waits for its key's MPT entry or its MTT line */
-	B_RDQ,    /* a response to one of ours waits for rx_rdq's verdict */
 };
 
 /* a field of the CTRL word of the context the frame being processed came with (rx_ctx) */
@@ -66,8 +65,7 @@ void rx_seek(rx_core_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
 void rx_frame_value(rx_core_t *st, uint32_t off, uint64_t v, uint32_t n);
 void rx_fetch_rwqe(rx_core_t *st, uint32_t qpn);
 void rx_rw_release(rx_core_t *st, uint32_t qpn);
-void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks);
-void rx_response_placed(rx_core_t *st, const rx_rdans_t *a);
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in);
 void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rx_core_t *st);
 void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err);

@@ -2,9 +2,9 @@
  *   rx_mac --macq--> rnic_icrc_fold --foldq--> rnic_icrc_shift --shiftq--> rnic_icrc_sum --sumq-->
  *   rx_icrc_check --beatq--> rx_store   (the ICRC's three stages: rnic_icrc.h)
  *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_store
- *   rx_store --arriveq--> rx_ctx --frameq, hintq--> rx_core --cmdq--> rx_store --doneq--> rx_core
+ *   rx_store --arriveq--> rx_ctx --frameq--> rx_rdq --judgedq--> rx_core --cmdq--> rx_store
+ *   rx_store --doneq--> rx_core    rx_ctx --hintq--> rx_core    rx_rdq --rdntcq--> rx_core
  *   rx_ctx --ctxreqq--> rx_core --ctxrspq--> rx_ctx
- *   rx_core --rdaskq--> rx_rdq --rdansq, rdntcq--> rx_core
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
  * reaches the frame store with its ICRC's verdict, and its headers' descriptor a clock before it.
  * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
@@ -14,9 +14,9 @@
  * request's key for the MPT cache's look-ahead (hintq); the contexts it misses are read on
  * rx_core's read channel (ctxreqq, their beats back on ctxrspq, taken every clock). rx_core
  * hands the store what the frame writes and produces, in order (cmdq); the store tells it when
- * each DMA write's last beat was taken (doneq), for the reads that must not pass one. The
- * requester's table of READs and atomics awaiting their responses (rx_rdq) judges each response
- * rx_core asks it about (rdaskq) and answers where it goes (rdansq). */
+ * each DMA write's last beat was taken (doneq), for the reads that must not pass one. Between
+ * rx_ctx and rx_core, the requester's table of READs and atomics awaiting their responses
+ * (rx_rdq) judges each response to one of ours and hands it on with its verdict (judgedq). */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -177,14 +177,6 @@ typedef struct {
 	rx_qcl_t l;
 } rx_ctxf_t;
 
-/* A request's key and address (RETH, AtomicETH), for the MPT cache's look-ahead in rx_core (xl: it
- * writes there, a WRITE or an atomic) */
-typedef struct {
-	uint32_t key;
-	uint64_t va;
-	uint8_t xl;
-} rx_hint_t;
-
 /* Where a message's bytes land: an entry of a scatter list */
 typedef struct {
 	uint64_t addr;
@@ -192,17 +184,6 @@ typedef struct {
 	uint32_t key;   /* checked again (rnic_mpt_live) before each DMA write into it */
 	uint8_t access; /* what the key must still grant */
 } rx_sge_t;
-
-/* A response to one of our READs or atomics, come to rx_core for a QP in RTR..SQE, which asks
- * the requester's table (rx_rdq) what it answers (rdaskq) and waits for the verdict (rdansq);
- * the table's own word that a request sent again was answered before (rdntcq) */
-typedef struct {
-	uint16_t qpn;
-	uint16_t plen;    /* payload bytes */
-	uint32_t psn;
-	uint8_t atomic;   /* an ATOMIC ACKNOWLEDGE, else a READ response */
-	uint8_t mtu_sh;   /* the QP's path MTU (its context, rx_ctx) is 1 << mtu_sh bytes */
-} rx_rdask_t;
 
 enum {
 	RX_RDA_DROP,      /* unexpected, a duplicate, or past a gap already told: dropped (counted) */
@@ -216,10 +197,53 @@ typedef struct {
 	rx_sge_t sge[RNIC_MAX_SGE];
 } rx_rdans_t;
 
+/* What rx_rdq hands rx_core (judgedq): rx_ctx's frame, and for a response to one of ours its
+ * verdict (judged); and its word that a request sent again was answered before (rdntcq) */
+typedef struct {
+	rx_ctxf_t f;
+	uint8_t judged;
+	rx_rdans_t a;
+} rx_judged_t;
+
 typedef struct {
 	uint16_t qpn;
 	uint32_t psn;     /* the last PSN of the request sent again */
 } rx_rdntc_t;
+
+/* A frame of a connected QP is taken from its peer only: the source address (RoCEv2's source
+ * GID) must be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The
+ * source MAC is not compared: on a routed path it is the last router's, not our next hop's. */
+static inline int rx_from_peer(const rx_qcl_t *l, const uint8_t *raw, uint32_t v6)
+{
+	uint32_t ok = RNIC_GET(RNIC_QPC_CTRL_IPV6, l->ctrl) == v6, i;
+
+	if (!v6)
+		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == l->peer.dip;
+	for (i = 0; i < 4; i++)
+		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == l->peer.dip6[i];
+	return ok;
+}
+
+/* A RoCEv2 frame for one of our QPs goes on to it (9.6.1.2): its context, as rx_ctx handed it on,
+ * is of a QP in RTR..SQE of the frame's service (UD, UC or RC). rx_core checks the QP's state
+ * as it keeps it too (a commit may have come since). */
+static inline int rx_qp_live(const rx_ctxf_t *f)
+{
+	const rx_verdict_t *d = &f->f.v;
+	uint32_t ctrl = f->ctx == RX_CTX_OK ? f->l.ctrl : 0, state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
+
+	return RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) && state >= RNIC_QPS_RTR && state <= RNIC_QPS_SQE &&
+	       RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) == (d->op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
+						      d->uc ? RNIC_QPT_UC : RNIC_QPT_RC);
+}
+
+/* A request's key and address (RETH, AtomicETH), for the MPT cache's look-ahead in rx_core (xl: it
+ * writes there, a WRITE or an atomic) */
+typedef struct {
+	uint32_t key;
+	uint64_t va;
+	uint8_t xl;
+} rx_hint_t;
 
 /* A QP context read rx_ctx asks of rx_core's read channel (ctxreqq: RNIC_QPC_WORDS * 4 bytes at
  * bus), and its beats, handed back as they come (ctxrspq) */
@@ -243,8 +267,7 @@ RNIC_FIFO(rx_frameq, rx_ctxf_t, 1)
 RNIC_FIFO(rx_hintq, rx_hint_t, 1)
 RNIC_FIFO(rx_ctxreqq, rx_ctxreq_t, 1)
 RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 1)
-RNIC_FIFO(rx_rdaskq, rx_rdask_t, 1)
-RNIC_FIFO(rx_rdansq, rx_rdans_t, 1)
+RNIC_FIFO(rx_judgedq, rx_judged_t, 1)
 RNIC_FIFO(rx_rdntcq, rx_rdntc_t, 1)
 
 #endif

@@ -1,5 +1,6 @@
 /* RX kernel, the requester's table of READs and atomics awaiting their responses (rx_rdq.c): the
- * stage rx_core asks what a response to one of ours answers, and where its data goes. */
+ * stage between rx_ctx and rx_core that judges each response to one of ours, and says where its
+ * data goes. */
 #ifndef RX_RDQ_H
 #define RX_RDQ_H
 
@@ -34,46 +35,58 @@ typedef struct {
 	uint32_t rd_done;
 } rx_rdrow_t;
 
-/* the operation in progress, and the step it takes next (RDQ_BEGIN: none, one begins) */
-enum { RDQ_ASK, RDQ_EXPECT, RDQ_RESET_QP, RDQ_RECLAIM };
+/* Two lanes, each one thing at a time, a step a clock. The response lane (q_step): a frame that
+ * is not a response to judge goes on as it begins; a response has its QP's row read, then its
+ * head slot's entry number, then the entry, and is judged (Q_JUDGE). The other lane (e_op,
+ * e_step): an expect, a reset, a reclaim. */
+enum { Q_BEGIN, Q_ROW, Q_HEAD, Q_ENTRY, Q_JUDGE };
+enum { RDQ_EXPECT, RDQ_RESET_QP, RDQ_RECLAIM };
 enum {
 	RDQ_BEGIN,
-	RDQ_ROW,                               /* any: the QP's row */
-	RDQ_HEAD, RDQ_ENTRY, RDQ_J1, RDQ_J2,   /* a question: the head slot's entry; it; the verdict */
+	RDQ_ROW,                               /* its QP's row */
 	RDQ_BLOCK, RDQ_FIND, RDQ_PUT,          /* an expect: the block; its slot; its entry */
 	RDQ_RESET,                             /* a reset */
 	RDQ_SLOT, RDQ_LAST, RDQ_GIVE,          /* a reclaim: its last slot's entry, given back */
 };
 
-/* The stage's registers: the operation in progress, its next step, its QP, and what its steps
- * read and found: the row (and its rcl_in); a slot's entry number (pe) and the entry; an
- * expect's block, slot (reuse: it keeps the entry it has) and free entry and block, read ahead
- * of their use; a question's verdict in the making (j_*). After a question, r and e stay
- * the QP's row and head entry (c_on): the next question of that QP needs no reads. The free
- * entries: never used (from rd_fresh up) or in the ring rdf; the free blocks likewise (rb_fresh,
- * rbf); the reclaim's queue (rcl). A QP reset by its context's commit, to do (rs_on); the
- * expect taken from the TX kernel, to do and held until done (x_on); rdx_ready: one is taken
- * next clock. */
+/* The stage's registers.
+ * The response lane: what of the frame held (q_f) is judged (its QP, PSN, payload, whether
+ * an ATOMIC ACKNOWLEDGE, the MTU's shift); its QP's row, head entry and the entry's number; the
+ * sums the verdict takes (j_*: the PSN expected and the distance of the frame's from it, the
+ * packets after the expected one, its offset in the request's bytes and what is left of them
+ * there), made from the row as it is read (q_pr: the PSN less the packets placed; q_rd1, q_rd2:
+ * those plus one and two; q_off, q_offn: the offset and the next; q_po: the payload's end) and
+ * the entry (q_miss), or kept from the last response of the QP (c_on: its row, entry and sums
+ * are still in the registers; the responses of one READ need no reads).
+ * The other lane: its QP's row (and rcl_in), an expect's block, slot (reuse: it keeps the entry
+ * it has), free entry and block read ahead of their use, whether its request was answered
+ * before (x_done; x_last: its last PSN) and the entry it writes (x_e); a reclaim's slot (give:
+ * one to give back). The free entries: never used (from rd_fresh up) or in the ring rdf; the
+ * free blocks likewise (rb_fresh, rbf); the reclaim's queue (rcl). A QP reset by its context's
+ * commit, to do (rs_on); the expect taken from the TX kernel, to do and held until its entry is
+ * made (x_on); the QP of the next of them (e_nqpn); rdx_ready: one is taken next clock. */
 typedef struct {
-	uint8_t op, step, c_on;
-	uint16_t qpn;
-	rx_rdask_t ask;
-	rx_rdrow_t r;
-	uint8_t r_in;
-	uint16_t pe;
-	rx_rdx_t e;
-	rx_rdb_t b;
-	uint8_t slot, reuse, give;
-	uint8_t x_done;     /* the expect's request was answered before (x_last: its last PSN) */
-	uint32_t x_last;
-	uint16_t f_pe, f_blk;
-	uint32_t j_exp, j_off, j_rem;
+	uint8_t q_step, q_atomic, q_sh, q_miss, c_on;
+	uint16_t q_qpn, q_plen;
+	uint32_t q_psn;
+	rx_rdrow_t q_r;
+	uint16_t q_pe;
+	rx_rdx_t q_e;
+	uint32_t q_pr, q_rd1, q_rd2, q_off, q_offn, q_po;
+	uint32_t j_exp, j_left, j_off, j_rem;
 	int32_t j_d;
-	uint8_t j_last;
+	uint8_t e_op, e_step;
+	uint16_t e_qpn, e_nqpn;
+	rx_rdrow_t e_r;
+	uint8_t e_r_in;
+	rx_rdb_t e_b;
+	uint8_t e_slot, e_reuse, e_give, x_done;
+	uint16_t f_pe, f_blk;
+	uint32_t x_last;
+	rx_rdx_t x_e;
 	uint32_t rd_fresh, rdf_head, rdf_tail, rb_fresh, rbf_head, rbf_tail, rcl_head, rcl_tail;
 	uint8_t rs_on, x_on, rdx_ready;
 	uint16_t rs_qpn;
-	rnic_rdx_t x;
 } rx_rdreg_t;
 
 typedef struct {
@@ -87,10 +100,12 @@ typedef struct {
 	uint16_t rcl[RNIC_MAX_QP];
 	uint8_t rcl_in[RNIC_MAX_QP];
 	rx_rdreg_t g;       /* registers: each clock reads them as it began and writes their next value */
+	rx_ctxf_t q_f;      /* ... but the frame held and the expect taken, written and read in */
+	rnic_rdx_t x;       /* different clocks (as it comes; once held) */
 	uint32_t sweep;     /* after a reset: the next row to clear; RNIC_MAX_QP when done */
 } rx_rdq_t;
 
-void rx_rdq(rx_rdq_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks, rnic_rx_rdansq_t *ans,
+void rx_rdq(rx_rdq_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic_rx_judgedq_t *out,
 	    rnic_rx_rdntcq_t *ntcs);
 /* its ready for the TX kernel's expects on the kernel's outputs (wiring, after the clock's stages) */
 void rx_rdq_out(const rx_rdq_t *st, rnic_rx_out_t *out);

@@ -38,31 +38,8 @@ static uint32_t check_write(rx_core_t *st, uint32_t qpn, const uint8_t *h, uint3
 	return 0;
 }
 
-/* Responses to our READs and atomics: rx_rdq judges them (IBTA 9.7.5.1.6 on the requester side:
- * in PSN order; a gap is reported to the TX kernel, which asks again from the missing PSN), and
- * the frame waits for its verdict (B_RDQ, rx_response_placed) */
-static void response(rx_core_t *st, rnic_rx_rdaskq_t *asks, const uint8_t *h, uint32_t op, uint32_t psn,
-		     uint32_t plen, uint32_t xth)
-{
-	rx_rdask_t *a = rnic_rx_rdaskq_slot(asks);
-
-	a->qpn = (uint16_t)st->qpn;
-	a->psn = psn;
-	a->plen = (uint16_t)plen;
-	a->atomic = op == RNIC_BTH_OP_ATOMIC_ACK;
-	a->mtu_sh = (uint8_t)rnic_mtu_shift(QCL_CTRL(st, PMTU));
-	rnic_rx_rdaskq_push(asks, NULL);
-	st->psn = psn;
-	st->rs_atomic = a->atomic;
-	st->rs_syn = (uint8_t)(xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT);
-	st->rs_val = rnic_be64(h + RNIC_XTH_OFF + 4);
-	st->rs_src = RNIC_XTH_OFF + xth;
-	st->pay_left = plen;
-	st->busy = B_RDQ;
-}
-
-/* rx_rdq's verdict on the response waiting for it: dropped, or placed where it says */
-void rx_response_placed(rx_core_t *st, const rx_rdans_t *a)
+/* rx_rdq's verdict on the response: dropped, or placed where it says */
+static void placed(rx_core_t *st, const rx_rdans_t *a)
 {
 	if (a->verdict != RX_RDA_OK) {
 		if (a->verdict == RX_RDA_GAP)
@@ -74,7 +51,6 @@ void rx_response_placed(rx_core_t *st, const rx_rdans_t *a)
 		rx_finish_frame(st);
 		return;
 	}
-	st->busy = B_IDLE;
 	st->kind = K_RESP;
 	/* each response placed is progress: it holds off the requester's ACK timer; the last
 	 * tells that the request was answered */
@@ -89,6 +65,23 @@ void rx_response_placed(rx_core_t *st, const rx_rdans_t *a)
 	st->o.stat_rd_rsp_bytes += st->pay_left;
 	st->seg_on = !a->last;
 	rx_place(st, st->rs_src, st->pay_left);
+}
+
+/* Responses to our READs and atomics: rx_rdq judged them on their way (IBTA 9.7.5.1.6 on the
+ * requester side: in PSN order; a gap is reported to the TX kernel, which asks again from the
+ * missing PSN). rx_rdq judges every response a QP takes (rx_qp_live, rx_from_peer); one it did
+ * not (a commit came since) is dropped. */
+static void response(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t psn, uint32_t plen, uint32_t xth)
+{
+	static const rx_rdans_t drop = {0};
+
+	st->psn = psn;
+	st->rs_atomic = op == RNIC_BTH_OP_ATOMIC_ACK;
+	st->rs_syn = (uint8_t)(xth ? h[RNIC_XTH_OFF] : RNIC_AETH_ACK_NO_CREDIT);
+	st->rs_val = rnic_be64(h + RNIC_XTH_OFF + 4);
+	st->rs_src = RNIC_XTH_OFF + xth;
+	st->pay_left = plen;
+	placed(st, st->cur_judged ? &st->cur_a : &drop);
 }
 
 /* RDMA READ request checks (IBTA 9.4.3, 10.6.3): the QP allows remote reads, the length is at
@@ -197,21 +190,6 @@ static void datagram(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t plen
 	rx_next_segment(st);
 }
 
-/* A connected QP takes packets from its peer only: the source address (RoCEv2's source GID) must
- * be the one its path names (IBTA 9.6.1.5, the header checks of connected service). The source
- * MAC is not compared: on a routed path it is the last router's, not our next hop's. */
-static int from_peer(const rx_core_t *st, const uint8_t *raw, uint32_t v6)
-{
-	const rx_qcl_t *l = &st->cur.l;
-	uint32_t ok = RNIC_GET(RNIC_QPC_CTRL_IPV6, l->ctrl) == v6, i;
-
-	if (!v6)
-		return ok && rnic_be32(raw + RNIC_IP_OFF + 12) == l->peer.dip;
-	for (i = 0; i < 4; i++)
-		ok &= rnic_be32(raw + RNIC_IP_OFF + 8 + 4 * i) == l->peer.dip6[i];
-	return ok;
-}
-
 /* The whole frame to the firmware (ARP, neighbour discovery, QP1's MADs), or dropped and counted
  * while the firmware's receive ring is full. */
 static void to_fw(rx_core_t *st, const rnic_rx_in_t *in)
@@ -245,7 +223,7 @@ static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 {
 	const rx_frame_t *f = &st->cur.f;
 	const rx_verdict_t *d = &f->v;
-	uint32_t ctrl, state, l3 = d->v6 ? RNIC_IP6_EXTRA : 0, i;
+	uint32_t l3 = d->v6 ? RNIC_IP6_EXTRA : 0, i;
 
 	if (d->cls == RX_FW || d->cls == RX_JUNK) {
 		if (d->cls == RX_FW) {
@@ -286,17 +264,13 @@ static int parse(rx_core_t *st, const rnic_rx_in_t *in, rx_head_t *x)
 	x->plen = d->plen;
 	/* its QP's context (rx_ctx), from before a commit of the QP if that came since: the QP's
 	 * state as it is now is checked too (qstate), so no frame revives a QP reset */
-	ctrl = st->cur.ctx == RX_CTX_OK ? st->cur.l.ctrl : 0;
-	state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl);
-	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state < RNIC_QPS_RTR || state > RNIC_QPS_SQE ||
-	    st->qstate[x->qpn % RNIC_MAX_QP] < RNIC_QPS_RTR || st->qstate[x->qpn % RNIC_MAX_QP] > RNIC_QPS_SQE ||
-	    RNIC_GET(RNIC_QPC_CTRL_TYPE, ctrl) != (x->op >= RNIC_BTH_OP_UD_SEND_ONLY ? RNIC_QPT_UD :
-						   st->uc ? RNIC_QPT_UC : RNIC_QPT_RC)) {
+	if (!rx_qp_live(&st->cur) || st->qstate[x->qpn % RNIC_MAX_QP] < RNIC_QPS_RTR ||
+	    st->qstate[x->qpn % RNIC_MAX_QP] > RNIC_QPS_SQE) {
 		st->o.stat_drop_qpn++; /* 9.6.1.2: invalid destination QP: silently dropped */
 		rx_finish_frame(st);
 		return 0;
 	}
-	if (x->op < RNIC_BTH_OP_UD_SEND_ONLY && !from_peer(st, x->raw, x->v6)) {
+	if (x->op < RNIC_BTH_OP_UD_SEND_ONLY && !rx_from_peer(&st->cur.l, x->raw, x->v6)) {
 		st->o.stat_drop_src++;
 		rx_finish_frame(st);
 		return 0;
@@ -632,7 +606,7 @@ static int keys_cached(rx_core_t *st, uint32_t qpn, uint32_t op, const uint8_t *
 }
 
 /* Decide what to do with the frame at the head of the queue. */
-void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks)
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
 {
 	rx_head_t x;
 	uint32_t i;
@@ -649,7 +623,7 @@ void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdaskq_t *asks)
 		rx_notice(st, x.psn, x.h[RNIC_XTH_OFF], 0);
 		rx_finish_frame(st);
 	} else if (x.op >= RNIC_BTH_OP_READ_RESP_FIRST && x.op <= RNIC_BTH_OP_ATOMIC_ACK) {
-		response(st, asks, x.h, x.op, x.psn, x.plen, x.xth);
+		response(st, x.h, x.op, x.psn, x.plen, x.xth);
 	} else if (x.op >= RNIC_BTH_OP_UD_SEND_ONLY) {
 		/* the GRH area: the IPv6 header, or 20 zero bytes and the IPv4 header */
 		for (i = 0; i < RNIC_GRH_LEN; i++)

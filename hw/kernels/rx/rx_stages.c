@@ -14,10 +14,10 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	case 7: rx_judge(&st->headq, &st->descq); break;
 	case 8: rx_store(&st->store, in, &st->beatq, &st->descq, &st->arriveq, &st->cmdq, &st->doneq); break;
 	case 9: rx_ctx(&st->ctx, in, &st->arriveq, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq); break;
-	case 10: rx_rdq(&st->rdq, in, &st->rdaskq, &st->rdansq, &st->rdntcq); break;
+	case 10: rx_rdq(&st->rdq, in, &st->frameq, &st->judgedq, &st->rdntcq); break;
 	default:
-		rx_core(&st->core, in, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq,
-			&st->rdaskq, &st->rdansq, &st->rdntcq, out);
+		rx_core(&st->core, in, &st->judgedq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq,
+			&st->rdntcq, out);
 		break;
 	}
 }
@@ -44,8 +44,7 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_hintq_edge(&st->hintq, in->rst);
 	rnic_rx_ctxreqq_edge(&st->ctxreqq, in->rst);
 	rnic_rx_ctxrspq_edge(&st->ctxrspq, in->rst);
-	rnic_rx_rdaskq_edge(&st->rdaskq, in->rst);
-	rnic_rx_rdansq_edge(&st->rdansq, in->rst);
+	rnic_rx_judgedq_edge(&st->judgedq, in->rst);
 	rnic_rx_rdntcq_edge(&st->rdntcq, in->rst);
 	rx_store_out(&st->store, out);
 	rx_ctx_out(&st->ctx, out);
