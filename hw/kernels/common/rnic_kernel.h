@@ -229,14 +229,23 @@ static inline int rnic_mpt_check(const uint32_t *e, uint32_t key, uint32_t pdn, 
 }
 
 /* Context memory (ICM) as a kernel reaches it: the chunk list the firmware copies in
- * (CFG_TBL_ICM), and the bus address of offset `off` there, 0 when no memory was given. */
-static inline void rnic_icm_cfg(uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t addr, uint32_t data)
+ * (CFG_TBL_ICM), and the bus address of offset `off` there, 0 when no memory was given.
+ * rnic_icm_chunks: a write of the list into chunks[0, n) (a stage may keep only the chunks it
+ * reads); whether it was one. */
+static inline int rnic_icm_chunks(uint64_t *chunks, uint32_t n, uint32_t addr, uint32_t data)
 {
 	uint32_t idx = RNIC_CFG_IDX(addr), word = RNIC_CFG_WORD(addr);
 
-	if (RNIC_CFG_TBL(addr) != RNIC_CFG_TBL_ICM || idx >= RNIC_ICM_MAX_CHUNKS || word > 1)
-		return;
-	icm[idx] = word ? (icm[idx] & 0xffffffffull) | ((uint64_t)data << 32) : (icm[idx] & ~0xffffffffull) | data;
+	if (RNIC_CFG_TBL(addr) != RNIC_CFG_TBL_ICM || idx >= n || word > 1)
+		return 0;
+	chunks[idx] = word ? (chunks[idx] & 0xffffffffull) | ((uint64_t)data << 32) :
+			     (chunks[idx] & ~0xffffffffull) | data;
+	return 1;
+}
+
+static inline void rnic_icm_cfg(uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t addr, uint32_t data)
+{
+	rnic_icm_chunks(icm, RNIC_ICM_MAX_CHUNKS, addr, data);
 }
 
 static inline uint64_t rnic_icm_bus(const uint64_t icm[RNIC_ICM_MAX_CHUNKS], uint32_t off)

@@ -61,13 +61,7 @@ static void configure(rx_ctx_t *st, uint32_t addr, uint32_t data)
 	uint32_t idx;
 	int w = rnic_qpc_word(addr, &idx);
 
-	if (RNIC_CFG_TBL(addr) == RNIC_CFG_TBL_ICM && RNIC_CFG_IDX(addr) < RX_QC_CHUNKS && RNIC_CFG_WORD(addr) < 2) {
-		uint64_t *c = &st->chunk[RNIC_CFG_IDX(addr) % RX_QC_CHUNKS];
-
-		*c = RNIC_CFG_WORD(addr) ? (*c & 0xffffffffull) | (uint64_t)data << 32 : (*c & ~0xffffffffull) | data;
-		return;
-	}
-	if (w < 0)
+	if (rnic_icm_chunks(st->chunk, RX_QC_CHUNKS, addr, data) || w < 0)
 		return;
 	rx_qcl_cfg(&st->stage, (uint32_t)w, data);
 	if (w)

@@ -19,20 +19,22 @@
  * Two lanes, each one thing at a time, a step a clock, each step's reads at registered addresses
  * (the registers as the clock began, c) and their data used in the next:
  *   - responses: a frame that is not one goes on as the lane takes it; a response has its QP's
- *     row read, then its head slot's entry number (and the sums the row gives), then the entry,
- *     and is judged and goes on (5 clocks). One of the QP the last one was about finds the row,
- *     entry and sums in the registers still (c_on): 2 clocks, the responses of one READ;
+ *     row read (with its head slot's entry number), then the entry and the block (and the sums
+ *     the row gives), and is judged and goes on (4 clocks). One of the QP the last one was
+ *     about finds the row, entry, block and sums in the registers still (c_on): 2 clocks, the
+ *     responses of one READ;
  *   - the rest: an expect (its row; its block, the free entry and block; its slot; its writes:
  *     4 clocks, and the next is taken as soon as its entry is made), a reset (its row; its
  *     writes), a reclaim (its row; its last slot; its block; its writes). Expects go first (one
  *     is held at a time, and none taken while a reset waits, so one taken before a QP's reset is
  *     done before it), then a reset, then the reclaim.
- * The lanes never work on one QP at once: a response waits while the other lane begins or is on
- * its QP, and the other lane reads its row again while the responses' lane is on it (it goes
+ * The lanes never work on one QP at once: a response waits while the other lane begins on its QP
+ * or is on it (or begins a reclaim, whose QP it does not know yet), and the other lane reads its row again while the responses' lane is on it (it goes
  * first in the clock, so that read is before the other's write). A reclaim gives its entry back
- * between two responses (both give to the rings).
+ * between two responses (both give to the rings). The lanes take one port each of row, rdb and
+ * rdp.
  * II=1, latency 2: a frame that is not a response to judge goes on the clock after it came, a
- * response two clocks after, five when its QP's row and entry are read.
+ * response two clocks after, four when its QP's row and entry are read.
  * Memories: row (a QP each), rdb, rdp (RX_RDP each), the free rings rdf and rbf, the reclaim's
  * ring rcl and its flags rcl_in: a lane reads or writes one word of each a clock. Recurrence: an
  * expect's search of its block for its first PSN, and what it decides; a response's check of
@@ -108,9 +110,9 @@ static void judge(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_judgedq_t *out)
 		return;
 	}
 	if (d > 0) {
-		m->verdict = r.rd_nak ? RX_RDA_DROP : RX_RDA_GAP;
+		m->verdict = r.rd_done & RD_NAK ? RX_RDA_DROP : RX_RDA_GAP;
 		m->exp = c->q_miss ? (e->first_psn + c->q_r.rd_off) & RNIC_PSN_MASK : c->j_exp;
-		r.rd_nak = 1;
+		r.rd_done |= RD_NAK;
 		n->q_r = r;
 		st->row[c->q_qpn] = r;
 		return;
@@ -125,14 +127,15 @@ static void judge(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_judgedq_t *out)
 	m->nsge = e->nsge;
 	for (k = 0; k < RNIC_MAX_SGE; k++)
 		m->sge[k] = e->sge[k];
-	r.rd_nak = 0;
+	r.rd_done &= ~RD_NAK;
 	if (last) {
-		/* answered: its entry goes back to the pool, and the next is the head (not read yet) */
-		give(st, c, &r, c->q_pe);
+		/* answered: its entry goes back to the pool, and the next is the head (its entry in
+		 * the block read with this one's; the next response reads it) */
+		give(st, c, &r, r.pe);
+		r.pe = c->q_b.e[(uint8_t)(r.rd_head + 1) % RX_RDX];
 		r.rd_head++;
 		r.rd_off = 0;
-		r.rd_done = c->q_psn;
-		r.rd_done_ok = 1;
+		r.rd_done = (c->q_psn & RNIC_PSN_MASK) | RD_DONE_OK;
 		n->c_on = 0;
 	} else {
 		/* each response placed is progress: a READ asked again resumes after it */
@@ -147,10 +150,9 @@ static void judge(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_judgedq_t *out)
 }
 
 /* The frame at the head of frameq: on to rx_core, or held to be judged (not while the other lane
- * works on its QP or begins: it changes the QP's row). A response of the QP the last one was
+ * works on its QP or begins on it: it changes the QP's row). A response of the QP the last one was
  * about has its distance from the expected PSN made now, and is judged next clock. */
-static void q_begin(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_frameq_t *frames, rnic_rx_judgedq_t *out,
-		    uint32_t e_busy)
+static void q_begin(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_frameq_t *frames, rnic_rx_judgedq_t *out)
 {
 	rx_rdreg_t *n = &st->g;
 	const rx_ctxf_t *f;
@@ -171,7 +173,10 @@ static void q_begin(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_frameq_t *frames,
 		rnic_rx_frameq_pop(frames);
 		return;
 	}
-	if (c->e_step != RDQ_BEGIN ? c->e_qpn == qpn : e_busy)
+	/* the other lane on this QP, or beginning on it (an expect or reset: e_nqpn), or on a QP
+	 * not known yet (a reclaim's, read as it begins) */
+	if (c->e_step != RDQ_BEGIN ? c->e_qpn == qpn :
+	    ((c->x_on || c->rs_on) && c->e_nqpn == qpn) || (!c->x_on && !c->rs_on && c->rcl_head != c->rcl_tail))
 		return;
 	st->q_f = *f;
 	n->q_qpn = (uint16_t)qpn;
@@ -198,22 +203,21 @@ static void q_step(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_judgedq_t *out)
 	switch (c->q_step) {
 	case Q_ROW:
 		n->q_r = st->row[c->q_qpn];
-		n->q_step = Q_HEAD;
+		n->q_step = Q_ENTRY;
 		break;
-	case Q_HEAD:
-		/* nothing expected: judged (dropped) without its block, which may be another QP's now */
-		if (c->q_r.rd_head != c->q_r.rd_tail)
-			n->q_pe = st->rdb[c->q_r.blk % RX_RDP].e[c->q_r.rd_head % RX_RDX];
+	case Q_ENTRY:
+		/* nothing expected: judged (dropped) without its entry and block, which may be another
+		 * QP's now */
+		if (c->q_r.rd_head != c->q_r.rd_tail) {
+			n->q_e = st->rdp[c->q_r.pe % RX_RDP];
+			n->q_b = st->rdb[c->q_r.blk % RX_RDP];
+		}
 		n->q_pr = c->q_psn - c->q_r.rd_off;
 		n->q_rd1 = c->q_r.rd_off + 1;
 		n->q_rd2 = c->q_r.rd_off + 2;
 		n->q_off = c->q_r.rd_off << c->q_sh;
 		n->q_offn = (c->q_r.rd_off + 1) << c->q_sh;
 		n->q_po = c->q_plen + (c->q_r.rd_off << c->q_sh);
-		n->q_step = c->q_r.rd_head != c->q_r.rd_tail ? Q_ENTRY : Q_JUDGE;
-		break;
-	case Q_ENTRY:
-		n->q_e = st->rdp[c->q_pe % RX_RDP];
 		n->q_step = Q_JUDGE;
 		break;
 	default: /* Q_JUDGE */
@@ -291,6 +295,8 @@ static void put(rx_rdq_t *st, const rx_rdreg_t *c)
 	}
 	b.psn[c->e_slot % RX_RDX] = c->x_e.first_psn;
 	b.e[c->e_slot % RX_RDX] = (uint16_t)pe;
+	if (c->e_slot == r.rd_head % RX_RDX) /* it is the head: the response lane reads it from the row */
+		r.pe = (uint16_t)pe;
 	st->rdb[r.blk % RX_RDP] = b;
 	st->rdp[pe % RX_RDP] = c->x_e;
 	r.rd_tail++;
@@ -326,7 +332,7 @@ static void reset_qp(rx_rdq_t *st, const rx_rdreg_t *c)
 	rx_rdrow_t r = c->e_r;
 
 	r.rd_tail = r.rd_head;
-	r.rd_off = r.rd_nak = r.rd_done_ok = 0;
+	r.rd_off = r.rd_done = 0;
 	if (r.rd_n && !c->e_r_in) {
 		st->rcl_in[c->e_qpn] = 1;
 		st->rcl[c->rcl_tail % RNIC_MAX_QP] = c->e_qpn;
@@ -405,7 +411,8 @@ static void e_step(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_rdntcq_t *ntcs)
 		n->f_blk = (uint16_t)(c->rb_fresh < RX_RDP ? c->rb_fresh : st->rbf[c->rbf_head % RX_RDP]);
 		entry_of(&n->x_e, &st->x);
 		n->x_last = (st->x.first_psn + st->x.npkts - 1) & RNIC_PSN_MASK;
-		n->x_done = c->e_r.rd_done_ok && rnic_psn_diff(st->x.first_psn + st->x.npkts - 1, c->e_r.rd_done) <= 0;
+		n->x_done = (c->e_r.rd_done & RD_DONE_OK) &&
+			    rnic_psn_diff(st->x.first_psn + st->x.npkts - 1, c->e_r.rd_done & RNIC_PSN_MASK) <= 0;
 		n->x_on = 0; /* what the expect writes is in x_e now: the next one may come */
 		n->e_step = RDQ_FIND;
 		break;
@@ -474,7 +481,7 @@ void rx_rdq(rx_rdq_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic
 	else
 		e_step(st, &c, ntcs);
 	if (c.q_step == Q_BEGIN)
-		q_begin(st, &c, frames, out, c.x_on || c.rs_on || c.rcl_head != c.rcl_tail);
+		q_begin(st, &c, frames, out);
 	else
 		q_step(st, &c, out);
 	/* a context's commit (word 0, written last) that resets its QP: to do */

@@ -28,18 +28,21 @@ typedef struct {
  * (go-back-N) reuses the slot and entry it had. A QP holds a block while it holds an entry. */
 typedef struct {
 	uint16_t blk;       /* its block of slots, while rd_n */
+	uint16_t pe;        /* the head slot's entry, while rd_head != rd_tail */
 	uint8_t rd_head, rd_tail, rd_n;
 	uint32_t rd_off;    /* response packets of the head entry placed */
-	uint8_t rd_nak;     /* a gap was reported to the TX kernel */
-	uint8_t rd_done_ok; /* rd_done holds the last PSN of the newest request fully answered */
-	uint32_t rd_done;
+	uint32_t rd_done;   /* the last PSN of the newest request fully answered (RD_DONE_OK: there is
+	                     * one), and RD_NAK while a gap is reported to the TX kernel */
 } rx_rdrow_t;
+#define RD_DONE_OK 0x01000000u
+#define RD_NAK 0x02000000u
 
 /* Two lanes, each one thing at a time, a step a clock. The response lane (q_step): a frame that
  * is not a response to judge goes on as it begins; a response has its QP's row read, then its
- * head slot's entry number, then the entry, and is judged (Q_JUDGE). The other lane (e_op,
+ * head entry and its block (the next head's entry when this one is answered), and is judged
+ * (Q_JUDGE). The other lane (e_op,
  * e_step): an expect, a reset, a reclaim. */
-enum { Q_BEGIN, Q_ROW, Q_HEAD, Q_ENTRY, Q_JUDGE };
+enum { Q_BEGIN, Q_ROW, Q_ENTRY, Q_JUDGE };
 enum { RDQ_EXPECT, RDQ_RESET_QP, RDQ_RECLAIM };
 enum {
 	RDQ_BEGIN,
@@ -51,7 +54,7 @@ enum {
 
 /* The stage's registers.
  * The response lane: what of the frame held (q_f) is judged (its QP, PSN, payload, whether
- * an ATOMIC ACKNOWLEDGE, the MTU's shift); its QP's row, head entry and the entry's number; the
+ * an ATOMIC ACKNOWLEDGE, the MTU's shift); its QP's row, head entry and block; the
  * sums the verdict takes (j_*: the PSN expected and the distance of the frame's from it, the
  * packets after the expected one, its offset in the request's bytes and what is left of them
  * there), made from the row as it is read (q_pr: the PSN less the packets placed; q_rd1, q_rd2:
@@ -70,8 +73,8 @@ typedef struct {
 	uint16_t q_qpn, q_plen;
 	uint32_t q_psn;
 	rx_rdrow_t q_r;
-	uint16_t q_pe;
 	rx_rdx_t q_e;
+	rx_rdb_t q_b;
 	uint32_t q_pr, q_rd1, q_rd2, q_off, q_offn, q_po;
 	uint32_t j_exp, j_left, j_off, j_rem;
 	int32_t j_d;
