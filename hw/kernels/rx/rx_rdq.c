@@ -149,6 +149,19 @@ static void judge(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_judgedq_t *out)
 	st->row[c->q_qpn] = r;
 }
 
+/* The frame at the head of frameq on to rx_core unjudged, when judgedq has room */
+static void pass_on(rnic_rx_frameq_t *frames, rnic_rx_judgedq_t *out)
+{
+	rx_judged_t *o = rnic_rx_judgedq_slot(out);
+
+	if (!rnic_rx_judgedq_room(out))
+		return;
+	o->f = *rnic_rx_frameq_head(frames);
+	o->judged = 0;
+	rnic_rx_judgedq_push(out, NULL);
+	rnic_rx_frameq_pop(frames);
+}
+
 /* The frame at the head of frameq: on to rx_core, or held to be judged (not while the other lane
  * works on its QP or begins on it: it changes the QP's row). A response of the QP the last one was
  * about has its distance from the expected PSN made now, and is judged next clock. */
@@ -163,14 +176,7 @@ static void q_begin(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_frameq_t *frames,
 	f = rnic_rx_frameq_head(frames);
 	qpn = f->f.v.qpn % RNIC_MAX_QP;
 	if (!to_judge(f)) {
-		if (!rnic_rx_judgedq_room(out))
-			return;
-		rx_judged_t *o = rnic_rx_judgedq_slot(out);
-
-		o->f = *f;
-		o->judged = 0;
-		rnic_rx_judgedq_push(out, NULL);
-		rnic_rx_frameq_pop(frames);
+		pass_on(frames, out);
 		return;
 	}
 	/* the other lane on this QP, or beginning on it (an expect or reset: e_nqpn), or on a QP
@@ -466,14 +472,8 @@ void rx_rdq(rx_rdq_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *frames, rnic
 		st->rcl_in[st->sweep % RNIC_MAX_QP] = 0;
 		st->sweep++;
 		n->rdx_ready = st->sweep == RNIC_MAX_QP;
-		if (rnic_rx_frameq_count(frames) && rnic_rx_judgedq_room(out)) {
-			rx_judged_t *o = rnic_rx_judgedq_slot(out);
-
-			o->f = *rnic_rx_frameq_head(frames);
-			o->judged = 0;
-			rnic_rx_judgedq_push(out, NULL);
-			rnic_rx_frameq_pop(frames);
-		}
+		if (rnic_rx_frameq_count(frames))
+			pass_on(frames, out);
 		return;
 	}
 	if (c.e_step == RDQ_BEGIN)
