@@ -122,10 +122,10 @@ def test_rx_stage_order_changes_nothing():
 
 
 def test_tx_stage_order_changes_nothing():
-    """TX's stages (tx_core, the ICRC's three, tx_icrc_put) called in order and shuffled each
-    clock, A's MAC taking a beat in 70% of the clocks: the same frames in the same clocks, each
-    with the ICRC the independent checker computes. The sizes give last beats of every kind: one
-    beat, 2 bytes (130-byte frames: the ICRC begins in the beat before), full."""
+    """TX's stages (tx_core, tx_emit, the ICRC's three, tx_icrc_put, tx_wheel) called in order and
+    shuffled each clock, A's MAC taking a beat in 70% of the clocks: the same frames in the same
+    clocks, each with the ICRC the independent checker computes. The sizes give last beats of every
+    kind: one beat, 2 bytes (130-byte frames: the ICRC begins in the beat before), full."""
     import roce_check as R
     from test_kernels import BUF_BASE, run_write
 

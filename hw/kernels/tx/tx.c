@@ -1,22 +1,22 @@
 /* TX kernel: RC requester, and the sending half of the RC responder.
  *
- * Per clock (contract: docs/ARCHITECTURE.md) the kernel can take one doorbell, one DMA read
- * beat, one ACK notice and one responder frame request, issue one DMA read request and emit one
- * Ethernet beat and one completion. Frames flow through three decoupled stages:
+ * Here tx_core, TX's stage before the emitter (tx_emit.c). Per clock (contract:
+ * docs/ARCHITECTURE.md) it can take one doorbell, one DMA read beat, one ACK notice and one
+ * responder frame request, issue one DMA read request, hand one packet or payload beat on and
+ * give one completion. Frames flow through decoupled parts:
  *   - the packet builder cuts work into packets, one header per clock at a packet boundary:
  *     responder frames first (ACK/NAK, ATOMIC ACK, READ RESPONSE FIRST/MIDDLE/LAST/ONLY, in the
  *     PSN order the RX kernel handed them over, IBTA 9.7.5), then the request message of the
  *     WQE in progress (IBTA 9.2-9.4: SEND, RDMA WRITE (with immediate), READ request, atomics);
  *     it then issues the packet's payload DMA reads, cut at 4 KiB pages and SGEs, up to
- *     TX_CREDIT bytes ahead of the emitter so that the PCIe read latency is covered;
+ *     TX_CREDIT bytes ahead of their beats so that the PCIe read latency is covered;
  *   - the scheduler fetches the next WQEs of the QP at the head of its active list (fed by
  *     doorbells and the other events that may let a QP fetch; round-robin, no scan over QPs),
  *     up to TX_PF_BATCH in one DMA read; a fetched WQE starts as soon as the message in
  *     progress has all its packets built: its SGEs are checked (lkey, PD, bounds, IBTA
  *     10.6.3.1) and an outstanding-WQE slot reserved;
- *   - the emitter sends each built packet: header, payload realigned behind it in a three-beat
- *     byte packer, pad and ICRC (RoCEv2 A17.3.3).
- * The packet builder is tx_build.c, the timers tx_timer.c; the scheduler, emitter and
+ *   - the packets built, and their payload beats as they come, go to the emitter (tx_emit.c).
+ * The packet builder is tx_build.c, the timers tx_timer.c; the scheduler and the
  * acknowledgements are here.
  * Each QP's state is split between a send side (WQE start, go-back-N, pushed WQEs) and a
  * completion side (ACK notices, the ACK timer), a block RAM each with one event a clock, and
@@ -161,54 +161,6 @@ static void ob_collect(tx_core_t *st)
 	st->obf[st->obf_tail++ % TX_OBP] = (uint16_t)e;
 	st->g_head = (uint16_t)tx_obn(st, e);
 	st->g_n--;
-}
-
-static void push(tx_core_t *st, const uint8_t *p, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < RNIC_BEAT; i++) /* n <= RNIC_BEAT */
-		if (i < n)
-			st->acc[st->acc_n + i] = p[i];
-	st->acc_n += n;
-}
-
-/* One Ethernet beat out of the packer to the ICRC's stages when a full beat, or the end of the
- * frame, is there and they have room (the MAC may hold them up). */
-static void emit_beat(tx_core_t *st, rnic_icrc_inq_t *eth)
-{
-	rnic_ebeat_t *b = rnic_icrc_inq_slot(eth);
-	uint8_t rest[TX_ACC];
-	uint32_t n, i;
-
-	/* the oldest frame's end, once pushed, ends its last beat; bytes of the next may follow it */
-	n = st->frame_end ? st->end_n : st->acc_n;
-	if (!rnic_icrc_inq_room(eth) || !(n >= RNIC_BEAT || (st->frame_end && n)))
-		return;
-	n = n < RNIC_BEAT ? n : RNIC_BEAT;
-	for (i = 0; i < RNIC_BEAT; i++)
-		b->data[i] = st->acc[i] & (uint8_t)-(i < n);
-	b->n = (uint8_t)n;
-	b->no = st->e_no;
-	b->v6 = st->frame_end ? st->end_v6 : st->e_v6;
-	b->last = st->frame_end && st->end_n <= RNIC_BEAT;
-	b->bad = st->end_bad;
-	/* the frame's ICRC begins in this beat and ends in the next (tx_icrc_put) */
-	b->hold = st->frame_end && st->end_n > RNIC_BEAT && st->end_n < RNIC_BEAT + RNIC_ICRC_LEN;
-	rnic_icrc_inq_push(eth, NULL);
-	/* the packer shifts down by n: a byte shifter (zeros come in from the beat past the end;
-	 * through rest, so that its C vectorizes) */
-	for (i = 0; i < TX_ACC; i++)
-		rest[i] = st->acc[i + n];
-	memcpy(st->acc, rest, TX_ACC);
-	st->acc_n -= n;
-	if (st->frame_end)
-		st->end_n -= n;
-	st->e_no = b->last ? 0 : st->e_no < 2 ? st->e_no + 1 : 2;
-	if (b->last) {
-		st->frame_end = 0;
-		st->o.stat_frames++;
-	}
 }
 
 /* QP q may send a further WQE: ready to send, room in its window (ob_n outstanding, as the
@@ -436,84 +388,6 @@ static void go_back(tx_core_t *st)
 	st->rd_started[q] = st->rd_retired[q];
 	tx_stop_fetch(st, q);
 	tx_wake(st, q);
-}
-
-/* A payload beat of packet k the host refused (SLVERR/DECERR): its frame, and the rest of its
- * message, leave with a bad ICRC, and the builder stops the message (tx_refused) */
-static void refused_beat(tx_core_t *st, const tx_pkt_t *k)
-{
-	st->e_bad = 1;
-	st->e_cut = 1;
-	st->e_cut_q = k->qpn;
-	st->e_cut_rsp = k->rsp;
-	st->flt = 1;
-	st->flt_q = k->qpn;
-	st->flt_rsp = k->rsp;
-	st->flt_ob = k->ob;
-}
-
-/* Emitter: header, payload, pad and the ICRC's place (zeros: tx_icrc_put writes it) of the oldest
- * built packet into the packer; its payload beats from the queue of those taken. */
-static void emit(tx_core_t *st)
-{
-	static const uint8_t zero[RNIC_BEAT];
-	const tx_pkt_t *k = &st->pk[st->pk_head % TX_PKT_FIFO];
-	uint32_t n;
-
-	switch (st->e_state) {
-	case 0: /* the next frame goes in behind the end of the one draining */
-		if (st->pk_head == st->pk_tail)
-			return;
-		st->hdr_pos = 0;
-		st->pay_left = k->pay_len;
-		st->e_state = 4;
-		st->e_v6 = k->v6;
-		if (st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp)
-			st->e_cut = !k->first;
-		st->e_bad = st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp;
-		/* fall through */
-	case 4:
-		if (st->acc_n + RNIC_BEAT > TX_ACC)
-			return;
-		n = k->hdr_len - st->hdr_pos < RNIC_BEAT ? k->hdr_len - st->hdr_pos : RNIC_BEAT;
-		push(st, k->hdr + st->hdr_pos, n);
-		st->hdr_pos += n;
-		if (st->hdr_pos < k->hdr_len)
-			return;
-		st->e_state = st->pay_left ? 1 : 2;
-		return;
-	case 1: /* payload beats from the DMA reads */
-		if (!rnic_tx_payq_count(&st->payq) || st->flt || st->acc_n + RNIC_BEAT > TX_ACC)
-			return;
-		n = rnic_tx_payq_head(&st->payq)->n;
-		if (rnic_tx_payq_head(&st->payq)->err)
-			refused_beat(st, k);
-		push(st, rnic_tx_payq_head(&st->payq)->data, n);
-		rnic_tx_payq_pop(&st->payq);
-		st->credit -= n;
-		st->pay_left -= n;
-		st->o.stat_bytes += n;
-		if (!st->pay_left)
-			st->e_state = 2;
-		return;
-	case 2: /* pad and ICRC */
-		if (st->acc_n + 8 > TX_ACC || st->frame_end ||
-		    (k->retire && (tx_cpl_full(st) || !st->wake_ok || st->qc_port)))
-			return; /* one frame end in the packer at a time */
-		if (k->retire) {
-			st->qc_port = 1;
-			ob_retire(st, k->qpn, k->poison || st->e_bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS);
-		}
-		st->o.stat_poisoned += st->e_bad && !k->poison;
-		push(st, zero, k->pad + RNIC_ICRC_LEN);
-		st->frame_end = 1;
-		st->end_n = st->acc_n;
-		st->end_bad = k->poison || st->e_bad;
-		st->end_v6 = k->v6;
-		st->pk_head++;
-		st->e_state = 0;
-		return;
-	}
 }
 
 /* ACK/NAK notices: retire (one WQE per clock), or complete in error and flush. */
@@ -814,7 +688,7 @@ static uint32_t next_kind(const tx_core_t *st)
 
 /* A DMA read's beat is taken: its request's kind (the next request's, when one starts); a
  * payload's (or zeros') into the emitter's queue */
-static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err)
+static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err, rnic_tx_payq_t *pay)
 {
 	uint32_t n;
 
@@ -826,20 +700,23 @@ static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err)
 	n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
 	st->req_left -= n;
 	if (st->cur_kind == REQ_PAYLOAD || st->cur_kind == REQ_ZERO) {
-		tx_pay_t *p = rnic_tx_payq_slot(&st->payq);
+		tx_pay_t *p = rnic_tx_payq_slot(pay);
 
 		memcpy(p->data, rd, RNIC_BEAT);
 		p->n = (uint8_t)n;
 		p->err = (uint8_t)err;
-		rnic_tx_payq_push(&st->payq, NULL);
+		p->poison = st->cur_kind == REQ_ZERO;
+		rnic_tx_payq_push(pay, NULL);
+		st->credit -= n;
 	}
 	return st->cur_kind;
 }
 
 
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_twaddq_t *twadd,
-	     rnic_tx_twdueq_t *twdue, rnic_tx_twretq_t *twret, rnic_tx_out_t *out)
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_payq_t *payq,
+	     rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
+	     rnic_tx_twretq_t *twret, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
@@ -890,7 +767,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	/* an MTT line's or an MPT entry's beat before the head's key lookup (start_next): its landing
 	 * at the clock's end takes the cache's ports, the lookups of this clock wait for it */
 	table = in->rd_valid && st->o.rd_ready && (next_kind(st) == REQ_MTT || next_kind(st) == REQ_MPT);
-	if (table && take_beat(st, in->rd_data, in->rd_err) == REQ_MTT)
+	if (table && take_beat(st, in->rd_data, in->rd_err, payq) == REQ_MTT)
 		rnic_tlb_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
 	else if (table)
 		rnic_mpt_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
@@ -899,7 +776,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 		rd = in->rd_data;
 		rd_err = in->rd_err;
 	} else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
-		   rnic_tx_payq_room(&st->payq)) {
+		   rnic_tx_payq_room(payq)) {
 		rd = zero_beat;
 	}
 	if (in->db_valid && st->o.db_ready)
@@ -912,8 +789,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);
 
-	emit_beat(st, eth);
-	if (rd && take_beat(st, rd, rd_err) == REQ_WQE) {
+	if (rd && take_beat(st, rd, rd_err, payq) == REQ_WQE) {
 		/* a WQE beat for the prefetch ring */
 		tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
 
@@ -930,8 +806,13 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 			st->pf_beats = 0;
 		}
 	}
-	emit(st);
-	tx_build(st);
+	if (rnic_tx_retq_count(retq) && !tx_cpl_full(st) && st->wake_ok && !st->qc_port) {
+		/* a UC/UD message's last packet left (the emitter) */
+		st->qc_port = 1;
+		ob_retire(st, rnic_tx_retq_head(retq)->qpn, rnic_tx_retq_head(retq)->status);
+		rnic_tx_retq_pop(retq);
+	}
+	tx_build(st, pkq, fltq);
 	st->la_fill = st->pf_fill;
 	schedule(st);
 	/* the completion side's clock at the end: garbage to free, else the ACK timer */
@@ -968,8 +849,8 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	configure(st, in);
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 
-	rnic_tx_payq_edge(&st->payq, 0);
-	/* readies for the next clock: only what can surely be taken then */
+	/* readies for the next clock: only what can surely be taken then (payq: its room as of the
+	 * clock's start, less a beat taken now) */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
 	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
 	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half);
@@ -978,6 +859,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_t
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
 			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
 			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
-			  (next_kind(st) == REQ_PAYLOAD && rnic_tx_payq_room(&st->payq)));
+			  (next_kind(st) == REQ_PAYLOAD && rnic_tx_payq_room(payq) >= 2));
 	*out = st->o;
 }

@@ -1,25 +1,24 @@
 /* TX kernel: every frame the NIC sends on RoCE: RC requests, and the responder's frames (ACK/NAK,
- * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. Stages joined by FIFOs: tx_core
- * (the scheduler, the builder and the packer, the completion side, not yet split) gives the
+ * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. Stages joined by FIFOs (tx_msg.h):
+ * tx_core (the scheduler, the builder and its DMA reads, the completion side, not yet split)
+ * builds the packets and takes their payload beats, the emitter (tx_emit.h) packs them into the
  * frames' beats, the ICRC's three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into
  * the frame (tx_egress.h); the timer wheel (tx_wheel.h) holds the QPs whose timers run. */
 #ifndef RNIC_TX_H
 #define RNIC_TX_H
 
 #include "tx_egress.h"
+#include "tx_emit.h"
 #include "tx_wheel.h"
 
 #define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs a QP may have */
 #define TX_OBP 2048       /* entries for them, shared by all QPs (one per WQE in flight, whatever
 			   * its QP: 64 B WRITEs at line rate keep about 200 out) */
 #define TX_REQ_FIFO 64    /* DMA reads in flight */
-#define TX_CREDIT 32768   /* payload bytes in flight: covers 600 ns at 13 GB/s four times */
+#define TX_CREDIT 32768   /* payload bytes requested and not yet taken: covers 600 ns at 13 GB/s
+			   * four times */
 #define TX_CPL_FIFO 16
-#define TX_ACC 192        /* byte packer: three beats */
-#define TX_PKT_FIFO 64    /* packets built (headers, reads issued) and not yet emitted: their payload
-                          * reads cover the PCIe round trip for 64-byte messages too */
 #define TX_RSP_FIFO 16    /* responder frames waiting */
-#define TX_HDR 160        /* header bytes of one packet, inline payload included */
 #define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
 #define ACT_TOK 15        /* the bit of an active-list entry above its QPN */
@@ -28,14 +27,6 @@
 			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
 			   * cancelled, the scheduler's own */
 
-/* A payload beat taken from the DMA read stream (or zeros in place of one), queued (8) ahead of
- * the emitter so that the WQE beats behind it need not wait for the emitter: its bytes, refused
- * by the host */
-typedef struct {
-	uint8_t data[RNIC_BEAT];
-	uint8_t n, err;
-} tx_pay_t;
-RNIC_FIFO(tx_payq, tx_pay_t, 3)
 
 /* a slot of the prefetch ring: its tags (registers: tx_unfetch looks at every slot at once);
  * the WQE itself is in pf_wqe, a block RAM */
@@ -121,19 +112,6 @@ typedef struct {
 	uint32_t key;        /* checked again (rnic_mpt_live) before each DMA read from it */
 } tx_sge_t;
 
-typedef struct {
-	uint8_t hdr[TX_HDR];
-	uint16_t hdr_len;    /* bytes of hdr sent (headers and inline payload) */
-	uint16_t pay_len;    /* payload bytes from DMA reads */
-	uint8_t pad;
-	uint8_t retire;      /* UC/UD: the message's last packet, its WQE completes once sent */
-	uint8_t v6;          /* RoCEv2 over IPv6 */
-	uint8_t poison;      /* its payload's region went away: sent with a bad ICRC, nobody takes it */
-	uint8_t first;       /* a message's (a response's) first packet */
-	uint8_t rsp;         /* a responder's packet */
-	uint16_t qpn;
-	uint16_t ob;         /* an RC request's: its WQE's outstanding entry; TX_OBP otherwise */
-} tx_pkt_t;
 
 typedef struct {
 	/* Each QP's state is in two block RAMs, each a port of events: one event a clock reads and
@@ -307,39 +285,15 @@ typedef struct {
 	uint32_t iss_sge, iss_sge_off;
 	uint64_t iss_va;
 	uint32_t iss_key;
-	uint32_t credit;             /* payload bytes requested and not yet emitted */
+	uint32_t credit;             /* payload bytes requested and not yet taken into payq */
 	uint16_t req_len[TX_REQ_FIFO];
 	uint8_t req_kind[TX_REQ_FIFO];/* enum in tx.c: payload, a WQE, or zeros that stand in for
 				       * payload not read (its region went away) */
 	uint32_t req_head, req_tail;
 	uint32_t req_left;           /* bytes of the request being taken not yet taken */
 	uint8_t cur_kind;            /* ... and its kind */
-	rnic_tx_payq_t payq;         /* payload beats taken, for the emitter */
 
-	/* packets built and not yet emitted; the one being built */
-	tx_pkt_t pk[TX_PKT_FIFO];
-	tx_pkt_t pb;
-	uint32_t pk_head, pk_tail;
-
-	/* packet emitter */
-	uint8_t e_state;             /* 0 next packet, 4 header, 1 payload, 2 tail */
-	uint32_t hdr_pos, pay_left;
-	uint8_t acc[TX_ACC + RNIC_BEAT]; /* a beat past the end, always zero: the shift reads it */
-	uint32_t acc_n;
-	uint8_t frame_end;           /* the packer holds the end of a frame (its ICRC's 4 bytes as
-				      * zeros, for tx_icrc_put to fill) ... */
-	uint32_t end_n;              /* ... its bytes up to there, whether it leaves with a bad */
-	uint8_t end_bad, end_v6;     /* ICRC, and is IPv6 */
-	uint8_t e_v6;                /* the frame being pushed is IPv6 */
-	uint8_t e_no;                /* the number of the packer's next beat in its frame (saturated
-				      * at 2: what the ICRC's mask needs) */
-	/* payload the host refused to read: the frame leaves with a bad ICRC (e_bad), and so do the
-	 * later packets of its message (e_cut: that QP's requests or responses, until a message's
-	 * first packet); the builder is told (flt_*) and stops the message */
-	uint8_t e_bad, e_cut, e_cut_rsp;
-	uint16_t e_cut_q;
-	uint8_t flt, flt_rsp;
-	uint16_t flt_q, flt_ob;
+	tx_pkt_t pb;                 /* the packet being built */
 
 	/* acknowledgements and completions */
 	uint8_t ack_busy, ack_rd;
@@ -349,19 +303,25 @@ typedef struct {
 
 	uint32_t sweep;              /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_tx_out_t o;             /* outputs presented during the current cycle (but eth_*:
-				      * tx_icrc_put's) */
+				      * tx_icrc_put's, and the emitter's counts) */
 } tx_core_t;
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_icrc_inq_t *eth, rnic_tx_twaddq_t *twadd,
-	     rnic_tx_twdueq_t *twdue, rnic_tx_twretq_t *twret, rnic_tx_out_t *out);
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_payq_t *payq,
+	     rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
+	     rnic_tx_twretq_t *twret, rnic_tx_out_t *out);
 
-#define RNIC_TX_STAGES 6u
+#define RNIC_TX_STAGES 7u
 
 typedef struct {
 	tx_core_t core;
 	rnic_icrc_fold_t fold;
 	tx_icrc_put_t put;
 	tx_wheel_t wheel;
+	tx_emit_t emit;
+	rnic_tx_pkq_t pkq;
+	rnic_tx_payq_t payq;
+	rnic_tx_retq_t retq;
+	rnic_tx_fltq_t fltq;
 	rnic_icrc_inq_t ethq;
 	rnic_icrc_foldq_t foldq;
 	rnic_icrc_shiftq_t shiftq;
@@ -372,7 +332,7 @@ typedef struct {
 } rnic_tx_state_t;
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..5): the result
+/* the same clock with the stages called in the order given (a permutation of 0..6): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, const uint8_t *order);
 

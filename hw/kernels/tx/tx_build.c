@@ -264,19 +264,22 @@ static tx_pkt_t *pkt_slot(tx_core_t *st)
 	for (i = 0; i < TX_HDR; i++)
 		k->hdr[i] = 0;
 	k->hdr_len = k->pay_len = 0;
-	k->pad = k->retire = k->v6 = k->poison = k->first = k->rsp = 0;
+	k->pad = k->retire = k->v6 = k->first = k->rsp = 0;
 	k->qpn = 0;
 	k->ob = TX_OBP;
 	return k;
 }
 
-static void pkt_push(tx_core_t *st)
+/* The packet built into the emitter's FIFO, its header's beats counted. */
+static void pkt_push(tx_core_t *st, rnic_tx_pkq_t *pkq)
 {
-	st->pk[st->pk_tail++ % TX_PKT_FIFO] = st->pb;
+	st->pb.hdr_last = (uint8_t)((st->pb.hdr_len - 1u) / RNIC_BEAT);
+	st->pb.hdr_tail = (uint8_t)(st->pb.hdr_len - st->pb.hdr_last * RNIC_BEAT);
+	rnic_tx_pkq_push(pkq, &st->pb);
 }
 
 /* One packet of the request message. */
-static void build_request(tx_core_t *st)
+static void build_request(tx_core_t *st, rnic_tx_pkq_t *pkq)
 {
 	tx_pkt_t *k = pkt_slot(st);
 	const uint8_t *w = st->wqe;
@@ -371,7 +374,7 @@ static void build_request(tx_core_t *st)
 		k->hdr_len += (uint16_t)pay;
 		k->pay_len = 0;
 	}
-	pkt_push(st);
+	pkt_push(st, pkq);
 	st->iss_rsp = 0;
 	st->iss_left = k->pay_len;
 	if (k->pay_len)
@@ -426,7 +429,7 @@ void tx_take_response(tx_core_t *st, const rnic_rsp_t *r)
 }
 
 /* One responder frame: ACK/NAK, ATOMIC ACK, or the next READ response packet (IBTA 9.4.3, 9.5). */
-static void build_response(tx_core_t *st)
+static void build_response(tx_core_t *st, rnic_tx_pkq_t *pkq)
 {
 	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
 	const rnic_path_t *q = &st->hq[r->qpn % RNIC_MAX_QP];
@@ -493,7 +496,7 @@ static void build_response(tx_core_t *st)
 	}
 	k->hdr_len = (uint16_t)(x - k->hdr + xth);
 	k->pay_len = (uint16_t)pay;
-	pkt_push(st);
+	pkt_push(st, pkq);
 }
 
 /* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
@@ -545,11 +548,9 @@ static int poison(tx_core_t *st)
 
 	if (!st->iss_rsp && (tx_cpl_full(st) || st->qs_port))
 		return -1; /* no room for the QP-fatal event yet, or the send side's port is taken */
-	st->pk[(st->pk_tail - 1) % TX_PKT_FIFO].poison = 1;
-	tx_read_req(st, 0, st->iss_left, REQ_ZERO);
+	tx_read_req(st, 0, st->iss_left, REQ_ZERO); /* its beats poison the packet (tx_emit) */
 	st->credit += st->iss_left;
 	st->iss_left = 0;
-	st->o.stat_poisoned++;
 	if (st->iss_rsp) {
 		st->rj_cancel = st->rj_active;
 		return 0;
@@ -606,37 +607,37 @@ static int tx_mpt_ahead(tx_core_t *st)
 	return r && mpt_miss(st, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1);
 }
 
-/* The emitter found a payload beat of QP flt_q's packet refused by the host (the packet left
+/* The emitter found a payload beat of a packet refused by the host (fltq: the packet left
  * with a bad ICRC): as for a region gone (poison), a request's WQE completes with a protection
  * error and its QP goes to error, a READ response stream ends (the requester asks again). */
-static void tx_refused(tx_core_t *st)
+static void tx_refused(tx_core_t *st, rnic_tx_fltq_t *fltq)
 {
-	uint32_t q = st->flt_q;
+	const tx_flt_t *f = rnic_tx_fltq_head(fltq);
 
-	if (st->flt_rsp) {
-		if (st->rj_active && st->rsp[st->rsp_head % TX_RSP_FIFO].qpn == q)
+	if (f->rsp) {
+		if (st->rj_active && st->rsp[st->rsp_head % TX_RSP_FIFO].qpn == f->qpn)
 			st->rj_cancel = 1;
-		st->flt = 0;
+		rnic_tx_fltq_pop(fltq);
 		return;
 	}
 	if (tx_cpl_full(st) || st->qs_port)
 		return;
 	st->qs_port = 1;
-	if (st->flt_ob < TX_OBP) /* an RC request's: completes once the QP is in error */
-		st->obp[st->flt_ob].err = RNIC_WC_STATUS_LOC_PROT_ERR;
-	stop_in_error(st, q);
-	st->flt = 0;
+	if (f->ob < TX_OBP) /* an RC request's: completes once the QP is in error */
+		st->obp[f->ob].err = RNIC_WC_STATUS_LOC_PROT_ERR;
+	stop_in_error(st, f->qpn);
+	rnic_tx_fltq_pop(fltq);
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
-void tx_build(tx_core_t *st)
+void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq)
 {
 	uint64_t addr, off, bus;
 	uint32_t n, room, key, mi, e[RNIC_MPT_WORDS];
 	int hit;
 
-	if (st->flt)
-		tx_refused(st);
+	if (rnic_tx_fltq_count(fltq))
+		tx_refused(st, fltq);
 	if (st->o.rdreq_valid)
 		return;
 	if (st->mpt_want && !tx_req_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
@@ -707,10 +708,10 @@ void tx_build(tx_core_t *st)
 		}
 		return;
 	}
-	if (st->pk_tail - st->pk_head >= TX_PKT_FIFO)
+	if (!rnic_tx_pkq_room(pkq))
 		return;
 	if (st->rj_active || st->rsp_head != st->rsp_tail) {
-		build_response(st);
+		build_response(st, pkq);
 		return;
 	}
 	if (st->phase && st->cancel && st->wake_ok) {
@@ -720,6 +721,6 @@ void tx_build(tx_core_t *st)
 		return;
 	}
 	if (st->phase)
-		build_request(st);
+		build_request(st, pkq);
 }
 

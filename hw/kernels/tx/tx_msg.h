@@ -1,5 +1,9 @@
-/* What TX's stages pass each other besides a frame's beats (rnic_icrc.h): tx_core and the timer
- * wheel (tx_wheel.h):
+/* What TX's stages pass each other besides a frame's beats (rnic_icrc.h): tx_core, the emitter
+ * (tx_emit.h) and the timer wheel (tx_wheel.h):
+ *   tx_core --pkq--> tx_emit        a packet built: its headers, and how much payload follows
+ *   tx_core --payq--> tx_emit       a payload beat from the DMA reads (or zeros in place of one)
+ *   tx_emit --retq--> tx_core       a UC/UD WQE's last packet left: it completes
+ *   tx_emit --fltq--> tx_core       a payload beat came refused by the host: its message stops
  *   tx_core --twaddq--> tx_wheel    a QP's first outstanding WQE started: its timers run
  *   tx_wheel --twdueq--> tx_core    a QP whose tick has come: look at its timers
  *   tx_core --twretq--> tx_wheel    ... looked at: when to look again, or nothing to time */
@@ -14,12 +18,55 @@
 #define TW_SLOTS 256      /* ticks ahead it holds (1 ms); a timer further out is looked at then */
 #define TW_NIL 0x7fffu    /* no QP: the end of a slot's list */
 
+#define TX_HDR 160        /* header bytes of one packet, inline payload included */
+
+/* A packet built: its headers (and inline payload), then pay_len bytes of payload beats. */
+typedef struct {
+	uint8_t hdr[TX_HDR];
+	uint16_t hdr_len;    /* bytes of hdr sent (headers and inline payload) ... */
+	uint8_t hdr_last;    /* ... in beats 0 to hdr_last, the last one's hdr_tail bytes (the */
+	uint8_t hdr_tail;    /* emitter's count, taken from hdr_len as the packet is pushed) */
+	uint16_t pay_len;    /* payload bytes from DMA reads */
+	uint8_t pad;
+	uint8_t retire;      /* UC/UD: the message's last packet, its WQE completes once sent */
+	uint8_t v6;          /* RoCEv2 over IPv6 */
+	uint8_t first;       /* a message's (a response's) first packet */
+	uint8_t rsp;         /* a responder's packet */
+	uint16_t qpn;
+	uint16_t ob;         /* an RC request's: its WQE's outstanding entry; TX_OBP otherwise */
+} tx_pkt_t;
+
+/* A payload beat taken from the DMA read stream, or zeros in place of one: its bytes, refused by
+ * the host (err), or standing for payload not read because its region went away (poison: the
+ * packet leaves with a bad ICRC, nobody takes it) */
+typedef struct {
+	uint8_t data[RNIC_BEAT];
+	uint8_t n, err, poison;
+} tx_pay_t;
+
+typedef struct {
+	uint16_t qpn;
+	uint8_t status;      /* its completion's: a packet of it poisoned or refused, else success */
+} tx_ret_t;
+
+typedef struct {
+	uint16_t qpn, ob;    /* the refused beat's packet: its QP, its WQE's outstanding entry */
+	uint8_t rsp;         /* ... a READ response's */
+} tx_flt_t;
+
 typedef struct {
 	uint16_t q;
 	uint8_t drop;  /* nothing to time: out of the wheel (unless its timers started again since) */
 	uint32_t tick; /* else: the tick to look at it again in (cycle >> TW_SHIFT, modulo 2^32) */
 } tx_twret_t;
 
+RNIC_FIFO(tx_pkq, tx_pkt_t, 6)   /* packets built (headers, reads issued) and not yet emitted:
+				     their payload reads cover the PCIe round trip for 64-byte
+				     messages too */
+RNIC_FIFO(tx_payq, tx_pay_t, 3)  /* beats taken ahead of the emitter, so the WQE beats behind
+				     them need not wait for it */
+RNIC_FIFO(tx_retq, tx_ret_t, 2)
+RNIC_FIFO(tx_fltq, tx_flt_t, 1)
 RNIC_FIFO(tx_twaddq, uint16_t, 1)
 RNIC_FIFO(tx_twdueq, uint16_t, 1)
 RNIC_FIFO(tx_twretq, tx_twret_t, 1)

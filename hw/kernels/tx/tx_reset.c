@@ -22,16 +22,10 @@ void tx_reset(tx_core_t *st)
 	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = st->la_slot = st->la_fill = 0;
 	st->chk_head = ~0u; /* no head's scatter list checked */
 	st->mpt_want = 0;
-	st->acc_n = 0;
-	st->frame_end = 0;
-	st->e_no = 0;
-	st->e_state = 0;
 	st->iss_left = 0;
 	st->rj_active = 0;
 	st->rsp_head = st->rsp_tail = 0;
-	st->pk_head = st->pk_tail = 0;
 	st->req_head = st->req_tail = st->req_left = st->credit = 0;
-	rnic_tx_payq_edge(&st->payq, 1);
 	st->cpl_head = st->cpl_tail = 0;
 	st->ack_busy = 0;
 	st->fence_state = 0;

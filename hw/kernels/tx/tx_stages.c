@@ -4,11 +4,12 @@
 static void stage(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, uint32_t k)
 {
 	switch (k) {
-	case 0: tx_core(&st->core, in, &st->ethq, &st->twaddq, &st->twdueq, &st->twretq, out); break;
-	case 1: rnic_icrc_fold(&st->fold, &st->ethq, &st->foldq); break;
-	case 2: rnic_icrc_shift(&st->foldq, &st->shiftq); break;
-	case 3: rnic_icrc_sum(&st->shiftq, &st->sumq); break;
-	case 4: tx_icrc_put(&st->put, in, &st->sumq); break;
+	case 0: tx_core(&st->core, in, &st->pkq, &st->payq, &st->retq, &st->fltq, &st->twaddq, &st->twdueq, &st->twretq, out); break;
+	case 1: tx_emit(&st->emit, in, &st->pkq, &st->payq, &st->ethq, &st->retq, &st->fltq); break;
+	case 2: rnic_icrc_fold(&st->fold, &st->ethq, &st->foldq); break;
+	case 3: rnic_icrc_shift(&st->foldq, &st->shiftq); break;
+	case 4: rnic_icrc_sum(&st->shiftq, &st->sumq); break;
+	case 5: tx_icrc_put(&st->put, in, &st->sumq); break;
 	default: tx_wheel(&st->wheel, in, &st->twaddq, &st->twretq, &st->twdueq); break;
 	}
 }
@@ -19,6 +20,10 @@ void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out
 
 	for (k = 0; k < RNIC_TX_STAGES; k++)
 		stage(st, in, out, order[k]);
+	rnic_tx_pkq_edge(&st->pkq, in->rst);
+	rnic_tx_payq_edge(&st->payq, in->rst);
+	rnic_tx_retq_edge(&st->retq, in->rst);
+	rnic_tx_fltq_edge(&st->fltq, in->rst);
 	rnic_icrc_inq_edge(&st->ethq, in->rst);
 	rnic_icrc_foldq_edge(&st->foldq, in->rst);
 	rnic_icrc_shiftq_edge(&st->shiftq, in->rst);
@@ -27,12 +32,13 @@ void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out
 	rnic_tx_twdueq_edge(&st->twdueq, in->rst);
 	rnic_tx_twretq_edge(&st->twretq, in->rst);
 	tx_icrc_put_out(&st->put, out);
+	tx_emit_out(&st->emit, out);
 }
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4, 5};
+	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4, 5, 6};
 
 	rnic_tx_step_order(st, in, out, order);
 }
