@@ -811,9 +811,11 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, r
 	rnic_mpt_land(&st->t);
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 	st->o.db_ready = !st->commit_valid;
+	/* a cache's beat waits for the last to land; a context's for room in ctxrspq as the clock
+	 * began, less the beat pushed now (rx_ctx takes one every clock) */
 	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
 			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land) &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land); /* a cache's beat waits for the last to land
-			                                                                        * (rx_ctx takes a context's every clock) */
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land) &&
+			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_QPC && rnic_rx_ctxrspq_room(rsps) < 2);
 	*out = st->o;
 }

@@ -266,7 +266,7 @@ RNIC_FIFO(rx_doneq, uint8_t, 1)
 RNIC_FIFO(rx_frameq, rx_ctxf_t, 1)
 RNIC_FIFO(rx_hintq, rx_hint_t, 1)
 RNIC_FIFO(rx_ctxreqq, rx_ctxreq_t, 1)
-RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 1)
+RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 2)
 RNIC_FIFO(rx_judgedq, rx_judged_t, 1)
 RNIC_FIFO(rx_rdntcq, rx_rdntc_t, 1)
 
