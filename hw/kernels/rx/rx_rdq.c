@@ -364,6 +364,22 @@ static void reclaim(rx_rdq_t *st, const rx_rdreg_t *c)
 	st->g.e_step = RDQ_BEGIN;
 }
 
+/* QP qpn's row read (before the response lane's write of this clock: this lane goes first),
+ * and 1 if it may be used; a row that lane is working on is read again next clock, and one it
+ * kept in its registers is forgotten there. */
+static int e_row(rx_rdq_t *st, const rx_rdreg_t *c, uint32_t qpn)
+{
+	rx_rdreg_t *n = &st->g;
+
+	n->e_r = st->row[qpn];
+	n->e_r_in = st->rcl_in[qpn];
+	if (c->q_step != Q_BEGIN && c->q_qpn == qpn)
+		return 0;
+	if (c->q_qpn == qpn)
+		n->c_on = 0;
+	return 1;
+}
+
 /* The next operation: an expect, a reset (their QP's row read now, and again next clock when the
  * response lane is on it), a reclaim (its row read next clock). */
 static void e_begin(rx_rdq_t *st, const rx_rdreg_t *c)
@@ -375,14 +391,7 @@ static void e_begin(rx_rdq_t *st, const rx_rdreg_t *c)
 		n->e_op = c->x_on ? RDQ_EXPECT : RDQ_RESET_QP;
 		n->e_qpn = (uint16_t)qpn;
 		n->rs_on = c->x_on && c->rs_on;
-		n->e_r = st->row[qpn];
-		n->e_r_in = st->rcl_in[qpn];
-		n->e_step = RDQ_ROW;
-		if (c->q_step != Q_BEGIN && c->q_qpn == qpn)
-			return;
-		if (c->q_qpn == qpn)
-			n->c_on = 0;
-		n->e_step = c->x_on ? RDQ_BLOCK : RDQ_RESET;
+		n->e_step = e_row(st, c, qpn) ? (c->x_on ? RDQ_BLOCK : RDQ_RESET) : RDQ_ROW;
 		return;
 	}
 	if (c->rcl_head != c->rcl_tail) {
@@ -401,15 +410,8 @@ static void e_step(rx_rdq_t *st, const rx_rdreg_t *c, rnic_rx_rdntcq_t *ntcs)
 
 	switch (c->e_step) {
 	case RDQ_ROW:
-		/* read before the response lane's write of this clock (this lane goes first): a row
-		 * that lane is working on is read again */
-		n->e_r = st->row[c->e_qpn];
-		n->e_r_in = st->rcl_in[c->e_qpn];
-		if (c->q_step != Q_BEGIN && c->q_qpn == c->e_qpn)
-			break;
-		if (c->q_qpn == c->e_qpn)
-			n->c_on = 0;
-		n->e_step = c->e_op == RDQ_EXPECT ? RDQ_BLOCK : c->e_op == RDQ_RESET_QP ? RDQ_RESET : RDQ_SLOT;
+		if (e_row(st, c, c->e_qpn))
+			n->e_step = c->e_op == RDQ_EXPECT ? RDQ_BLOCK : c->e_op == RDQ_RESET_QP ? RDQ_RESET : RDQ_SLOT;
 		break;
 	case RDQ_BLOCK:
 		n->e_b = st->rdb[c->e_r.blk % RX_RDP];
