@@ -149,8 +149,6 @@ void tx_take_response(tx_core_t *st, const rnic_rsp_t *r);
 void tx_stop_fetch(tx_core_t *st, uint32_t q);
 void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq);
 void tx_wake(tx_core_t *st, uint32_t q);
-void tx_rewind_qp(tx_core_t *st, uint32_t q, uint32_t psn, uint32_t rnr);
-void tx_check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret);
 
 /* tx_reset.c */
 void tx_reset(tx_core_t *st);
