@@ -64,7 +64,7 @@ $(1)/tblchk_map.h: scripts/mem_budget.py $$(KERNEL_HDRS) $$(wildcard hw/kernels/
 	@mkdir -p $$(dir $$@)
 	$$(PY) scripts/mem_budget.py --c-map $(2) > $$@.tmp && mv $$@.tmp $$@
 $(1)/libkernels.a: tests/tblchk/tblchk.c $(1)/tblchk_map.h $$(KERNEL_SRCS) $$(KERNEL_HDRS) $$(wildcard hw/kernels/*/*.h)
-	@mkdir -p $(1)/obj
+	rm -rf $(1)/obj && mkdir -p $(1)/obj
 	set -e; for f in $$(TX_SRCS) $$(RX_SRCS) $$(CQ_SRCS) $$(COMMON_SRCS); do \
 		$$(CC) $$(KERNEL_CFLAGS) $$(addprefix -Ihw/kernels/,tx rx cq) $$(TBLCHK_FLAGS) $(2) -c $$$$f \
 			-o $(1)/obj/$$$$(basename $$$$f .c).o; done

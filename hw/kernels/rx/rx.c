@@ -677,7 +677,29 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 	st->qstate[idx] = (uint8_t)state;
 }
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
+/* The next frame in the order rx_ctx handed them on (seq), at the head of passq or of judgedq,
+ * into cur: 1, or 0 when it is not there yet (a response still on its way through rx_rdq). */
+static int take_frame(rx_core_t *st, rnic_rx_passq_t *pass, rnic_rx_judgedq_t *frames)
+{
+	if (rnic_rx_passq_count(pass) && rnic_rx_passq_head(pass)->seq == st->seq) {
+		st->cur = *rnic_rx_passq_head(pass);
+		st->cur_judged = 0;
+		rnic_rx_passq_pop(pass);
+	} else if (rnic_rx_judgedq_count(frames) && rnic_rx_judgedq_head(frames)->f.seq == st->seq) {
+		const rx_judged_t *j = rnic_rx_judgedq_head(frames);
+
+		st->cur = j->f;
+		st->cur_judged = j->judged;
+		st->cur_a = j->a;
+		rnic_rx_judgedq_pop(frames);
+	} else {
+		return 0;
+	}
+	st->seq++;
+	return 1;
+}
+
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
 	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
 	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out)
 {
@@ -698,9 +720,8 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, r
 	if (!(st->sweep & RNIC_SWEPT)) {
 		rx_sweep(st, in);
 		/* a frame that comes meanwhile is dropped: its beats given back */
-		if (rnic_rx_judgedq_count(frames) && room) {
-			rx_cmd(st)->release = rnic_rx_judgedq_head(frames)->f.f.beats;
-			rnic_rx_judgedq_pop(frames);
+		if (room && take_frame(st, pass, frames)) {
+			rx_cmd(st)->release = st->cur.f.beats;
 			rnic_rx_cmdq_push(cmds, &st->cmd);
 		}
 		*out = st->o;
@@ -721,15 +742,8 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, r
 		rnic_rx_hintq_pop(hints);
 	}
 	/* the next frame, with its QP's context */
-	if (!st->cur_on && rnic_rx_judgedq_count(frames)) {
-		const rx_judged_t *j = rnic_rx_judgedq_head(frames);
-
-		st->cur = j->f;
-		st->cur_judged = j->judged;
-		st->cur_a = j->a;
+	if (!st->cur_on && take_frame(st, pass, frames))
 		st->cur_on = 1;
-		rnic_rx_judgedq_pop(frames);
-	}
 	/* handshake of the read request presented during the last clock */
 	if (st->o.rdreq_valid && in->rdreq_ready)
 		st->o.rdreq_valid = 0;

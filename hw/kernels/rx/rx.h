@@ -116,6 +116,7 @@ typedef struct {
 	rx_ctxf_t cur;
 	uint8_t cur_on;
 	uint8_t cur_judged;         /* a response to one of ours, judged by rx_rdq (its verdict cur_a) */
+	uint8_t seq;                /* the next frame's number (rx_ctx's order: passq or judgedq) */
 	rx_rdans_t cur_a;
 	uint32_t fr_head;
 	/* this clock's command to the store (rx_msg.h): one a clock, pushed at the clock's end */
@@ -177,7 +178,7 @@ typedef struct {
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rx_core_t;
 
-void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
+void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
 	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
 	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out);
 
@@ -209,6 +210,7 @@ typedef struct {
 	rnic_rx_ctxreqq_t ctxreqq;
 	rnic_rx_ctxrspq_t ctxrspq;
 	rnic_rx_judgedq_t judgedq;
+	rnic_rx_passq_t passq;
 	rnic_rx_rdntcq_t rdntcq;
 } rnic_rx_state_t;
 

@@ -1,7 +1,8 @@
 /* RX kernel, the QPC cache in front of context memory (rx_ctx.h; docs/ARCHITECTURE.md "Context
- * memory"): takes each frame come in whole from the store (arriveq) and hands it to rx_core
- * (frameq), in order, with the fields of its QP's context that its frames are checked and placed
- * with (rx_qcl_t).
+ * memory"): takes each frame come in whole from the store (arriveq) and hands it on in order,
+ * numbered, with the fields of its QP's context that its frames are checked and placed with
+ * (rx_qcl_t): a response to one of our requests to rx_rdq (frameq), any other frame to rx_core
+ * (passq).
  *
  * 4,096 lines of one context each, direct-mapped: the line of QPN q is q mod 4,096, its tag q and
  * a valid bit. Lines change in the order frames reach the head, so what a line will hold when a
@@ -104,9 +105,10 @@ static void fill(rx_ctx_t *st, const rnic_rx_in_t *in, const rx_ctxrsp_t *r, uin
 
 /* The head's data (d): hand the frame over with its context, or wait for it (read again next
  * clock but one). 1 if it was handed over. */
-static uint32_t decide(rx_ctx_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *fq, uint8_t gen0, uint8_t h0)
+static uint32_t decide(rx_ctx_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *fq, rnic_rx_passq_t *pq, uint8_t gen0,
+		       uint8_t h0)
 {
-	uint32_t line = st->d_qpn % RX_QC_LINES, ctx = RX_CTX_NONE, stg = 0;
+	uint32_t line = st->d_qpn % RX_QC_LINES, ctx = RX_CTX_NONE, stg = 0, rdq = rx_to_rdq(&st->d_f);
 	rx_ctxf_t *o;
 
 	if (st->d_cand && st->d_gen != gen0)
@@ -137,13 +139,17 @@ static uint32_t decide(rx_ctx_t *st, const rnic_rx_in_t *in, rnic_rx_frameq_t *f
 		st->d_wait = 1;
 		return 0;
 	}
-	if (!rnic_rx_frameq_room(fq))
+	if (rdq ? !rnic_rx_frameq_room(fq) : !rnic_rx_passq_room(pq))
 		return 0;
-	o = rnic_rx_frameq_slot(fq);
+	o = rdq ? rnic_rx_frameq_slot(fq) : rnic_rx_passq_slot(pq);
 	o->f = st->d_f;
 	o->ctx = (uint8_t)ctx;
+	o->seq = st->seq++;
 	o->l = stg ? st->d_stg : st->d_line;
-	rnic_rx_frameq_push(fq, NULL);
+	if (rdq)
+		rnic_rx_frameq_push(fq, NULL);
+	else
+		rnic_rx_passq_push(pq, NULL);
 	if (stg && !(st->cm_on && st->cm_qpn % RX_QC_LINES == line)) { /* else the commit's write wins */
 		st->line[line] = st->d_stg;
 		st->tag[line] = (uint16_t)(RX_QC_VALID | st->d_qpn);
@@ -249,7 +255,7 @@ static void reset(rx_ctx_t *st)
 {
 	uint32_t k;
 
-	st->head = st->tail = st->known = 0;
+	st->head = st->tail = st->known = st->seq = 0;
 	st->c1_on = st->c2_on = st->cw_on = st->p_on = st->h_on = st->e_on = st->d_on = st->d_wait = st->cm_on = 0;
 	st->pq_head = st->pq_tail = st->fl_head = st->fl_tail = 0;
 	for (k = 0; k < RX_QC_CHUNKS; k++)
@@ -259,7 +265,7 @@ static void reset(rx_ctx_t *st)
 }
 
 void rx_ctx(rx_ctx_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, rnic_rx_frameq_t *fq,
-	    rnic_rx_hintq_t *hints, rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps)
+	    rnic_rx_passq_t *pq, rnic_rx_hintq_t *hints, rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t next, es = st->e_fr % RX_MAX_FRAMES, eline = st->e_qpn % RX_QC_LINES, fwd = 0;
@@ -279,7 +285,7 @@ void rx_ctx(rx_ctx_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, r
 	ask(st, in, reqs, gen0, ppend); /* what was to be asked for as the clock began */
 	/* the head: decided (d), its reads made (e -> d), the next frame's to make (e) */
 	if (st->d_on)
-		fwd = decide(st, in, fq, gen0, h0);
+		fwd = decide(st, in, fq, pq, gen0, h0);
 	if (st->d_on && !fwd) {
 		st->e_on = 1; /* read again */
 		st->e_fr = st->d_fr;

@@ -68,6 +68,7 @@ typedef struct {
 	rx_qcl_t d_line, d_stg;
 	rx_frame_t d_f;
 	uint32_t d_wait0;              /* the clock the head began to wait for its read */
+	uint8_t seq;                   /* the next frame's place in the order handed on (mod 256) */
 	/* commits: a context gathered word by word until word 0 (stage), written into its line the
 	 * clock after (cm_on: QP cm_qpn's), counted (gen) */
 	rx_qcl_t stage;
@@ -79,7 +80,7 @@ typedef struct {
 } rx_ctx_t;
 
 void rx_ctx(rx_ctx_t *st, const rnic_rx_in_t *in, rnic_rx_arriveq_t *arrivals, rnic_rx_frameq_t *fq,
-	    rnic_rx_hintq_t *hints, rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps);
+	    rnic_rx_passq_t *pq, rnic_rx_hintq_t *hints, rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps);
 /* its counters on the kernel's outputs (wiring, after the clock's stages) */
 void rx_ctx_out(const rx_ctx_t *st, rnic_rx_out_t *out);
 

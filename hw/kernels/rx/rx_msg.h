@@ -3,6 +3,7 @@
  *   rx_icrc_check --beatq--> rx_store   (the ICRC's three stages: rnic_icrc.h)
  *   rx_mac --hdrq--> rx_hdr --factq--> rx_classify --headq--> rx_judge --descq--> rx_store
  *   rx_store --arriveq--> rx_ctx --frameq--> rx_rdq --judgedq--> rx_core --cmdq--> rx_store
+ *                         rx_ctx --passq--> rx_core
  *   rx_store --doneq--> rx_core    rx_ctx --hintq--> rx_core    rx_rdq --rdntcq--> rx_core
  *   rx_ctx --ctxreqq--> rx_core --ctxrspq--> rx_ctx
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
@@ -16,7 +17,8 @@
  * hands the store what the frame writes and produces, in order (cmdq); the store tells it when
  * each DMA write's last beat was taken (doneq), for the reads that must not pass one. Between
  * rx_ctx and rx_core, the requester's table of READs and atomics awaiting their responses
- * (rx_rdq) judges each response to one of ours and hands it on with its verdict (judgedq). */
+ * (rx_rdq) judges each response to one of ours and hands it on with its verdict (judgedq); the
+ * other frames pass it by (passq), and rx_core takes the frames of both ways in order. */
 #ifndef RX_MSG_H
 #define RX_MSG_H
 
@@ -167,15 +169,24 @@ static inline void rx_qcl_cfg(rx_qcl_t *l, uint32_t word, uint32_t v)
 	}
 }
 
-/* What rx_ctx hands rx_core (frameq): a frame come in whole, in order, with its QP's context
- * (ctx OK: l), or word that it has none (GONE: its read was refused, or there is no context memory:
- * dropped as for an unknown QP), or neither (NONE: not RoCEv2 for one of our QPs, or bad) */
+/* What rx_ctx hands on (a response to a request through rx_rdq, frameq; any other frame to
+ * rx_core, passq): a frame come in whole, with its QP's context (ctx OK: l), or word that it has
+ * none (GONE: its read was refused, or there is no context memory: dropped as for an unknown QP),
+ * or neither (NONE: not RoCEv2 for one of our QPs, or bad); seq: its place in the order they came
+ * (mod 256), which rx_core takes them in from the two ways */
 enum { RX_CTX_NONE, RX_CTX_OK, RX_CTX_GONE };
 typedef struct {
 	rx_frame_t f;
-	uint8_t ctx;
+	uint8_t ctx, seq;
 	rx_qcl_t l;
 } rx_ctxf_t;
+
+/* a frame rx_rdq may judge: a READ response or an ATOMIC ACKNOWLEDGE (the others pass it by) */
+static inline int rx_to_rdq(const rx_frame_t *f)
+{
+	return f->v.cls == RX_ROCE && ((f->v.op >= RNIC_BTH_OP_READ_RESP_FIRST && f->v.op <= RNIC_BTH_OP_READ_RESP_ONLY) ||
+				       f->v.op == RNIC_BTH_OP_ATOMIC_ACK);
+}
 
 /* Where a message's bytes land: an entry of a scatter list */
 typedef struct {
@@ -268,6 +279,7 @@ RNIC_FIFO(rx_hintq, rx_hint_t, 1)
 RNIC_FIFO(rx_ctxreqq, rx_ctxreq_t, 1)
 RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 2)
 RNIC_FIFO(rx_judgedq, rx_judged_t, 1)
+RNIC_FIFO(rx_passq, rx_ctxf_t, 1)
 RNIC_FIFO(rx_rdntcq, rx_rdntc_t, 1)
 
 #endif

@@ -11,7 +11,7 @@ _Static_assert(RNIC_MAX_SRQ <= RNIC_SWEPT && RNIC_ICM_MAX_CHUNKS <= RNIC_SWEPT,
 void rx_reset(rx_core_t *st)
 {
 	st->sweep = 0;
-	st->fr_head = st->cur_on = 0;
+	st->fr_head = st->cur_on = st->seq = 0;
 	st->mk_cand = st->mk_want = 0;
 	st->rg_frame = ~0u; /* no receive WQE checked */
 	st->cmd_on = 0;

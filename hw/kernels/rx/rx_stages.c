@@ -13,10 +13,10 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	case 6: rx_classify(&st->classify, &st->factq, &st->headq); break;
 	case 7: rx_judge(&st->headq, &st->descq); break;
 	case 8: rx_store(&st->store, in, &st->beatq, &st->descq, &st->arriveq, &st->cmdq, &st->doneq); break;
-	case 9: rx_ctx(&st->ctx, in, &st->arriveq, &st->frameq, &st->hintq, &st->ctxreqq, &st->ctxrspq); break;
+	case 9: rx_ctx(&st->ctx, in, &st->arriveq, &st->frameq, &st->passq, &st->hintq, &st->ctxreqq, &st->ctxrspq); break;
 	case 10: rx_rdq(&st->rdq, in, &st->frameq, &st->judgedq, &st->rdntcq); break;
 	default:
-		rx_core(&st->core, in, &st->judgedq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq,
+		rx_core(&st->core, in, &st->passq, &st->judgedq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq,
 			&st->rdntcq, out);
 		break;
 	}
@@ -45,6 +45,7 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_ctxreqq_edge(&st->ctxreqq, in->rst);
 	rnic_rx_ctxrspq_edge(&st->ctxrspq, in->rst);
 	rnic_rx_judgedq_edge(&st->judgedq, in->rst);
+	rnic_rx_passq_edge(&st->passq, in->rst);
 	rnic_rx_rdntcq_edge(&st->rdntcq, in->rst);
 	rx_store_out(&st->store, out);
 	rx_ctx_out(&st->ctx, out);
