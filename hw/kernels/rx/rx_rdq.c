@@ -64,12 +64,8 @@ static void give(rx_rdq_t *st, const rx_rdreg_t *c, rx_rdrow_t *r, uint32_t pe)
  * for that was judged for a QP reset or in error, which expects nothing it waits for) */
 static int to_judge(const rx_ctxf_t *f)
 {
-	const rx_verdict_t *d = &f->f.v;
-	uint32_t op = d->op;
-
-	return f->f.icrc_ok && d->cls == RX_ROCE && d->qpn < RNIC_MAX_QP &&
-	       ((op >= RNIC_BTH_OP_READ_RESP_FIRST && op <= RNIC_BTH_OP_READ_RESP_ONLY) || op == RNIC_BTH_OP_ATOMIC_ACK) &&
-	       rx_qp_live(f) && rx_from_peer(&f->l, f->f.raw, d->v6);
+	return f->f.icrc_ok && rx_to_rdq(&f->f) && f->f.v.qpn < RNIC_MAX_QP && rx_qp_live(f) &&
+	       rx_from_peer(&f->l, f->f.raw, f->f.v.v6);
 }
 
 /* The verdict on the response held, from its sums (j_*, or made now from the entry just read:

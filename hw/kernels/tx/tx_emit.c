@@ -93,7 +93,7 @@ static uint32_t pack(tx_emit_t *st, uint32_t used, uint32_t ends, rnic_tx_pkq_t 
 {
 	const tx_pkt_t *k = rnic_tx_pkq_head(pkts);
 	const tx_pay_t *p = &st->ph;
-	uint32_t n, i;
+	uint32_t n, i, cut, bad = st->e_poison || st->e_bad;
 
 	switch (st->e_state) {
 	case E_NEXT: /* the next frame goes in behind the end of the one draining */
@@ -103,9 +103,10 @@ static uint32_t pack(tx_emit_t *st, uint32_t used, uint32_t ends, rnic_tx_pkq_t 
 		st->e_state = E_HDR;
 		st->e_v6 = k->v6;
 		st->e_poison = 0;
-		if (st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp)
+		cut = k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp; /* of the message cut */
+		if (st->e_cut && cut)
 			st->e_cut = !k->first;
-		st->e_bad = st->e_cut && k->qpn == st->e_cut_q && k->rsp == st->e_cut_rsp;
+		st->e_bad = st->e_cut && cut;
 		/* fall through */
 	case E_HDR: /* hdr_beat: 0 for its first beat since the last packet's tail */
 		if (used + RNIC_BEAT >= TX_RING)
@@ -137,15 +138,15 @@ static uint32_t pack(tx_emit_t *st, uint32_t used, uint32_t ends, rnic_tx_pkq_t 
 			tx_ret_t *r = rnic_tx_retq_slot(rets);
 
 			r->qpn = k->qpn;
-			r->status = st->e_poison || st->e_bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS;
+			r->status = bad ? RNIC_WC_STATUS_LOC_PROT_ERR : RNIC_WC_STATUS_SUCCESS;
 			rnic_tx_retq_push(rets, NULL);
 		}
-		st->stat_poisoned += st->e_poison || st->e_bad;
+		st->stat_poisoned += bad;
 		n = k->pad + RNIC_ICRC_LEN;
 		for (i = 0; i < RNIC_BEAT; i++)
 			b[i] = 0;
 		st->w_end = 1;
-		st->w_bad = st->e_poison || st->e_bad;
+		st->w_bad = (uint8_t)bad;
 		st->w_v6 = k->v6;
 		rnic_tx_pkq_pop(pkts);
 		st->hdr_beat = 0;
