@@ -361,6 +361,86 @@ def test_read_asked_again_across_the_psn_wrap(pair):
     assert mem_a.read(BUF_BASE + 100, len(payload)) == payload
 
 
+def responder_frames(rsps, max_dest_rd=4, cycles=3000):
+    """B's TX kernel alone, handed the responder frames `rsps` (RX's rsp port, the next as soon as
+    it is ready) with max_dest_rd_atomic `max_dest_rd`, its payload reads answered from memory
+    holding a pattern: the (opcode, PSN, syndrome, payload) of each frame it sends."""
+    import roce_check as R
+    tx = Kernel("tx")
+    tx.reset()
+    program(tx, MAC_B, IP_B, 1, 1 << 20)
+    w = qpc_words(MAC_A, IP_A, QPN_A, 200, 100)
+    w[S.QPC["RETRY"][0] // 4] = (w[S.QPC["RETRY"][0] // 4] & 0x0FFFFFFF) | max_dest_rd << 28
+    tx.cfg_entry(S.CFG_TBL_QPC, IDX_B, w)
+    mem = Memory()
+    mem.write(BUF_BASE, bytes((i * 13 + 5) & 0xFF for i in range(8192)))
+    for k in ("rdreq_ready", "eth_ready", "cpl_ready", "rdx_ready"):
+        tx.inp.set(k, 1)
+    frames, cur, todo = [], b"", list(rsps)
+    for cycle in range(cycles):
+        o = tx.out
+        if o.get("rdreq_valid"):
+            mem.request(cycle, o.get("rdreq_addr"), o.get("rdreq_len"))
+        beat = mem.beat(cycle) if o.get("rd_ready") else None
+        tx.inp.set("rd_valid", 1 if beat else 0)
+        if beat:
+            tx.inp.set("rd_data", beat[0])
+            tx.inp.set("rd_last", int(beat[1]))
+        if o.get("eth_valid"):
+            cur += o.get("eth_data")[:bin(o.get("eth_keep")).count("1")]
+            if o.get("eth_last"):
+                assert R.icrc_ok(cur)
+                op, _, psn = R.bth(cur)[:3]
+                bth = 14 + 20 + 8
+                hdr = bth + 12 + (4 if op != 0x0E else 0)  # an AETH but on a MIDDLE
+                pad = (cur[bth + 1] >> 4) & 3
+                frames.append((op, psn, cur[hdr - 4] if op != 0x0E else None, cur[hdr:len(cur) - 4 - pad]))
+                cur = b""
+        taken = bool(todo) and o.get("rsp_ready")
+        tx.inp.set("rsp_valid", int(bool(todo)))
+        if todo:
+            tx.inp.set("rsp", todo[0])
+        tx.step()
+        if taken:
+            todo.pop(0)
+    assert not todo
+    return frames
+
+
+def rsp(kind, psn, length=0, off=0, syndrome=0):
+    return {"kind": S.RSP_KIND[kind], "qpn": IDX_B, "psn": psn, "syndrome": syndrome, "msn": 1,
+            "va": BUF_BASE + off, "key": key(1), "len": length, "atomic": 0}
+
+
+def test_read_asked_again_drops_the_responses_queued():
+    """A READ of 5 packets (PSN 10-14) being sent, a READ behind it (15), then the first asked for
+    again from its third packet (IBTA 9.7.5.1.6): what was not yet sent of the first, and all of
+    the second, is dropped; the READ asked again is answered from PSN 12 with the bytes from its
+    address. An ACK behind them all comes last."""
+    frames = responder_frames([rsp("READ", 10, 5 * 1024), rsp("READ", 15, 1024),
+                               rsp("READ_AGAIN", 12, 3 * 1024, 2048), rsp("ACK", 18)])
+    psns = [f[1] for f in frames]
+    again = psns.index(12)
+    assert 1 <= again < 5 and psns[:again] == list(range(10, 10 + again)), psns
+    assert psns[again:] == [12, 13, 14, 18], psns
+    assert [f[0] for f in frames[again:]] == [0x0D, 0x0E, 0x0F, 0x11]  # FIRST, MIDDLE, LAST, ACK
+    data = bytes((i * 13 + 5) & 0xFF for i in range(8192))
+    assert b"".join(f[3] for f in frames[again:again + 3]) == data[2048:5120]
+
+
+def test_reads_beyond_max_dest_rd_atomic_are_naked():
+    """max_dest_rd_atomic 2: a third READ queued behind two is answered with an Invalid Request
+    NAK (IBTA 9.7.5.2.4, C9-112), not with its data; with 3 it is answered."""
+    frames = responder_frames([rsp("READ", 10, 4096), rsp("READ", 14, 4096), rsp("READ", 18, 64)],
+                              max_dest_rd=2)
+    assert [(f[0], f[1]) for f in frames] == [(0x0D, 10), (0x0E, 11), (0x0E, 12), (0x0F, 13),
+                                              (0x0D, 14), (0x0E, 15), (0x0E, 16), (0x0F, 17), (0x11, 18)]
+    assert frames[-1][2] == S.AETH["NAK_INV_REQ"]
+    frames = responder_frames([rsp("READ", 10, 4096), rsp("READ", 14, 4096), rsp("READ", 18, 64)],
+                              max_dest_rd=3)
+    assert [(f[0], f[1]) for f in frames][-1] == (0x10, 18)
+
+
 def test_parallel_crc_matches_zlib():
     """rnic_crc32_beat, the CRC of a whole beat, is CRC-32, chained across beats."""
     import ctypes

@@ -122,28 +122,32 @@ def test_rx_stage_order_changes_nothing():
 
 
 def test_tx_stage_order_changes_nothing():
-    """TX's stages (tx_core, tx_emit, the ICRC's three, tx_icrc_put, tx_wheel) called in order and
-    shuffled each clock, A's MAC taking a beat in 70% of the clocks: the same frames in the same
-    clocks, each with the ICRC the independent checker computes. The sizes give last beats of every
-    kind: one beat, 2 bytes (130-byte frames: the ICRC begins in the beat before), full."""
+    """TX's stages (tx_core, tx_emit, the ICRC's three, tx_icrc_put, tx_wheel, tx_rsq) called in
+    order and shuffled each clock, on both sides (B's sends the ACKs and READ responses), A's MAC
+    taking a beat in 70% of the clocks: the same frames in the same clocks, each with the ICRC the
+    independent checker computes. The WRITEs' sizes give last beats of every kind: one beat, 2
+    bytes (130-byte frames: the ICRC begins in the beat before), full; the READs' responses are one
+    packet and five."""
     import roce_check as R
     from test_kernels import BUF_BASE, run_write
 
     held = 0
-    for size in (1, 56, 120, 1000, 5000):
+    for op, size in [("RDMA_WRITE", n) for n in (1, 56, 120, 1000, 5000)] + [("RDMA_READ", 56), ("RDMA_READ", 5000)]:
         runs = []
         for seed in (0, 4242):
             plain, shuffled = pair("tx", seed or 1)
+            plain_b, shuffled_b = pair("tx", seed + 7)
             ka = {"tx": shuffled if seed else plain, "rx": Kernel("rx"), "cq": Kernel("cq")}
-            kb = {n: Kernel(n) for n in ("tx", "rx")}
+            kb = {"tx": shuffled_b if seed else plain_b, "rx": Kernel("rx")}
             for k in list(ka.values()) + list(kb.values()):
                 k.reset()
             sent = []
-            a2b, b2a, mem_b, cqe, cycle, payload = run_write((ka, kb), size, sent=sent, eth_ready=random.Random(size))
+            a2b, b2a, mem, cqe, cycle, payload = run_write((ka, kb), size, sent=sent, eth_ready=random.Random(size),
+                                                           op=op)
             assert cqe is not None and cqe[S.CQE[1]["STATUS"][0]] == S.WC_STATUS["SUCCESS"], size
-            assert mem_b.read(BUF_BASE + 50, size) == payload
-            assert a2b and all(R.icrc_ok(f) for f in a2b + b2a), size
+            assert mem.read(BUF_BASE + (100 if op == "RDMA_READ" else 50), size) == payload
+            assert a2b and b2a and all(R.icrc_ok(f) for f in a2b + b2a), size
             held += sum(len(f) % 64 in (1, 2, 3) for f in a2b)
             runs.append((a2b, b2a, sent, cycle, cqe))
-        assert runs[0] == runs[1], size
+        assert runs[0] == runs[1], (op, size)
     assert held >= 2

@@ -657,7 +657,6 @@ static void configure(tx_core_t *st, const rnic_tx_in_t *in)
 		tx_qsf_cfg(&st->qsf[idx], (uint32_t)word, in->cfg_data);
 		rnic_path_cfg(&st->hq[idx], (uint32_t)word, in->cfg_data);
 		if (word == RNIC_QPC_CTRL / 4) {
-			st->rsp_pmtu[idx] = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_PMTU, in->cfg_data);
 			st->db_ctrl[idx] = (uint16_t)in->cfg_data;
 			st->qcf[idx].ctx = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_CTX, in->cfg_data);
 			st->qcf[idx].type = (uint8_t)RNIC_GET(RNIC_QPC_CTRL_TYPE, in->cfg_data);
@@ -670,10 +669,8 @@ static void configure(tx_core_t *st, const rnic_tx_in_t *in)
 			st->sq_base[idx] = (st->sq_base[idx] & 0xffffffffull) | (uint64_t)in->cfg_data << 32;
 		if (word == RNIC_QPC_RING_LOG / 4)
 			st->sq_log[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RING_LOG_SQ, in->cfg_data);
-		if (word == RNIC_QPC_RETRY / 4) {
-			st->rsp_limit[idx] = (uint8_t)RNIC_GET(RNIC_QPC_RETRY_MAX_DEST_RD_ATOMIC, in->cfg_data);
+		if (word == RNIC_QPC_RETRY / 4)
 			st->qcf[idx].retry = (uint16_t)in->cfg_data;
-		}
 	}
 	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
 		st->fence_state = 1;
@@ -795,7 +792,8 @@ static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err, rnic_t
 
 void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_payq_t *payq,
 	     rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
-	     rnic_tx_twretq_t *twret, rnic_tx_out_t *out)
+	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
+	     rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	static const uint8_t zero_beat[RNIC_BEAT];
@@ -862,8 +860,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		ring(st, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
 		pushed(st, in);
-	if (in->rsp_valid && st->o.rsp_ready)
-		tx_take_response(st, &in->rsp);
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);
@@ -891,7 +887,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		ob_retire(st, rnic_tx_retq_head(retq)->qpn, rnic_tx_retq_head(retq)->status);
 		rnic_tx_retq_pop(retq);
 	}
-	tx_build(st, pkq, fltq);
+	tx_build(st, pkq, fltq, rjq, rjxq, rjcq);
 	st->la_fill = st->pf_fill;
 	schedule(st);
 	/* the completion side's clock at the end: garbage to free, else the ACK timer */
@@ -934,7 +930,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
 	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half);
 	st->o.ack_ready = !st->ack_busy;
-	st->o.rsp_ready = st->rsp_tail - st->rsp_head < TX_RSP_FIFO - 1;
 	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
 			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
 			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||

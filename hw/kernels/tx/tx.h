@@ -1,15 +1,17 @@
 /* TX kernel: every frame the NIC sends on RoCE: RC requests, and the responder's frames (ACK/NAK,
  * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. Stages joined by FIFOs (tx_msg.h):
- * tx_core (the scheduler, the builder and its DMA reads, the completion side, not yet split)
- * builds the packets and takes their payload beats, the emitter (tx_emit.h) packs them into the
- * frames' beats, the ICRC's three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into
- * the frame (tx_egress.h); the timer wheel (tx_wheel.h) holds the QPs whose timers run. */
+ * the responder's queue (tx_rsq.h) holds those frames and cuts them into packets; tx_core (the
+ * scheduler, the builder and its DMA reads, the completion side, not yet split) builds the
+ * packets and takes their payload beats, the emitter (tx_emit.h) packs them into the frames'
+ * beats, the ICRC's three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into the
+ * frame (tx_egress.h); the timer wheel (tx_wheel.h) holds the QPs whose timers run. */
 #ifndef RNIC_TX_H
 #define RNIC_TX_H
 
 #include "tx_egress.h"
 #include "tx_emit.h"
 #include "tx_wheel.h"
+#include "tx_rsq.h"
 
 #define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs a QP may have */
 #define TX_OBP 2048       /* entries for them, shared by all QPs (one per WQE in flight, whatever
@@ -18,7 +20,6 @@
 #define TX_CREDIT 32768   /* payload bytes requested and not yet taken: covers 600 ns at 13 GB/s
 			   * four times */
 #define TX_CPL_FIFO 16
-#define TX_RSP_FIFO 16    /* responder frames waiting */
 #define TX_PF 64          /* WQEs fetched ahead (8 KiB of BRAM): a PCIe round trip of 64-byte messages */
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
 #define ACT_TOK 15        /* the bit of an active-list entry above its QPN */
@@ -175,10 +176,8 @@ typedef struct {
 	uint8_t ts_pending;
 	uint16_t ts_qpn;
 	/* the packet builder's QPC fields, each QP's path (a block RAM of its own, written by the
-	 * same configuration writes), and the two fields responder requests are checked with on
-	 * arrival (small memories of their own) */
+	 * same configuration writes) */
 	rnic_path_t hq[RNIC_MAX_QP];
-	uint8_t rsp_pmtu[RNIC_MAX_QP], rsp_limit[RNIC_MAX_QP];
 	/* the doorbell's side, which takes no QP port: each QP's SQ producer index (doorbell) and
 	 * next WQE to fetch, and what a doorbell is checked against (QPC CTRL's low half, the SQ's
 	 * log size, kept from the configuration writes): one writer a clock each (a doorbell,
@@ -273,11 +272,12 @@ typedef struct {
 	uint32_t rd_skip;            /* a READ requested again from inside: bytes already placed */
 	uint8_t inline_data;
 
-	/* responder frames from the RX kernel; the READ response being cut into packets */
-	rnic_rsp_t rsp[TX_RSP_FIFO];
-	uint32_t rsp_head, rsp_tail;
-	uint8_t rj_active, rj_cancel;
-	uint32_t rj_pkt, rj_npkts, rj_mtu;
+	/* the READ response whose packet was built last (tx_rsq's number rj_rid, its QP rj_qpn),
+	 * while packets of it are still to come (rj_open); the packets of one stopped (rj_drop_rid,
+	 * while rj_drop) dropped as they come */
+	uint8_t rj_open, rj_rid, rj_drop, rj_drop_rid;
+	uint16_t rj_qpn;
+	uint8_t rj_stop;             /* tx_rsq is told to stop rj_rid (rjcq, at tx_build's end) */
 
 	/* read issuer: DMA reads of the payload of the packet built last, cut at pages and SGEs */
 	uint8_t iss_rsp;             /* the payload is a READ response's (else the message's) */
@@ -308,9 +308,10 @@ typedef struct {
 
 void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_payq_t *payq,
 	     rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
-	     rnic_tx_twretq_t *twret, rnic_tx_out_t *out);
+	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
+	     rnic_tx_out_t *out);
 
-#define RNIC_TX_STAGES 7u
+#define RNIC_TX_STAGES 8u
 
 typedef struct {
 	tx_core_t core;
@@ -318,6 +319,7 @@ typedef struct {
 	tx_icrc_put_t put;
 	tx_wheel_t wheel;
 	tx_emit_t emit;
+	tx_rsq_t rsq;
 	rnic_tx_pkq_t pkq;
 	rnic_tx_payq_t payq;
 	rnic_tx_retq_t retq;
@@ -329,10 +331,13 @@ typedef struct {
 	rnic_tx_twaddq_t twaddq;
 	rnic_tx_twdueq_t twdueq;
 	rnic_tx_twretq_t twretq;
+	rnic_tx_rjq_t rjq;
+	rnic_tx_rjxq_t rjxq;
+	rnic_tx_rjcq_t rjcq;
 } rnic_tx_state_t;
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..6): the result
+/* the same clock with the stages called in the order given (a permutation of 0..7): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, const uint8_t *order);
 

@@ -383,120 +383,63 @@ static void build_request(tx_core_t *st, rnic_tx_pkq_t *pkq)
 		st->phase = 0;
 }
 
-/* A responder frame from the RX kernel. A READ asked for again means the requester lost part of
- * the responses and goes back to that PSN (IBTA 9.7.5.1.6): the READ responses of that QP still
- * queued, and the rest of the one being sent, are dropped instead of sent (the requester would
- * discard them as out of sequence and asks for all of them again). */
-void tx_take_response(tx_core_t *st, const rnic_rsp_t *r)
+/* One responder packet cut by tx_rsq: an ACK/NAK, an ATOMIC ACK, or a READ response's (IBTA
+ * 9.4.3, 9.5), its payload read next. One of a response stopped (rj_drop), or of a QP gone, is
+ * dropped. */
+static void build_response(tx_core_t *st, const tx_rjob_t *j, rnic_tx_pkq_t *pkq)
 {
-	uint32_t i, pmtu = st->rsp_pmtu[r->qpn % RNIC_MAX_QP];
-
-	if (r->kind == RNIC_RSP_KIND_READ_AGAIN) {
-		for (i = 0; i < TX_RSP_FIFO; i++) {
-			rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
-
-			uint32_t last = q->psn + rnic_npkts(q->len, pmtu) - 1; /* of r's QP: used if q is too */
-
-			/* responses from the PSN asked for on: those before it were received */
-			if (i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ &&
-			    rnic_psn_diff(last, r->psn) >= 0) {
-				if (i == 0 && st->rj_active)
-					st->rj_cancel = 1;
-				else
-					q->kind = RSP_SKIP;
-			}
-		}
-	}
-	st->rsp[st->rsp_tail % TX_RSP_FIFO] = *r;
-	if (r->kind == RNIC_RSP_KIND_READ_AGAIN)
-		st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_READ;
-	if (r->kind == RNIC_RSP_KIND_READ) {
-		/* more READs than max_dest_rd_atomic still to answer: the requester broke the limit it
-		 * agreed to; Invalid Request NAK instead of the responses (IBTA 9.7.5.2.4, C9-112) */
-		uint32_t n = 0, limit = st->rsp_limit[r->qpn % RNIC_MAX_QP];
-
-		for (i = 0; i < TX_RSP_FIFO; i++) {
-			const rnic_rsp_t *q = &st->rsp[(st->rsp_head + i) % TX_RSP_FIFO];
-
-			n += i < st->rsp_tail - st->rsp_head && q->qpn == r->qpn && q->kind == RNIC_RSP_KIND_READ;
-		}
-		if (n >= (limit ? limit : 1)) {
-			st->rsp[st->rsp_tail % TX_RSP_FIFO].kind = RNIC_RSP_KIND_ACK;
-			st->rsp[st->rsp_tail % TX_RSP_FIFO].syndrome = RNIC_AETH_NAK_INV_REQ;
-		}
-	}
-	st->rsp_tail++;
-}
-
-/* One responder frame: ACK/NAK, ATOMIC ACK, or the next READ response packet (IBTA 9.4.3, 9.5). */
-static void build_response(tx_core_t *st, rnic_tx_pkq_t *pkq)
-{
-	const rnic_rsp_t *r = &st->rsp[st->rsp_head % TX_RSP_FIFO];
-	const rnic_path_t *q = &st->hq[r->qpn % RNIC_MAX_QP];
+	const rnic_path_t *q = &st->hq[j->qpn % RNIC_MAX_QP];
+	uint32_t xth = j->op == RNIC_BTH_OP_READ_RESP_MIDDLE ? 0 : RNIC_AETH_LEN;
 	tx_pkt_t *k;
 	uint8_t *x;
-	uint32_t op, xth = RNIC_AETH_LEN, pay = 0;
 
-	st->iss_left = 0;
-	/* skipped: made useless by a later request, or its QP is gone (nothing is read for it) */
-	if (r->kind == RSP_SKIP || st->rj_cancel || !RNIC_PATH_VALID(q)) {
-		st->rj_active = 0;
-		st->rj_cancel = 0;
-		st->rsp_head++;
+	if (st->rj_drop && j->rid == st->rj_drop_rid)
 		return;
-	}
+	st->rj_drop = 0;
+	if (!RNIC_PATH_VALID(q))
+		return;
 	k = pkt_slot(st);
-	k->qpn = (uint16_t)r->qpn;
+	k->qpn = j->qpn;
 	k->rsp = 1;
-	k->first = r->kind != RNIC_RSP_KIND_READ || !st->rj_active;
+	k->first = j->first;
 	k->v6 = (uint8_t)RNIC_PATH_V6(q);
+	k->pad = (uint8_t)((4 - (j->pay & 3)) & 3);
 	x = k->hdr + RNIC_XTH_OFF + (k->v6 ? RNIC_IP6_EXTRA : 0);
-	if (r->kind == RNIC_RSP_KIND_READ) {
-		uint32_t first, last;
-
-		if (!st->rj_active) {
-			st->rj_active = 1;
-			st->rj_pkt = 0;
-			st->rj_mtu = rnic_mtu_bytes(RNIC_PATH_PMTU(q));
-			st->rj_npkts = rnic_npkts(r->len, RNIC_PATH_PMTU(q));
-		}
-		first = st->rj_pkt == 0;
-		last = st->rj_pkt == st->rj_npkts - 1;
-		pay = last ? r->len - st->rj_pkt * st->rj_mtu : st->rj_mtu;
-		op = st->rj_npkts == 1 ? RNIC_BTH_OP_READ_RESP_ONLY :
-		     first ? RNIC_BTH_OP_READ_RESP_FIRST :
-		     last ? RNIC_BTH_OP_READ_RESP_LAST : RNIC_BTH_OP_READ_RESP_MIDDLE;
-		if (op == RNIC_BTH_OP_READ_RESP_MIDDLE)
-			xth = 0;
-		k->pad = (uint8_t)((4 - (pay & 3)) & 3);
-		rnic_build_headers(q, st->t.port, k->hdr, op, k->pad, 0, r->psn + st->rj_pkt,
-				   xth + pay + k->pad + RNIC_ICRC_LEN, 0);
+	if (j->kind == RNIC_RSP_KIND_ATOMIC) {
+		rnic_put_be64(x + RNIC_AETH_LEN, j->atomic);
+		xth += 8;
+	}
+	rnic_build_headers(q, st->t.port, k->hdr, j->op, k->pad, 0, j->psn, xth + j->pay + k->pad + RNIC_ICRC_LEN, 0);
+	if (j->kind == RNIC_RSP_KIND_READ) {
 		st->iss_rsp = 1;
-		st->iss_left = pay;
-		st->iss_va = r->va + (uint64_t)st->rj_pkt * st->rj_mtu;
-		st->iss_key = r->key;
-		if (++st->rj_pkt == st->rj_npkts) {
-			st->rj_active = 0;
-			st->rsp_head++;
-		}
+		st->iss_left = j->pay;
+		st->iss_va = j->va;
+		st->iss_key = j->key;
+		st->rj_open = !j->last;
+		st->rj_rid = j->rid;
+		st->rj_qpn = j->qpn;
 	} else {
-		op = r->kind == RNIC_RSP_KIND_ATOMIC ? RNIC_BTH_OP_ATOMIC_ACK : RNIC_BTH_OP_ACK;
-		k->pad = 0;
-		if (r->kind == RNIC_RSP_KIND_ATOMIC) {
-			rnic_put_be64(x + RNIC_AETH_LEN, r->atomic);
-			xth += 8;
-		}
-		rnic_build_headers(q, st->t.port, k->hdr, op, 0, 0, r->psn, xth + RNIC_ICRC_LEN, 0);
 		st->o.stat_acks++;
-		st->rsp_head++;
 	}
 	if (xth) {
-		x[0] = (uint8_t)r->syndrome;
-		rnic_put_be24(x + 1, r->msn);
+		x[0] = j->syndrome;
+		rnic_put_be24(x + 1, j->msn);
 	}
 	k->hdr_len = (uint16_t)(x - k->hdr + xth);
-	k->pay_len = (uint16_t)pay;
+	k->pay_len = j->pay;
 	pkt_push(st, pkq);
+}
+
+/* The READ response whose packet was built last stops: tx_rsq cuts no more of it (rjcq, at the
+ * clock's end), and its packets already cut are dropped. */
+static void rsp_stop(tx_core_t *st)
+{
+	if (!st->rj_open)
+		return;
+	st->rj_open = 0;
+	st->rj_drop = 1;
+	st->rj_drop_rid = st->rj_rid;
+	st->rj_stop = 1;
 }
 
 /* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
@@ -552,7 +495,7 @@ static int poison(tx_core_t *st)
 	st->credit += st->iss_left;
 	st->iss_left = 0;
 	if (st->iss_rsp) {
-		st->rj_cancel = st->rj_active;
+		rsp_stop(st);
 		return 0;
 	}
 	st->qs_port = 1;
@@ -615,8 +558,8 @@ static void tx_refused(tx_core_t *st, rnic_tx_fltq_t *fltq)
 	const tx_flt_t *f = rnic_tx_fltq_head(fltq);
 
 	if (f->rsp) {
-		if (st->rj_active && st->rsp[st->rsp_head % TX_RSP_FIFO].qpn == f->qpn)
-			st->rj_cancel = 1;
+		if (st->rj_qpn == f->qpn)
+			rsp_stop(st);
 		rnic_tx_fltq_pop(fltq);
 		return;
 	}
@@ -630,7 +573,7 @@ static void tx_refused(tx_core_t *st, rnic_tx_fltq_t *fltq)
 }
 
 /* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
-void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq)
+static void build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq)
 {
 	uint64_t addr, off, bus;
 	uint32_t n, room, key, mi, e[RNIC_MPT_WORDS];
@@ -687,7 +630,7 @@ void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq)
 		}
 		mi = rnic_mtt_index(e, addr, &off);
 		hit = rnic_tlb_get(&st->t, mi, &bus,
-				   st->iss_left > n || (st->iss_rsp ? st->rj_active : st->sge[st->iss_sge].len - st->iss_sge_off > n));
+				   st->iss_left > n || (st->iss_rsp ? st->rj_open : st->sge[st->iss_sge].len - st->iss_sge_off > n));
 		if (hit <= 0) {
 			if (!hit)
 				tlb_miss(st, mi);
@@ -710,8 +653,9 @@ void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq)
 	}
 	if (!rnic_tx_pkq_room(pkq))
 		return;
-	if (st->rj_active || st->rsp_head != st->rsp_tail) {
-		build_response(st, pkq);
+	if (rnic_tx_rjq_count(rjq)) {
+		build_response(st, rnic_tx_rjq_head(rjq), pkq);
+		rnic_tx_rjq_pop(rjq);
 		return;
 	}
 	if (st->phase && st->cancel && st->wake_ok) {
@@ -724,3 +668,22 @@ void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq)
 		build_request(st, pkq);
 }
 
+/* The builder's clock, with what tx_rsq says and is told of the READ responses it cuts. */
+void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
+	      rnic_tx_rjcq_t *rjcq)
+{
+	if (rnic_tx_rjxq_count(rjxq)) {
+		/* a READ response asked for again: its packets still to come are dropped */
+		st->rj_drop = 1;
+		st->rj_drop_rid = *rnic_tx_rjxq_head(rjxq);
+		st->rj_open &= st->rj_rid != st->rj_drop_rid;
+		rnic_tx_rjxq_pop(rjxq);
+	}
+	build(st, pkq, fltq, rjq);
+	if (st->rj_stop) {
+		/* tx_rsq takes one every clock: there is room */
+		assert(rnic_tx_rjcq_room(rjcq));
+		rnic_tx_rjcq_push(rjcq, &st->rj_rid);
+		st->rj_stop = 0;
+	}
+}

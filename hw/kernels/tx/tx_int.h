@@ -6,7 +6,6 @@
 #include "tx.h"
 
 #define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
-#define RSP_SKIP 0xff /* a queued READ response made useless by a later request for it */
 
 /* What a DMA read request brings back: payload, a WQE for the prefetch buffer, or (no read
  * issued) zero beats in place of payload that may not be read any more. */
@@ -145,9 +144,9 @@ void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind);
 void tx_unfetch(tx_core_t *st, uint32_t q, int at_start);
 void tx_start_message(tx_core_t *st);
 int tx_sges_checked(tx_core_t *st);
-void tx_take_response(tx_core_t *st, const rnic_rsp_t *r);
 void tx_stop_fetch(tx_core_t *st, uint32_t q);
-void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq);
+void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
+	      rnic_tx_rjcq_t *rjcq);
 void tx_wake(tx_core_t *st, uint32_t q);
 
 /* tx_reset.c */

@@ -1,12 +1,17 @@
 /* What TX's stages pass each other besides a frame's beats (rnic_icrc.h): tx_core, the emitter
- * (tx_emit.h) and the timer wheel (tx_wheel.h):
+ * (tx_emit.h), the timer wheel (tx_wheel.h) and the responder's queue (tx_rsq.h):
  *   tx_core --pkq--> tx_emit        a packet built: its headers, and how much payload follows
  *   tx_core --payq--> tx_emit       a payload beat from the DMA reads (or zeros in place of one)
  *   tx_emit --retq--> tx_core       a UC/UD WQE's last packet left: it completes
  *   tx_emit --fltq--> tx_core       a payload beat came refused by the host: its message stops
  *   tx_core --twaddq--> tx_wheel    a QP's first outstanding WQE started: its timers run
  *   tx_wheel --twdueq--> tx_core    a QP whose tick has come: look at its timers
- *   tx_core --twretq--> tx_wheel    ... looked at: when to look again, or nothing to time */
+ *   tx_core --twretq--> tx_wheel    ... looked at: when to look again, or nothing to time
+ *   tx_rsq --rjq--> tx_core         a responder packet to build (an ACK, an ATOMIC ACK, a READ
+ *                                   response's next packet)
+ *   tx_rsq --rjxq--> tx_core        a READ response asked for again: its packets still queued are
+ *                                   dropped
+ *   tx_core --rjcq--> tx_rsq        a READ response whose payload failed: its cutting stops */
 #ifndef TX_MSG_H
 #define TX_MSG_H
 
@@ -54,6 +59,19 @@ typedef struct {
 	uint8_t rsp;         /* ... a READ response's */
 } tx_flt_t;
 
+/* A responder packet, cut by tx_rsq: tx_core builds its headers and reads its payload. */
+typedef struct {
+	uint16_t qpn;
+	uint8_t rid;         /* its response's number: a cancel names it */
+	uint8_t kind;        /* RNIC_RSP_KIND_ACK, _ATOMIC or _READ */
+	uint8_t op;          /* BTH opcode */
+	uint8_t syndrome;
+	uint8_t first, last; /* its response's first and last packet */
+	uint16_t pay;        /* payload bytes (a READ response's) */
+	uint32_t psn, msn, key;
+	uint64_t va, atomic;
+} tx_rjob_t;
+
 typedef struct {
 	uint16_t q;
 	uint8_t drop;  /* nothing to time: out of the wheel (unless its timers started again since) */
@@ -70,5 +88,8 @@ RNIC_FIFO(tx_fltq, tx_flt_t, 1)
 RNIC_FIFO(tx_twaddq, uint16_t, 1)
 RNIC_FIFO(tx_twdueq, uint16_t, 1)
 RNIC_FIFO(tx_twretq, tx_twret_t, 1)
+RNIC_FIFO(tx_rjq, tx_rjob_t, 1)
+RNIC_FIFO(tx_rjxq, uint8_t, 1)
+RNIC_FIFO(tx_rjcq, uint8_t, 1)
 
 #endif

@@ -23,8 +23,7 @@ void tx_reset(tx_core_t *st)
 	st->chk_head = ~0u; /* no head's scatter list checked */
 	st->mpt_want = 0;
 	st->iss_left = 0;
-	st->rj_active = 0;
-	st->rsp_head = st->rsp_tail = 0;
+	st->rj_open = st->rj_drop = st->rj_stop = 0;
 	st->req_head = st->req_tail = st->req_left = st->credit = 0;
 	st->cpl_head = st->cpl_tail = 0;
 	st->ack_busy = 0;

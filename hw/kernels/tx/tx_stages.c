@@ -4,13 +4,15 @@
 static void stage(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, uint32_t k)
 {
 	switch (k) {
-	case 0: tx_core(&st->core, in, &st->pkq, &st->payq, &st->retq, &st->fltq, &st->twaddq, &st->twdueq, &st->twretq, out); break;
+	case 0: tx_core(&st->core, in, &st->pkq, &st->payq, &st->retq, &st->fltq, &st->twaddq, &st->twdueq, &st->twretq,
+			&st->rjq, &st->rjxq, &st->rjcq, out); break;
 	case 1: tx_emit(&st->emit, in, &st->pkq, &st->payq, &st->ethq, &st->retq, &st->fltq); break;
 	case 2: rnic_icrc_fold(&st->fold, &st->ethq, &st->foldq); break;
 	case 3: rnic_icrc_shift(&st->foldq, &st->shiftq); break;
 	case 4: rnic_icrc_sum(&st->shiftq, &st->sumq); break;
 	case 5: tx_icrc_put(&st->put, in, &st->sumq); break;
-	default: tx_wheel(&st->wheel, in, &st->twaddq, &st->twretq, &st->twdueq); break;
+	case 6: tx_wheel(&st->wheel, in, &st->twaddq, &st->twretq, &st->twdueq); break;
+	default: tx_rsq(&st->rsq, in, &st->rjq, &st->rjxq, &st->rjcq); break;
 	}
 }
 
@@ -31,14 +33,18 @@ void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out
 	rnic_tx_twaddq_edge(&st->twaddq, in->rst);
 	rnic_tx_twdueq_edge(&st->twdueq, in->rst);
 	rnic_tx_twretq_edge(&st->twretq, in->rst);
+	rnic_tx_rjq_edge(&st->rjq, in->rst);
+	rnic_tx_rjxq_edge(&st->rjxq, in->rst);
+	rnic_tx_rjcq_edge(&st->rjcq, in->rst);
 	tx_icrc_put_out(&st->put, out);
 	tx_emit_out(&st->emit, out);
+	tx_rsq_out(&st->rsq, out);
 }
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4, 5, 6};
+	static const uint8_t order[RNIC_TX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7};
 
 	rnic_tx_step_order(st, in, out, order);
 }
