@@ -99,6 +99,18 @@ def pair():
     return new_pair()
 
 
+def serve_reads(k, mem, cycle):
+    """Kernel k's DMA read port this clock: its request to mem, mem's next beat due if k is ready."""
+    o = k.out
+    if o.get("rdreq_valid"):
+        mem.request(cycle, o.get("rdreq_addr"), o.get("rdreq_len"))
+    beat = mem.beat(cycle) if o.get("rd_ready") else None
+    k.inp.set("rd_valid", 1 if beat else 0)
+    if beat:
+        k.inp.set("rd_data", beat[0])
+        k.inp.set("rd_last", int(beat[1]))
+
+
 def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop=(), push=False, reads=None,
               timeout=14, sent=None, op="RDMA_WRITE", psn=100, eth_ready=None):
     """Post one signaled WRITE of `size` bytes from A to B (a doorbell, or with `push` the WQE
@@ -197,14 +209,7 @@ def run_write(pair, size, pmtu=S.MTU["1024"], rkey=None, max_cycles=400000, drop
         txb.inp.set("rsp_valid", ob.get("rsp_valid"))
         txb.inp.set("rsp", ob.get("rsp"))
         ob = txb.out
-        # B.tx reads READ responses' payload from memory B
-        if ob.get("rdreq_valid"):
-            mem_b.request(cycle, ob.get("rdreq_addr"), ob.get("rdreq_len"))
-        beat = mem_b.beat(cycle) if ob.get("rd_ready") else None
-        txb.inp.set("rd_valid", 1 if beat else 0)
-        if beat:
-            txb.inp.set("rd_data", beat[0])
-            txb.inp.set("rd_last", int(beat[1]))
+        serve_reads(txb, mem_b, cycle)  # B.tx reads READ responses' payload from memory B
         rxa.inp.set("eth_valid", ob.get("eth_valid"))
         if ob.get("eth_valid"):
             n = bin(ob.get("eth_keep")).count("1")
@@ -379,13 +384,7 @@ def responder_frames(rsps, max_dest_rd=4, cycles=3000):
     frames, cur, todo = [], b"", list(rsps)
     for cycle in range(cycles):
         o = tx.out
-        if o.get("rdreq_valid"):
-            mem.request(cycle, o.get("rdreq_addr"), o.get("rdreq_len"))
-        beat = mem.beat(cycle) if o.get("rd_ready") else None
-        tx.inp.set("rd_valid", 1 if beat else 0)
-        if beat:
-            tx.inp.set("rd_data", beat[0])
-            tx.inp.set("rd_last", int(beat[1]))
+        serve_reads(tx, mem, cycle)
         if o.get("eth_valid"):
             cur += o.get("eth_data")[:bin(o.get("eth_keep")).count("1")]
             if o.get("eth_last"):
