@@ -366,6 +366,9 @@ def test_read_asked_again_across_the_psn_wrap(pair):
     assert mem_a.read(BUF_BASE + 100, len(payload)) == payload
 
 
+PATTERN = bytes((i * 13 + 5) & 0xFF for i in range(40 * 1024))
+
+
 def responder_frames(rsps, max_dest_rd=4, cycles=3000):
     """B's TX kernel alone, handed the responder frames `rsps` (RX's rsp port, the next as soon as
     it is ready) with max_dest_rd_atomic `max_dest_rd`, its payload reads answered from memory
@@ -378,7 +381,7 @@ def responder_frames(rsps, max_dest_rd=4, cycles=3000):
     w[S.QPC["RETRY"][0] // 4] = (w[S.QPC["RETRY"][0] // 4] & 0x0FFFFFFF) | max_dest_rd << 28
     tx.cfg_entry(S.CFG_TBL_QPC, IDX_B, w)
     mem = Memory()
-    mem.write(BUF_BASE, bytes((i * 13 + 5) & 0xFF for i in range(8192)))
+    mem.write(BUF_BASE, PATTERN)
     for k in ("rdreq_ready", "eth_ready", "cpl_ready", "rdx_ready"):
         tx.inp.set(k, 1)
     frames, cur, todo = [], b"", list(rsps)
@@ -412,32 +415,29 @@ def rsp(kind, psn, length=0, off=0, syndrome=0):
 
 
 def test_read_asked_again_drops_the_responses_queued():
-    """A READ of 5 packets (PSN 10-14) being sent, a READ behind it (15), then the first asked for
+    """A READ of 32 packets (PSN 10-41) being sent, a READ behind it (42), then the first asked for
     again from its third packet (IBTA 9.7.5.1.6): what was not yet sent of the first, and all of
     the second, is dropped; the READ asked again is answered from PSN 12 with the bytes from its
     address. An ACK behind them all comes last."""
-    frames = responder_frames([rsp("READ", 10, 5 * 1024), rsp("READ", 15, 1024),
-                               rsp("READ_AGAIN", 12, 3 * 1024, 2048), rsp("ACK", 18)])
+    frames = responder_frames([rsp("READ", 10, 32 * 1024), rsp("READ", 42, 1024),
+                               rsp("READ_AGAIN", 12, 30 * 1024, 2048), rsp("ACK", 43)], cycles=4000)
     psns = [f[1] for f in frames]
-    again = psns.index(12)
-    assert 1 <= again < 5 and psns[:again] == list(range(10, 10 + again)), psns
-    assert psns[again:] == [12, 13, 14, 18], psns
-    assert [f[0] for f in frames[again:]] == [0x0D, 0x0E, 0x0F, 0x11]  # FIRST, MIDDLE, LAST, ACK
-    data = bytes((i * 13 + 5) & 0xFF for i in range(8192))
-    assert b"".join(f[3] for f in frames[again:again + 3]) == data[2048:5120]
+    again = len(psns) - 1 - psns[::-1].index(12)
+    assert 2 <= again < 32 and psns[:again] == list(range(10, 10 + again)), psns
+    assert psns[again:] == list(range(12, 42)) + [43], psns
+    assert [f[0] for f in frames[again:again + 2]] == [0x0D, 0x0E] and [f[0] for f in frames[-2:]] == [0x0F, 0x11]
+    assert b"".join(f[3] for f in frames[again:-1]) == PATTERN[2048:2048 + 30 * 1024]
 
 
 def test_reads_beyond_max_dest_rd_atomic_are_naked():
-    """max_dest_rd_atomic 2: a third READ queued behind two is answered with an Invalid Request
-    NAK (IBTA 9.7.5.2.4, C9-112), not with its data; with 3 it is answered."""
-    frames = responder_frames([rsp("READ", 10, 4096), rsp("READ", 14, 4096), rsp("READ", 18, 64)],
-                              max_dest_rd=2)
-    assert [(f[0], f[1]) for f in frames] == [(0x0D, 10), (0x0E, 11), (0x0E, 12), (0x0F, 13),
-                                              (0x0D, 14), (0x0E, 15), (0x0E, 16), (0x0F, 17), (0x11, 18)]
-    assert frames[-1][2] == S.AETH["NAK_INV_REQ"]
-    frames = responder_frames([rsp("READ", 10, 4096), rsp("READ", 14, 4096), rsp("READ", 18, 64)],
-                              max_dest_rd=3)
-    assert [(f[0], f[1]) for f in frames][-1] == (0x10, 18)
+    """max_dest_rd_atomic 2: a third READ queued behind two still being sent is answered with an
+    Invalid Request NAK (IBTA 9.7.5.2.4, C9-112), not with its data; with 3 it is answered."""
+    reads = [rsp("READ", 10, 16 * 1024), rsp("READ", 26, 16 * 1024), rsp("READ", 42, 64)]
+    frames = responder_frames(reads, max_dest_rd=2)
+    assert [f[1] for f in frames] == list(range(10, 43))
+    assert frames[-1][0] == 0x11 and frames[-1][2] == S.AETH["NAK_INV_REQ"]
+    frames = responder_frames(reads, max_dest_rd=3)
+    assert frames[-1][:2] == (0x10, 42) and frames[-1][3] == PATTERN[:64]
 
 
 def test_parallel_crc_matches_zlib():

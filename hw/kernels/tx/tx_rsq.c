@@ -13,10 +13,12 @@
  *  - a READ beyond the max_dest_rd_atomic its QP agreed to: an Invalid Request NAK in its place
  *    (9.7.5.2.4, C9-112).
  * An ACK or ATOMIC ACK taken while nothing is on its way is queued in the clock it is taken, or
- * made a job at once when nothing is queued either. Each clock the head's next packet is cut.
- * tx_core stops a READ response whose payload failed (rjcq).
+ * made a job at once when nothing is queued either; any other response that finds the queue
+ * empty and nothing before it is queued as it is matched (nothing to count or drop). Each clock
+ * the head's next packet is cut. tx_core stops a READ response whose payload failed (rjcq).
  * II=1, latency 4 from a response taken to its first packet cut (taken, matched, counted, queued;
- * cut from the clock after), 0 for an ACK made a job at once, 1 for one queued at once.
+ * cut from the clock after); 2 into an empty queue, 1 for an ACK queued at once, 0 for one made a
+ * job at once.
  * Memories: mtu_log and limit (block RAM: the configuration's write, the read at a's QPN, a
  * register); the queue (registers: every slot matched at once). Recurrence: the cutter's bytes
  * left against the MTU moving the head and its masks. Feed-forward: a slot's QPN and PSN compares
@@ -173,6 +175,7 @@ void tx_rsq(tx_rsq_t *st, const rnic_tx_in_t *in, rnic_tx_rjq_t *jobs, rnic_tx_r
 	uint16_t rd0 = st->rd, drop0 = st->drop, gone = 0, freed, set = st->c_on ? SLOT(t0) : 0;
 	uint32_t idx, taken = in->rsp_valid && st->ready, idle = !st->a_on && !st->b_on && !st->c_on;
 	uint32_t now = taken && idle && (in->rsp.kind == RNIC_RSP_KIND_ACK || in->rsp.kind == RNIC_RSP_KIND_ATOMIC);
+	uint32_t fast = st->a_on && !st->b_on && !st->c_on && h0 == t0;
 	tx_rsb_t nb;
 	int w;
 
@@ -198,6 +201,13 @@ void tx_rsq(tx_rsq_t *st, const rnic_tx_in_t *in, rnic_tx_rjq_t *jobs, rnic_tx_r
 	 * nothing is counted, and b is counted in one nothing is queued */
 	if (st->a_on)
 		match(st, t0, &nb);
+	if (fast) {
+		/* matched into an empty queue with nothing behind it: no READ of its QP to count or
+		 * drop, queued at once */
+		if (nb.e.kind == RNIC_RSP_KIND_READ_AGAIN)
+			nb.e.kind = RNIC_RSP_KIND_READ;
+		put(st, t0, &nb.e, nb.last);
+	}
 	if (st->c_on)
 		gone = queue(st, t0, rd0, h0, drops);
 	if (st->b_on) {
@@ -226,7 +236,7 @@ void tx_rsq(tx_rsq_t *st, const rnic_tx_in_t *in, rnic_tx_rjq_t *jobs, rnic_tx_r
 	st->c_on = st->b_on;
 	if (st->a_on)
 		st->b = nb;
-	st->b_on = st->a_on;
+	st->b_on = st->a_on && !fast;
 	st->a_on = (uint8_t)(taken && !now);
 	if (taken) {
 		st->a = in->rsp;
