@@ -24,7 +24,7 @@ SOURCES = {"common/rnic_crc.c": None, "common/rnic_icrc.c": None,
            "rx/rx_stages.c": "rnic_rx_step", "rx/rx_mac.c": None, "rx/rx_icrc.c": None, "rx/rx_parse.c": None,
            "rx/rx_store.c": None, "rx/rx_ctx.c": None,
            "rx/rx.c": None,
-           "rx/rx_req.c": None, "rx/rx_rdq.c": None,
+           "rx/rx_req.c": None, "rx/rx_rdq.c": None, "rx/rx_rdport.c": None,
            "rx/rx_reset.c": None,
            "cq/cq.c": "rnic_cq_step", "cq/cq_take.c": None, "cq/cq_ring.c": None, "cq/cq_write.c": None}
 # assert(): Vitis HLS checks it in C simulation and drops it from the hardware (UG1399)

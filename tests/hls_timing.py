@@ -90,9 +90,9 @@ KERNELS = {
             "tx/tx_wheel.c", "common/rnic_icrc.c", "common/rnic_crc.c"],
            ["tx_core", "tx_emit", "rnic_icrc_fold", "rnic_icrc_shift", "rnic_icrc_sum", "tx_icrc_put", "tx_wheel", "tx_rsq"]),
     "rx": (["rx/rx_mac.c", "rx/rx_icrc.c", "rx/rx_parse.c", "rx/rx_store.c", "rx/rx_ctx.c", "rx/rx.c", "rx/rx_req.c",
-            "rx/rx_rdq.c", "rx/rx_reset.c", "common/rnic_icrc.c", "common/rnic_crc.c"],
+            "rx/rx_rdq.c", "rx/rx_rdport.c", "rx/rx_reset.c", "common/rnic_icrc.c", "common/rnic_crc.c"],
            ["rx_mac", "rnic_icrc_fold", "rnic_icrc_shift", "rnic_icrc_sum", "rx_icrc_check", "rx_hdr",
-            "rx_classify", "rx_judge", "rx_store", "rx_ctx", "rx_rdq", "rx_core"]),
+            "rx_classify", "rx_judge", "rx_store", "rx_ctx", "rx_rdq", "rx_rdport", "rx_core"]),
     "cq": (["cq/cq.c", "cq/cq_take.c", "cq/cq_ring.c", "cq/cq_write.c"], ["cq_take", "cq_ring", "cq_write"]),
 }
 # not yet stages: reported, not gated. Every other function of the table must fit the clock (the

@@ -1,10 +1,10 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and placement of the responses to our requests.
  * Here rx_core, the stage after the QPC cache (rx_ctx.c) and the requester's table (rx_rdq.c): the
  * processing loop over the frames handed on with their QPs' contexts (and a response's verdict),
- * receive WQE fetches, the reads of the MPT and MTT caches and
- * of the QPC cache's misses, and what each frame writes and produces,
- * as commands to the store; the frames' headers and what each opcode does in rx_req.c. Not yet
- * split into stages: one clock is one call (rx.h).
+ * receive WQE fetches and the MPT and MTT caches (their reads through the read channel,
+ * rx_rdport.c), and what each frame writes and produces, as commands to the store; the frames'
+ * headers and what each opcode does in rx_req.c. Not yet split into stages: one clock is one
+ * call (rx.h).
  *
  * Per clock (contract: docs/ARCHITECTURE.md): the processing side works on the oldest frame
  * come in whole (its ICRC good: nothing of a frame with a bad one is acted on), one command to
@@ -326,19 +326,16 @@ void rx_frame_value(rx_core_t *st, uint32_t off, uint64_t v, uint32_t n)
 	st->ovr_n = (uint8_t)n; /* n <= 8 */
 }
 
+/* A read for the read channel (the caller checked rx_rd_room): its beats come back on rdbeatq */
 void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn)
 {
-	st->o.rdreq_valid = 1;
-	st->o.rdreq_addr = addr;
-	st->o.rdreq_len = (uint16_t)len;
-	st->rd_kind[st->rd_tail % RX_RD_FIFO] = kind;
-	st->rd_qpn[st->rd_tail % RX_RD_FIFO] = (uint16_t)qpn;
-	st->rd_tail++;
+	st->rq = (rx_rdreq_t){.bus = addr, .len = (uint16_t)len, .qpn = (uint16_t)qpn, .kind = kind};
+	st->rq_on = 1;
 }
 
 int rx_rd_room(const rx_core_t *st)
 {
-	return !st->o.rdreq_valid && st->rd_tail - st->rd_head < RX_RD_FIFO;
+	return !st->rq_on && st->rq_room;
 }
 
 /* Free chunks of receive WQEs */
@@ -658,13 +655,8 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) ? RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl) : RNIC_QPS_RESET;
 
 	if (state == RNIC_QPS_RESET) {
-		uint32_t i;
-
-		/* a receive WQE still on its way belongs to nobody now (a bounded pass over the reads) */
-		for (i = 0; i < RX_RD_FIFO; i++)
-			if (st->rd_qpn[i] == idx && st->rd_kind[i] == RD_RWQE &&
-			    (uint32_t)(i - st->rd_head) % RX_RD_FIFO < st->rd_tail - st->rd_head)
-				st->rd_kind[i] = RD_VOID;
+		/* the receive WQEs still on their way belong to nobody now: the QP's next beats */
+		st->rw_void[idx] = (uint8_t)(st->rw_void[idx] + RW_PEND(st, idx));
 		if (st->busy == B_RWQE && st->qpn == idx && st->rd_issue)
 			rwqe_gone(st);
 		*q = (rx_qp_t){0};
@@ -675,6 +667,44 @@ static void commit_qp(rx_core_t *st, uint32_t idx)
 		q->msn = 0;
 	}
 	st->qstate[idx] = (uint8_t)state;
+}
+
+/* A beat of one of our reads (rdbeatq), taken when its reader can: 1, or 0 to wait (a cache's
+ * beat until the last has landed; a fence until the store takes a command). A beat taken takes
+ * the clock: the processing side waits. */
+static int take_beat(rx_core_t *st, const rx_rdbeat_t *b, uint32_t room)
+{
+	rx_cmd_t *c;
+
+	if (b->kind == RD_RWQE) {
+		if (!st->rw_void[b->qpn])
+			got_rwqe(st, b->qpn, b->data, b->err);
+		else if (st->rw_void[b->qpn]--, st->busy == B_RWQE && st->qpn == b->qpn)
+			rwqe_gone(st);
+	} else if (b->kind == RD_ATOMIC) {
+		rx_atomic_done(st, b->data, b->err);
+	} else if (b->kind == RD_REPLAY) {
+		rx_replay_done(st, b->data, b->last, b->err);
+	} else if (b->kind == RD_MTT) {
+		if (st->t.fill_land)
+			return 0;
+		rnic_tlb_filled(&st->t, b->data, b->err, (uint32_t)st->now);
+	} else if (b->kind == RD_MPT) {
+		if (st->t.mf_land)
+			return 0;
+		rnic_mpt_filled(&st->t, b->data, b->err, (uint32_t)st->now);
+	} else {
+		/* RD_FENCE: the reads before it are back, and no frame was started since it was sent:
+		 * it passes to the store, behind the writes before it (the store answers it once they
+		 * are taken); frames for QPs invalidated before it are dropped when dispatched */
+		if (!room)
+			return 0;
+		c = rx_cmd(st);
+		c->p.left = RX_P_FENCE;
+		c->p.token = (uint8_t)b->qpn;
+		st->fence_wait--;
+	}
+	return 1;
 }
 
 /* The next frame in the order rx_ctx handed them on (seq), at the head of passq or of judgedq,
@@ -700,12 +730,11 @@ static int take_frame(rx_core_t *st, rnic_rx_passq_t *pass, rnic_rx_judgedq_t *f
 }
 
 void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
-	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
+	     rnic_rx_rdreqq_t *reqs, rnic_rx_rdbeatq_t *beats, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
 	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
 	uint32_t commit, go, room = rnic_rx_cmdq_room(cmds);
-	rx_cmd_t *c;
 
 	if (in->rst) {
 		rx_reset(st);
@@ -713,6 +742,8 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 		return;
 	}
 	st->cmd_on = 0;
+	st->rq_on = 0;
+	st->rq_room = rnic_rx_rdreqq_room(reqs) != 0;
 	if (rnic_rx_doneq_count(dones)) {
 		rnic_rx_doneq_pop(dones);
 		st->wr_out--;
@@ -744,10 +775,6 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 	/* the next frame, with its QP's context */
 	if (!st->cur_on && take_frame(st, pass, frames))
 		st->cur_on = 1;
-	/* handshake of the read request presented during the last clock */
-	if (st->o.rdreq_valid && in->rdreq_ready)
-		st->o.rdreq_valid = 0;
-
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	commit = st->commit_valid;
 	if (commit)
@@ -764,54 +791,26 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 	if (in->db_valid && st->o.db_ready)
 		doorbell(st, in);
 	go = !commit;
-	if (in->rd_valid && st->o.rd_ready) {
-		uint32_t k = st->rd_kind[st->rd_head % RX_RD_FIFO], qpn = st->rd_qpn[st->rd_head % RX_RD_FIFO];
-
-		st->rd_head += in->rd_last;
-		go &= k == RD_QPC; /* a context's beat goes on to rx_ctx: the frame goes on */
-		if (k == RD_QPC) {
-			rx_ctxrsp_t *r = rnic_rx_ctxrspq_slot(rsps);
-
-			memcpy(r->data, in->rd_data, RNIC_BEAT);
-			r->last = (uint8_t)in->rd_last;
-			r->err = (uint8_t)in->rd_err;
-			rnic_rx_ctxrspq_push(rsps, NULL);
-		} else if (k == RD_RWQE)
-			got_rwqe(st, qpn, in->rd_data, in->rd_err);
-		else if (k == RD_ATOMIC)
-			rx_atomic_done(st, in->rd_data, in->rd_err);
-		else if (k == RD_REPLAY)
-			rx_replay_done(st, in->rd_data, in->rd_last, in->rd_err);
-		else if (k == RD_MTT)
-			rnic_tlb_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
-		else if (k == RD_MPT)
-			rnic_mpt_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
-		else if (k == RD_VOID && st->busy == B_RWQE && st->qpn == qpn)
-			rwqe_gone(st);
+	if (go && rnic_rx_rdbeatq_count(beats) && take_beat(st, rnic_rx_rdbeatq_head(beats), room)) {
+		rnic_rx_rdbeatq_pop(beats);
+		go = 0;
 	}
-	/* a fence passes between two frames, with no DMA read outstanding, behind the writes before
-	 * it (the store answers it once they are taken): frames for QPs invalidated before it are
-	 * dropped when they are dispatched. One command a clock: the fence's or the processing's
-	 * (a read's data ends nothing in its clock: B_FIN, B_POST). */
-	if (st->fence_pending && st->rd_head == st->rd_tail && st->busy == B_IDLE && room) {
-		c = rx_cmd(st);
-		c->p.left = RX_P_FENCE;
-		c->p.token = st->fence_token;
+	/* a fence passes between two frames: into the read channel, behind the reads before it */
+	if (st->fence_pending && st->busy == B_IDLE && rx_rd_room(st)) {
+		rx_read_req(st, 0, 0, RD_FENCE, st->fence_token);
 		st->fence_pending = 0;
+		st->fence_wait++;
 	}
-	if (go && room && !st->cmd_on)
+	if (go && room && !st->cmd_on && !st->fence_wait)
 		process(st, in, ntcs);
 	if (!commit) {
 		issue_wait(st);
-		if (rnic_rx_ctxreqq_count(reqs) && rx_rd_room(st) && !st->fence_pending) {
-			/* rx_ctx's read (not while a fence waits for the reads to drain) */
-			rx_read_req(st, rnic_rx_ctxreqq_head(reqs)->bus, RNIC_QPC_WORDS * 4, RD_QPC, 0);
-			rnic_rx_ctxreqq_pop(reqs);
-		}
 		rx_mpt_ahead_issue(st);
 		rx_tlb_ahead_issue(st);
 		prefetch_rwqe(st);
 	}
+	if (st->rq_on)
+		rnic_rx_rdreqq_push(reqs, &st->rq);
 	if (st->cmd_on) {
 		rnic_rx_cmdq_push(cmds, &st->cmd);
 		st->wr_out += st->cmd.kind == RX_CMD_SEG || st->cmd.kind == RX_CMD_DATA;
@@ -825,11 +824,5 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 	rnic_mpt_land(&st->t);
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 	st->o.db_ready = !st->commit_valid;
-	/* a cache's beat waits for the last to land; a context's for room in ctxrspq as the clock
-	 * began, less the beat pushed now (rx_ctx takes one every clock) */
-	st->o.rd_ready = st->rd_head != st->rd_tail && !st->commit_valid &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MTT && st->t.fill_land) &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_MPT && st->t.mf_land) &&
-			 !(st->rd_kind[st->rd_head % RX_RD_FIFO] == RD_QPC && rnic_rx_ctxrspq_room(rsps) < 2);
 	*out = st->o;
 }

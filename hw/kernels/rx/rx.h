@@ -1,7 +1,8 @@
 /* RX kernel: RoCEv2 receive path, RC responder, and the requester's response placement. Stages
  * joined by FIFOs (rx_msg.h): rx_mac (the MAC's stream), four of the ICRC check (rx_icrc.c), three
  * of the headers (rx_parse.c), the frame store and its ports (rx_store.c), the QPC cache
- * (rx_ctx.c), the requester's READs and atomics awaiting their responses (rx_rdq.c), and rx_core
+ * (rx_ctx.c), the requester's READs and atomics awaiting their responses (rx_rdq.c), the DMA read
+ * port (rx_rdport.c), and rx_core
  * (the rest: the responder, the MPT and MTT caches, what each frame writes and produces; not yet
  * split). */
 #ifndef RNIC_RX_H
@@ -13,9 +14,8 @@
 #include "rx_store.h"
 #include "rx_ctx.h"
 #include "rx_rdq.h"
+#include "rx_rdport.h"
 
-#define RX_RD_FIFO 64     /* DMA reads in flight (receive WQEs fetched ahead, an atomic operand):
-                          * 600 ns of receive WQEs for 64-byte SENDs at line rate */
 #define RX_PF_HINTS 32    /* QPs waiting for their receive WQEs to be fetched ahead */
 #define RX_RWQE 8         /* receive WQEs held per QP (fetched ahead): a SEND every 72 clocks on
                           * each of 16 QPs finds its WQE there across a 600 ns PCIe read */
@@ -105,6 +105,9 @@ typedef struct {
 	 * may be read in that clock), and its prefetch hint with it. */
 	uint8_t qstate[RNIC_MAX_QP];
 	uint16_t rq_pi[RNIC_MAX_QP], rw_req[RNIC_MAX_QP], rw_got[RNIC_MAX_QP], rw_used[RNIC_MAX_QP];
+	/* receive WQE reads on their way when the QP was reset: their beats, the QP's next ones to
+	 * come back, are dropped */
+	uint8_t rw_void[RNIC_MAX_QP];
 	uint8_t db_pend;
 	uint16_t db_q, db_pi;
 	uint32_t srqc[RNIC_MAX_SRQ][RNIC_SRQC_WORDS];
@@ -128,10 +131,10 @@ typedef struct {
 	uint8_t busy;               /* enum in rx.c */
 	uint8_t redo;               /* dispatching the same frame again (after a receive WQE fetch) */
 	uint8_t flush;              /* the receive WQE fetch is for a flush completion */
-	/* DMA reads in flight, in request order (their data returns so): kind and QP of each */
-	uint8_t rd_kind[RX_RD_FIFO];
-	uint16_t rd_qpn[RX_RD_FIFO];
-	uint32_t rd_head, rd_tail;
+	/* this clock's read for the read channel (rx_rdport), pushed at the clock's end: one a
+	 * clock, into the room rdreqq had as the clock began (rq_room) */
+	rx_rdreq_t rq;
+	uint8_t rq_on, rq_room;
 	uint8_t rd_issue;           /* B_RWQE, B_ATOMIC, B_REPLAY: the read waited for is still to be
 	                             * requested */
 	uint16_t pf_q[RX_PF_HINTS]; /* QPs whose next receive WQEs to fetch ahead (a doorbell gave */
@@ -172,17 +175,19 @@ typedef struct {
 	uint64_t rs_val;
 	uint32_t rs_src;            /* (and pay_left its payload bytes) */
 
-	uint8_t fence_pending, fence_token; /* passed between two frames, no DMA in flight */
+	/* a fence: to pass between two frames (pending, its token), then through the read channel
+	 * behind the reads before it (fence_wait: on its way; no frame is started meanwhile) */
+	uint8_t fence_pending, fence_token, fence_wait;
 
 	uint32_t sweep;             /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_rx_out_t o;            /* outputs presented during the current cycle */
 } rx_core_t;
 
 void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_rx_judgedq_t *frames, rnic_rx_hintq_t *hints,
-	     rnic_rx_ctxreqq_t *reqs, rnic_rx_ctxrspq_t *rsps, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
+	     rnic_rx_rdreqq_t *reqs, rnic_rx_rdbeatq_t *beats, rnic_rx_cmdq_t *cmds, rnic_rx_doneq_t *dones,
 	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out);
 
-#define RNIC_RX_STAGES 12u
+#define RNIC_RX_STAGES 13u
 
 typedef struct {
 	rx_mac_t mac;
@@ -192,6 +197,7 @@ typedef struct {
 	rx_store_t store;
 	rx_ctx_t ctx;
 	rx_rdq_t rdq;
+	rx_rdport_t rdport;
 	rx_core_t core;
 	rnic_icrc_inq_t macq;
 	rnic_rx_hdrq_t hdrq;
@@ -212,10 +218,12 @@ typedef struct {
 	rnic_rx_judgedq_t judgedq;
 	rnic_rx_passq_t passq;
 	rnic_rx_rdntcq_t rdntcq;
+	rnic_rx_rdreqq_t rdreqq;
+	rnic_rx_rdbeatq_t rdbeatq;
 } rnic_rx_state_t;
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..11): the result
+/* the same clock with the stages called in the order given (a permutation of 0..12): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out, const uint8_t *order);
 

@@ -13,7 +13,7 @@
  * and at the head the frame takes it from there and writes it into the line. So a context read
  * ahead is never put out by another QP's before its frame uses it. A frame that finds its line
  * not as foretold (a commit took it, a frame before it went without its context) reads it at
- * the head. The reads go out on rx_core's read channel (ctxreqq) and their beats come back
+ * the head. The reads go out on the read channel, rx_rdport (ctxreqq) and their beats come back
  * (ctxrspq) in the order asked.
  *
  * Commits: the firmware writes a context word by word, word 0 last; at word 0 the line of its QP

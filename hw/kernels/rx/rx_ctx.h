@@ -12,8 +12,8 @@
 #define RX_QC_LINES (1u << RX_QC_LOG)
 #define RX_QC_VALID 0x8000u /* a tag: the line holds the context of the QPN in the low bits */
 #define RX_QC_CHUNKS ((RNIC_ICM_QPC_OFF + RNIC_MAX_QP * RNIC_ICM_QPC_STRIDE + (1u << RNIC_ICM_CHUNK_LOG) - 1) >> RNIC_ICM_CHUNK_LOG)
-#define RX_QC_READS 128     /* context reads asked for and not back: more than rx_core's read channel
-                             * holds (ctxreqq and its 64 reads in flight) */
+#define RX_QC_READS 128     /* context reads asked for and not back: more than the read channel
+                             * holds (ctxreqq and its 64 reads in flight, rx_rdport.h) */
 
 /* a context read on its way: for frame fr (its number, low 8 bits), asked for at commit
  * generation gen, in clock t0 */

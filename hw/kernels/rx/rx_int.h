@@ -40,8 +40,6 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_N(st, n) ((uint16_t)((st)->rw_got[n] - (st)->rw_used[n]))
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
-/* What a DMA read of ours brings back (rd_kind), in request order */
-enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_VOID, RD_MTT, RD_MPT }; /* RD_QPC: rx_ctx's */
 
 rx_cmd_t *rx_cmd(rx_core_t *st);
 int rx_rq_avail(const rx_core_t *st, uint32_t qpn);

@@ -5,15 +5,18 @@
  *   rx_store --arriveq--> rx_ctx --frameq--> rx_rdq --judgedq--> rx_core --cmdq--> rx_store
  *                         rx_ctx --passq--> rx_core
  *   rx_store --doneq--> rx_core    rx_ctx --hintq--> rx_core    rx_rdq --rdntcq--> rx_core
- *   rx_ctx --ctxreqq--> rx_core --ctxrspq--> rx_ctx
+ *   rx_ctx --ctxreqq--> rx_rdport --ctxrspq--> rx_ctx
+ *   rx_core --rdreqq--> rx_rdport --rdbeatq--> rx_core
  * Every beat of the MAC's stream goes down both chains, one stage a clock, so a frame's last beat
  * reaches the frame store with its ICRC's verdict, and its headers' descriptor a clock before it.
  * The MAC cannot be stalled: each stage takes its input FIFO's head in every clock it has one,
  * so no FIFO but descq holds more than one entry and none is full (descq: the frames in the
  * ICRC chain, at most 5). The store hands the QPC cache (rx_ctx) each frame come in whole
  * (arriveq), which hands it on to rx_core in order with its QP's context (frameq) and its
- * request's key for the MPT cache's look-ahead (hintq); the contexts it misses are read on
- * rx_core's read channel (ctxreqq, their beats back on ctxrspq, taken every clock). rx_core
+ * request's key for the MPT cache's look-ahead (hintq). The read channel (rx_rdport) serves the
+ * contexts rx_ctx misses (ctxreqq, their beats back on ctxrspq, taken every clock) and rx_core's
+ * reads (rdreqq, their beats back on rdbeatq), in turn, and passes a fence once the reads before
+ * it are back. rx_core
  * hands the store what the frame writes and produces, in order (cmdq); the store tells it when
  * each DMA write's last beat was taken (doneq), for the reads that must not pass one. Between
  * rx_ctx and rx_core, the requester's table of READs and atomics awaiting their responses
@@ -256,8 +259,8 @@ typedef struct {
 	uint8_t xl;
 } rx_hint_t;
 
-/* A QP context read rx_ctx asks of rx_core's read channel (ctxreqq: RNIC_QPC_WORDS * 4 bytes at
- * bus), and its beats, handed back as they come (ctxrspq) */
+/* A QP context read rx_ctx asks of the read channel (ctxreqq: RNIC_QPC_WORDS * 4 bytes at bus),
+ * and its beats, handed back as they come (ctxrspq) */
 typedef struct {
 	uint64_t bus;
 } rx_ctxreq_t;
@@ -265,6 +268,24 @@ typedef struct {
 	uint8_t data[RNIC_BEAT];
 	uint8_t last, err;
 } rx_ctxrsp_t;
+
+/* What a DMA read brings back, in request order (rx_rdport keeps the kind of each read on its
+ * way). RD_FENCE: no read, a fence that passes once the reads asked for before it are back (its
+ * token in qpn). */
+enum { RD_RWQE, RD_ATOMIC, RD_REPLAY, RD_QPC, RD_MTT, RD_MPT, RD_FENCE };
+
+/* A read rx_core asks of the read channel (rdreqq: len bytes at bus, for QP qpn), and each beat
+ * of it, handed back as it comes (rdbeatq) */
+typedef struct {
+	uint64_t bus;
+	uint16_t len, qpn;
+	uint8_t kind;
+} rx_rdreq_t;
+typedef struct {
+	uint8_t data[RNIC_BEAT];
+	uint16_t qpn;
+	uint8_t kind, last, err;
+} rx_rdbeat_t;
 
 RNIC_FIFO(rx_hdrq, rnic_ebeat_t, 1)
 RNIC_FIFO(rx_factq, rx_facts_t, 1)
@@ -281,5 +302,7 @@ RNIC_FIFO(rx_ctxrspq, rx_ctxrsp_t, 2)
 RNIC_FIFO(rx_judgedq, rx_judged_t, 1)
 RNIC_FIFO(rx_passq, rx_ctxf_t, 1)
 RNIC_FIFO(rx_rdntcq, rx_rdntc_t, 1)
+RNIC_FIFO(rx_rdreqq, rx_rdreq_t, 1)
+RNIC_FIFO(rx_rdbeatq, rx_rdbeat_t, 2)
 
 #endif

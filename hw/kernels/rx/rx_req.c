@@ -550,7 +550,7 @@ int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
  * first clock the read channel is free; a WRITE's or an atomic's first page's MTT line is looked
  * for too (rnic_mpt_ahead: now, or as the entry lands). A hint only: the next request to come in
  * takes the place of one not yet looked up, and a look-up waits while a read waits for the
- * channel. No read goes out while a fence waits for the reads to drain. */
+ * channel. No read goes out while a fence waits to be sent. */
 void rx_mpt_ahead(rx_core_t *st)
 {
 	int r;
@@ -578,7 +578,7 @@ void rx_mpt_ahead_issue(rx_core_t *st)
 }
 
 /* The TLB's look-ahead (rnic_tlb_hint): the MTT line it found missing is read in the first
- * clock the read channel is free, but not while a fence waits for the reads to drain. */
+ * clock the read channel is free, but not while a fence waits to be sent. */
 void rx_tlb_ahead_issue(rx_core_t *st)
 {
 	uint64_t bus;

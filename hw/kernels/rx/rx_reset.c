@@ -18,9 +18,10 @@ void rx_reset(rx_core_t *st)
 	st->wr_out = 0;
 	st->busy = B_IDLE;
 	st->redo = st->flush = st->back = st->rd_issue = 0;
-	st->rd_head = st->rd_tail = st->pf_head = st->pf_tail = 0;
+	st->rq_on = 0;
+	st->pf_head = st->pf_tail = 0;
 	st->posts.left = 0;
-	st->fence_pending = 0;
+	st->fence_pending = st->fence_wait = 0;
 	st->commit_valid = 0;
 	st->db_pend = 0;
 	st->ovr_n = 0;
@@ -40,6 +41,7 @@ void rx_sweep(rx_core_t *st, const rnic_rx_in_t *in)
 	st->rw_has[q] = 0;
 	st->qstate[q] = 0;
 	st->rq_pi[q] = st->rw_req[q] = st->rw_got[q] = st->rw_used[q] = 0;
+	st->rw_void[q] = 0;
 	st->rq_ctl[q] = 0;
 	st->rq_srq[q] = 0;
 	if (q < RNIC_MAX_SRQ)

@@ -15,8 +15,9 @@ static void stage(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *ou
 	case 8: rx_store(&st->store, in, &st->beatq, &st->descq, &st->arriveq, &st->cmdq, &st->doneq); break;
 	case 9: rx_ctx(&st->ctx, in, &st->arriveq, &st->frameq, &st->passq, &st->hintq, &st->ctxreqq, &st->ctxrspq); break;
 	case 10: rx_rdq(&st->rdq, in, &st->frameq, &st->judgedq, &st->rdntcq); break;
+	case 11: rx_rdport(&st->rdport, in, &st->rdreqq, &st->ctxreqq, &st->rdbeatq, &st->ctxrspq); break;
 	default:
-		rx_core(&st->core, in, &st->passq, &st->judgedq, &st->hintq, &st->ctxreqq, &st->ctxrspq, &st->cmdq, &st->doneq,
+		rx_core(&st->core, in, &st->passq, &st->judgedq, &st->hintq, &st->rdreqq, &st->rdbeatq, &st->cmdq, &st->doneq,
 			&st->rdntcq, out);
 		break;
 	}
@@ -47,15 +48,18 @@ void rnic_rx_step_order(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out
 	rnic_rx_judgedq_edge(&st->judgedq, in->rst);
 	rnic_rx_passq_edge(&st->passq, in->rst);
 	rnic_rx_rdntcq_edge(&st->rdntcq, in->rst);
+	rnic_rx_rdreqq_edge(&st->rdreqq, in->rst);
+	rnic_rx_rdbeatq_edge(&st->rdbeatq, in->rst);
 	rx_store_out(&st->store, out);
 	rx_ctx_out(&st->ctx, out);
 	rx_rdq_out(&st->rdq, out);
+	rx_rdport_out(&st->rdport, out);
 }
 
 void rnic_rx_step(rnic_rx_state_t *st, const rnic_rx_in_t *in, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+	static const uint8_t order[RNIC_RX_STAGES] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
 
 	rnic_rx_step_order(st, in, out, order);
 }
