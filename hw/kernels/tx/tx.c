@@ -1,9 +1,9 @@
 /* TX kernel: RC requester, and the sending half of the RC responder.
  *
  * Here tx_core, TX's stage before the emitter (tx_emit.c). Per clock (contract:
- * docs/ARCHITECTURE.md) it can take one doorbell, one DMA read beat, one ACK notice and one
- * responder frame request, issue one DMA read request, hand one packet or payload beat on and
- * give one completion. Frames flow through decoupled parts:
+ * docs/ARCHITECTURE.md) it can take one doorbell, one beat of its WQE and table reads, one ACK
+ * notice and one responder frame request, ask the read channel (tx_rdport.c) for one DMA read,
+ * hand one packet on and give one completion. Frames flow through decoupled parts:
  *   - the packet builder cuts work into packets, one header per clock at a packet boundary:
  *     responder frames first (ACK/NAK, ATOMIC ACK, READ RESPONSE FIRST/MIDDLE/LAST/ONLY, in the
  *     PSN order the RX kernel handed them over, IBTA 9.7.5), then the request message of the
@@ -15,13 +15,14 @@
  *     up to TX_PF_BATCH in one DMA read; a fetched WQE starts as soon as the message in
  *     progress has all its packets built: its SGEs are checked (lkey, PD, bounds, IBTA
  *     10.6.3.1) and an outstanding-WQE slot reserved;
- *   - the packets built, and their payload beats as they come, go to the emitter (tx_emit.c).
+ *   - the packets built go to the emitter (tx_emit.c), their payload beats as they come from
+ *     the read channel.
  * The packet builder is tx_build.c; the scheduler, the acknowledgements and the timers are here.
  * Each QP's state is split between a send side (WQE start, go-back-N, pushed WQEs) and a
  * completion side (ACK notices, the ACK timer), a block RAM each with one event a clock, and
  * memories of their own for what one side writes and the other reads (tx.h); the doorbell and
  * the scheduler take neither port.
- * DMA read data returns in request order; each read is tagged as WQE or payload so the beat
+ * DMA read data returns in request order; the read channel keeps each read's kind, so the beat
  * goes to the right stage.
  * ACK notices from the RX kernel retire outstanding WQEs whose last PSN they cover (coalesced
  * ACKs, IBTA 9.7.5.1); a READ or atomic retires when the RX kernel has placed its response. A
@@ -193,19 +194,24 @@ static int qp_ready(const tx_core_t *st, uint32_t q)
 	       (sched_err(st, q) ? !sched_ob_n(st, q) : may_send(st, q, sched_ob_n(st, q)));
 }
 
-int tx_req_full(const tx_core_t *st)
+/* The read channel's slot is taken this clock: a read asked already, or rdreqq full as the clock
+ * began */
+int tx_rd_busy(const tx_core_t *st)
 {
-	return st->req_tail - st->req_head >= TX_REQ_FIFO;
+	return st->rq_on || !st->rq_room;
 }
 
+/* The read channel's list of reads on their way is full: nothing more may be asked */
+int tx_rd_full(const tx_core_t *st)
+{
+	return st->rd_used >= TX_RD_FIFO;
+}
+
+/* A read for the read channel (the caller checked tx_rd_room), pushed at the clock's end */
 void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind)
 {
-	st->o.rdreq_valid = kind != REQ_ZERO;
-	st->o.rdreq_addr = addr;
-	st->o.rdreq_len = (uint16_t)len;
-	st->req_len[st->req_tail % TX_REQ_FIFO] = (uint16_t)len;
-	st->req_kind[st->req_tail % TX_REQ_FIFO] = (uint8_t)kind;
-	st->req_tail++;
+	st->rq = (tx_rdreq_t){.bus = addr, .len = (uint16_t)len, .kind = (uint8_t)kind};
+	st->rq_on = 1;
 }
 
 /* WQEs of QP q fetched ahead and not started are dropped (when they reach the head of the
@@ -258,7 +264,7 @@ static void join(tx_core_t *st)
 
 static int sched_want(const tx_core_t *st)
 {
-	return st->pf_tail - st->pf_head < TX_PF && !st->o.rdreq_valid && !tx_req_full(st) && !tx_cpl_full(st) &&
+	return st->pf_tail - st->pf_head < TX_PF && !tx_rd_busy(st) && !tx_rd_full(st) && !tx_cpl_full(st) &&
 	       st->act_head != st->act_tail && st->wake_ok;
 }
 
@@ -572,17 +578,15 @@ static void pushed(tx_core_t *st, const rnic_tx_in_t *in)
 	st->o.stat_pushed++;
 }
 
-/* A fence is passed once the packet being read has all its reads out and every read issued up to
- * then has returned its data: the QPs invalidated before the fence are read no more. */
+/* A fence goes to the read channel once the packet being read has all its reads out: it comes
+ * back (rdbeatq) when every read issued before it has returned its data, and the QPs
+ * invalidated before it are read no more. */
 static void fence(tx_core_t *st)
 {
-	if (st->fence_state == 1 && !st->iss_left) {
-		st->fence_mark = st->req_tail;
-		st->fence_state = 2;
-	}
-	if (st->fence_state == 2 && (int32_t)(st->req_head - (st->req_left ? 1u : 0u) - st->fence_mark) >= 0) {
-		st->o.fence = st->fence_token;
-		st->fence_state = 0;
+	if (st->fence_pending && !st->iss_left && !tx_rd_busy(st) && !tx_rd_full(st)) {
+		tx_read_req(st, 0, 0, REQ_FENCE);
+		st->rq.token = st->fence_token;
+		st->fence_pending = 0;
 	}
 }
 
@@ -673,7 +677,7 @@ static void configure(tx_core_t *st, const rnic_tx_in_t *in)
 			st->qcf[idx].retry = (uint16_t)in->cfg_data;
 	}
 	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
-		st->fence_state = 1;
+		st->fence_pending = 1;
 }
 
 /* The timers of the QPs (ACK timeout, RNR wait, a QP in error to flush), looked at by the
@@ -756,49 +760,34 @@ static void check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *
 	rnic_tx_twretq_push(ret, NULL);
 }
 
-/* What the next DMA read beat is for (enum REQ_*). */
-static uint32_t next_kind(const tx_core_t *st)
+/* A WQE's beat from the read channel into the prefetch ring */
+static void wqe_beat(tx_core_t *st, const tx_rdbeat_t *b)
 {
-	return st->req_left ? st->cur_kind : st->req_kind[st->req_head % TX_REQ_FIFO];
+	tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
+	uint32_t i;
+
+	for (i = 0; i < RNIC_BEAT; i++)
+		st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = b->data[i];
+	f->bad = (st->pf_beats ? f->bad : 0) | b->err;
+	if (st->pf_beats == 0)
+		st->pf_la_ok = la_first(b->data);
+	if (st->pf_beats == RNIC_WQE_SGE_OFF / RNIC_BEAT)
+		la_note(st, st->pf_fill, st->pf_la_ok, b->data);
+	if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
+		f->ready = 1;
+		st->pf_fill++;
+		st->pf_beats = 0;
+	}
 }
 
-/* A DMA read's beat is taken: its request's kind (the next request's, when one starts); a
- * payload's (or zeros') into the emitter's queue */
-static uint32_t take_beat(tx_core_t *st, const uint8_t *rd, uint32_t err, rnic_tx_payq_t *pay)
-{
-	uint32_t n;
-
-	if (!st->req_left) {
-		st->req_left = st->req_len[st->req_head % TX_REQ_FIFO];
-		st->cur_kind = st->req_kind[st->req_head % TX_REQ_FIFO];
-		st->req_head++;
-	}
-	n = st->req_left < RNIC_BEAT ? st->req_left : RNIC_BEAT;
-	st->req_left -= n;
-	if (st->cur_kind == REQ_PAYLOAD || st->cur_kind == REQ_ZERO) {
-		tx_pay_t *p = rnic_tx_payq_slot(pay);
-
-		memcpy(p->data, rd, RNIC_BEAT);
-		p->n = (uint8_t)n;
-		p->err = (uint8_t)err;
-		p->poison = st->cur_kind == REQ_ZERO;
-		rnic_tx_payq_push(pay, NULL);
-		st->credit -= n;
-	}
-	return st->cur_kind;
-}
-
-
-
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_payq_t *payq,
-	     rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs,
+	     rnic_tx_rdbeatq_t *beats, rnic_tx_crdq_t *crd, rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
 	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
 	     rnic_tx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	static const uint8_t zero_beat[RNIC_BEAT];
-	const uint8_t *rd = 0;
-	uint32_t i, table, rd_err = 0;
+	const tx_rdbeat_t *b = rnic_tx_rdbeatq_head(beats);
+	uint32_t kind = rnic_tx_rdbeatq_count(beats) ? b->kind : REQ_PAYLOAD; /* none: no kind it brings */
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -818,9 +807,14 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	st->qs_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
 	st->qc_port = st->commit_valid;
 	st->fetch_w = 0;
+	st->rq_on = 0;
+	st->rq_room = rnic_tx_rdreqq_room(reqs) != 0;
+	if (rnic_tx_crdq_count(crd)) {
+		st->credit -= rnic_tx_crdq_head(crd)->n;
+		st->rd_used = (uint8_t)(st->rd_used - rnic_tx_crdq_head(crd)->done);
+		rnic_tx_crdq_pop(crd);
+	}
 	/* transfers at this edge */
-	if (st->o.rdreq_valid && in->rdreq_ready)
-		st->o.rdreq_valid = 0;
 	if (st->o.cpl_valid && in->cpl_ready)
 		st->o.cpl_valid = 0;
 	if (st->o.rdx_valid && in->rdx_ready)
@@ -841,21 +835,17 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	}
 	if (st->rw_valid && !st->qs_port)
 		go_back(st);
-	/* an MTT line's or an MPT entry's beat before the head's key lookup (start_next): its landing
-	 * at the clock's end takes the cache's ports, the lookups of this clock wait for it */
-	table = in->rd_valid && st->o.rd_ready && (next_kind(st) == REQ_MTT || next_kind(st) == REQ_MPT);
-	if (table && take_beat(st, in->rd_data, in->rd_err, payq) == REQ_MTT)
-		rnic_tlb_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
-	else if (table)
-		rnic_mpt_filled(&st->t, in->rd_data, in->rd_err, (uint32_t)st->now);
-	start_next(st);
-	if (in->rd_valid && st->o.rd_ready && !table) {
-		rd = in->rd_data;
-		rd_err = in->rd_err;
-	} else if (!table && (st->req_left || st->req_head != st->req_tail) && next_kind(st) == REQ_ZERO &&
-		   rnic_tx_payq_room(payq)) {
-		rd = zero_beat;
+	/* an MTT line's or an MPT entry's beat before the head's key lookup (start_next), once the
+	 * last has landed: its landing at the clock's end takes the cache's ports, the lookups of this
+	 * clock wait for it */
+	if (kind == REQ_MTT && !st->t.fill_land) {
+		rnic_tlb_filled(&st->t, b->data, b->err, (uint32_t)st->now);
+		rnic_tx_rdbeatq_pop(beats);
+	} else if (kind == REQ_MPT && !st->t.mf_land) {
+		rnic_mpt_filled(&st->t, b->data, b->err, (uint32_t)st->now);
+		rnic_tx_rdbeatq_pop(beats);
 	}
+	start_next(st);
 	if (in->db_valid && st->o.db_ready)
 		ring(st, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
@@ -864,22 +854,13 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);
 
-	if (rd && take_beat(st, rd, rd_err, payq) == REQ_WQE) {
-		/* a WQE beat for the prefetch ring */
-		tx_pf_t *f = &st->pf[st->pf_fill % TX_PF];
-
-		for (i = 0; i < RNIC_BEAT; i++)
-			st->pf_wqe[st->pf_fill % TX_PF][st->pf_beats * RNIC_BEAT + i] = rd[i];
-		f->bad = (st->pf_beats ? f->bad : 0) | rd_err;
-		if (st->pf_beats == 0)
-			st->pf_la_ok = la_first(rd);
-		if (st->pf_beats == RNIC_WQE_SGE_OFF / RNIC_BEAT)
-			la_note(st, st->pf_fill, st->pf_la_ok, rd);
-		if (++st->pf_beats == RNIC_WQE_BYTES / RNIC_BEAT) {
-			f->ready = 1;
-			st->pf_fill++;
-			st->pf_beats = 0;
-		}
+	if (kind == REQ_WQE) {
+		wqe_beat(st, b);
+		rnic_tx_rdbeatq_pop(beats);
+	} else if (kind == REQ_FENCE) {
+		/* the reads before the fence have returned their data */
+		st->o.fence = b->token;
+		rnic_tx_rdbeatq_pop(beats);
 	}
 	if (rnic_tx_retq_count(retq) && !tx_cpl_full(st) && st->wake_ok && !st->qc_port) {
 		/* a UC/UD message's last packet left (the emitter) */
@@ -903,6 +884,10 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		st->o.cpl_valid = 1;
 	}
 	fence(st);
+	if (st->rq_on) {
+		rnic_tx_rdreqq_push(reqs, &st->rq);
+		st->rd_used++;
+	}
 	join(st);
 	assert(st->wake_clk <= TX_WAKE_CLK);
 	/* writes that land at the clock's edge, after this clock's reads */
@@ -924,15 +909,10 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	configure(st, in);
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 
-	/* readies for the next clock: only what can surely be taken then (payq: its room as of the
-	 * clock's start, less a beat taken now) */
+	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
 	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
 	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half);
 	st->o.ack_ready = !st->ack_busy;
-	st->o.rd_ready = (st->req_left || st->req_head != st->req_tail) && next_kind(st) != REQ_ZERO &&
-			 (next_kind(st) == REQ_WQE || (next_kind(st) == REQ_MPT && !st->t.mf_land) ||
-			  (next_kind(st) == REQ_MTT && !st->t.fill_land) ||
-			  (next_kind(st) == REQ_PAYLOAD && rnic_tx_payq_room(payq) >= 2));
 	*out = st->o;
 }

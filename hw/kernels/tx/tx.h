@@ -1,8 +1,9 @@
 /* TX kernel: every frame the NIC sends on RoCE: RC requests, and the responder's frames (ACK/NAK,
  * ATOMIC ACK, RDMA READ responses) handed over by the RX kernel. Stages joined by FIFOs (tx_msg.h):
  * the responder's queue (tx_rsq.h) holds those frames and cuts them into packets; tx_core (the
- * scheduler, the builder and its DMA reads, the completion side, not yet split) builds the
- * packets and takes their payload beats, the emitter (tx_emit.h) packs them into the frames'
+ * scheduler, the builder, the completion side, not yet split) builds the packets and asks for
+ * their payload, the read channel (tx_rdport.h) presents its DMA reads and hands the payload
+ * beats to the emitter (tx_emit.h) packs them into the frames'
  * beats, the ICRC's three stages (rnic_icrc.h) take its sums, tx_icrc_put writes it into the
  * frame (tx_egress.h); the timer wheel (tx_wheel.h) holds the QPs whose timers run. */
 #ifndef RNIC_TX_H
@@ -12,11 +13,11 @@
 #include "tx_emit.h"
 #include "tx_wheel.h"
 #include "tx_rsq.h"
+#include "tx_rdport.h"
 
 #define TX_OB 64          /* outstanding (sent, unacknowledged) WQEs a QP may have */
 #define TX_OBP 2048       /* entries for them, shared by all QPs (one per WQE in flight, whatever
 			   * its QP: 64 B WRITEs at line rate keep about 200 out) */
-#define TX_REQ_FIFO 64    /* DMA reads in flight */
 #define TX_CREDIT 32768   /* payload bytes requested and not yet taken: covers 600 ns at 13 GB/s
 			   * four times */
 #define TX_CPL_FIFO 16
@@ -252,10 +253,9 @@ typedef struct {
 	uint8_t push_beat[RNIC_BEAT];/* the first half of a WQE being pushed */
 	uint8_t push_half;
 
-	/* fence (CFG_TBL_FENCE): 1 until the packet whose reads are being issued has them all
-	 * out, 2 until every read issued before (fence_mark) has returned its data */
-	uint8_t fence_state, fence_token;
-	uint32_t fence_mark;
+	/* fence (CFG_TBL_FENCE): waiting for the packet whose reads are being issued to have them
+	 * all out, then for the read channel's slot */
+	uint8_t fence_pending, fence_token;
 	uint64_t now;
 
 	/* the request message being cut into packets */
@@ -285,13 +285,12 @@ typedef struct {
 	uint32_t iss_sge, iss_sge_off;
 	uint64_t iss_va;
 	uint32_t iss_key;
-	uint32_t credit;             /* payload bytes requested and not yet taken into payq */
-	uint16_t req_len[TX_REQ_FIFO];
-	uint8_t req_kind[TX_REQ_FIFO];/* enum in tx.c: payload, a WQE, or zeros that stand in for
-				       * payload not read (its region went away) */
-	uint32_t req_head, req_tail;
-	uint32_t req_left;           /* bytes of the request being taken not yet taken */
-	uint8_t cur_kind;            /* ... and its kind */
+	uint32_t credit;             /* payload bytes requested and not yet taken into payq (crdq) */
+	/* the read of this clock for the read channel, pushed at its end (rq_on), into the room
+	 * rdreqq had as the clock began (rq_room) */
+	tx_rdreq_t rq;
+	uint8_t rq_on, rq_room;
+	uint8_t rd_used;             /* the read channel's list places taken (asked, not freed: crdq) */
 
 	tx_pkt_t pb;                 /* the packet being built */
 
@@ -306,12 +305,12 @@ typedef struct {
 				      * tx_icrc_put's, and the emitter's counts) */
 } tx_core_t;
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_payq_t *payq,
-	     rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs,
+	     rnic_tx_rdbeatq_t *beats, rnic_tx_crdq_t *crd, rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
 	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
 	     rnic_tx_out_t *out);
 
-#define RNIC_TX_STAGES 8u
+#define RNIC_TX_STAGES 9u
 
 typedef struct {
 	tx_core_t core;
@@ -320,7 +319,11 @@ typedef struct {
 	tx_wheel_t wheel;
 	tx_emit_t emit;
 	tx_rsq_t rsq;
+	tx_rdport_t rdport;
 	rnic_tx_pkq_t pkq;
+	rnic_tx_rdreqq_t rdreqq;
+	rnic_tx_rdbeatq_t rdbeatq;
+	rnic_tx_crdq_t crdq;
 	rnic_tx_payq_t payq;
 	rnic_tx_retq_t retq;
 	rnic_tx_fltq_t fltq;
@@ -337,7 +340,7 @@ typedef struct {
 } rnic_tx_state_t;
 
 void rnic_tx_step(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out);
-/* the same clock with the stages called in the order given (a permutation of 0..7): the result
+/* the same clock with the stages called in the order given (a permutation of 0..8): the result
  * must not depend on it (the simulator's check, RNIC_STAGE_ORDER) */
 void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, const uint8_t *order);
 

@@ -541,7 +541,7 @@ static int tx_mpt_ahead(tx_core_t *st)
 	int r;
 
 	st->la_slot = s;
-	if (s == st->la_fill || tx_req_full(st))
+	if (s == st->la_fill || tx_rd_full(st))
 		return 0;
 	r = st->la_ok[s % TX_PF] ? rnic_mpt_ahead(&st->t, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1) : 0;
 	if (r < 0)
@@ -581,9 +581,9 @@ static void build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_
 
 	if (rnic_tx_fltq_count(fltq))
 		tx_refused(st, fltq);
-	if (st->o.rdreq_valid)
-		return;
-	if (st->mpt_want && !tx_req_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
+	if (tx_rd_busy(st))
+		return; /* one read a clock, or a header */
+	if (st->mpt_want && !tx_rd_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
 		st->mpt_want = 0;
 		mpt_miss(st, st->mpt_want_key, 0, 0);
 		return;
@@ -591,14 +591,14 @@ static void build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_
 	st->mpt_want = 0;
 	if (tx_mpt_ahead(st))
 		return;
-	if (st->t.tw && !tx_req_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_HINT, (uint32_t)st->now, &n))) {
+	if (st->t.tw && !tx_rd_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_HINT, (uint32_t)st->now, &n))) {
 		tx_read_req(st, bus, n, REQ_MTT);
 		return;
 	}
 	if (st->iss_left) {
-		if (tx_req_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
+		if (tx_rd_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
 			/* the read slot is free: the lines ahead of the pages being read */
-			if (!tx_req_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &n)))
+			if (!tx_rd_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &n)))
 				tx_read_req(st, bus, n, REQ_MTT);
 			return;
 		}

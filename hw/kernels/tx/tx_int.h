@@ -7,10 +7,6 @@
 
 #define CYCLES_10US (RNIC_CLOCK_MHZ * 10)
 
-/* What a DMA read request brings back: payload, a WQE for the prefetch buffer, or (no read
- * issued) zero beats in place of payload that may not be read any more. */
-enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO, REQ_MTT, REQ_MPT };
-
 /* A cycle as the QPs' timers keep it: the timer wheel's tick (2^TW_SHIFT cycles, 4.096 us), in
  * 32 bits. They wrap after 4.9 hours, twice the longest ACK timeout (4.096 us * 2^31): times
  * are compared by their difference. */
@@ -139,7 +135,8 @@ int tx_is_rd(uint32_t op);
 void tx_cpl_push(tx_core_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint32_t ts, uint32_t index);
 void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side);
-int tx_req_full(const tx_core_t *st);
+int tx_rd_busy(const tx_core_t *st);
+int tx_rd_full(const tx_core_t *st);
 void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind);
 void tx_unfetch(tx_core_t *st, uint32_t q, int at_start);
 void tx_start_message(tx_core_t *st);

@@ -1,7 +1,13 @@
-/* What TX's stages pass each other besides a frame's beats (rnic_icrc.h): tx_core, the emitter
- * (tx_emit.h), the timer wheel (tx_wheel.h) and the responder's queue (tx_rsq.h):
+/* What TX's stages pass each other besides a frame's beats (rnic_icrc.h): tx_core, the read
+ * channel (tx_rdport.h), the emitter (tx_emit.h), the timer wheel (tx_wheel.h) and the
+ * responder's queue (tx_rsq.h):
+ *   tx_core --rdreqq--> tx_rdport   a DMA read (payload, WQEs, an MTT line, an MPT entry), zeros
+ *                                   in place of payload not read, or a fence
+ *   tx_rdport --rdbeatq--> tx_core  a beat of a WQE, MTT or MPT read, or the fence passed
+ *   tx_rdport --payq--> tx_emit     a payload beat from the DMA reads (or zeros in place of one)
+ *   tx_rdport --crdq--> tx_core     a payload beat's bytes, an entry of the channel's: the
+ *                                   credits they held are free
  *   tx_core --pkq--> tx_emit        a packet built: its headers, and how much payload follows
- *   tx_core --payq--> tx_emit       a payload beat from the DMA reads (or zeros in place of one)
  *   tx_emit --retq--> tx_core       a UC/UD WQE's last packet left: it completes
  *   tx_emit --fltq--> tx_core       a payload beat came refused by the host: its message stops
  *   tx_core --twaddq--> tx_wheel    a QP's first outstanding WQE started: its timers run
@@ -49,6 +55,31 @@ typedef struct {
 	uint8_t n, err, poison;
 } tx_pay_t;
 
+/* What a read brings back (its kind): payload, WQEs for the prefetch ring, a TLB line, an MPT
+ * entry; no read: zeros in place of payload that may not be read any more, or a fence, passed
+ * back once every read before it has returned its data */
+enum { REQ_PAYLOAD, REQ_WQE, REQ_ZERO, REQ_MTT, REQ_MPT, REQ_FENCE };
+
+/* A read tx_core asks of the read channel: len bytes at bus (REQ_ZERO: len bytes of zeros;
+ * REQ_FENCE: the fence's token) */
+typedef struct {
+	uint64_t bus;
+	uint16_t len;
+	uint8_t kind, token;
+} tx_rdreq_t;
+
+/* A beat of a WQE, MTT or MPT read, refused by the host (err); or a fence passed (its token) */
+typedef struct {
+	uint8_t data[RNIC_BEAT];
+	uint8_t kind, err, token;
+} tx_rdbeat_t;
+
+/* Credits given back by the read channel: payload bytes taken into payq, and whether an entry of
+ * its list was freed (a read's first beat taken, zeros begun, a fence passed) */
+typedef struct {
+	uint8_t n, done;
+} tx_crd_t;
+
 typedef struct {
 	uint16_t qpn;
 	uint8_t status;      /* its completion's: a packet of it poisoned or refused, else success */
@@ -83,6 +114,9 @@ RNIC_FIFO(tx_pkq, tx_pkt_t, 6)   /* packets built (headers, reads issued) and no
 				     messages too */
 RNIC_FIFO(tx_payq, tx_pay_t, 3)  /* beats taken ahead of the emitter, so the WQE beats behind
 				     them need not wait for it */
+RNIC_FIFO(tx_rdreqq, tx_rdreq_t, 1)
+RNIC_FIFO(tx_rdbeatq, tx_rdbeat_t, 2)
+RNIC_FIFO(tx_crdq, tx_crd_t, 2)
 RNIC_FIFO(tx_retq, tx_ret_t, 2)
 RNIC_FIFO(tx_fltq, tx_flt_t, 1)
 RNIC_FIFO(tx_twaddq, uint16_t, 1)

@@ -24,10 +24,10 @@ void tx_reset(tx_core_t *st)
 	st->mpt_want = 0;
 	st->iss_left = 0;
 	st->rj_open = st->rj_drop = st->rj_stop = 0;
-	st->req_head = st->req_tail = st->req_left = st->credit = 0;
+	st->credit = st->rd_used = 0;
 	st->cpl_head = st->cpl_tail = 0;
 	st->ack_busy = 0;
-	st->fence_state = 0;
+	st->fence_pending = 0;
 	rnic_caches_reset(&st->t);
 	st->push_half = 0;
 	st->commit_valid = 0;
@@ -64,6 +64,6 @@ void tx_sweep(tx_core_t *st, const rnic_tx_in_t *in)
 		st->icm[i % RNIC_ICM_MAX_CHUNKS] = 0;
 	rnic_tables_sweep(&st->t, i);
 	if (rnic_cfg_fence(in->cfg_valid, in->cfg_addr, in->cfg_data, &st->fence_token))
-		st->fence_state = 1;
+		st->fence_pending = 1;
 	st->sweep++;
 }
