@@ -207,7 +207,8 @@ int tx_rd_full(const tx_core_t *st)
 	return st->rd_used >= TX_RD_FIFO;
 }
 
-/* A read for the read channel (the caller checked tx_rd_room), pushed at the clock's end */
+/* A read for the read channel (the caller checked tx_rd_busy and tx_rd_full), pushed at the
+ * clock's end */
 void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind)
 {
 	st->rq = (tx_rdreq_t){.bus = addr, .len = (uint16_t)len, .kind = (uint8_t)kind};
