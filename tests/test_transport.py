@@ -431,7 +431,7 @@ def test_refused_dma_reads_fail_their_work_requests(monkeypatch):
     # which of B's reads are refused follows its draw (rnic-sim --seed) and the order of its reads:
     # with this one, a refused translation cuts a message before A's own refusals end every lane
     rc, text, _ = run_ops(out / "tlb", ["--ack-timeout", "6", "--seed", "4", "faults", "12"], (),
-                          per_nic={"rnic0": ["--dma-rd-fail", "0.01"], "rnic1": ["--dma-rd-fail", "0.25", "--seed", "7"]},
+                          per_nic={"rnic0": ["--dma-rd-fail", "0.01"], "rnic1": ["--dma-rd-fail", "0.25", "--seed", "14"]},
                           counters=counters)
     assert rc == 0 and "PASS" in text, text[-4000:]
     ok, _, _, rem = map(int, summary.search(text).groups())

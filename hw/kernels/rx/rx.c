@@ -170,7 +170,7 @@ void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t stat
 /* The bus address of va in the MR whose MPT entry is e (admitted by rnic_mpt_live): 1 and *bus;
  * 0: its MTT line is on its way, or is asked for now (when the read channel has room), try
  * again; -1: without context memory the line cannot be read. */
-int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
+static int xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
 {
 	uint64_t off, line;
 	uint32_t mi = rnic_mtt_index(e, va, &off), len;
@@ -191,36 +191,73 @@ int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint6
 	return 0;
 }
 
+/* The cursor's next segment of the frame's payload: its scatter entry, address and length (cut
+ * at the entry's end, the 4 KiB page and the payload's end) */
+static const rx_sge_t *seg_next(const rx_core_t *st, uint64_t *addr, uint32_t *n)
+{
+	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
+	uint32_t room;
+
+	*addr = g->addr + st->wc_off;
+	*n = g->len - st->wc_off;
+	room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(*addr & (RNIC_PAGE_SIZE_BYTES - 1));
+	if (*n > room)
+		*n = room;
+	if (*n > st->pay_left)
+		*n = st->pay_left;
+	return g;
+}
+
+/* This clock's lookups, one of the MPT cache and one of the TLB (a port each), for what the
+ * processing side does in it: B_SEG the cursor's segment, B_ATX the atomic's operand (each
+ * checked against its region, rnic_mpt_live, and translated), or the key the frame at the head
+ * is checked with before it is dispatched (head: it is this clock; rx_head_key). */
+static void lookup(rx_core_t *st, rx_look_t *lk, uint32_t head)
+{
+	const rx_sge_t *g = &st->wsge[0];
+	uint64_t addr = g->addr;
+	uint32_t key, n = 8, on = 0;
+
+	lk->hit = -1;
+	lk->live = 0;
+	lk->x = 0;
+	if (st->busy == B_SEG) {
+		g = seg_next(st, &addr, &n);
+		on = st->pay_left > n || st->seg_on;
+	} else if (st->busy != B_ATX && !(st->busy == B_IDLE && head && rx_head_key(st, &key))) {
+		return;
+	}
+	if (st->busy == B_SEG || st->busy == B_ATX)
+		key = g->key;
+	lk->hit = rx_mpt_get(st, key, lk->e);
+	if (lk->hit <= 0 || (st->busy != B_SEG && st->busy != B_ATX))
+		return;
+	lk->live = (uint8_t)rnic_mpt_live(lk->e, g->key, g->access, addr, n);
+	if (lk->live)
+		lk->x = xlate(st, lk->e, addr, &lk->bus, on);
+}
+
 /* Next DMA write segment of the frame's payload, to the store: cut at scatter entries and 4 KiB
  * pages. -1: the region is no longer what the message was admitted to (rnic_mpt_live), nothing
  * is written; 1: its key's MPT entry or its page's translation is not there yet, nothing changed. */
-static int start_segment(rx_core_t *st)
+static int start_segment(rx_core_t *st, const rx_look_t *lk)
 {
 	const rx_frame_t *f = &st->cur.f;
 	rx_cmd_t *c;
-	uint32_t i;
-	const rx_sge_t *g = &st->wsge[st->wc_sge % RNIC_MAX_SGE];
-	uint64_t addr = g->addr + st->wc_off;
-	uint32_t n = g->len - st->wc_off, e[RNIC_MPT_WORDS];
-	uint32_t room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
-	int x;
+	uint32_t i, n;
+	uint64_t addr;
+	const rx_sge_t *g = seg_next(st, &addr, &n);
 
-	if (n > room)
-		n = room;
-	if (n > st->pay_left)
-		n = st->pay_left;
-	x = rx_mpt_get(st, g->key, e);
-	if (x <= 0)
+	if (lk->hit <= 0)
 		return 1;
-	if (!rnic_mpt_live(e, g->key, g->access, addr, n))
+	if (!lk->live || lk->x < 0)
 		return -1;
-	x = rx_xlate(st, e, addr, &st->seg_addr, st->pay_left > n || st->seg_on);
-	if (x <= 0)
-		return x < 0 ? -1 : 1;
+	if (!lk->x)
+		return 1;
 	c = rx_cmd(st);
 	c->kind = RX_CMD_SEG;
 	c->start = f->start;
-	c->addr = st->seg_addr;
+	c->addr = lk->bus;
 	c->len = (uint16_t)n;
 	/* the payload's byte src is the frame's pay_off + src - gh (pay_off >= gh: the GRH area is
 	 * shorter than the headers before any payload); its GRH area's bytes from src on */
@@ -243,9 +280,9 @@ static int start_segment(rx_core_t *st)
 
 /* The frame's next payload segment, to the store (the frame finished with its last), or, its
  * page's translation still to come, tried again next clock (B_SEG), or the frame cut. */
-void rx_next_segment(rx_core_t *st)
+static void next_segment(rx_core_t *st, const rx_look_t *lk)
 {
-	int r = start_segment(st);
+	int r = start_segment(st, lk);
 
 	if (r < 0)
 		rx_cut(st);
@@ -285,18 +322,18 @@ void rx_cut(rx_core_t *st)
 	rx_finish_frame(st);
 }
 
-/* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame. */
+/* Place `len` bytes of the frame from byte `src` at the cursor, then finish the frame: its
+ * segments from the next clock on (B_SEG), so that one lookup of each cache serves a clock. */
 void rx_place(rx_core_t *st, uint32_t src, uint32_t len)
 {
 	st->src = 0;
 	st->pay_off = src + st->l3;
 	st->gh = 0;
 	st->pay_left = len;
-	if (!len) {
+	if (!len)
 		rx_finish_frame(st);
-		return;
-	}
-	rx_next_segment(st);
+	else
+		st->busy = B_SEG;
 }
 
 /* Cursor at byte `off` of a scatter list. */
@@ -436,15 +473,12 @@ static void prefetch_rwqe(rx_core_t *st)
 
 /* The receive WQE of QP qpn a message is about to use, checked again (it may have been fetched
  * ahead, before its region or the QP's PD changed: 10.6.3, the keys are checked when the WQE is
- * used), an entry a clock while its frame waits at the head: 1 once all are, the result in
- * st->rg_err (a failure fails the message and takes the WQE with it). */
-int rx_rwqe_checked(rx_core_t *st, uint32_t qpn)
+ * used), an entry a clock while its frame waits at the head (rx_rwqe_next: the entry, its MPT
+ * entry looked up in lk): 1 once all are, the result in st->rg_err (a failure fails the message
+ * and takes the WQE with it). */
+const rx_sge_t *rx_rwqe_next(rx_core_t *st, uint32_t qpn)
 {
 	const rx_rwqe_t *r = CUR_RWQE(st, qpn);
-	const rx_sge_t *g;
-	int s = qp_srq(st, qpn);
-	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : st->qp_pdn[qpn], e[RNIC_MPT_WORDS];
-	int hit;
 
 	if (st->rg_frame != st->fr_head || st->rg_qpn != qpn || st->rg_used != st->rw_used[qpn] || st->t.cfg_mpt) {
 		st->rg_frame = st->fr_head;
@@ -452,19 +486,26 @@ int rx_rwqe_checked(rx_core_t *st, uint32_t qpn)
 		st->rg_used = st->rw_used[qpn];
 		st->rg_k = st->rg_err = 0;
 	}
-	if (st->rg_k >= r->nsge)
+	return st->rg_k < r->nsge ? &r->sge[st->rg_k % RNIC_MAX_RECV_SGE] : NULL;
+}
+
+int rx_rwqe_checked(rx_core_t *st, uint32_t qpn, const rx_look_t *lk)
+{
+	const rx_sge_t *g = rx_rwqe_next(st, qpn);
+	int s = qp_srq(st, qpn);
+	uint32_t pdn = s >= 0 ? SRQC_W(st, s, PDN) : st->qp_pdn[qpn];
+
+	if (!g)
 		return 1;
-	g = &r->sge[st->rg_k % RNIC_MAX_RECV_SGE];
-	hit = rx_mpt_get(st, g->key, e);
-	if (hit <= 0)
+	if (lk->hit <= 0)
 		return 0;
-	if (rnic_mpt_check(e, g->key, pdn, g->access, g->addr, g->len))
+	if (rnic_mpt_check(lk->e, g->key, pdn, g->access, g->addr, g->len))
 		st->rg_err = 1;
-	return ++st->rg_k >= r->nsge;
+	return ++st->rg_k >= CUR_RWQE(st, qpn)->nsge;
 }
 
 /* A receive WQE of QP qpn arrived; the frame waiting for it is dispatched again. Its keys are
- * checked when a message uses it (rx_rwqe_recheck), not here. One the host refused to read (err)
+ * checked when a message uses it (rx_rwqe_checked), not here. One the host refused to read (err)
  * fails the message that takes it, as a bad receive buffer does (LOC_PROT_ERR here, a remote
  * operational error NAK to the requester). */
 static void got_rwqe(rx_core_t *st, uint32_t qpn, const uint8_t *w, uint32_t err)
@@ -537,10 +578,13 @@ static void flush_scan(rx_core_t *st)
 static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdntcq_t *ntcs)
 {
 	rx_cmd_t *c;
+	rx_look_t lk;
+	uint32_t ntc = rnic_rx_rdntcq_count(ntcs) != 0;
 
+	lookup(st, &lk, !ntc && st->cur_on);
 	switch (st->busy) {
 	case B_IDLE:
-		if (rnic_rx_rdntcq_count(ntcs)) {
+		if (ntc) {
 			/* a READ/atomic sent again was answered before: TX is told again (rx_rdq) */
 			const rx_rdntc_t *n = rnic_rx_rdntcq_head(ntcs);
 
@@ -552,16 +596,16 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdntcq_t *ntc
 			c->p.n_rd = 1;
 			rnic_rx_rdntcq_pop(ntcs);
 		} else if (st->cur_on) {
-			rx_dispatch(st, in);
+			rx_dispatch(st, in, &lk);
 		} else {
 			flush_scan(st);
 		}
 		break;
 	case B_SEG:
-		rx_next_segment(st);
+		next_segment(st, &lk);
 		break;
 	case B_ATX:
-		rx_atomic_xlate(st);
+		rx_atomic_xlate(st, &lk);
 		break;
 	case B_ATREC:
 		rx_atomic_record(st);

@@ -147,7 +147,6 @@ typedef struct {
 	uint32_t l3;                /* RNIC_IP6_EXTRA for a frame over IPv6, else 0 */
 	uint32_t pay_left;          /* payload bytes left in the frame */
 	uint8_t seg_on;             /* the message goes on after this frame (its pages in order: read ahead) */
-	uint64_t seg_addr;
 	uint32_t qpn;
 	uint8_t back;               /* the cursor goes back to the QP's message state */
 	uint8_t kind;               /* what the frame being placed is (enum in rx.c): how a cut ends */

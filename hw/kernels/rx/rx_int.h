@@ -41,6 +41,15 @@ enum { K_WRITE, K_SEND, K_ATOMIC, K_UD, K_RESP };
 #define RW_PEND(st, n) ((uint16_t)((st)->rw_req[n] - (st)->rw_got[n]))
 
 
+/* This clock's lookups of the MPT cache and the TLB (lookup(), rx.c) */
+typedef struct {
+	int hit;              /* rx_mpt_get's answer: 1, the entry in e; else not there (yet) */
+	uint32_t e[RNIC_MPT_WORDS];
+	uint8_t live;         /* B_SEG, B_ATX: the entry admits the access (rnic_mpt_live); then */
+	int x;                /* the translation's: 1, the bus address in bus; 0 wait; -1 fault */
+	uint64_t bus;
+} rx_look_t;
+
 rx_cmd_t *rx_cmd(rx_core_t *st);
 int rx_rq_avail(const rx_core_t *st, uint32_t qpn);
 int rx_need_rwqe(uint32_t op);
@@ -49,21 +58,21 @@ void rx_respond(rx_core_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
 void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome);
 void rx_notice(rx_core_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
 void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
-int rx_xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on);
 int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
 void rx_mpt_ahead(rx_core_t *st);
 void rx_mpt_ahead_issue(rx_core_t *st);
 void rx_tlb_ahead_issue(rx_core_t *st);
-int rx_rwqe_checked(rx_core_t *st, uint32_t qpn);
-void rx_next_segment(rx_core_t *st);
-void rx_atomic_xlate(rx_core_t *st);
+const rx_sge_t *rx_rwqe_next(rx_core_t *st, uint32_t qpn);
+int rx_rwqe_checked(rx_core_t *st, uint32_t qpn, const rx_look_t *lk);
+int rx_head_key(rx_core_t *st, uint32_t *key);
+void rx_atomic_xlate(rx_core_t *st, const rx_look_t *lk);
 void rx_cut(rx_core_t *st);
 void rx_place(rx_core_t *st, uint32_t src, uint32_t len);
 void rx_seek(rx_core_t *st, const rx_sge_t *sge, uint32_t nsge, uint32_t off);
 void rx_frame_value(rx_core_t *st, uint32_t off, uint64_t v, uint32_t n);
 void rx_fetch_rwqe(rx_core_t *st, uint32_t qpn);
 void rx_rw_release(rx_core_t *st, uint32_t qpn);
-void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in);
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in, const rx_look_t *lk);
 void rx_read_req(rx_core_t *st, uint64_t addr, uint32_t len, uint8_t kind, uint32_t qpn);
 int rx_rd_room(const rx_core_t *st);
 void rx_atomic_done(rx_core_t *st, const uint8_t *rd, uint32_t err);

@@ -187,7 +187,7 @@ static void datagram(rx_core_t *st, const uint8_t *h, uint32_t op, uint32_t plen
 	st->gh = RNIC_GRH_LEN;
 	st->pay_left = plen + RNIC_GRH_LEN;
 	st->kind = K_UD;
-	rx_next_segment(st);
+	st->busy = B_SEG;
 }
 
 /* The whole frame to the firmware (ARP, neighbour discovery, QP1's MADs), or dropped and counted
@@ -422,28 +422,23 @@ static void req_atomic(rx_core_t *st, const rx_head_t *x)
 	st->wc_off = 0;
 	st->kind = K_ATOMIC;
 	st->psn = x->psn;
-	rx_atomic_xlate(st);
+	st->busy = B_ATX; /* its operand's address from the next clock on */
 }
 
-/* The atomic's operand address (B_ATX until its key's MPT entry and its MTT line are there): its
- * read goes out next (B_ATOMIC); without context memory to read the line from, NAKed as an
- * address it cannot reach. */
-void rx_atomic_xlate(rx_core_t *st)
+/* The atomic's operand address (B_ATX until its key's MPT entry and its MTT line are there,
+ * looked up in lk): its read goes out next (B_ATOMIC); without context memory to read the line
+ * from, NAKed as an address it cannot reach. */
+void rx_atomic_xlate(rx_core_t *st, const rx_look_t *lk)
 {
-	uint32_t e[RNIC_MPT_WORDS];
-	int x = rx_mpt_get(st, st->wsge[0].key, e);
-
-	if (x > 0)
-		x = rnic_mpt_live(e, st->wsge[0].key, st->wsge[0].access, st->wsge[0].addr, 8) ?
-			    rx_xlate(st, e, st->wsge[0].addr, &st->at_addr, 0) : -1;
-	else
-		x = 0;
+	int x = lk->hit <= 0 ? 0 : lk->live ? lk->x : -1;
 
 	if (x < 0) {
 		rx_nak(st, st->psn, RNIC_AETH_NAK_REM_ACCESS);
 		rx_finish_frame(st);
 		return;
 	}
+	if (x)
+		st->at_addr = lk->bus;
 	st->busy = x ? B_ATOMIC : B_ATX;
 	st->rd_issue = (uint8_t)x;
 }
@@ -589,24 +584,61 @@ void rx_tlb_ahead_issue(rx_core_t *st)
 		rx_read_req(st, bus, len, RD_MTT, 0);
 }
 
-/* The keys the frame at the head is checked with, in the MPT cache before it is dispatched: a
- * request's key (RETH or AtomicETH), its entry kept in kg_e for the operation's check (rx_req.c),
- * or the receive WQE a message starts with (rx_rwqe_checked, rx.c). 0: not yet, the frame waits. */
-static int keys_cached(rx_core_t *st, uint32_t qpn, uint32_t op, const uint8_t *h)
+/* The key a frame of opcode op is checked with before it is dispatched: KEY_REQ its request's
+ * (RETH, AtomicETH), KEY_RWQE those of the receive WQE a message starts with, if it holds one */
+enum { KEY_NONE, KEY_REQ, KEY_RWQE };
+
+static uint32_t key_kind(const rx_core_t *st, uint32_t qpn, uint32_t op)
 {
 	if (qpn >= RNIC_MAX_QP)
-		return 1;
+		return KEY_NONE;
 	if (op == RNIC_BTH_OP_WRITE_FIRST || op == RNIC_BTH_OP_WRITE_ONLY || op == RNIC_BTH_OP_WRITE_ONLY_IMM ||
 	    op == RNIC_BTH_OP_READ_REQ || op == RNIC_BTH_OP_CMP_SWAP || op == RNIC_BTH_OP_FETCH_ADD)
-		return rx_mpt_get(st, rnic_be32(h + RNIC_XTH_OFF + 8), st->kg_e) > 0;
+		return KEY_REQ;
 	if ((op == RNIC_BTH_OP_SEND_FIRST || op == RNIC_BTH_OP_SEND_ONLY || op == RNIC_BTH_OP_SEND_ONLY_IMM ||
 	     op >= RNIC_BTH_OP_UD_SEND_ONLY) && RW_N(st, qpn))
-		return rx_rwqe_checked(st, qpn);
-	return 1;
+		return KEY_RWQE;
+	return KEY_NONE;
+}
+
+/* The key to look up (lookup(), rx.c) for the frame at the head, from its verdict and headers
+ * before it is parsed: 1 and *key, or 0 for none (nor for a frame that goes to the firmware or
+ * is dropped as malformed). */
+int rx_head_key(rx_core_t *st, uint32_t *key)
+{
+	const rx_frame_t *f = &st->cur.f;
+	const rx_sge_t *g;
+	uint32_t k;
+
+	if (f->v.cls != RX_ROCE || !f->icrc_ok)
+		return 0;
+	k = key_kind(st, f->v.qpn, f->v.op);
+	if (k == KEY_REQ) {
+		*key = rnic_be32(f->raw + RNIC_XTH_OFF + 8 + (f->v.v6 ? RNIC_IP6_EXTRA : 0));
+		return 1;
+	}
+	g = k == KEY_RWQE ? rx_rwqe_next(st, f->v.qpn) : NULL;
+	if (g)
+		*key = g->key;
+	return g != NULL;
+}
+
+/* The keys the frame at the head is checked with, in the MPT cache before it is dispatched
+ * (looked up in lk): a request's key, its entry kept in kg_e for the operation's check
+ * (rx_req.c), or the receive WQE a message starts with (rx_rwqe_checked, rx.c). 0: not yet, the
+ * frame waits. */
+static int keys_cached(rx_core_t *st, uint32_t qpn, uint32_t op, const rx_look_t *lk)
+{
+	uint32_t k = key_kind(st, qpn, op), i;
+
+	if (k == KEY_REQ && lk->hit > 0)
+		for (i = 0; i < RNIC_MPT_WORDS; i++)
+			st->kg_e[i] = lk->e[i];
+	return k == KEY_REQ ? lk->hit > 0 : k == KEY_RWQE ? rx_rwqe_checked(st, qpn, lk) : 1;
 }
 
 /* Decide what to do with the frame at the head of the queue. */
-void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
+void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in, const rx_look_t *lk)
 {
 	rx_head_t x;
 	uint32_t i;
@@ -614,7 +646,7 @@ void rx_dispatch(rx_core_t *st, const rnic_rx_in_t *in)
 	if (!parse(st, in, &x))
 		return;
 	st->qpn = x.qpn;
-	if (!keys_cached(st, x.qpn, x.op, x.h)) {
+	if (!keys_cached(st, x.qpn, x.op, lk)) {
 		st->redo = 1; /* its keys' MPT entries are read: the frame waits at the head */
 		return;
 	}
