@@ -274,15 +274,18 @@ static inline uint32_t rnic_mtt_index(const uint32_t e[RNIC_MPT_WORDS], uint64_t
 			   e[RNIC_MPT_PAGE / 4], va, off);
 }
 
-/* Whether an MPT read of key index i is on its way (a comparison with each, in parallel) */
+/* Whether an MPT read of key index i is on its way (a comparison with each, in parallel: a bit
+ * each, then one test of them all, a tree rather than a chain of ORs) */
+#if RNIC_MPT_RQ > 32 || RNIC_TLB_RQ > 32
+#error "the reads on their way are a 32-bit mask"
+#endif
 static inline int rnic_mpt_coming(const rnic_tables_t *t, uint32_t i)
 {
-	uint32_t k;
-	int on = 0;
+	uint32_t k, on = 0;
 
 	for (k = 0; k < RNIC_MPT_RQ; k++)
-		on |= (k - t->mq_head) % RNIC_MPT_RQ < t->mq_tail - t->mq_head && t->mq_idx[k] == i;
-	return on;
+		on |= (uint32_t)((k - t->mq_head) % RNIC_MPT_RQ < t->mq_tail - t->mq_head && t->mq_idx[k] == i) << k;
+	return on != 0;
 }
 
 /* Whether key's entry may be read now: fewer than RNIC_MPT_RQ reads on their way, none of it */
@@ -411,15 +414,15 @@ static inline void rnic_mpt_land(rnic_tables_t *t)
 	}
 }
 
-/* Whether a read of MTT line `line` is on its way (a comparison with each, in parallel) */
+/* Whether a read of MTT line `line` is on its way (a comparison with each, in parallel, as
+ * rnic_mpt_coming) */
 static inline int rnic_tlb_coming(const rnic_tables_t *t, uint32_t line)
 {
-	uint32_t q;
-	int on = 0;
+	uint32_t q, on = 0;
 
 	for (q = 0; q < RNIC_TLB_RQ; q++)
-		on |= (q - t->tq_head) % RNIC_TLB_RQ < t->tq_tail - t->tq_head && line - t->tq_line[q] < t->tq_n[q];
-	return on;
+		on |= (uint32_t)((q - t->tq_head) % RNIC_TLB_RQ < t->tq_tail - t->tq_head && line - t->tq_line[q] < t->tq_n[q]) << q;
+	return on != 0;
 }
 
 /* what a translation whose read the host refused gives (rnic_tlb_filled): no page's address */

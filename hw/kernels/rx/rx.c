@@ -375,7 +375,8 @@ int rx_rd_room(const rx_core_t *st)
 	return !st->rq_on && st->rq_room;
 }
 
-/* Free chunks of receive WQEs */
+/* Free chunks of receive WQEs (a chunk given back is taken from the next clock on: rw_nfree,
+ * counted as the clock begins) */
 static uint32_t rw_free(const rx_core_t *st)
 {
 	return RX_RWC - st->rw_fresh + (st->rwf_tail - st->rwf_head);
@@ -443,7 +444,7 @@ static void rwqe_gone(rx_core_t *st)
  * taken: it reads what they may have written */
 static void issue_wait(rx_core_t *st)
 {
-	if (!st->rd_issue || !rx_rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !rw_free(st)) ||
+	if (!st->rd_issue || !rx_rd_room(st) || (st->busy == B_RWQE && !st->rw_has[st->qpn] && !st->rw_nfree) ||
 	    ((st->busy == B_ATOMIC || st->busy == B_REPLAY) && st->wr_out))
 		return;
 	if (st->busy == B_RWQE)
@@ -465,7 +466,7 @@ static void prefetch_rwqe(rx_core_t *st)
 	if (st->pf_head == st->pf_tail || !rx_rd_room(st) || st->fence_pending)
 		return;
 	if ((state == RNIC_QPS_RTR || state == RNIC_QPS_RTS) && (uint16_t)(st->rw_req[qpn] - st->rw_used[qpn]) < RX_RWQE &&
-	    st->rq_pi[qpn] != st->rw_req[qpn] && !(st->rq_srq[qpn] & RQ_SRQ) && rw_free(st) >= RX_RW_RESERVE)
+	    st->rq_pi[qpn] != st->rw_req[qpn] && !(st->rq_srq[qpn] & RQ_SRQ) && st->rw_nfree >= RX_RW_RESERVE)
 		read_rwqe(st, qpn);
 	else
 		st->pf_head++;
@@ -787,6 +788,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 	}
 	st->cmd_on = 0;
 	st->rq_on = 0;
+	st->rw_nfree = (uint8_t)rw_free(st);
 	st->rq_room = rnic_rx_rdreqq_room(reqs) != 0;
 	if (rnic_rx_doneq_count(dones)) {
 		rnic_rx_doneq_pop(dones);

@@ -98,6 +98,7 @@ typedef struct {
 	uint8_t rw_chunk[RNIC_MAX_QP], rw_has[RNIC_MAX_QP];
 	uint8_t rwf[RX_RWC];
 	uint32_t rw_fresh, rwf_head, rwf_tail;
+	uint8_t rw_nfree;       /* free chunks as the clock began */
 	/* a block RAM each, one writer each (IBTA 9.7.4: the receive queue): the committed state,
 	 * receive WQEs posted (doorbell), requested (read_rwqe), arrived (got_rwqe; for a QP's own
 	 * ring also its consumer index) and used (rx_completion). Fetched ahead: got - used; in

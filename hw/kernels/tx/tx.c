@@ -744,18 +744,19 @@ static uint64_t check_qp(tx_core_t *st, uint32_t q)
 static void check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret)
 {
 	tx_twret_t *r = rnic_tx_twretq_slot(ret);
+	uint32_t fl = st->fl_valid, q;
 	uint64_t d;
 
-	if (st->fl_valid) {
+	if (!fl && (!rnic_tx_twdueq_count(due) || !rnic_tx_twretq_room(ret)))
+		return;
+	q = fl ? st->fl_q : *rnic_tx_twdueq_head(due);
+	d = check_qp(st, q); /* one call: one QP's timers a clock, whichever asks */
+	if (fl) {
 		st->fl_valid = 0;
-		check_qp(st, st->fl_q);
 		return;
 	}
-	if (!rnic_tx_twdueq_count(due) || !rnic_tx_twretq_room(ret))
-		return;
-	r->q = *rnic_tx_twdueq_head(due);
 	rnic_tx_twdueq_pop(due);
-	d = check_qp(st, r->q);
+	r->q = (uint16_t)q;
 	r->drop = d == UINT64_MAX;
 	r->tick = (uint32_t)((d + (1u << TW_SHIFT) - 1) >> TW_SHIFT);
 	rnic_tx_twretq_push(ret, NULL);
