@@ -65,40 +65,38 @@ int rx_need_rwqe(uint32_t op)
 	       op == RNIC_BTH_OP_WRITE_LAST_IMM || op == RNIC_BTH_OP_WRITE_ONLY_IMM;
 }
 
-/* What the frame (or a flush) produced, to the store, which sends it once the writes before it
- * are taken */
-static void post(rx_core_t *st)
+/* The end of this clock's processing (rx_finish_frame), in one place: the frame finished, and
+ * what it (or a flush) produced to the store, which sends it once the writes before it are taken */
+static void frame_end(rx_core_t *st)
 {
+	const rx_frame_t *f = &st->cur.f;
+	rx_qp_t *q = &st->qp[st->qpn];
+	uint32_t i;
+
+	if (st->fin == FIN_FRAME) {
+		st->ovr_n = 0;
+		st->seg_on = 0;
+		rx_rw_release(st, st->qpn);
+		if (st->back) {
+			/* the message's cursor moves on */
+			q->c_sge = st->wc_sge;
+			q->c_off = st->wc_off;
+			st->back = 0;
+		}
+		for (i = 0; i < RNIC_MAX_SGE; i++)
+			st->wsge[i] = (rx_sge_t){0};
+		rx_cmd(st)->release = f->beats;
+		st->cur_on = 0;
+		st->fr_head++;
+		st->redo = 0;
+	}
+	st->fin = FIN_NONE;
 	st->busy = B_IDLE;
 	if (!st->posts.left)
 		return;
 	st->posts.n_qpn = st->qpn;
 	rx_cmd(st)->p = st->posts;
 	st->posts.left = 0;
-}
-
-void rx_finish_frame(rx_core_t *st)
-{
-	const rx_frame_t *f = &st->cur.f;
-	rx_qp_t *q = &st->qp[st->qpn];
-	uint32_t i;
-
-	st->ovr_n = 0;
-	st->seg_on = 0;
-	rx_rw_release(st, st->qpn);
-	if (st->back) {
-		/* the message's cursor moves on */
-		q->c_sge = st->wc_sge;
-		q->c_off = st->wc_off;
-		st->back = 0;
-	}
-	for (i = 0; i < RNIC_MAX_SGE; i++)
-		st->wsge[i] = (rx_sge_t){0};
-	rx_cmd(st)->release = f->beats;
-	st->cur_on = 0;
-	st->fr_head++;
-	st->redo = 0;
-	post(st);
 }
 
 /* A responder frame for the TX kernel, sent after this frame's payload is placed. */
@@ -164,31 +162,29 @@ void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t stat
 	st->posts.left |= RX_P_CPL;
 	if (RW_N(st, st->qpn))
 		st->rw_used[st->qpn]++;
-	prefetch_hint(st, st->qpn);
+	st->hint_cpl = 1; /* its QP's prefetch hint, at the clock's end */
+	st->hint_cpl_q = (uint16_t)st->qpn;
 }
 
-/* The bus address of va in the MR whose MPT entry is e (admitted by rnic_mpt_live): 1 and *bus;
- * 0: its MTT line is on its way, or is asked for now (when the read channel has room), try
- * again; -1: without context memory the line cannot be read. */
+/* The bus address of va in the MR whose MPT entry is e (admitted by rnic_mpt_live): 1 and *bus
+ * (the lines after it read ahead); 0: its MTT line is on its way, or is asked for in this clock
+ * (rx_tlb_issue), try again; -1: without context memory the line cannot be read. */
 static int xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
 {
-	uint64_t off, line;
-	uint32_t mi = rnic_mtt_index(e, va, &off), len;
+	uint64_t off;
+	uint32_t mi = rnic_mtt_index(e, va, &off);
 	int hit = rnic_tlb_get(&st->t, mi, bus, on);
 
 	if (hit > 0 && *bus == RNIC_BUS_FAULT)
 		return -1; /* its line's read was refused: as without context memory */
-	if (hit > 0) {
-		*bus += off;
-		if (rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &len)))
-			rx_read_req(st, line, len, RD_MTT, st->qpn);
-		return 1;
-	}
 	if (!hit && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF))
 		return -1;
-	if (!hit && rx_rd_room(st) && (line = rnic_tlb_read(&st->t, st->icm, mi, RNIC_TLB_MISS, (uint32_t)st->now, &len)))
-		rx_read_req(st, line, len, RD_MTT, st->qpn);
-	return 0;
+	st->tl_on = hit == 0 || (hit > 0 && st->t.ahead);
+	st->tl_kind = hit > 0 ? RNIC_TLB_NEXT : RNIC_TLB_MISS;
+	st->tl_mi = mi;
+	if (hit > 0)
+		*bus += off;
+	return hit > 0;
 }
 
 /* The cursor's next segment of the frame's payload: its scatter entry, address and length (cut
@@ -569,7 +565,7 @@ static void flush_scan(rx_core_t *st)
 	if (RW_N(st, qpn)) {
 		rx_completion(st, CUR_RWQE(st, qpn)->id, RNIC_WC_OP_RECV, RNIC_WC_STATUS_WR_FLUSH_ERR, 0);
 		rx_rw_release(st, qpn);
-		post(st);
+		st->fin = FIN_POST;
 	} else if (rx_rq_avail(st, qpn) && !(st->rq_srq[qpn] & RQ_SRQ)) {
 		st->flush = 1;
 		rx_fetch_rwqe(st, qpn);
@@ -618,11 +614,13 @@ static void process(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_rdntcq_t *ntc
 		rx_finish_frame(st);
 		break;
 	case B_POST:
-		post(st);
+		st->fin = FIN_POST;
 		break;
 	default: /* B_RWQE, B_ATOMIC, B_REPLAY: waiting for the DMA read */
 		break;
 	}
+	if (st->fin)
+		frame_end(st);
 }
 
 /* Receive doorbell: the host posted receive WQEs of the SRQ or QP up to PI. */
@@ -850,9 +848,9 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 	if (go && room && !st->cmd_on && !st->fence_wait)
 		process(st, in, ntcs);
 	if (!commit) {
+		rx_tlb_issue(st);
 		issue_wait(st);
 		rx_mpt_ahead_issue(st);
-		rx_tlb_ahead_issue(st);
 		prefetch_rwqe(st);
 	}
 	if (st->rq_on)
@@ -861,6 +859,10 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 		rnic_rx_cmdq_push(cmds, &st->cmd);
 		st->wr_out += st->cmd.kind == RX_CMD_SEG || st->cmd.kind == RX_CMD_DATA;
 	}
+	/* the clock's prefetch hints: a completion's QP, then a doorbell's */
+	if (st->hint_cpl)
+		prefetch_hint(st, st->hint_cpl_q);
+	st->hint_cpl = 0;
 	if (st->db_pend) {
 		st->rq_pi[st->db_q] = st->db_pi;
 		prefetch_hint(st, st->db_q);

@@ -131,6 +131,7 @@ typedef struct {
 	/* processing side: the frame at fr_head */
 	uint8_t busy;               /* enum in rx.c */
 	uint8_t redo;               /* dispatching the same frame again (after a receive WQE fetch) */
+	uint8_t fin;                /* this clock's processing ends the frame, or posts (FIN_*) */
 	uint8_t flush;              /* the receive WQE fetch is for a flush completion */
 	/* this clock's read for the read channel (rx_rdport), pushed at the clock's end: one a
 	 * clock, into the room rdreqq had as the clock began (rq_room) */
@@ -140,6 +141,10 @@ typedef struct {
 	                             * requested */
 	uint16_t pf_q[RX_PF_HINTS]; /* QPs whose next receive WQEs to fetch ahead (a doorbell gave */
 	uint32_t pf_head, pf_tail;  /* them some, or they used one); a full queue forgets a hint */
+	uint8_t hint_cpl;           /* a completion's hint of this clock (hint_cpl_q), queued at its end */
+	uint8_t tl_on, tl_kind;     /* this clock's translation asks for a line (tl_kind, of entry */
+	uint32_t tl_mi;             /* tl_mi), read in rx_tlb_issue */
+	uint16_t hint_cpl_q;
 	uint32_t src;               /* the next segment's first payload byte: the GRH's first, then the
 	                             * frame's from pay_off */
 	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */

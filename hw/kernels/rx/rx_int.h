@@ -53,7 +53,14 @@ typedef struct {
 rx_cmd_t *rx_cmd(rx_core_t *st);
 int rx_rq_avail(const rx_core_t *st, uint32_t qpn);
 int rx_need_rwqe(uint32_t op);
-void rx_finish_frame(rx_core_t *st);
+/* What this clock's processing ends with, done once after it (frame_end, rx.c): the frame
+ * finished (its beats released, what it produced posted), or only what a flush produced posted */
+enum { FIN_NONE, FIN_FRAME, FIN_POST };
+
+static inline void rx_finish_frame(rx_core_t *st)
+{
+	st->fin = FIN_FRAME;
+}
 void rx_respond(rx_core_t *st, uint32_t kind, uint32_t psn, uint32_t syndrome);
 void rx_nak(rx_core_t *st, uint32_t psn, uint32_t syndrome);
 void rx_notice(rx_core_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
@@ -61,7 +68,7 @@ void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t stat
 int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
 void rx_mpt_ahead(rx_core_t *st);
 void rx_mpt_ahead_issue(rx_core_t *st);
-void rx_tlb_ahead_issue(rx_core_t *st);
+void rx_tlb_issue(rx_core_t *st);
 const rx_sge_t *rx_rwqe_next(rx_core_t *st, uint32_t qpn);
 int rx_rwqe_checked(rx_core_t *st, uint32_t qpn, const rx_look_t *lk);
 int rx_head_key(rx_core_t *st, uint32_t *key);

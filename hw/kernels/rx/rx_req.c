@@ -572,16 +572,18 @@ void rx_mpt_ahead_issue(rx_core_t *st)
 		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, 0);
 }
 
-/* The TLB's look-ahead (rnic_tlb_hint): the MTT line it found missing is read in the first
- * clock the read channel is free, but not while a fence waits to be sent. */
-void rx_tlb_ahead_issue(rx_core_t *st)
+/* The TLB's read of this clock, one place for all: the line this clock's translation missed, or
+ * the lines after the one it hit (xlate), else the line the look-ahead found missing
+ * (rnic_tlb_hint), which waits while a fence waits to be sent. */
+void rx_tlb_issue(rx_core_t *st)
 {
+	uint32_t kind = st->tl_on ? st->tl_kind : RNIC_TLB_HINT, len;
 	uint64_t bus;
-	uint32_t len;
 
-	if (st->t.tw && rx_rd_room(st) && !st->fence_pending &&
-	    (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_HINT, (uint32_t)st->now, &len)))
+	if ((st->tl_on || (st->t.tw && !st->fence_pending)) && rx_rd_room(st) &&
+	    (bus = rnic_tlb_read(&st->t, st->icm, st->tl_mi, kind, (uint32_t)st->now, &len)))
 		rx_read_req(st, bus, len, RD_MTT, 0);
+	st->tl_on = 0;
 }
 
 /* The key a frame of opcode op is checked with before it is dispatched: KEY_REQ its request's

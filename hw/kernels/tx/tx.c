@@ -68,10 +68,11 @@ static uint32_t wc_opcode(uint32_t op)
 	}
 }
 
-void tx_cpl_push(tx_core_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
+/* A completion, into this clock's slot of the place that makes it (cpls_land pushes it) */
+void tx_cpl_push(tx_core_t *st, uint32_t slot, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint32_t ts, uint32_t index)
 {
-	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
+	rnic_cpl_t *c = &st->cs[slot];
 
 	*c = (rnic_cpl_t){0};
 	c->cqn = (uint16_t)cqn;
@@ -82,14 +83,16 @@ void tx_cpl_push(tx_core_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint
 	c->status = (uint8_t)status;
 	c->ts_start = ts;
 	c->wqe_index = (uint16_t)index;
-	st->cpl_tail++;
+	assert(!((st->cs_v >> slot) & 1));
+	st->cs_v |= (uint8_t)(1u << slot);
 }
 
 /* An error the host did not ask for moves the QP to error: its WQEs are flushed and the host
  * gets the QP-fatal event (IBTA 11.6.3.1). Found by the send side or the completion side. */
 void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side)
 {
-	rnic_cpl_t *c = &st->cpl[st->cpl_tail % TX_CPL_FIFO];
+	uint32_t slot = send_side ? CS_FATAL_S : CS_FATAL_C;
+	rnic_cpl_t *c = &st->cs[slot];
 
 	if (send_side ? tx_err_s(st, q) : tx_err_c(st, q))
 		return;
@@ -107,7 +110,8 @@ void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side)
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = rnic_qpn(q);
 	c->ctx = (uint8_t)(send_side ? QSF_CTRL(st, q, CTX) : st->qcf[q].ctx);
-	st->cpl_tail++;
+	assert(!((st->cs_v >> slot) & 1));
+	st->cs_v |= (uint8_t)(1u << slot);
 }
 
 static void ob_cpl(tx_core_t *st, uint32_t q, const tx_ob_t *ob, uint32_t status)
@@ -115,7 +119,7 @@ static void ob_cpl(tx_core_t *st, uint32_t q, const tx_ob_t *ob, uint32_t status
 	uint32_t len = status ? 0 : ob->op == RNIC_WQE_OP_ATOMIC_CS || ob->op == RNIC_WQE_OP_ATOMIC_FA ? 8 : ob->len;
 
 	if (ob->signaled || status)
-		tx_cpl_push(st, q, st->qcf[q].cqn, ob->wr_id, ob->op, len, status, ob->ts, ob->index);
+		tx_cpl_push(st, CS_RETIRE, q, st->qcf[q].cqn, ob->wr_id, ob->op, len, status, ob->ts, ob->index);
 }
 
 /* Retire the oldest outstanding WQE of QP q (completion side): its pool entry is free again. */
@@ -133,7 +137,7 @@ static void ob_retire(tx_core_t *st, uint32_t q, uint32_t status)
 	st->ob_he[q] = (uint16_t)tx_obn(st, e);
 	st->obf[st->obf_tail++ % TX_OBP] = (uint16_t)e;
 	tx_set_ob_head(st, q, st->ob_head[q] + 1u);
-	tx_wake(st, q);
+	tx_wake(st, WK_RETIRE, q);
 }
 
 /* QP q's outstanding WQEs are dropped (go-back-N, reset): its list goes to the garbage list whole,
@@ -232,18 +236,48 @@ void tx_unfetch(tx_core_t *st, uint32_t q, int at_start)
 	st->fetch_w |= !at_start;
 }
 
-/* QP q may be able to fetch: it is woken (into `wake`) unless it is there already (the wakes are
- * registers, compared at once). (The caller keeps to TX_WAKE_CLK wakes per clock, and waits while
- * wake_ok is 0 if it can.) */
-void tx_wake(tx_core_t *st, uint32_t q)
+/* Bits set in the low n of m (a slot mask: an adder tree) */
+static uint32_t bits_below(uint32_t m, uint32_t n)
 {
-	uint32_t i, there = 0;
+	uint32_t i, c = 0;
 
-	st->wake_clk++;
-	for (i = 0; i < TX_WAKE; i++)
-		there |= st->wake[i] == q && (uint32_t)(i - st->wake_head) % TX_WAKE < st->wake_tail - st->wake_head;
-	if (!there)
-		st->wake[st->wake_tail++ % TX_WAKE] = (uint16_t)q;
+	for (i = 0; i < 16; i++)
+		c += i < n && ((m >> i) & 1);
+	return c;
+}
+
+/* The clock's completions and events into the FIFO, in slot order (tx_cpl_full kept room) */
+static void cpls_land(tx_core_t *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < TX_CPL_CLK; i++)
+		if ((st->cs_v >> i) & 1)
+			st->cpl[(st->cpl_tail + bits_below(st->cs_v, i)) % TX_CPL_FIFO] = st->cs[i];
+	st->cpl_tail += bits_below(st->cs_v, TX_CPL_CLK);
+	st->cs_v = 0;
+}
+
+/* The clock's end: its wakes go into `wake` in slot order, each unless its QP is there already or
+ * in an earlier slot (the wakes are registers, all compared at once; each goes as far along as
+ * the wakes kept before it). */
+static void wakes_land(tx_core_t *st)
+{
+	uint32_t i, j, there, keep = 0;
+
+	for (i = 0; i < TX_WAKE_CLK; i++) {
+		there = 0;
+		for (j = 0; j < TX_WAKE; j++)
+			there |= st->wake[j] == st->wk_q[i] && (j - st->wake_head) % TX_WAKE < st->wake_tail - st->wake_head;
+		for (j = 0; j < TX_WAKE_CLK; j++)
+			there |= j < i && ((st->wk_v >> j) & 1) && st->wk_q[j] == st->wk_q[i];
+		keep |= (uint32_t)(((st->wk_v >> i) & 1) && !there) << i;
+	}
+	for (i = 0; i < TX_WAKE_CLK; i++)
+		if ((keep >> i) & 1)
+			st->wake[(st->wake_tail + bits_below(keep, i)) % TX_WAKE] = st->wk_q[i];
+	st->wake_tail += bits_below(keep, TX_WAKE_CLK);
+	st->wk_v = 0;
 }
 
 /* One wake per clock joins the active list, unless its QP is in it already: act_set[q] !=
@@ -316,9 +350,9 @@ static void schedule(tx_core_t *st)
 		st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + n);
 		st->pf_fetched[q] = (uint8_t)(st->pf_fetched[q] + n);
 		if (qp_ready(st, q))
-			tx_wake(st, q);
+			tx_wake(st, WK_SCHED, q);
 	} else if (sched_err(st, q) && st->sq_pi[q] != st->sq_ci[q]) {
-		tx_wake(st, q); /* in error: it stays in the list until its outstanding WQEs are flushed */
+		tx_wake(st, WK_SCHED, q); /* in error: it stays in the list until its outstanding WQEs are flushed */
 	}
 }
 
@@ -393,7 +427,7 @@ static void go_back(tx_core_t *st)
 	tx_set_ob_tail(st, q, st->ob_head[q]);
 	st->rd_started[q] = st->rd_retired[q];
 	tx_stop_fetch(st, q);
-	tx_wake(st, q);
+	tx_wake(st, WK_GOBACK, q);
 }
 
 /* ACK/NAK notices: retire (one WQE per clock), or complete in error and flush. */
@@ -494,14 +528,14 @@ static void commit_qp(tx_core_t *st, uint32_t q)
 		tx_set_err_s(st, q, 1);
 	}
 	st->qstate[q] = (uint8_t)state;
-	tx_wake(st, q);
+	tx_wake(st, WK_COMMIT, q);
 }
 
 /* The doorbell of QP entry q (rnic_qp_index of the QPN written) from context ctx: its SQ holds
  * WQEs up to pi. A doorbell behind the one the QP has (a pushed WQE may overtake a doorbell
  * written before it) changes nothing. 0: none of our QPs, not the context's, or not in a state to
  * send (dropped, counted). */
-static int ring(tx_core_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
+static int ring(tx_core_t *st, uint32_t slot, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t cycle)
 {
 	uint32_t ctrl = q < RNIC_MAX_QP ? st->db_ctrl[q] : 0;
 	uint32_t state = RNIC_GET(RNIC_QPC_CTRL_STATE, ctrl), size = 1u << st->sq_log[q % RNIC_MAX_QP];
@@ -514,7 +548,7 @@ static int ring(tx_core_t *st, uint32_t q, uint32_t ctx, uint32_t pi, uint64_t c
 	}
 	if ((uint16_t)(pi - st->sq_pi[q]) <= size)
 		st->sq_pi[q] = (uint16_t)pi;
-	tx_wake(st, q);
+	tx_wake(st, slot, q);
 	st->ts_db[q] = (uint32_t)cycle;
 	return 1;
 }
@@ -559,7 +593,7 @@ static void pushed(tx_core_t *st, const rnic_tx_in_t *in)
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
 	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && may_send(st, q, tx_ob_n_s(st, q));
-	if (!ring(st, qe, in->push_ctx, idx + 1, in->cycle) || !take)
+	if (!ring(st, WK_PUSH, qe, in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
 	for (i = 0; i < RNIC_BEAT; i++) {
@@ -603,7 +637,7 @@ static int start_ready(const tx_core_t *st)
 /* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
  * a clock after it is written), is dropped or becomes the message in progress once its scatter
  * list is checked. */
-static void start_next(tx_core_t *st)
+static void start_next(tx_core_t *st, const tx_look_t *lk)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 	uint32_t i;
@@ -612,7 +646,7 @@ static void start_next(tx_core_t *st)
 		return;
 	if (f->discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
-	} else if (tx_sges_checked(st) && start_ready(st)) {
+	} else if (tx_sges_checked(st, lk) && start_ready(st)) {
 		st->qs_port = 1;
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
@@ -705,7 +739,7 @@ static uint64_t check_qp(tx_core_t *st, uint32_t q)
 	if (held && (int32_t)(now - p->hold_until) >= 0) {
 		st->held[q] = 0; /* the RNR wait is over */
 		held = 0;
-		tx_wake(st, q);
+		tx_wake(st, WK_TIMER, q);
 	}
 	if (held)
 		due = tick_cycle(st, p->hold_until);
@@ -790,6 +824,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 #pragma HLS PIPELINE II = 1
 	const tx_rdbeat_t *b = rnic_tx_rdbeatq_head(beats);
 	uint32_t kind = rnic_tx_rdbeatq_count(beats) ? b->kind : REQ_PAYLOAD; /* none: no kind it brings */
+	tx_look_t lk;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -802,9 +837,9 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	st->now = in->cycle;
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rnic_tlb_hint(&st->t);
-	st->wake_clk = 0;
 	st->obn_fw = 0;
 	st->ob_room = tx_ob_free(st) != 0;
+	st->cpl_ok = st->cpl_tail - st->cpl_head < TX_CPL_FIFO - TX_CPL_CLK;
 	/* a commit takes both sides' ports this clock, a pushed WQE the send side's */
 	st->qs_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
 	st->qc_port = st->commit_valid;
@@ -828,16 +863,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		st->ack_syn = in->ack_syndrome;
 		st->ack_rd = in->ack_rd;
 	}
-	/* the completion side first (it sees the outstanding WQEs as they were at the clock's
-	 * start): an ACK notice (the RX kernel holds the next one until this one is taken), else,
-	 * at the clock's end, the ACK timer; neither while a go-back-N waits for the send side */
-	if (st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
-		st->qc_port = 1;
-		acknowledge(st);
-	}
-	if (st->rw_valid && !st->qs_port)
-		go_back(st);
-	/* an MTT line's or an MPT entry's beat before the head's key lookup (start_next), once the
+	/* an MTT line's or an MPT entry's beat before this clock's lookup (tx_lookup), once the
 	 * last has landed: its landing at the clock's end takes the cache's ports, the lookups of this
 	 * clock wait for it */
 	if (kind == REQ_MTT && !st->t.fill_land) {
@@ -847,9 +873,20 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		rnic_mpt_filled(&st->t, b->data, b->err, (uint32_t)st->now);
 		rnic_tx_rdbeatq_pop(beats);
 	}
-	start_next(st);
+	tx_lookup(st, &lk, rnic_tx_fltq_count(fltq));
+	st->mpt_want = 0;
+	/* the completion side first (it sees the outstanding WQEs as they were at the clock's
+	 * start): an ACK notice (the RX kernel holds the next one until this one is taken), else,
+	 * at the clock's end, the ACK timer; neither while a go-back-N waits for the send side */
+	if (st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
+		st->qc_port = 1;
+		acknowledge(st);
+	}
+	if (st->rw_valid && !st->qs_port)
+		go_back(st);
+	start_next(st, &lk);
 	if (in->db_valid && st->o.db_ready)
-		ring(st, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
+		ring(st, WK_DB, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
 		pushed(st, in);
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
@@ -870,7 +907,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		ob_retire(st, rnic_tx_retq_head(retq)->qpn, rnic_tx_retq_head(retq)->status);
 		rnic_tx_retq_pop(retq);
 	}
-	tx_build(st, pkq, fltq, rjq, rjxq, rjcq);
+	tx_build(st, &lk, pkq, fltq, rjq, rjxq, rjcq);
 	st->la_fill = st->pf_fill;
 	schedule(st);
 	/* the completion side's clock at the end: garbage to free, else the ACK timer */
@@ -881,6 +918,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		else
 			check_timer(st, twdue, twret);
 	}
+	cpls_land(st);
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
@@ -891,7 +929,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		st->rd_used++;
 	}
 	join(st);
-	assert(st->wake_clk <= TX_WAKE_CLK);
+	wakes_land(st);
 	/* writes that land at the clock's edge, after this clock's reads */
 	if (st->ts_pending)
 		st->t_sent[st->ts_qpn] = tx_tick(st->now);

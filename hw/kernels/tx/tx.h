@@ -25,9 +25,14 @@
 #define TX_PF_BATCH 8     /* WQEs of one QP in one DMA read (1 KiB, never across a 4 KiB page) */
 #define ACT_TOK 15        /* the bit of an active-list entry above its QPN */
 #define TX_WAKE 32        /* QPs woken (registers), waiting to join the active list */
-#define TX_WAKE_CLK 9     /* wakes one clock can make: two doorbells (rung, pushed), an ACK or a
-			   * timer (2), a UC/UD retirement, a QPC commit, a message started, one
-			   * cancelled, the scheduler's own */
+/* The places that may wake a QP in one clock (tx_wake), a slot each: a retirement (ACK or UC/UD),
+ * a go-back-N, a message started, two doorbells (rung, pushed), a QPC commit, a message
+ * cancelled, the scheduler's own, an RNR wait over (the timer). Joined in this order. */
+enum { WK_RETIRE, WK_GOBACK, WK_START, WK_DB, WK_PUSH, WK_COMMIT, WK_CANCEL, WK_SCHED, WK_TIMER, TX_WAKE_CLK };
+/* What each side may push to the completion FIFO in one clock, a slot each: the completion side's
+ * retirement and QP-fatal event, the send side's failed WQE and QP-fatal event. Pushed in this
+ * order (the completion side's are of older WQEs). */
+enum { CS_RETIRE, CS_FATAL_C, CS_FAIL, CS_FATAL_S, TX_CPL_CLK };
 
 
 /* a slot of the prefetch ring: its tags (registers: tx_unfetch looks at every slot at once);
@@ -134,8 +139,8 @@ typedef struct {
 	tx_qsf_t qsf[RNIC_MAX_QP];
 	/* the scatter list of the WQE at the head of the prefetch ring (slot chk_head), checked an
 	 * entry a clock before it starts (chk_k entries; chk_bad: one failed; their regions' PD,
-	 * chk_pdn, once one is checked, chk_pd_any); an MPT miss of it asks the read issuer's slot
-	 * for the entry's read (mpt_want) */
+	 * chk_pdn, once one is checked, chk_pd_any); an MPT miss of it in this clock's lookup asks
+	 * the read issuer's slot for the entry's read in this clock (mpt_want) */
 	uint32_t chk_head, chk_pdn, mpt_want_key;
 	uint8_t chk_k, chk_bad, chk_pd_any, mpt_want;
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
@@ -219,7 +224,9 @@ typedef struct {
 	 * join, the scheduler's pop: the token, bit ACT_TOK of an entry of act, and pop_*, its
 	 * write landing at the clock's end). */
 	uint16_t wake[TX_WAKE];
-	uint32_t wake_head, wake_tail, wake_clk;
+	uint32_t wake_head, wake_tail;
+	uint16_t wk_q[TX_WAKE_CLK];  /* this clock's wakes (tx_wake), a slot each, valid in wk_v */
+	uint16_t wk_v;
 	uint8_t wake_ok;             /* room for a clock's wakes: producers that can wait do */
 	uint16_t act[RNIC_MAX_QP];
 	uint32_t act_head, act_tail;
@@ -292,13 +299,15 @@ typedef struct {
 	uint8_t rq_on, rq_room;
 	uint8_t rd_used;             /* the read channel's list places taken (asked, not freed: crdq) */
 
-	tx_pkt_t pb;                 /* the packet being built */
 
 	/* acknowledgements and completions */
 	uint8_t ack_busy, ack_rd;
 	uint32_t ack_qpn, ack_psn, ack_syn;
 	rnic_cpl_t cpl[TX_CPL_FIFO];
 	uint32_t cpl_head, cpl_tail;
+	rnic_cpl_t cs[TX_CPL_CLK];   /* this clock's, a slot each (valid in cs_v), pushed at its end */
+	uint8_t cs_v;
+	uint8_t cpl_ok;              /* room for a clock's pushes, as the clock began (tx_cpl_full) */
 
 	uint32_t sweep;              /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_tx_out_t o;             /* outputs presented during the current cycle (but eth_*:

@@ -1,6 +1,18 @@
 /* TX kernel: the packet builder: request messages cut into packets, responder frames, and the DMA reads of their payload. */
 #include "tx_int.h"
 
+/* The scatter entry the head WQE's check is at (its first after a new head or an MPT write), or
+ * none: inline, too many (load_sges fails it), or all checked */
+static const uint8_t *chk_sge(const tx_core_t *st)
+{
+	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF];
+	uint32_t n = RNIC_WQE_NUM_SGE_GET(w), k = st->chk_head != st->pf_head || st->t.cfg_mpt ? 0 : st->chk_k;
+
+	if ((RNIC_WQE_FLAGS_GET(w) & RNIC_WQE_FLAG_INLINE) || n > RNIC_MAX_SGE || k >= n)
+		return 0;
+	return w + RNIC_WQE_SGE_OFF + k % RNIC_MAX_SGE * RNIC_SGE_SIZE;
+}
+
 /* The scatter list of the WQE at the head, checked an entry a clock against the MPT cache (key,
  * PD, access, bounds: IBTA 10.6.3): 1 once every entry is (the last one in this clock). A miss
  * asks for the entry's read (the issuer makes it) and waits; an MPT write starts it over, so
@@ -8,35 +20,78 @@
 _Static_assert(RNIC_MAX_SGE <= 8, "chk_k counts a WQE's scatter entries");
 _Static_assert(RNIC_MPT_WORDS <= MPT_HAVE_BITS && RNIC_MAX_MPT <= 1u << (32 - MPT_HAVE_BITS),
 	       "an MPT line's tag (rnic_kernel.h): the key index and a bit a word");
-int tx_sges_checked(tx_core_t *st)
+int tx_sges_checked(tx_core_t *st, const tx_look_t *lk)
 {
-	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF], *s;
-	uint32_t n = RNIC_WQE_NUM_SGE_GET(w), op = RNIC_WQE_OPCODE_GET(w), e[RNIC_MPT_WORDS], key;
-	int hit;
+	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF], *s = chk_sge(st);
+	uint32_t key;
 
 	if (st->chk_head != st->pf_head || st->t.cfg_mpt) {
 		st->chk_head = st->pf_head;
 		st->chk_k = st->chk_bad = st->chk_pd_any = 0;
 	}
-	if ((RNIC_WQE_FLAGS_GET(w) & RNIC_WQE_FLAG_INLINE) || n > RNIC_MAX_SGE || st->chk_k >= n)
-		return 1; /* none to check, or too many (load_sges fails it) */
-	s = w + RNIC_WQE_SGE_OFF + st->chk_k % RNIC_MAX_SGE * RNIC_SGE_SIZE;
+	if (!s)
+		return 1;
 	key = RNIC_SGE_LKEY_GET(s);
 	if (RNIC_SGE_LEN_GET(s)) {
-		hit = rnic_mpt_get(&st->t, st->icm, key, e);
-		if (hit <= 0) {
-			st->mpt_want = hit == 0;
+		if (lk->iss || lk->hit <= 0) { /* the lookup was the issuer's, or the entry is not there */
+			st->mpt_want = !lk->iss && lk->hit == 0;
 			st->mpt_want_key = key;
 			return 0;
 		}
-		if (!rnic_mpt_live(e, key, tx_is_rd(op) ? RNIC_ACCESS_LOCAL_WRITE : 0, RNIC_SGE_ADDR_GET(s),
-				   RNIC_SGE_LEN_GET(s)) ||
-		    (st->chk_pd_any && e[RNIC_MPT_PDN / 4] != st->chk_pdn))
+		if (!rnic_mpt_live(lk->e, key, tx_is_rd(RNIC_WQE_OPCODE_GET(w)) ? RNIC_ACCESS_LOCAL_WRITE : 0,
+				   RNIC_SGE_ADDR_GET(s), RNIC_SGE_LEN_GET(s)) ||
+		    (st->chk_pd_any && lk->e[RNIC_MPT_PDN / 4] != st->chk_pdn))
 			st->chk_bad = 1;
-		st->chk_pdn = e[RNIC_MPT_PDN / 4]; /* the QP's, load_sges checks */
+		st->chk_pdn = lk->e[RNIC_MPT_PDN / 4]; /* the QP's, load_sges checks */
 		st->chk_pd_any = 1;
 	}
-	return ++st->chk_k >= n;
+	return ++st->chk_k >= RNIC_WQE_NUM_SGE_GET(w);
+}
+
+/* This clock's lookup of the MPT cache and of the TLB (a port each), made once, before the
+ * consumers take its answer: for the read the issuer makes, when it may make one (the read slot
+ * and the credit free, no refused packet to see to), else for the scatter entry the head WQE is
+ * checked at (tx_sges_checked), when there is a head. */
+void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused)
+{
+	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
+	const tx_sge_t *g = &st->sge[st->iss_sge];
+	const uint8_t *s;
+	uint32_t room, key, on;
+
+	lk->la = st->la_slot - st->pf_head > st->la_fill - st->pf_head ? st->pf_head : st->la_slot;
+	lk->la_key = st->la_key[lk->la % TX_PF];
+	lk->la_addr = st->la_addr[lk->la % TX_PF];
+	lk->la_ok = st->la_ok[lk->la % TX_PF];
+	lk->hit = -1;
+	lk->x = -1;
+	lk->live = 0;
+	lk->iss = st->iss_left && !tx_rd_busy(st) && !tx_rd_full(st) && st->credit + RNIC_DMA_MAX_LEN <= TX_CREDIT &&
+		  !refused;
+	if (lk->iss) {
+		lk->addr = st->iss_rsp ? st->iss_va : g->addr + st->iss_sge_off;
+		lk->n = st->iss_rsp ? st->iss_left : g->len - st->iss_sge_off;
+		key = st->iss_rsp ? st->iss_key : g->key;
+		room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(lk->addr & (RNIC_PAGE_SIZE_BYTES - 1));
+		if (lk->n > room)
+			lk->n = room;
+		if (lk->n > st->iss_left)
+			lk->n = st->iss_left;
+	} else {
+		if (st->pf_head == st->pf_tail || !f->ready || f->discard || !(s = chk_sge(st)) || !RNIC_SGE_LEN_GET(s))
+			return;
+		key = RNIC_SGE_LKEY_GET(s);
+	}
+	lk->key = key;
+	lk->hit = (int8_t)rnic_mpt_get(&st->t, st->icm, key, lk->e);
+	if (!lk->iss || lk->hit <= 0)
+		return;
+	lk->live = (uint8_t)rnic_mpt_live(lk->e, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, lk->addr, lk->n);
+	if (!lk->live)
+		return;
+	on = st->iss_left > lk->n || (st->iss_rsp ? st->rj_open : g->len - st->iss_sge_off > lk->n);
+	lk->mi = rnic_mtt_index(lk->e, lk->addr, &lk->off);
+	lk->x = (int8_t)rnic_tlb_get(&st->t, lk->mi, &lk->bus, on);
 }
 
 /* The SGEs of the WQE, checked already at the head of the prefetch ring (tx_sges_checked: key,
@@ -86,7 +141,7 @@ static void local_error(tx_core_t *st, uint32_t cqn, uint64_t wr_id, uint32_t op
 		refetch_later(st);
 		return;
 	}
-	tx_cpl_push(st, st->qpn, cqn, wr_id, op, 0, status, st->ts_db[st->qpn], st->wqe_index);
+	tx_cpl_push(st, CS_FAIL, st->qpn, cqn, wr_id, op, 0, status, st->ts_db[st->qpn], st->wqe_index);
 	if (status != RNIC_WC_STATUS_WR_FLUSH_ERR)
 		tx_qp_fatal(st, st->qpn, 1);
 }
@@ -146,7 +201,7 @@ void tx_start_message(tx_core_t *st)
 	uint32_t status = RNIC_WC_STATUS_SUCCESS, limit, npsn;
 	tx_ob_t ob;
 
-	tx_wake(st, st->qpn); /* a slot of its window is taken; the QP may fetch further */
+	tx_wake(st, WK_START, st->qpn); /* a slot of its window is taken; the QP may fetch further */
 	if (!QSF_CTRL(st, st->qpn, VALID))
 		return; /* the QP was destroyed or reset meanwhile: its WQE is not ours any more */
 	if (tx_err_s(st, st->qpn)) {
@@ -253,35 +308,25 @@ static void seek_sge(tx_core_t *st, uint32_t off)
 	st->iss_sge_off = off;
 }
 
-/* The packet to build, cleared: nothing of the packet built before may leak into this one (a
- * responder frame inheriting a UD packet's `retire` would retire a WQE of that QP). It is built in
- * registers and goes into the packet FIFO's block RAM whole (pkt_push). */
-static tx_pkt_t *pkt_slot(tx_core_t *st)
+/* The packet built into the emitter's FIFO (whole, from registers), its header's beats counted */
+static void pkt_push(tx_pkt_t *k, rnic_tx_pkq_t *pkq)
 {
-	tx_pkt_t *k = &st->pb;
-	uint32_t i;
-
-	for (i = 0; i < TX_HDR; i++)
-		k->hdr[i] = 0;
-	k->hdr_len = k->pay_len = 0;
-	k->pad = k->retire = k->v6 = k->first = k->rsp = 0;
-	k->qpn = 0;
-	k->ob = TX_OBP;
-	return k;
+	k->hdr_last = (uint8_t)((k->hdr_len - 1u) / RNIC_BEAT);
+	k->hdr_tail = (uint8_t)(k->hdr_len - k->hdr_last * RNIC_BEAT);
+	rnic_tx_pkq_push(pkq, k);
 }
 
-/* The packet built into the emitter's FIFO, its header's beats counted. */
-static void pkt_push(tx_core_t *st, rnic_tx_pkq_t *pkq)
-{
-	st->pb.hdr_last = (uint8_t)((st->pb.hdr_len - 1u) / RNIC_BEAT);
-	st->pb.hdr_tail = (uint8_t)(st->pb.hdr_len - st->pb.hdr_last * RNIC_BEAT);
-	rnic_tx_pkq_push(pkq, &st->pb);
-}
+/* What a packet's Ethernet, IP, UDP and BTH headers are made of (rnic_build_headers, in one place
+ * for requests and responses: build) */
+typedef struct {
+	const rnic_path_t *q;
+	const uint8_t *av;    /* UD: the WQE's address vector */
+	uint32_t op, ackreq, psn, len;
+} tx_bth_t;
 
-/* One packet of the request message. */
-static void build_request(tx_core_t *st, rnic_tx_pkq_t *pkq)
+/* One packet of the request message, into k (its headers but the extension headers in h). */
+static void build_request(tx_core_t *st, tx_pkt_t *k, tx_bth_t *h)
 {
-	tx_pkt_t *k = pkt_slot(st);
 	const uint8_t *w = st->wqe;
 	const uint8_t *av = st->type == RNIC_QPT_UD ? w + RNIC_WQE_UD_AV_OFF : 0;
 	const rnic_path_t *q = &st->hq[st->qpn];
@@ -355,8 +400,7 @@ static void build_request(tx_core_t *st, rnic_tx_pkq_t *pkq)
 	}
 	k->pad = (uint8_t)((4 - (pay & 3)) & 3);
 	/* UD: to the address handle's destination, from the WQE */
-	rnic_build_headers(q, st->t.port, k->hdr, op, k->pad, ackreq, st->first_psn + st->pkt,
-			   xth + pay + k->pad + RNIC_ICRC_LEN, av);
+	*h = (tx_bth_t){q, av, op, ackreq, st->first_psn + st->pkt, xth + pay + k->pad + RNIC_ICRC_LEN};
 	k->v6 = (uint8_t)v6;
 	/* the ACK timer counts silence after the last packet sent: a long message is not late */
 	st->ts_pending = 1;
@@ -374,7 +418,6 @@ static void build_request(tx_core_t *st, rnic_tx_pkq_t *pkq)
 		k->hdr_len += (uint16_t)pay;
 		k->pay_len = 0;
 	}
-	pkt_push(st, pkq);
 	st->iss_rsp = 0;
 	st->iss_left = k->pay_len;
 	if (k->pay_len)
@@ -384,21 +427,19 @@ static void build_request(tx_core_t *st, rnic_tx_pkq_t *pkq)
 }
 
 /* One responder packet cut by tx_rsq: an ACK/NAK, an ATOMIC ACK, or a READ response's (IBTA
- * 9.4.3, 9.5), its payload read next. One of a response stopped (rj_drop), or of a QP gone, is
- * dropped. */
-static void build_response(tx_core_t *st, const tx_rjob_t *j, rnic_tx_pkq_t *pkq)
+ * 9.4.3, 9.5), its payload read next, into k as build_request: 1. One of a response stopped
+ * (rj_drop), or of a QP gone, is dropped: 0. */
+static int build_response(tx_core_t *st, const tx_rjob_t *j, tx_pkt_t *k, tx_bth_t *h)
 {
 	const rnic_path_t *q = &st->hq[j->qpn % RNIC_MAX_QP];
 	uint32_t xth = j->op == RNIC_BTH_OP_READ_RESP_MIDDLE ? 0 : RNIC_AETH_LEN;
-	tx_pkt_t *k;
 	uint8_t *x;
 
 	if (st->rj_drop && j->rid == st->rj_drop_rid)
-		return;
+		return 0;
 	st->rj_drop = 0;
 	if (!RNIC_PATH_VALID(q))
-		return;
-	k = pkt_slot(st);
+		return 0;
 	k->qpn = j->qpn;
 	k->rsp = 1;
 	k->first = j->first;
@@ -409,7 +450,7 @@ static void build_response(tx_core_t *st, const tx_rjob_t *j, rnic_tx_pkq_t *pkq
 		rnic_put_be64(x + RNIC_AETH_LEN, j->atomic);
 		xth += 8;
 	}
-	rnic_build_headers(q, st->t.port, k->hdr, j->op, k->pad, 0, j->psn, xth + j->pay + k->pad + RNIC_ICRC_LEN, 0);
+	*h = (tx_bth_t){q, 0, j->op, 0, j->psn, xth + j->pay + k->pad + RNIC_ICRC_LEN};
 	if (j->kind == RNIC_RSP_KIND_READ) {
 		st->iss_rsp = 1;
 		st->iss_left = j->pay;
@@ -427,7 +468,7 @@ static void build_response(tx_core_t *st, const tx_rjob_t *j, rnic_tx_pkq_t *pkq
 	}
 	k->hdr_len = (uint16_t)(x - k->hdr + xth);
 	k->pay_len = j->pay;
-	pkt_push(st, pkq);
+	return 1;
 }
 
 /* The READ response whose packet was built last stops: tx_rsq cuts no more of it (rjcq, at the
@@ -504,50 +545,34 @@ static int poison(tx_core_t *st)
 	return 0;
 }
 
-/* The page of the read the issuer is at is not in the TLB: its line is read from context memory
- * (the issuer waits for it, in this clock's request slot), or, without context memory, the read
- * cannot be made: the packet is poisoned as for a region gone. */
-static void tlb_miss(tx_core_t *st, uint32_t mi)
-{
-	uint32_t len;
-	uint64_t bus = rnic_tlb_read(&st->t, st->icm, mi, RNIC_TLB_MISS, (uint32_t)st->now, &len);
-
-	if (bus)
-		tx_read_req(st, bus, len, REQ_MTT);
-	else
-		poison(st);
-}
-
 /* The key of the read the issuer is at (or of a WQE's scatter entry at the head, mpt_want, or
  * of a WQE further on, tx_mpt_ahead) is not in the MPT cache: its entry is read from context
  * memory, in this clock's request slot; xl: the read starts at va, whose MTT line is looked for
  * as the entry lands. */
-static int mpt_miss(tx_core_t *st, uint32_t key, uint64_t va, uint32_t xl)
+static void mpt_miss(tx_core_t *st, uint32_t key, uint64_t va, uint32_t xl)
 {
 	uint64_t bus = rnic_mpt_read(&st->t, st->icm, key, va, xl, (uint32_t)st->now);
 
 	if (bus)
 		tx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, REQ_MPT);
-	return bus != 0;
 }
 
 /* The WQEs fetched behind the head, a slot a clock: the first scatter entry's key not in the MPT
  * cache (nor on its way) is read now, so the WQE finds it there, and so is the MTT line of the
  * entry's first page (the line asked for now, or when the key's entry lands: rnic_tlb_hint).
- * 1: the slot is taken. */
-static int tx_mpt_ahead(tx_core_t *st)
+ * 1: the entry is to be read now (mpt_miss), in the slot. */
+static int tx_mpt_ahead(tx_core_t *st, const tx_look_t *lk)
 {
-	uint32_t s = st->la_slot - st->pf_head > st->la_fill - st->pf_head ? st->pf_head : st->la_slot;
 	int r;
 
-	st->la_slot = s;
-	if (s == st->la_fill || tx_rd_full(st))
+	st->la_slot = lk->la;
+	if (lk->la == st->la_fill || tx_rd_full(st))
 		return 0;
-	r = st->la_ok[s % TX_PF] ? rnic_mpt_ahead(&st->t, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1) : 0;
+	r = lk->la_ok ? rnic_mpt_ahead(&st->t, lk->la_key, lk->la_addr, 1) : 0;
 	if (r < 0)
 		return 0; /* again next clock */
-	st->la_slot = s + 1;
-	return r && mpt_miss(st, st->la_key[s % TX_PF], st->la_addr[s % TX_PF], 1);
+	st->la_slot = lk->la + 1;
+	return r && rnic_icm_bus(st->icm, RNIC_ICM_MPT_OFF);
 }
 
 /* The emitter found a payload beat of a packet refused by the host (fltq: the packet left
@@ -572,104 +597,107 @@ static void tx_refused(tx_core_t *st, rnic_tx_fltq_t *fltq)
 	rnic_tx_fltq_pop(fltq);
 }
 
-/* Packet builder and read issuer: one DMA read request, or one packet header, per clock. */
-static void build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq)
+/* What the read slot does in a clock (build): one read, of one kind, made in one place */
+enum { RD_NONE, RD_PAY, RD_POISON, RD_MPT, RD_MTT };
+
+/* What the issuer asks of the read slot, with this clock's lookup (made for it): its payload's
+ * read, its key's entry's or its page's line's (a miss), or the packet poisoned (the region gone,
+ * its line refused, or no context memory to read the line from); RD_NONE while the entry or the
+ * line is on its way (the slot is another's then). */
+static uint32_t issue_kind(const tx_core_t *st, const tx_look_t *lk)
 {
-	uint64_t addr, off, bus;
-	uint32_t n, room, key, mi, e[RNIC_MPT_WORDS];
-	int hit;
+	if (lk->hit < 0 || (lk->hit && lk->live && lk->x < 0))
+		return RD_NONE;
+	if (!lk->hit)
+		return RD_MPT;
+	if (!lk->live || (lk->x && lk->bus == RNIC_BUS_FAULT) || (!lk->x && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF)))
+		return RD_POISON;
+	return lk->x ? RD_PAY : RD_MTT;
+}
+
+/* The issuer's payload read */
+static void issue(tx_core_t *st, const tx_look_t *lk)
+{
+	tx_read_req(st, lk->bus + lk->off, lk->n, REQ_PAYLOAD);
+	st->credit += lk->n;
+	st->iss_left -= lk->n;
+	st->iss_va += lk->n;
+	st->iss_sge_off += lk->n;
+	if (!st->iss_rsp && st->iss_sge_off == st->sge[st->iss_sge].len) {
+		st->iss_sge++;
+		st->iss_sge_off = 0;
+	}
+}
+
+/* Packet builder and read issuer: one DMA read request, or one packet header, per clock: the
+ * issuer's payload read first, then the reads ahead (an MPT entry the head WQE misses, the keys
+ * and lines of WQEs further on), then, the message's reads all made, the next header. */
+static void build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq)
+{
+	uint64_t bus, va = lk->addr;
+	uint32_t n, made = 0, rd = RD_NONE, key = lk->key, xl = 1, tk = RNIC_TLB_MISS;
+	uint32_t mtt = !tx_rd_full(st) && rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) &&
+		       st->t.tq_tail - st->t.tq_head < RNIC_TLB_RQ; /* a line's read can be made */
+	tx_bth_t h;
+	/* the packet to build, in registers: nothing of the one built before may leak into it (a
+	 * responder frame inheriting a UD packet's `retire` would retire a WQE of that QP) */
+	tx_pkt_t k = {.ob = TX_OBP};
 
 	if (rnic_tx_fltq_count(fltq))
 		tx_refused(st, fltq);
 	if (tx_rd_busy(st))
 		return; /* one read a clock, or a header */
-	if (st->mpt_want && !tx_rd_full(st) && rnic_mpt_can_read(&st->t, st->mpt_want_key)) {
-		st->mpt_want = 0;
-		mpt_miss(st, st->mpt_want_key, 0, 0);
-		return;
+	if (lk->iss)
+		rd = issue_kind(st, lk);
+	if (rd == RD_NONE && st->mpt_want && !tx_rd_full(st)) {
+		rd = RD_MPT;
+		key = st->mpt_want_key;
+		va = xl = 0;
+	} else if (rd == RD_NONE && tx_mpt_ahead(st, lk)) {
+		rd = RD_MPT;
+		key = lk->la_key;
+		va = lk->la_addr;
+	} else if (rd == RD_NONE && st->t.tw && mtt) {
+		rd = RD_MTT;
+		tk = RNIC_TLB_HINT;
+	} else if (rd == RD_NONE && st->iss_left && st->t.ahead && mtt) {
+		/* the issuer waits (the credit, the read list, a line or entry on its way): the lines
+		 * ahead of the pages being read */
+		rd = RD_MTT;
+		tk = RNIC_TLB_NEXT;
 	}
-	st->mpt_want = 0;
-	if (tx_mpt_ahead(st))
-		return;
-	if (st->t.tw && !tx_rd_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_HINT, (uint32_t)st->now, &n))) {
-		tx_read_req(st, bus, n, REQ_MTT);
-		return;
+	if (rd == RD_PAY) {
+		issue(st, lk);
+	} else if (rd == RD_POISON) {
+		poison(st);
+	} else if (rd == RD_MPT) {
+		mpt_miss(st, key, va, xl);
+	} else if (rd == RD_MTT && (bus = rnic_tlb_read(&st->t, st->icm, lk->mi, tk, (uint32_t)st->now, &n))) {
+		tx_read_req(st, bus, n, REQ_MTT); /* none when the line was asked for since */
 	}
-	if (st->iss_left) {
-		if (tx_rd_full(st) || st->credit + RNIC_DMA_MAX_LEN > TX_CREDIT) {
-			/* the read slot is free: the lines ahead of the pages being read */
-			if (!tx_rd_full(st) && (bus = rnic_tlb_read(&st->t, st->icm, 0, RNIC_TLB_NEXT, (uint32_t)st->now, &n)))
-				tx_read_req(st, bus, n, REQ_MTT);
-			return;
-		}
-		if (st->iss_rsp) {
-			addr = st->iss_va;
-			n = st->iss_left;
-			key = st->iss_key;
-		} else {
-			const tx_sge_t *g = &st->sge[st->iss_sge];
-
-			addr = g->addr + st->iss_sge_off;
-			n = g->len - st->iss_sge_off;
-			key = g->key;
-		}
-		room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(addr & (RNIC_PAGE_SIZE_BYTES - 1));
-		if (n > room)
-			n = room;
-		if (n > st->iss_left)
-			n = st->iss_left;
-		hit = rnic_mpt_get(&st->t, st->icm, key, e);
-		if (hit <= 0) {
-			if (!hit)
-				mpt_miss(st, key, addr, 1);
-			return;
-		}
-		if (!rnic_mpt_live(e, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, addr, n)) {
-			poison(st);
-			return;
-		}
-		mi = rnic_mtt_index(e, addr, &off);
-		hit = rnic_tlb_get(&st->t, mi, &bus,
-				   st->iss_left > n || (st->iss_rsp ? st->rj_open : st->sge[st->iss_sge].len - st->iss_sge_off > n));
-		if (hit <= 0) {
-			if (!hit)
-				tlb_miss(st, mi);
-			return;
-		}
-		if (bus == RNIC_BUS_FAULT) { /* its line came refused */
-			poison(st);
-			return;
-		}
-		tx_read_req(st, bus + off, n, REQ_PAYLOAD);
-		st->credit += n;
-		st->iss_left -= n;
-		st->iss_va += n;
-		st->iss_sge_off += n;
-		if (!st->iss_rsp && st->iss_sge_off == st->sge[st->iss_sge].len) {
-			st->iss_sge++;
-			st->iss_sge_off = 0;
-		}
+	if (rd != RD_NONE || st->iss_left)
 		return;
-	}
 	if (!rnic_tx_pkq_room(pkq))
 		return;
 	if (rnic_tx_rjq_count(rjq)) {
-		build_response(st, rnic_tx_rjq_head(rjq), pkq);
+		made = build_response(st, rnic_tx_rjq_head(rjq), &k, &h);
 		rnic_tx_rjq_pop(rjq);
-		return;
-	}
-	if (st->phase && st->cancel && st->wake_ok) {
+	} else if (st->phase && st->cancel && st->wake_ok) {
 		st->phase = 0;
 		st->cancel = 0;
-		tx_wake(st, st->qpn);
-		return;
+		tx_wake(st, WK_CANCEL, st->qpn);
+	} else if (st->phase) {
+		build_request(st, &k, &h);
+		made = 1;
 	}
-	if (st->phase)
-		build_request(st, pkq);
+	if (made) {
+		rnic_build_headers(h.q, st->t.port, k.hdr, h.op, k.pad, h.ackreq, h.psn, h.len, h.av);
+		pkt_push(&k, pkq);
+	}
 }
 
 /* The builder's clock, with what tx_rsq says and is told of the READ responses it cuts. */
-void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
+void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
 	      rnic_tx_rjcq_t *rjcq)
 {
 	if (rnic_tx_rjxq_count(rjxq)) {
@@ -679,7 +707,7 @@ void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_r
 		st->rj_open &= st->rj_rid != st->rj_drop_rid;
 		rnic_tx_rjxq_pop(rjxq);
 	}
-	build(st, pkq, fltq, rjq);
+	build(st, lk, pkq, fltq, rjq);
 	if (st->rj_stop) {
 		/* tx_rsq takes one every clock: there is room */
 		assert(rnic_tx_rjcq_room(rjcq));

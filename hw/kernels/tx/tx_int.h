@@ -91,11 +91,11 @@ static inline uint32_t tx_rd_out(const tx_core_t *st, uint32_t q)
 	return (uint8_t)(st->rd_started[q] - st->rd_retired[q]);
 }
 
-/* Room in the completion FIFO for what a send-side and a completion-side event may push in one
- * clock (an error completion and the QP-fatal event each). */
+/* No room in the completion FIFO, as the clock began, for what a send-side and a completion-side
+ * event may push in one clock (an error completion and the QP-fatal event each) */
 static inline int tx_cpl_full(const tx_core_t *st)
 {
-	return st->cpl_tail - st->cpl_head >= TX_CPL_FIFO - 4;
+	return !st->cpl_ok;
 }
 
 /* A send-side event moves QP q's next WQE to fetch back: the write lands at the clock's end (the
@@ -131,8 +131,23 @@ static inline uint32_t tx_ob_free(const tx_core_t *st)
 	return TX_OBP - st->ob_fresh + (st->obf_tail - st->obf_head);
 }
 
+/* This clock's lookup of the MPT cache and the TLB (tx_lookup, tx_build.c) */
+typedef struct {
+	uint8_t iss;          /* made for the issuer's read (else for the head WQE's scatter entry) */
+	uint8_t live;         /* the issuer's: the entry admits the read (rnic_mpt_live); then */
+	int8_t hit;           /* rnic_mpt_get's answer (-1 also when none was made), the entry in e */
+	int8_t x;             /* the issuer's translation: rnic_tlb_get's answer, the page in bus */
+	uint32_t e[RNIC_MPT_WORDS];
+	uint32_t key, n, mi;  /* the issuer's read: its key, length, MTT entry, */
+	uint64_t addr, off, bus; /* address, and offset in its page */
+	/* the WQE further on whose key tx_mpt_ahead looks at (slot la), read as the clock begins */
+	uint32_t la, la_key;
+	uint64_t la_addr;
+	uint8_t la_ok;
+} tx_look_t;
+
 int tx_is_rd(uint32_t op);
-void tx_cpl_push(tx_core_t *st, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
+void tx_cpl_push(tx_core_t *st, uint32_t slot, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint32_t ts, uint32_t index);
 void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side);
 int tx_rd_busy(const tx_core_t *st);
@@ -140,11 +155,19 @@ int tx_rd_full(const tx_core_t *st);
 void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind);
 void tx_unfetch(tx_core_t *st, uint32_t q, int at_start);
 void tx_start_message(tx_core_t *st);
-int tx_sges_checked(tx_core_t *st);
+int tx_sges_checked(tx_core_t *st, const tx_look_t *lk);
+void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused);
 void tx_stop_fetch(tx_core_t *st, uint32_t q);
-void tx_build(tx_core_t *st, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
+void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
 	      rnic_tx_rjcq_t *rjcq);
-void tx_wake(tx_core_t *st, uint32_t q);
+/* QP q may be able to fetch: it is woken, in this clock's slot of the place that wakes it, into
+ * `wake` at the clock's end (wakes_land). Places that can wait do while wake_ok is 0. */
+static inline void tx_wake(tx_core_t *st, uint32_t slot, uint32_t q)
+{
+	assert(!((st->wk_v >> slot) & 1));
+	st->wk_v |= (uint16_t)(1u << slot);
+	st->wk_q[slot] = (uint16_t)q;
+}
 
 /* tx_reset.c */
 void tx_reset(tx_core_t *st);

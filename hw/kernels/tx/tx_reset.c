@@ -38,6 +38,8 @@ void tx_reset(tx_core_t *st)
 	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
 	st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
 	st->wake_ok = 1;
+	st->wk_v = 0;
+	st->cs_v = 0;
 	st->o = (rnic_tx_out_t){0};
 }
 
