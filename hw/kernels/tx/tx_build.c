@@ -51,7 +51,8 @@ int tx_sges_checked(tx_core_t *st, const tx_look_t *lk)
 /* This clock's lookup of the MPT cache and of the TLB (a port each), made once, before the
  * consumers take its answer: for the read the issuer makes, when it may make one (the read slot
  * and the credit free, no refused packet to see to), else for the scatter entry the head WQE is
- * checked at (tx_sges_checked), when there is a head. */
+ * checked at (tx_sges_checked), when there is a head. Made as the clock begins, from its
+ * registers: a head that a go-back-N drops in this clock wastes it. */
 void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
