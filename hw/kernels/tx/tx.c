@@ -68,13 +68,21 @@ static uint32_t wc_opcode(uint32_t op)
 	}
 }
 
-/* A completion, into this clock's slot of the place that makes it (cpls_land pushes it) */
+/* This clock's completion slot of the place that makes one, cleared and marked taken (cpls_land
+ * pushes it) */
+static rnic_cpl_t *cpl_slot(tx_core_t *st, uint32_t slot)
+{
+	assert(!((st->cs_v >> slot) & 1));
+	st->cs_v |= (uint8_t)(1u << slot);
+	st->cs[slot] = (rnic_cpl_t){0};
+	return &st->cs[slot];
+}
+
 void tx_cpl_push(tx_core_t *st, uint32_t slot, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
 		 uint32_t status, uint32_t ts, uint32_t index)
 {
-	rnic_cpl_t *c = &st->cs[slot];
+	rnic_cpl_t *c = cpl_slot(st, slot);
 
-	*c = (rnic_cpl_t){0};
 	c->cqn = (uint16_t)cqn;
 	c->qpn = rnic_qpn(qpn);
 	c->wr_id = wr_id;
@@ -83,16 +91,13 @@ void tx_cpl_push(tx_core_t *st, uint32_t slot, uint32_t qpn, uint32_t cqn, uint6
 	c->status = (uint8_t)status;
 	c->ts_start = ts;
 	c->wqe_index = (uint16_t)index;
-	assert(!((st->cs_v >> slot) & 1));
-	st->cs_v |= (uint8_t)(1u << slot);
 }
 
 /* An error the host did not ask for moves the QP to error: its WQEs are flushed and the host
  * gets the QP-fatal event (IBTA 11.6.3.1). Found by the send side or the completion side. */
 void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side)
 {
-	uint32_t slot = send_side ? CS_FATAL_S : CS_FATAL_C;
-	rnic_cpl_t *c = &st->cs[slot];
+	rnic_cpl_t *c;
 
 	if (send_side ? tx_err_s(st, q) : tx_err_c(st, q))
 		return;
@@ -106,12 +111,10 @@ void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side)
 		st->fl_pend = 1;
 		st->fl_q = (uint16_t)q;
 	}
-	*c = (rnic_cpl_t){0};
+	c = cpl_slot(st, send_side ? CS_FATAL_S : CS_FATAL_C);
 	c->evt = RNIC_EQE_TYPE_QP_FATAL;
 	c->qpn = rnic_qpn(q);
 	c->ctx = (uint8_t)(send_side ? QSF_CTRL(st, q, CTX) : st->qcf[q].ctx);
-	assert(!((st->cs_v >> slot) & 1));
-	st->cs_v |= (uint8_t)(1u << slot);
 }
 
 static void ob_cpl(tx_core_t *st, uint32_t q, const tx_ob_t *ob, uint32_t status)

@@ -299,7 +299,6 @@ typedef struct {
 	uint8_t rq_on, rq_room;
 	uint8_t rd_used;             /* the read channel's list places taken (asked, not freed: crdq) */
 
-
 	/* acknowledgements and completions */
 	uint8_t ack_busy, ack_rd;
 	uint32_t ack_qpn, ack_psn, ack_syn;
