@@ -69,7 +69,7 @@ static uint32_t wc_opcode(uint32_t op)
 }
 
 /* This clock's completion slot of the place that makes one, cleared and marked taken (cpls_land
- * pushes it) */
+ * pushes it as the next clock begins) */
 static rnic_cpl_t *cpl_slot(tx_core_t *st, uint32_t slot)
 {
 	assert(!((st->cs_v >> slot) & 1));
@@ -183,24 +183,6 @@ static int may_send(const tx_core_t *st, uint32_t q, uint32_t ob_n)
 	       !(st->rd_wait[q] && st->rd_retired[q] == st->rd_mark[q]) && !st->held[q];
 }
 
-/* The scheduler's view of QP q (its copies of the window ends and error flags) */
-static uint32_t sched_ob_n(const tx_core_t *st, uint32_t q)
-{
-	return (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
-}
-
-static int sched_err(const tx_core_t *st, uint32_t q)
-{
-	return tx_fwd(&st->cw_err_s, q, st->err_s_k[q]) | tx_fwd(&st->cw_err_c, q, st->err_c_k[q]);
-}
-
-/* QP q has WQEs to fetch (to send, or to flush once those outstanding are: the scheduler asks) */
-static int qp_ready(const tx_core_t *st, uint32_t q)
-{
-	return st->sq_pi[q] != st->sq_ci[q] &&
-	       (sched_err(st, q) ? !sched_ob_n(st, q) : may_send(st, q, sched_ob_n(st, q)));
-}
-
 /* The read channel's slot is taken this clock: a read asked already, or rdreqq full as the clock
  * began */
 int tx_rd_busy(const tx_core_t *st)
@@ -222,21 +204,45 @@ void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind)
 	st->rq_on = 1;
 }
 
-/* WQEs of QP q fetched ahead and not started are dropped (when they reach the head of the
- * prefetch ring) and fetched again from sq_ci[q]: the QP went back (go-back-N, a READ limit or
- * fence), went to error, or away. A bounded pass over TX_PF slots (flags in registers). */
-void tx_unfetch(tx_core_t *st, uint32_t q, int at_start)
+/* Ask that QP q's WQEs fetched ahead be dropped and fetched again (tx_uf_t): the QP went back
+ * (go-back-N, a READ limit or fence), went to error, or away. */
+void tx_unfetch(tx_core_t *st, uint32_t q, uint32_t at_start, uint32_t ci_on, uint32_t ci, uint32_t first)
 {
-	uint32_t i;
+	assert(!st->uf.valid || st->uf.q == q);
+	st->uf.ci_on |= (uint8_t)ci_on;
+	st->uf.first |= (uint8_t)first;
+	st->uf.at_start |= (uint8_t)at_start;
+	if (ci_on)
+		st->uf.ci = (uint16_t)ci;
+	st->uf.q = (uint16_t)q;
+	st->uf.valid = 1;
+}
 
+/* The drop asked last clock, from its registers: the QP's slots in the ring marked (flags in
+ * registers, a bounded pass over TX_PF), its count of WQEs fetched ahead and its next WQE to fetch
+ * moved back. The scheduler, a WQE's start and a pushed WQE wait this clock (sq_ci's ports; the
+ * marks). */
+static void unfetch_land(tx_core_t *st)
+{
+	uint32_t i, s, q = st->uf.q, found = 0, idx = st->uf.ci;
+
+	for (i = 0; i < TX_PF; i++) {
+		s = (st->pf_head + i) % TX_PF;
+		if (st->uf.first && !found && i < st->pf_tail - st->pf_head && st->pf[s].qpn == q && !st->pf[s].discard) {
+			found = 1;
+			idx = st->pf[s].index; /* the first of them, to be flushed in order */
+		}
+	}
 	for (i = 0; i < TX_PF; i++)
 		if (st->pf[i].qpn == q && (uint32_t)(i - st->pf_head) % TX_PF < st->pf_tail - st->pf_head)
 			st->pf[i].discard = 1;
-	if (at_start)
+	if (st->uf.at_start)
 		st->pf_started[q] = st->pf_fetched[q];
 	else
 		st->pf_fetched[q] = st->pf_started[q];
-	st->fetch_w |= !at_start;
+	if (st->uf.ci_on || found)
+		st->sq_ci[q] = (uint16_t)idx;
+	st->uf = (tx_uf_t){0};
 }
 
 /* Bits set in the low n of m (a slot mask: an adder tree) */
@@ -249,7 +255,8 @@ static uint32_t bits_below(uint32_t m, uint32_t n)
 	return c;
 }
 
-/* The clock's completions and events into the FIFO, in slot order (tx_cpl_full kept room) */
+/* Last clock's completions and events into the FIFO as this one begins, from their registers, in
+ * slot order (tx_cpl_full kept room) */
 static void cpls_land(tx_core_t *st)
 {
 	uint32_t i;
@@ -261,9 +268,9 @@ static void cpls_land(tx_core_t *st)
 	st->cs_v = 0;
 }
 
-/* The clock's end: its wakes go into `wake` in slot order, each unless its QP is there already or
- * in an earlier slot (the wakes are registers, all compared at once; each goes as far along as
- * the wakes kept before it). */
+/* Last clock's wakes, as this one begins: into `wake` in slot order, each unless its QP is there
+ * already or in an earlier slot (the wakes are registers, all compared at once; each goes as far
+ * along as the wakes kept before it). */
 static void wakes_land(tx_core_t *st)
 {
 	uint32_t i, j, there, keep = 0;
@@ -300,63 +307,67 @@ static void join(tx_core_t *st)
 	st->act[st->act_tail++ % RNIC_MAX_QP] = (uint16_t)(q | !clr << ACT_TOK);
 }
 
-static int sched_want(const tx_core_t *st)
+/* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one DMA
+ * read of its own (wqreqq), while the message in progress is still being built; with more to
+ * fetch it goes to the back of the list, else it leaves it (until an event wakes it again). Not
+ * in a clock a drop lands in or a WQE is pushed in, which move the same counters, nor in a
+ * doorbell's, which reads sq_ci too (a block RAM's two ports). */
+static void schedule(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_wqreqq_t *wqs)
 {
-	return st->pf_tail - st->pf_head < TX_PF && !tx_rd_busy(st) && !tx_rd_full(st) && !tx_cpl_full(st) &&
-	       st->act_head != st->act_tail && st->wake_ok;
-}
+	uint32_t a, q, mask, err, ob_n, posted, wroom, n, room, k;
+	uint64_t addr;
 
-/* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one
- * DMA read, while the message in progress is still being built; with more to fetch it goes to
- * the back of the list, else it leaves it (until an event wakes it again). */
-static void schedule(tx_core_t *st)
-{
-	uint32_t q, mask, n, room, k;
-	uint64_t base, addr;
-
-	if (!sched_want(st) || st->fetch_w)
+	if (st->pf_tail - st->pf_head >= TX_PF || !rnic_tx_wqreqq_room(wqs) || st->rd_used + 1u >= TX_RD_FIFO ||
+	    tx_cpl_full(st) || st->act_head == st->act_tail || !st->wake_ok || st->uf_now ||
+	    (in->push_valid && st->o.push_ready && in->push_last) || (in->db_valid && st->o.db_ready))
 		return;
-	q = st->act[st->act_head % RNIC_MAX_QP] & (RNIC_MAX_QP - 1);
+	a = st->act[st->act_head++ % RNIC_MAX_QP];
+	q = a & (RNIC_MAX_QP - 1);
 	st->pop_valid = 1;
 	st->pop_q = (uint16_t)q;
-	st->pop_tok = (uint8_t)(st->act[st->act_head++ % RNIC_MAX_QP] >> ACT_TOK);
-	if (qp_ready(st, q)) {
-		mask = (1u << st->sq_log[q]) - 1;
-		base = st->sq_base[q];
-		addr = base + (uint64_t)(st->sq_ci[q] & mask) * RNIC_WQE_BYTES;
-		/* as many as are posted, fit the ring ahead, the outstanding-WQE window, the ring's
-		 * end and the 4 KiB page (a DMA read never crosses one) */
-		n = (uint16_t)(st->sq_pi[q] - st->sq_ci[q]);
-		room = TX_PF - (st->pf_tail - st->pf_head);
-		n = n < room ? n : room;
-		if (!sched_err(st, q)) { /* qp_ready: at least one */
-			room = TX_OB - sched_ob_n(st, q) - pf_n(st, q);
-			n = n < room ? n : room;
-		}
-		room = mask + 1 - (st->sq_ci[q] & mask);
-		n = n < room ? n : room;
-		room = (4096 - (uint32_t)(addr & 4095)) / RNIC_WQE_BYTES;
-		n = n < room ? n : room;
-		n = n < TX_PF_BATCH ? n : TX_PF_BATCH;
-		tx_read_req(st, addr, n * RNIC_WQE_BYTES, REQ_WQE);
-		for (k = 0; k < TX_PF_BATCH; k++) {
-			tx_pf_t *f = &st->pf[(st->pf_tail + k) % TX_PF];
-
-			if (k < n) {
-				f->qpn = (uint16_t)q;
-				f->index = (uint16_t)(st->sq_ci[q] + k);
-				f->ready = 0;
-				f->discard = 0;
-			}
-		}
-		st->pf_tail += n;
-		st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + n);
-		st->pf_fetched[q] = (uint8_t)(st->pf_fetched[q] + n);
-		if (qp_ready(st, q))
-			tx_wake(st, WK_SCHED, q);
-	} else if (sched_err(st, q) && st->sq_pi[q] != st->sq_ci[q]) {
-		tx_wake(st, WK_SCHED, q); /* in error: it stays in the list until its outstanding WQEs are flushed */
+	st->pop_tok = (uint8_t)(a >> ACT_TOK);
+	mask = (1u << st->sq_log[q]) - 1;
+	err = tx_fwd(&st->cw_err_s, q, st->err_s_k[q]) | tx_fwd(&st->cw_err_c, q, st->err_c_k[q]);
+	ob_n = (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
+	posted = (uint16_t)(st->sq_pi[q] - st->sq_ci[q]);
+	wroom = TX_OB - ob_n - pf_n(st, q);
+	/* WQEs to fetch: to send, or to flush once those outstanding are */
+	if (!posted || (err ? ob_n : !may_send(st, q, ob_n))) {
+		if (err && posted)
+			tx_wake(st, WK_SCHED, q); /* in error: it stays in the list until its outstanding WQEs are flushed */
+		return;
 	}
+	addr = st->sq_base[q] + (uint64_t)(st->sq_ci[q] & mask) * RNIC_WQE_BYTES;
+	/* as many as are posted, fit the ring ahead, the outstanding-WQE window, the ring's end and
+	 * the 4 KiB page (a DMA read never crosses one) */
+	n = posted;
+	room = TX_PF - (st->pf_tail - st->pf_head);
+	n = n < room ? n : room;
+	if (!err)
+		n = n < wroom ? n : wroom;
+	room = mask + 1 - (st->sq_ci[q] & mask);
+	n = n < room ? n : room;
+	room = (4096 - (uint32_t)(addr & 4095)) / RNIC_WQE_BYTES;
+	n = n < room ? n : room;
+	n = n < TX_PF_BATCH ? n : TX_PF_BATCH;
+	*rnic_tx_wqreqq_slot(wqs) = (tx_rdreq_t){.bus = addr, .len = (uint16_t)(n * RNIC_WQE_BYTES), .kind = REQ_WQE};
+	rnic_tx_wqreqq_push(wqs, NULL);
+	st->wq_on = 1;
+	for (k = 0; k < TX_PF_BATCH; k++) {
+		tx_pf_t *f = &st->pf[(st->pf_tail + k) % TX_PF];
+
+		if (k < n) {
+			f->qpn = (uint16_t)q;
+			f->index = (uint16_t)(st->sq_ci[q] + k);
+			f->ready = 0;
+			f->discard = 0;
+		}
+	}
+	st->pf_tail += n;
+	st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + n);
+	st->pf_fetched[q] = (uint8_t)(st->pf_fetched[q] + n);
+	if (n < posted && (err || n < wroom)) /* more to fetch */
+		tx_wake(st, WK_SCHED, q);
 }
 
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
@@ -419,8 +430,6 @@ static void go_back(tx_core_t *st)
 	st->qs_port = 1;
 	st->qc_port = 1; /* it reads the completion side's list of the QP (ob_discard) */
 	st->rw_valid = 0;
-	tx_set_sq_ci_late(st, q, st->rw_index);
-	st->fetch_w = 1;
 	p->psn = st->rw_psn;
 	p->restart = 1;
 	p->restart_index = st->rw_index;
@@ -429,7 +438,8 @@ static void go_back(tx_core_t *st)
 	ob_discard(st, q);
 	tx_set_ob_tail(st, q, st->ob_head[q]);
 	st->rd_started[q] = st->rd_retired[q];
-	tx_stop_fetch(st, q);
+	tx_stop_fetch(st, q, 0);
+	tx_unfetch(st, q, 0, 1, st->rw_index, 0);
 	tx_wake(st, WK_GOBACK, q);
 }
 
@@ -506,12 +516,12 @@ static void commit_qp(tx_core_t *st, uint32_t q)
 
 	/* destroyed or reset: nothing more is read from its rings or memory */
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl))
-		tx_stop_fetch(st, q);
+		tx_stop_fetch(st, q, 0);
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || state <= RNIC_QPS_RTR) {
-		tx_unfetch(st, q, 0);
+		tx_unfetch(st, q, 0, 1, 0, 0);
 		*p = (tx_qs_t){0};
 		st->qc[q] = (tx_qc_t){0};
-		st->sq_pi[q] = st->sq_ci[q] = 0;
+		st->sq_pi[q] = 0;
 		ob_discard(st, q);
 		tx_set_ob_head(st, q, 0);
 		tx_set_ob_tail(st, q, 0);
@@ -545,7 +555,7 @@ static int ring(tx_core_t *st, uint32_t slot, uint32_t q, uint32_t ctx, uint32_t
 
 	q %= RNIC_MAX_QP;
 	if (!RNIC_GET(RNIC_QPC_CTRL_VALID, ctrl) || RNIC_GET(RNIC_QPC_CTRL_CTX, ctrl) != ctx ||
-	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - tx_fwd(&st->sq_ci_w, q, st->sq_ci[q])) > size) {
+	    (state != RNIC_QPS_RTS && state != RNIC_QPS_ERR) || (uint16_t)(pi - st->sq_ci[q]) > size) {
 		st->o.stat_drop_db++;
 		return 0;
 	}
@@ -612,35 +622,39 @@ static void pushed(tx_core_t *st, const rnic_tx_in_t *in)
 	st->pf_fill++;
 	st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + 1);
 	st->pf_fetched[q]++;
-	st->fetch_w = 1;
 	st->o.stat_pushed++;
 }
 
-/* A fence goes to the read channel once the packet being read has all its reads out: it comes
- * back (rdbeatq) when every read issued before it has returned its data, and the QPs
- * invalidated before it are read no more. */
-static void fence(tx_core_t *st)
+/* A fence goes to the read channel once the packet being read has all its reads out and the
+ * scheduler's WQE reads are in the channel's list (wqreqq empty, none asked now): it comes back
+ * (rdbeatq) when every read issued before it has returned its data, and the QPs invalidated
+ * before it are read no more. */
+static void fence(tx_core_t *st, const rnic_tx_wqreqq_t *wqs)
 {
-	if (st->fence_pending && !st->iss_left && !tx_rd_busy(st) && !tx_rd_full(st)) {
+	if (st->fence_pending && !st->iss_left && !tx_rd_busy(st) && !tx_rd_full(st) && !st->wq_on &&
+	    !rnic_tx_wqreqq_count(wqs)) {
 		tx_read_req(st, 0, 0, REQ_FENCE);
 		st->rq.token = st->fence_token;
 		st->fence_pending = 0;
 	}
 }
 
-/* The WQE at the head of the prefetch ring can start this clock: the send side's port is free */
-static int start_ready(const tx_core_t *st)
+/* The WQE at the head of the prefetch ring can start this clock, as the builder's clock begins:
+ * no message in progress nor its reads, the send side's port free (and not to be taken by a
+ * refused packet's error: a region gone, poison, needs the issuer at a request's reads) */
+static int start_ready(const tx_core_t *st, const rnic_tx_fltq_t *fltq)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 
 	return st->pf_head != st->pf_tail && f->ready && !f->discard && !st->phase && !st->o.rdx_valid &&
-	       !(st->iss_left && !st->iss_rsp) && st->wake_ok && !st->qs_port && !st->rw_valid && st->ob_room;
+	       !(st->iss_left && !st->iss_rsp) && st->wake_ok && !st->qs_port && !st->rw_valid && st->ob_room &&
+	       !st->uf_now && !(rnic_tx_fltq_count(fltq) && !rnic_tx_fltq_head(fltq)->rsp);
 }
 
 /* The WQE at the head of the prefetch ring, ready since an earlier clock (its block RAM answers
  * a clock after it is written), is dropped or becomes the message in progress once its scatter
  * list is checked. */
-static void start_next(tx_core_t *st, const tx_look_t *lk)
+static void start_next(tx_core_t *st, const tx_look_t *lk, uint32_t ready)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 	uint32_t i;
@@ -649,7 +663,7 @@ static void start_next(tx_core_t *st, const tx_look_t *lk)
 		return;
 	if (f->discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
-	} else if (tx_sges_checked(st, lk) && start_ready(st)) {
+	} else if (tx_sges_checked(st, lk) && ready) {
 		st->qs_port = 1;
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];
@@ -662,7 +676,7 @@ static void start_next(tx_core_t *st, const tx_look_t *lk)
 	}
 }
 
-/* The copies' writes of this clock land (tx.h), and a send-side event's sq_ci write */
+/* The copies' writes of this clock land (tx.h) */
 static void copies_land(tx_core_t *st)
 {
 	if (st->cw_head.valid)
@@ -674,9 +688,6 @@ static void copies_land(tx_core_t *st)
 	if (st->cw_err_c.valid)
 		st->err_c_s[st->cw_err_c.q] = st->err_c_k[st->cw_err_c.q] = (uint8_t)st->cw_err_c.v;
 	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
-	if (st->sq_ci_w.valid)
-		st->sq_ci[st->sq_ci_w.q] = st->sq_ci_w.v;
-	st->sq_ci_w.valid = 0;
 	st->fl_valid |= st->fl_pend; /* its error flag's copy is written now */
 	st->fl_pend = 0;
 }
@@ -819,7 +830,7 @@ static void wqe_beat(tx_core_t *st, const tx_rdbeat_t *b)
 	}
 }
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs,
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs, rnic_tx_wqreqq_t *wqs,
 	     rnic_tx_rdbeatq_t *beats, rnic_tx_crdq_t *crd, rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
 	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
 	     rnic_tx_out_t *out)
@@ -828,6 +839,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	const tx_rdbeat_t *b = rnic_tx_rdbeatq_head(beats);
 	uint32_t kind = rnic_tx_rdbeatq_count(beats) ? b->kind : REQ_PAYLOAD; /* none: no kind it brings */
 	tx_look_t lk;
+	uint32_t rw, start;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -838,16 +850,21 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		return;
 	}
 	st->now = in->cycle;
+	wakes_land(st);
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rnic_tlb_hint(&st->t);
 	st->obn_fw = 0;
 	st->ob_room = tx_ob_free(st) != 0;
-	st->cpl_ok = st->cpl_tail - st->cpl_head < TX_CPL_FIFO - TX_CPL_CLK;
+	/* room for last clock's slots, still to land, and this clock's */
+	st->cpl_ok = st->cpl_tail - st->cpl_head < TX_CPL_FIFO - 2 * TX_CPL_CLK;
+	cpls_land(st);
 	/* a commit takes both sides' ports this clock, a pushed WQE the send side's */
 	st->qs_port = st->commit_valid || (in->push_valid && st->o.push_ready && in->push_last);
 	st->qc_port = st->commit_valid;
-	st->fetch_w = 0;
-	st->rq_on = 0;
+	st->uf_now = st->uf.valid;
+	if (st->uf_now)
+		unfetch_land(st);
+	st->rq_on = st->wq_on = 0;
 	st->rq_room = rnic_tx_rdreqq_room(reqs) != 0;
 	if (rnic_tx_crdq_count(crd)) {
 		st->credit -= rnic_tx_crdq_head(crd)->n;
@@ -877,24 +894,41 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		rnic_tx_rdbeatq_pop(beats);
 	}
 	tx_lookup(st, &lk, rnic_tx_fltq_count(fltq));
-	st->mpt_want = 0;
 	/* the completion side first (it sees the outstanding WQEs as they were at the clock's
-	 * start): an ACK notice (the RX kernel holds the next one until this one is taken), else,
-	 * at the clock's end, the ACK timer; neither while a go-back-N waits for the send side */
+	 * start; a go-back-N it decides is done by the send side from the next clock on, go_back):
+	 * an ACK notice (the RX kernel holds the next one until this one is taken), else a UC/UD
+	 * message whose last packet left (the emitter), else garbage to free, else the ACK timer;
+	 * none while a go-back-N waits for the send side */
+	rw = st->rw_valid && !st->qs_port;
 	if (st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
 		st->qc_port = 1;
 		acknowledge(st);
+	} else if (rnic_tx_retq_count(retq) && !tx_cpl_full(st) && st->wake_ok && !st->qc_port && !rw) {
+		st->qc_port = 1;
+		ob_retire(st, rnic_tx_retq_head(retq)->qpn, rnic_tx_retq_head(retq)->status);
+		rnic_tx_retq_pop(retq);
+	} else if (!st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
+		st->qc_port = 1;
+		if (st->g_n)
+			ob_collect(st);
+		else
+			check_timer(st, twdue, twret);
 	}
-	if (st->rw_valid && !st->qs_port)
+	if (rw)
 		go_back(st);
-	start_next(st, &lk);
+	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
+	if (st->commit_valid)
+		commit_qp(st, st->commit_qpn);
+	/* the builder's clock, then the WQE start's, which it decides from the registers as the clock
+	 * began (the message in progress all built, its reads all made): a start is built from the
+	 * next clock on */
+	start = start_ready(st, fltq);
+	tx_build(st, &lk, pkq, fltq, rjq, rjxq, rjcq);
+	start_next(st, &lk, start);
 	if (in->db_valid && st->o.db_ready)
 		ring(st, WK_DB, rnic_qp_index(in->db_qpn), in->db_ctx, in->db_pi, in->cycle);
 	if (in->push_valid && st->o.push_ready)
 		pushed(st, in);
-	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
-	if (st->commit_valid)
-		commit_qp(st, st->commit_qpn);
 
 	if (kind == REQ_WQE) {
 		wqe_beat(st, b);
@@ -904,35 +938,17 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		st->o.fence = b->token;
 		rnic_tx_rdbeatq_pop(beats);
 	}
-	if (rnic_tx_retq_count(retq) && !tx_cpl_full(st) && st->wake_ok && !st->qc_port) {
-		/* a UC/UD message's last packet left (the emitter) */
-		st->qc_port = 1;
-		ob_retire(st, rnic_tx_retq_head(retq)->qpn, rnic_tx_retq_head(retq)->status);
-		rnic_tx_retq_pop(retq);
-	}
-	tx_build(st, &lk, pkq, fltq, rjq, rjxq, rjcq);
 	st->la_fill = st->pf_fill;
-	schedule(st);
-	/* the completion side's clock at the end: garbage to free, else the ACK timer */
-	if (!st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
-		st->qc_port = 1;
-		if (st->g_n)
-			ob_collect(st);
-		else
-			check_timer(st, twdue, twret);
-	}
-	cpls_land(st);
+	schedule(st, in, wqs);
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
 	}
-	fence(st);
-	if (st->rq_on) {
+	fence(st, wqs);
+	if (st->rq_on)
 		rnic_tx_rdreqq_push(reqs, &st->rq);
-		st->rd_used++;
-	}
+	st->rd_used = (uint8_t)(st->rd_used + st->rq_on + st->wq_on);
 	join(st);
-	wakes_land(st);
 	/* writes that land at the clock's edge, after this clock's reads */
 	if (st->ts_pending)
 		st->t_sent[st->ts_qpn] = tx_tick(st->now);
@@ -953,9 +969,9 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	RNIC_CACHES_STATS_OUT(&st->o, &st->t);
 
 	/* readies for the next clock: only what can surely be taken then */
-	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= TX_WAKE_CLK;
+	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= 2 * TX_WAKE_CLK;
 	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
-	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half);
+	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half) && !st->uf.valid;
 	st->o.ack_ready = !st->ack_busy;
 	*out = st->o;
 }

@@ -113,6 +113,14 @@ typedef struct {
 	uint16_t q, v;
 } tx_copy_w_t;
 
+/* QP q's WQEs fetched ahead and not started are dropped (when they reach the head of the prefetch
+ * ring) and fetched again: from its WQE started (at_start: it waits), from ci (ci_on), from the
+ * first of them (first: the QP went to error), or from where it stands (a commit) */
+typedef struct {
+	uint8_t valid, at_start, ci_on, first;
+	uint16_t q, ci;
+} tx_uf_t;
+
 typedef struct {
 	uint64_t addr;
 	uint32_t len;
@@ -139,10 +147,10 @@ typedef struct {
 	tx_qsf_t qsf[RNIC_MAX_QP];
 	/* the scatter list of the WQE at the head of the prefetch ring (slot chk_head), checked an
 	 * entry a clock before it starts (chk_k entries; chk_bad: one failed; their regions' PD,
-	 * chk_pdn, once one is checked, chk_pd_any); an MPT miss of it in this clock's lookup asks
-	 * the read issuer's slot for the entry's read in this clock (mpt_want) */
-	uint32_t chk_head, chk_pdn, mpt_want_key;
-	uint8_t chk_k, chk_bad, chk_pd_any, mpt_want;
+	 * chk_pdn, once one is checked, chk_pd_any); an MPT miss of it in this clock's lookup takes
+	 * the read slot for the entry's read in this clock (build) */
+	uint32_t chk_head, chk_pdn;
+	uint8_t chk_k, chk_bad, chk_pd_any;
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	tx_qs_t qs[RNIC_MAX_QP];
@@ -190,18 +198,21 @@ typedef struct {
 	 * or the QP event; the readies keep them apart where both would write). The cycle of each
 	 * QP's last doorbell: a block RAM, written by the doorbell, read by the WQE started. */
 	uint16_t sq_pi[RNIC_MAX_QP], sq_ci[RNIC_MAX_QP];
-	tx_copy_w_t sq_ci_w;         /* a go-back's or a READ limit's sq_ci write (clock's end) */
+	/* WQEs fetched ahead dropped (tx_unfetch): asked in one clock (one a clock: each asker takes
+	 * the send side's port), done as the next begins (unfetch_land, uf_now), a clock in which no
+	 * WQE starts nor is pushed and the scheduler waits */
+	tx_uf_t uf;
+	uint8_t uf_now;
 	uint16_t db_ctrl[RNIC_MAX_QP];
 	uint8_t sq_log[RNIC_MAX_QP];
 	uint32_t ts_db[RNIC_MAX_QP];  /* low 32 bits: a completion's start (the CQ kernel widens it) */
 	/* the scheduler's side, which takes no QP port either: each QP's WQEs fetched ahead and
 	 * started (the prefetch ring holds the difference; the scheduler and a pushed WQE
-	 * write the one, a WQE started the other; a clock where an event moves sq_ci or
-	 * pf_fetched otherwise, fetch_w, the scheduler waits), the SQ's base (a block RAM kept from
-	 * the configuration writes). */
+	 * write the one, a WQE started the other; in a clock where a drop or a pushed WQE moves
+	 * sq_ci or pf_fetched, the scheduler waits), the SQ's base (a block RAM kept from the
+	 * configuration writes). */
 	uint8_t pf_fetched[RNIC_MAX_QP], pf_started[RNIC_MAX_QP];
 	uint64_t sq_base[RNIC_MAX_QP];
-	uint8_t fetch_w;
 	/* The pool of outstanding-WQE entries: each in obp, its QP's next in obn (a block RAM each:
 	 * the send side writes one entry a clock, the completion side reads one). Free entries:
 	 * never used yet (from ob_fresh up), or in the ring obf (the send side takes one, the
@@ -227,7 +238,7 @@ typedef struct {
 	uint32_t wake_head, wake_tail;
 	uint16_t wk_q[TX_WAKE_CLK];  /* this clock's wakes (tx_wake), a slot each, valid in wk_v */
 	uint16_t wk_v;
-	uint8_t wake_ok;             /* room for a clock's wakes: producers that can wait do */
+	uint8_t wake_ok;             /* room for last clock's wakes and this one's: producers that can wait do */
 	uint16_t act[RNIC_MAX_QP];
 	uint32_t act_head, act_tail;
 	uint8_t act_set[RNIC_MAX_QP], act_clr[RNIC_MAX_QP];
@@ -297,23 +308,26 @@ typedef struct {
 	 * rdreqq had as the clock began (rq_room) */
 	tx_rdreq_t rq;
 	uint8_t rq_on, rq_room;
-	uint8_t rd_used;             /* the read channel's list places taken (asked, not freed: crdq) */
+	uint8_t wq_on;               /* the scheduler's WQE read of this clock (wqreqq) */
+	uint8_t rd_used;             /* the read channel's list places taken (asked, not freed: crdq);
+				      * the scheduler leaves the last one to the builder's reads */
 
 	/* acknowledgements and completions */
 	uint8_t ack_busy, ack_rd;
 	uint32_t ack_qpn, ack_psn, ack_syn;
 	rnic_cpl_t cpl[TX_CPL_FIFO];
 	uint32_t cpl_head, cpl_tail;
-	rnic_cpl_t cs[TX_CPL_CLK];   /* this clock's, a slot each (valid in cs_v), pushed at its end */
+	rnic_cpl_t cs[TX_CPL_CLK];   /* this clock's, a slot each (valid in cs_v), pushed as the next begins */
 	uint8_t cs_v;
-	uint8_t cpl_ok;              /* room for a clock's pushes, as the clock began (tx_cpl_full) */
+	uint8_t cpl_ok;              /* room for last clock's pushes and this one's, as the clock began
+				      * (tx_cpl_full) */
 
 	uint32_t sweep;              /* after a reset: the next entry of the tables to clear; RNIC_SWEPT when done */
 	rnic_tx_out_t o;             /* outputs presented during the current cycle (but eth_*:
 				      * tx_icrc_put's, and the emitter's counts) */
 } tx_core_t;
 
-void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs,
+void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs, rnic_tx_wqreqq_t *wqs,
 	     rnic_tx_rdbeatq_t *beats, rnic_tx_crdq_t *crd, rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
 	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
 	     rnic_tx_out_t *out);
@@ -330,6 +344,7 @@ typedef struct {
 	tx_rdport_t rdport;
 	rnic_tx_pkq_t pkq;
 	rnic_tx_rdreqq_t rdreqq;
+	rnic_tx_wqreqq_t wqreqq;
 	rnic_tx_rdbeatq_t rdbeatq;
 	rnic_tx_crdq_t crdq;
 	rnic_tx_payq_t payq;

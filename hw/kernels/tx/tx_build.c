@@ -33,11 +33,8 @@ int tx_sges_checked(tx_core_t *st, const tx_look_t *lk)
 		return 1;
 	key = RNIC_SGE_LKEY_GET(s);
 	if (RNIC_SGE_LEN_GET(s)) {
-		if (lk->iss || lk->hit <= 0) { /* the lookup was the issuer's, or the entry is not there */
-			st->mpt_want = !lk->iss && lk->hit == 0;
-			st->mpt_want_key = key;
+		if (lk->iss || lk->hit <= 0) /* the lookup was the issuer's, or the entry is not there */
 			return 0;
-		}
 		if (!rnic_mpt_live(lk->e, key, tx_is_rd(RNIC_WQE_OPCODE_GET(w)) ? RNIC_ACCESS_LOCAL_WRITE : 0,
 				   RNIC_SGE_ADDR_GET(s), RNIC_SGE_LEN_GET(s)) ||
 		    (st->chk_pd_any && lk->e[RNIC_MPT_PDN / 4] != st->chk_pdn))
@@ -128,9 +125,7 @@ static uint32_t load_sges(tx_core_t *st, const uint8_t *w, uint32_t pdn)
 /* The WQE being started waits: it and those behind it are fetched again, from its index */
 static void refetch_later(tx_core_t *st)
 {
-	tx_set_sq_ci_late(st, st->qpn, st->wqe_index);
-	st->fetch_w = 1;
-	tx_unfetch(st, st->qpn, 1);
+	tx_unfetch(st, st->qpn, 1, 1, st->wqe_index, 0);
 }
 
 /* The WQE being started fails here: it completes with `status` (signaled or not) and a local
@@ -485,40 +480,27 @@ static void rsp_stop(tx_core_t *st)
 }
 
 /* QP q's message in progress stops at its next packet, and the WQEs fetched ahead for it are
- * dropped. */
-void tx_stop_fetch(tx_core_t *st, uint32_t q)
+ * dropped (first: fetched again from the first of them). */
+void tx_stop_fetch(tx_core_t *st, uint32_t q, uint32_t first)
 {
 	if (st->phase && st->qpn == q)
 		st->cancel = 1;
-	tx_unfetch(st, q, 0);
+	tx_unfetch(st, q, 0, 0, 0, first);
 }
 
 /* QP q goes to error on the send side (poison, tx_refused): its message stops, and the WQEs
- * fetched ahead for it are dropped and fetched again from the first of them (the prefetch ring's
- * tags are registers: a priority encoder), to be flushed in order behind those outstanding. Once
- * in error, what it fetches is to be flushed: only its message stops. */
+ * fetched ahead for it are dropped and fetched again from the first of them, to be flushed in
+ * order behind those outstanding. Once in error, what it fetches is to be flushed: only its
+ * message stops. */
 static void stop_in_error(tx_core_t *st, uint32_t q)
 {
-	uint32_t i, s, found = 0, idx = 0;
-
 	if (tx_err_s(st, q)) {
 		if (st->phase && st->qpn == q)
 			st->cancel = 1;
 		return;
 	}
 	tx_qp_fatal(st, q, 1);
-	for (i = 0; i < TX_PF; i++) {
-		s = (st->pf_head + i) % TX_PF;
-		if (!found && i < st->pf_tail - st->pf_head && st->pf[s].qpn == q && !st->pf[s].discard) {
-			found = 1;
-			idx = st->pf[s].index;
-		}
-	}
-	if (found) {
-		tx_set_sq_ci_late(st, q, idx);
-		st->fetch_w = 1;
-	}
-	tx_stop_fetch(st, q);
+	tx_stop_fetch(st, q, 1);
 }
 
 /* The region the payload of the packet being read comes from went away after its message
@@ -546,7 +528,7 @@ static int poison(tx_core_t *st)
 	return 0;
 }
 
-/* The key of the read the issuer is at (or of a WQE's scatter entry at the head, mpt_want, or
+/* The key of the read the issuer is at (or of the scatter entry the head WQE is checked at, or
  * of a WQE further on, tx_mpt_ahead) is not in the MPT cache: its entry is read from context
  * memory, in this clock's request slot; xl: the read starts at va, whose MTT line is looked for
  * as the entry lands. */
@@ -650,9 +632,9 @@ static void build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_t
 		return; /* one read a clock, or a header */
 	if (lk->iss)
 		rd = issue_kind(st, lk);
-	if (rd == RD_NONE && st->mpt_want && !tx_rd_full(st)) {
+	if (rd == RD_NONE && !lk->iss && !lk->hit && !tx_rd_full(st)) {
+		/* the head WQE's scatter entry missed: its entry's read */
 		rd = RD_MPT;
-		key = st->mpt_want_key;
 		va = xl = 0;
 	} else if (rd == RD_NONE && tx_mpt_ahead(st, lk)) {
 		rd = RD_MPT;

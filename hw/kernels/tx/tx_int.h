@@ -98,13 +98,6 @@ static inline int tx_cpl_full(const tx_core_t *st)
 	return !st->cpl_ok;
 }
 
-/* A send-side event moves QP q's next WQE to fetch back: the write lands at the clock's end (the
- * doorbell, later in the clock, reads the word through tx_fwd; the scheduler waits, fetch_w) */
-static inline void tx_set_sq_ci_late(tx_core_t *st, uint32_t q, uint32_t v)
-{
-	TX_COPY_WRITE(st, sq_ci_w, q, v);
-}
-
 /* The pool entry of QP q's oldest outstanding WQE (there is one; completion side) */
 static inline uint32_t tx_ob_head(const tx_core_t *st, uint32_t q)
 {
@@ -153,15 +146,15 @@ void tx_qp_fatal(tx_core_t *st, uint32_t q, int send_side);
 int tx_rd_busy(const tx_core_t *st);
 int tx_rd_full(const tx_core_t *st);
 void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind);
-void tx_unfetch(tx_core_t *st, uint32_t q, int at_start);
+void tx_unfetch(tx_core_t *st, uint32_t q, uint32_t at_start, uint32_t ci_on, uint32_t ci, uint32_t first);
 void tx_start_message(tx_core_t *st);
 int tx_sges_checked(tx_core_t *st, const tx_look_t *lk);
 void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused);
-void tx_stop_fetch(tx_core_t *st, uint32_t q);
+void tx_stop_fetch(tx_core_t *st, uint32_t q, uint32_t first);
 void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
 	      rnic_tx_rjcq_t *rjcq);
 /* QP q may be able to fetch: it is woken, in this clock's slot of the place that wakes it, into
- * `wake` at the clock's end (wakes_land). Places that can wait do while wake_ok is 0. */
+ * `wake` as the next clock begins (wakes_land). Places that can wait do while wake_ok is 0. */
 static inline void tx_wake(tx_core_t *st, uint32_t slot, uint32_t q)
 {
 	assert(!((st->wk_v >> slot) & 1));

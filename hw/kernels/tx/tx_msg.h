@@ -1,8 +1,9 @@
 /* What TX's stages pass each other besides a frame's beats (rnic_icrc.h): tx_core, the read
  * channel (tx_rdport.h), the emitter (tx_emit.h), the timer wheel (tx_wheel.h) and the
  * responder's queue (tx_rsq.h):
- *   tx_core --rdreqq--> tx_rdport   a DMA read (payload, WQEs, an MTT line, an MPT entry), zeros
- *                                   in place of payload not read, or a fence
+ *   tx_core --rdreqq--> tx_rdport   a DMA read (payload, an MTT line, an MPT entry), zeros in
+ *                                   place of payload not read, or a fence
+ *   tx_core --wqreqq--> tx_rdport   the scheduler's DMA read of WQEs
  *   tx_rdport --rdbeatq--> tx_core  a beat of a WQE, MTT or MPT read, or the fence passed
  *   tx_rdport --payq--> tx_emit     a payload beat from the DMA reads (or zeros in place of one)
  *   tx_rdport --crdq--> tx_core     a payload beat's bytes, an entry of the channel's: the
@@ -115,6 +116,7 @@ RNIC_FIFO(tx_pkq, tx_pkt_t, 6)   /* packets built (headers, reads issued) and no
 RNIC_FIFO(tx_payq, tx_pay_t, 3)  /* beats taken ahead of the emitter, so the WQE beats behind
 				     them need not wait for it */
 RNIC_FIFO(tx_rdreqq, tx_rdreq_t, 1)
+RNIC_FIFO(tx_wqreqq, tx_rdreq_t, 1)
 RNIC_FIFO(tx_rdbeatq, tx_rdbeat_t, 2)
 RNIC_FIFO(tx_crdq, tx_crd_t, 2)
 RNIC_FIFO(tx_retq, tx_ret_t, 2)

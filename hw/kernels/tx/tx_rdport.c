@@ -1,6 +1,7 @@
 /* TX kernel, the read channel (tx_rdport.h): II=1, latency 1. The one DMA read port of the
- * kernel: tx_core's reads (rdreqq) are presented one a clock and kept in request order, as
- * their data returns. Each beat goes to its reader a clock later: a payload beat to the emitter
+ * kernel: tx_core's reads (the scheduler's WQE reads, wqreqq, first, then the builder's, rdreqq)
+ * are presented one a clock and kept in request order, as their data returns. Each beat goes to
+ * its reader a clock later: a payload beat to the emitter
  * (payq), a WQE's, an MTT line's or an MPT entry's to tx_core (rdbeatq). tx_core holds credits
  * for what is on its way, given back on crdq: a payload beat's bytes, and each entry of the list
  * as it is freed (tx_core asks only for reads the list has room for, so a read is decided when
@@ -19,11 +20,13 @@
  * the head as the clock began) to whether a beat is taken, to ready (1.92 ns). */
 #include "tx_rdport.h"
 
-void tx_rdport(tx_rdport_t *st, const rnic_tx_in_t *in, rnic_tx_rdreqq_t *reqs, rnic_tx_rdbeatq_t *beats,
+void tx_rdport(tx_rdport_t *st, const rnic_tx_in_t *in, rnic_tx_rdreqq_t *reqs, rnic_tx_wqreqq_t *wqs, rnic_tx_rdbeatq_t *beats,
 	       rnic_tx_payq_t *pay, rnic_tx_crdq_t *crds)
 {
 #pragma HLS PIPELINE II = 1
-	const tx_rdreq_t *r = rnic_tx_rdreqq_head(reqs);
+	/* the scheduler's WQE reads first (one a batch of WQEs), then the builder's */
+	uint32_t wq = rnic_tx_wqreqq_count(wqs) != 0;
+	const tx_rdreq_t *r = wq ? rnic_tx_wqreqq_head(wqs) : rnic_tx_rdreqq_head(reqs);
 	uint8_t head0 = st->head, tail0 = st->tail, h1 = (uint8_t)(head0 + 1), nidx;
 	uint16_t left0 = st->left;
 	/* from the registers as the clock began: the entry being taken (or the next to begin), the
@@ -92,7 +95,7 @@ void tx_rdport(tx_rdport_t *st, const rnic_tx_in_t *in, rnic_tx_rdreqq_t *reqs, 
 		rnic_tx_crdq_push(crds, &crd);
 	}
 	/* the next request: presented to the DMA, or (zeros, a fence) only kept in order */
-	req = !st->req_valid && rnic_tx_rdreqq_count(reqs) && (uint8_t)(tail0 - head0) < TX_RD_FIFO;
+	req = !st->req_valid && (wq || rnic_tx_rdreqq_count(reqs)) && (uint8_t)(tail0 - head0) < TX_RD_FIFO;
 	if (req) {
 		st->kind[tail0 % TX_RD_FIFO] = r->kind;
 		st->len[tail0 % TX_RD_FIFO] = r->kind == REQ_FENCE ? r->token : r->len;
@@ -102,7 +105,10 @@ void tx_rdport(tx_rdport_t *st, const rnic_tx_in_t *in, rnic_tx_rdreqq_t *reqs, 
 			st->req_len = r->len;
 		}
 		st->tail++;
-		rnic_tx_rdreqq_pop(reqs);
+		if (wq)
+			rnic_tx_wqreqq_pop(wqs);
+		else
+			rnic_tx_rdreqq_pop(reqs);
 	}
 	/* a beat may come next clock if the entry it would be for is a read, and its reader has room
 	 * then: this entry (none taken, or more of it to take) or the one after it, which may be the

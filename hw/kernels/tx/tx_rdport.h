@@ -21,7 +21,7 @@ typedef struct {
 	uint16_t req_len;
 } tx_rdport_t;
 
-void tx_rdport(tx_rdport_t *st, const rnic_tx_in_t *in, rnic_tx_rdreqq_t *reqs, rnic_tx_rdbeatq_t *beats,
+void tx_rdport(tx_rdport_t *st, const rnic_tx_in_t *in, rnic_tx_rdreqq_t *reqs, rnic_tx_wqreqq_t *wqs, rnic_tx_rdbeatq_t *beats,
 	       rnic_tx_payq_t *pay, rnic_tx_crdq_t *crds);
 /* its request and ready on the kernel's outputs (wiring, after the clock's stages) */
 void tx_rdport_out(const tx_rdport_t *st, rnic_tx_out_t *out);

@@ -21,7 +21,6 @@ void tx_reset(tx_core_t *st)
 	st->cancel = 0;
 	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = st->la_slot = st->la_fill = 0;
 	st->chk_head = ~0u; /* no head's scatter list checked */
-	st->mpt_want = 0;
 	st->iss_left = 0;
 	st->rj_open = st->rj_drop = st->rj_stop = 0;
 	st->credit = st->rd_used = 0;
@@ -34,7 +33,7 @@ void tx_reset(tx_core_t *st)
 	st->ts_pending = 0;
 	st->pop_valid = 0;
 	st->fl_pend = st->fl_valid = 0;
-	st->sq_ci_w.valid = 0;
+	st->uf = (tx_uf_t){0};
 	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
 	st->wake_head = st->wake_tail = st->act_head = st->act_tail = 0;
 	st->wake_ok = 1;

@@ -4,7 +4,7 @@
 static void stage(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *out, uint32_t k)
 {
 	switch (k) {
-	case 0: tx_core(&st->core, in, &st->pkq, &st->rdreqq, &st->rdbeatq, &st->crdq, &st->retq, &st->fltq, &st->twaddq, &st->twdueq, &st->twretq,
+	case 0: tx_core(&st->core, in, &st->pkq, &st->rdreqq, &st->wqreqq, &st->rdbeatq, &st->crdq, &st->retq, &st->fltq, &st->twaddq, &st->twdueq, &st->twretq,
 			&st->rjq, &st->rjxq, &st->rjcq, out); break;
 	case 1: tx_emit(&st->emit, in, &st->pkq, &st->payq, &st->ethq, &st->retq, &st->fltq); break;
 	case 2: rnic_icrc_fold(&st->fold, &st->ethq, &st->foldq); break;
@@ -13,7 +13,7 @@ static void stage(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out_t *ou
 	case 5: tx_icrc_put(&st->put, in, &st->sumq); break;
 	case 6: tx_wheel(&st->wheel, in, &st->twaddq, &st->twretq, &st->twdueq); break;
 	case 7: tx_rsq(&st->rsq, in, &st->rjq, &st->rjxq, &st->rjcq); break;
-	default: tx_rdport(&st->rdport, in, &st->rdreqq, &st->rdbeatq, &st->payq, &st->crdq); break;
+	default: tx_rdport(&st->rdport, in, &st->rdreqq, &st->wqreqq, &st->rdbeatq, &st->payq, &st->crdq); break;
 	}
 }
 
@@ -25,6 +25,7 @@ void rnic_tx_step_order(rnic_tx_state_t *st, const rnic_tx_in_t *in, rnic_tx_out
 		stage(st, in, out, order[k]);
 	rnic_tx_pkq_edge(&st->pkq, in->rst);
 	rnic_tx_rdreqq_edge(&st->rdreqq, in->rst);
+	rnic_tx_wqreqq_edge(&st->wqreqq, in->rst);
 	rnic_tx_rdbeatq_edge(&st->rdbeatq, in->rst);
 	rnic_tx_crdq_edge(&st->crdq, in->rst);
 	rnic_tx_payq_edge(&st->payq, in->rst);
