@@ -663,7 +663,12 @@ static void start_next(tx_core_t *st, const tx_look_t *lk, uint32_t ready)
 		return;
 	if (f->discard) {
 		st->pf_head++; /* dropped: its QP fetches it again */
-	} else if (tx_sges_checked(st, lk) && ready) {
+	} else if (tx_sge_left(st)) {
+		tx_sge_check(st, lk); /* its scatter list, an entry a clock */
+	} else if (ready) {
+		/* every entry checked in an earlier clock (the check's registers, chk_*, are this
+		 * head's if chk_head says so) */
+		st->chk_mine = st->chk_head == st->pf_head && !st->t.cfg_mpt;
 		st->qs_port = 1;
 		for (i = 0; i < RNIC_WQE_BYTES; i++)
 			st->wqe[i] = st->pf_wqe[st->pf_head % TX_PF][i];

@@ -151,6 +151,7 @@ typedef struct {
 	 * the read slot for the entry's read in this clock (build) */
 	uint32_t chk_head, chk_pdn;
 	uint8_t chk_k, chk_bad, chk_pd_any;
+	uint8_t chk_mine;            /* they are the starting WQE's (else it has no scatter entry) */
 	uint8_t commit_valid;        /* a QPC committed last clock, to act on */
 	uint16_t commit_qpn;
 	tx_qs_t qs[RNIC_MAX_QP];

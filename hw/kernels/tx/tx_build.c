@@ -2,8 +2,8 @@
 #include "tx_int.h"
 
 /* The scatter entry the head WQE's check is at (its first after a new head or an MPT write), or
- * none: inline, too many (load_sges fails it), or all checked */
-static const uint8_t *chk_sge(const tx_core_t *st)
+ * none: inline, too many (load_sges fails it), or all checked in earlier clocks */
+const uint8_t *tx_sge_left(const tx_core_t *st)
 {
 	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF];
 	uint32_t n = RNIC_WQE_NUM_SGE_GET(w), k = st->chk_head != st->pf_head || st->t.cfg_mpt ? 0 : st->chk_k;
@@ -14,27 +14,25 @@ static const uint8_t *chk_sge(const tx_core_t *st)
 }
 
 /* The scatter list of the WQE at the head, checked an entry a clock against the MPT cache (key,
- * PD, access, bounds: IBTA 10.6.3): 1 once every entry is (the last one in this clock). A miss
- * asks for the entry's read (the issuer makes it) and waits; an MPT write starts it over, so
- * what the WQE starts with is what the MPT holds once all its entries are checked. */
+ * PD, access, bounds: IBTA 10.6.3), the one tx_sge_left names with this clock's lookup; the WQE
+ * may start once none is left (from the next clock on). A miss asks for the entry's read (the
+ * read slot's, build) and waits; an MPT write starts it over, so what the WQE starts with is what
+ * the MPT holds once all its entries are checked. */
 _Static_assert(RNIC_MAX_SGE <= 8, "chk_k counts a WQE's scatter entries");
 _Static_assert(RNIC_MPT_WORDS <= MPT_HAVE_BITS && RNIC_MAX_MPT <= 1u << (32 - MPT_HAVE_BITS),
 	       "an MPT line's tag (rnic_kernel.h): the key index and a bit a word");
-int tx_sges_checked(tx_core_t *st, const tx_look_t *lk)
+void tx_sge_check(tx_core_t *st, const tx_look_t *lk)
 {
-	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF], *s = chk_sge(st);
-	uint32_t key;
+	const uint8_t *w = st->pf_wqe[st->pf_head % TX_PF], *s = tx_sge_left(st);
+	uint32_t key = RNIC_SGE_LKEY_GET(s);
 
 	if (st->chk_head != st->pf_head || st->t.cfg_mpt) {
 		st->chk_head = st->pf_head;
 		st->chk_k = st->chk_bad = st->chk_pd_any = 0;
 	}
-	if (!s)
-		return 1;
-	key = RNIC_SGE_LKEY_GET(s);
 	if (RNIC_SGE_LEN_GET(s)) {
 		if (lk->iss || lk->hit <= 0) /* the lookup was the issuer's, or the entry is not there */
-			return 0;
+			return;
 		if (!rnic_mpt_live(lk->e, key, tx_is_rd(RNIC_WQE_OPCODE_GET(w)) ? RNIC_ACCESS_LOCAL_WRITE : 0,
 				   RNIC_SGE_ADDR_GET(s), RNIC_SGE_LEN_GET(s)) ||
 		    (st->chk_pd_any && lk->e[RNIC_MPT_PDN / 4] != st->chk_pdn))
@@ -42,13 +40,13 @@ int tx_sges_checked(tx_core_t *st, const tx_look_t *lk)
 		st->chk_pdn = lk->e[RNIC_MPT_PDN / 4]; /* the QP's, load_sges checks */
 		st->chk_pd_any = 1;
 	}
-	return ++st->chk_k >= RNIC_WQE_NUM_SGE_GET(w);
+	st->chk_k++;
 }
 
 /* This clock's lookup of the MPT cache and of the TLB (a port each), made once, before the
  * consumers take its answer: for the read the issuer makes, when it may make one (the read slot
  * and the credit free, no refused packet to see to), else for the scatter entry the head WQE is
- * checked at (tx_sges_checked), when there is a head. Made as the clock begins, from its
+ * checked at (tx_sge_check), when there is a head. Made as the clock begins, from its
  * registers: a head that a go-back-N drops in this clock wastes it. */
 void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused)
 {
@@ -76,7 +74,7 @@ void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused)
 		if (lk->n > st->iss_left)
 			lk->n = st->iss_left;
 	} else {
-		if (st->pf_head == st->pf_tail || !f->ready || f->discard || !(s = chk_sge(st)) || !RNIC_SGE_LEN_GET(s))
+		if (st->pf_head == st->pf_tail || !f->ready || f->discard || !(s = tx_sge_left(st)) || !RNIC_SGE_LEN_GET(s))
 			return;
 		key = RNIC_SGE_LKEY_GET(s);
 	}
@@ -92,7 +90,7 @@ void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused)
 	lk->x = (int8_t)rnic_tlb_get(&st->t, lk->mi, &lk->bus, on);
 }
 
-/* The SGEs of the WQE, checked already at the head of the prefetch ring (tx_sges_checked: key,
+/* The SGEs of the WQE, checked already at the head of the prefetch ring (tx_sge_check: key,
  * access and bounds on each MR, and one PD for all, here the QP's). */
 _Static_assert(RNIC_MAX_PD <= 0x10000, "the kernels keep a QP's PD number in 16 bits");
 static uint32_t load_sges(tx_core_t *st, const uint8_t *w, uint32_t pdn)
@@ -101,7 +99,7 @@ static uint32_t load_sges(tx_core_t *st, const uint8_t *w, uint32_t pdn)
 
 	if (RNIC_WQE_NUM_SGE_GET(w) > RNIC_MAX_SGE)
 		return RNIC_WC_STATUS_LOC_LEN_ERR;
-	if (st->chk_bad || (st->chk_pd_any && st->chk_pdn != pdn))
+	if (st->chk_mine && (st->chk_bad || (st->chk_pd_any && st->chk_pdn != pdn)))
 		status = RNIC_WC_STATUS_LOC_PROT_ERR;
 	for (k = 0; k < RNIC_MAX_SGE; k++) {
 		const uint8_t *s = w + RNIC_WQE_SGE_OFF + k * RNIC_SGE_SIZE;

@@ -148,7 +148,8 @@ int tx_rd_full(const tx_core_t *st);
 void tx_read_req(tx_core_t *st, uint64_t addr, uint32_t len, uint32_t kind);
 void tx_unfetch(tx_core_t *st, uint32_t q, uint32_t at_start, uint32_t ci_on, uint32_t ci, uint32_t first);
 void tx_start_message(tx_core_t *st);
-int tx_sges_checked(tx_core_t *st, const tx_look_t *lk);
+const uint8_t *tx_sge_left(const tx_core_t *st);
+void tx_sge_check(tx_core_t *st, const tx_look_t *lk);
 void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused);
 void tx_stop_fetch(tx_core_t *st, uint32_t q, uint32_t first);
 void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
