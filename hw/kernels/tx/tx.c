@@ -220,8 +220,8 @@ void tx_unfetch(tx_core_t *st, uint32_t q, uint32_t at_start, uint32_t ci_on, ui
 
 /* The drop asked last clock, from its registers: the QP's slots in the ring marked (flags in
  * registers, a bounded pass over TX_PF), its count of WQEs fetched ahead and its next WQE to fetch
- * moved back. The scheduler, a WQE's start and a pushed WQE wait this clock (sq_ci's ports; the
- * marks). */
+ * moved back. The scheduler, a WQE's start, a pushed WQE and a doorbell wait this clock (sq_ci's
+ * ports and its write; the marks). */
 static void unfetch_land(tx_core_t *st)
 {
 	uint32_t i, s, q = st->uf.q, found = 0, idx = st->uf.ci;
@@ -311,14 +311,18 @@ static void join(tx_core_t *st)
  * read of its own (wqreqq), while the message in progress is still being built; with more to
  * fetch it goes to the back of the list, else it leaves it (until an event wakes it again). Not
  * in a clock a drop lands in or a WQE is pushed in, which move the same counters, nor in a
- * doorbell's, which reads sq_ci too (a block RAM's two ports). */
-static void schedule(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_wqreqq_t *wqs)
+ * doorbell's, which reads sq_ci too (a block RAM's two ports); nor in one where a drop is asked
+ * (a go-back-N, a READ limit, an error), a QPC is committed, a go-back-N is decided or waits, or
+ * a QP's timers are looked at (tmr): they write what it reads (a READ limit's wait, an RNR hold,
+ * the state), and a block RAM's word is not read in the clock it is written. */
+static void schedule(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_wqreqq_t *wqs, uint32_t tmr)
 {
 	uint32_t a, q, mask, err, ob_n, posted, wroom, n, room, k;
 	uint64_t addr;
 
 	if (st->pf_tail - st->pf_head >= TX_PF || !rnic_tx_wqreqq_room(wqs) || st->rd_used + 1u >= TX_RD_FIFO ||
-	    tx_cpl_full(st) || st->act_head == st->act_tail || !st->wake_ok || st->uf_now ||
+	    tx_cpl_full(st) || st->act_head == st->act_tail || !st->wake_ok || st->uf_now || st->uf.valid || tmr ||
+	    st->rw_valid || st->commit_valid ||
 	    (in->push_valid && st->o.push_ready && in->push_last) || (in->db_valid && st->o.db_ready))
 		return;
 	a = st->act[st->act_head++ % RNIC_MAX_QP];
@@ -605,7 +609,7 @@ static void pushed(tx_core_t *st, const rnic_tx_in_t *in)
 	q = qe % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
-	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && may_send(st, q, tx_ob_n_s(st, q));
+	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && !st->rw_valid && may_send(st, q, tx_ob_n_s(st, q));
 	if (!ring(st, WK_PUSH, qe, in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
@@ -793,26 +797,27 @@ static uint64_t check_qp(tx_core_t *st, uint32_t q)
 }
 
 /* The completion side's spare clock: the QP the send side found in error, else the wheel's next
- * QP, answered with when to look at it again (or that it has nothing to time). */
-static void check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret)
+ * QP, answered with when to look at it again (or that it has nothing to time). 1: one was. */
+static uint32_t check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret)
 {
 	tx_twret_t *r = rnic_tx_twretq_slot(ret);
 	uint32_t fl = st->fl_valid, q;
 	uint64_t d;
 
 	if (!fl && (!rnic_tx_twdueq_count(due) || !rnic_tx_twretq_room(ret)))
-		return;
+		return 0;
 	q = fl ? st->fl_q : *rnic_tx_twdueq_head(due);
 	d = check_qp(st, q); /* one call: one QP's timers a clock, whichever asks */
 	if (fl) {
 		st->fl_valid = 0;
-		return;
+		return 1;
 	}
 	rnic_tx_twdueq_pop(due);
 	r->q = (uint16_t)q;
 	r->drop = d == UINT64_MAX;
 	r->tick = (uint32_t)((d + (1u << TW_SHIFT) - 1) >> TW_SHIFT);
 	rnic_tx_twretq_push(ret, NULL);
+	return 1;
 }
 
 /* A WQE's beat from the read channel into the prefetch ring */
@@ -844,7 +849,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	const tx_rdbeat_t *b = rnic_tx_rdbeatq_head(beats);
 	uint32_t kind = rnic_tx_rdbeatq_count(beats) ? b->kind : REQ_PAYLOAD; /* none: no kind it brings */
 	tx_look_t lk;
-	uint32_t rw, start;
+	uint32_t rw, start, tmr = 0;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -917,7 +922,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		if (st->g_n)
 			ob_collect(st);
 		else
-			check_timer(st, twdue, twret);
+			tmr = check_timer(st, twdue, twret);
 	}
 	if (rw)
 		go_back(st);
@@ -944,7 +949,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		rnic_tx_rdbeatq_pop(beats);
 	}
 	st->la_fill = st->pf_fill;
-	schedule(st, in, wqs);
+	schedule(st, in, wqs, tmr);
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
@@ -975,7 +980,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 
 	/* readies for the next clock: only what can surely be taken then */
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= 2 * TX_WAKE_CLK;
-	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half;
+	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half && !st->uf.valid;
 	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half) && !st->uf.valid;
 	st->o.ack_ready = !st->ack_busy;
 	*out = st->o;

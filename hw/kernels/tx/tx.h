@@ -201,7 +201,7 @@ typedef struct {
 	uint16_t sq_pi[RNIC_MAX_QP], sq_ci[RNIC_MAX_QP];
 	/* WQEs fetched ahead dropped (tx_unfetch): asked in one clock (one a clock: each asker takes
 	 * the send side's port), done as the next begins (unfetch_land, uf_now), a clock in which no
-	 * WQE starts nor is pushed and the scheduler waits */
+	 * WQE starts nor is pushed, no doorbell is taken and the scheduler waits */
 	tx_uf_t uf;
 	uint8_t uf_now;
 	uint16_t db_ctrl[RNIC_MAX_QP];
