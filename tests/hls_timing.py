@@ -7,10 +7,11 @@ output of logic already closed), and a cone is priced when something needs it wh
 chain, a memory address, a register's D input) as the shallowest tree of 6-input LUTs over its
 leaves. So `(a << 8) | b` is wires, `x == y` over 32 bits is a tree of 64 inputs, an if-converted
 branch adds its condition to the cones of what it writes, and a register's D input carries every
-condition under which it is written. Delays are those of UltraScale+ speed grade -2 (DELAYS
-below, with where each comes from). tests/data/timing/ holds the Yosys calibration: the same
-small functions in C and SystemVerilog, whose levels this model must match within one
-(test_hls_timing.py).
+condition under which it is written; a read sees the writes on a path before it (not those of an
+if's other arm: the register's SSA value, as the tool builds it). Delays are those of UltraScale+
+speed grade -2 (DELAYS below, with where each comes from). tests/timing/ holds the Yosys
+calibration: the same small functions in C and SystemVerilog, whose levels this model must match
+within one (test_hls_timing.py).
 
 Per function it reports
   - the recurrence: the longest path from a read of the state (arguments named `st`, the stage's
@@ -23,6 +24,8 @@ Per function it reports
     python tests/hls_timing.py               the table of the kernels' step functions
     python tests/hls_timing.py --paths       ... with each critical path's source lines
     python tests/hls_timing.py --each tx     every function of a kernel that takes its state
+    python tests/hls_timing.py --ends tx     the 20 deepest writes of each function's state, one a
+                                             source line, each with the functions on its path
 """
 import math
 import pathlib
@@ -58,6 +61,30 @@ class Report:
         self.bram_comb = len(model.bram_comb)
         self.calls = [model.di.where(e[5]) for e in ep if e[0] in ("call", "divide")]
         self.model = model
+
+    def ends(self, n=20):
+        """the n deepest writes of the state, one a source line: (ns, line, the functions its path
+        goes through with the time it reaches each)"""
+        L, di = self.model.L, self.model.di
+        best = {}
+        for e in self.model.endpoints:
+            if e[0] == "state" and e[1] == 1:
+                w = di.where(e[5])
+                if e[2] > best.get(w, (0,))[0]:
+                    best[w] = (e[2], e[4])
+        out = []
+        for w, (ps, leaf) in sorted(best.items(), key=lambda kv: -kv[1][0])[:n]:
+            fns = []
+            while leaf is not None:
+                at = di.where(L.dbg[leaf]) if L.dbg[leaf] else None
+                f = at.split()[-1] if at else None
+                if f and (not fns or fns[-1][0] != f):
+                    fns.append((f, L.ns[1][leaf] / 1000))
+                elif f:
+                    fns[-1] = (f, L.ns[1][leaf] / 1000)
+                leaf = L.par[1][leaf]
+            out.append((ps / 1000, w, " > ".join(f"{f} {t:.1f}" for f, t in fns[::-1])))
+        return out
 
     def path(self, which):
         e = self.rec if which == "rec" else self.dep
@@ -165,7 +192,7 @@ def table(reports):
 
 
 def main(argv):
-    paths, each = "--paths" in argv, "--each" in argv
+    paths, each, ends = "--paths" in argv, "--each" in argv, "--ends" in argv
     names = [a for a in argv if not a.startswith("-")] or list(KERNELS)
     t0 = time.monotonic()
     reports = [r for n in names for r in analyze_kernel(n, each)]
@@ -175,6 +202,11 @@ def main(argv):
     print(f"clocks needed: the depth at {BUDGET_NS} ns a clock; a stage's latency is its pipeline's clocks from "
           f"input to output, stated in its source. Every stage must fit one clock; not yet stages: {', '.join(UNSTAGED)}.")
     print(f"(analysed in {time.monotonic() - t0:.0f} s of wall time)")
+    if ends:
+        for r in reports:
+            print(f"\n{r.name}: its deepest writes")
+            for ns, w, fns in r.ends():
+                print(f"  {ns:6.2f} {w}\n         {fns}")
     if paths:
         for r in reports:
             for which in ("rec", "dep"):

@@ -76,6 +76,27 @@ void f(struct st *st, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
     assert r.rec_ns <= hls_timing.BUDGET_NS
 
 
+def test_a_write_is_seen_on_the_paths_after_it_only(tmp_path):
+    """a register written in one arm of an if is read as it was in the other arm (what the tool
+    builds: each register's value is SSA), and as written after the arms join"""
+    src = """
+struct st { uint32_t a, b, c; uint32_t m[64]; };
+void f(struct st *st, uint32_t x)
+{
+	if (x & 1) {
+		st->a = st->c * st->c;
+		st->m[x & 63] = st->c * st->c;
+	} else {
+		st->b = st->a + 1 + st->m[(x >> 8) & 63];
+	}
+	%s
+}"""
+    apart = model_of(tmp_path, src % "")
+    joined = model_of(tmp_path, src % "st->c = st->a + 1 + st->m[(x >> 8) & 63];")
+    mul = model_of(tmp_path, src.replace("st->b = st->a + 1 + st->m[(x >> 8) & 63];", "") % "")
+    assert apart.rec_ns == mul.rec_ns  # the other arm's read is the register's
+    assert joined.rec_ns > mul.rec_ns  # after the join: the multiply, then the add
+
 def test_block_ram_and_loops_that_are_not_one_clock(tmp_path):
     """a block RAM read at an address computed this clock, and a loop too long to unroll"""
     r = model_of(tmp_path, """

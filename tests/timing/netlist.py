@@ -234,8 +234,10 @@ class Model:
         self.preds, self.edges = {}, {}
         self.branch = {}       # block -> the cone of its branch and of what it runs under
         self.mem = {}          # (obj, off, size) -> leaf of the register's initial value
-        self.stores = {}       # obj -> {offset: [(size, Val, pred cone)] in program order}
-        self.vstores = {}      # obj -> {(lo, hi): cone of the writes at a computed address}
+        self.stores = {}       # obj -> {offset: [(size, Val, pred cone, block)] in program order}
+        self.vstores = {}      # obj -> {(lo, hi): {block: cone of its writes at a computed address}}
+        self.block = None      # the block being walked, and each block's successors (a bit each)
+        self.reach = {}
         self.objsize = {}
         self.state_args = state_args
         for m in re.finditer(r"^(@[\w.]+) = [^\n]*?(constant|global) (.*)$", text, re.M):
@@ -472,7 +474,9 @@ class Model:
             extra = {}
             stores = self.stores.get(obj, {})
             for s_off in range(off - MAX_STORE + 1, off + size):
-                for s_size, s_val, s_pred in stores.get(s_off, ()):
+                for s_size, s_val, s_pred, s_blk in stores.get(s_off, ()):
+                    if not self.reaches(s_blk):
+                        continue
                     if s_off == off and s_size == size:
                         v = Val(w, [(lo, sw, cone_union(c, s_pred)) for lo, sw, c in
                                     bitwise(v, s_val if s_val.w == w else self.resize(s_val, w)).segs])
@@ -480,7 +484,7 @@ class Model:
                         extra = cone_union(extra, s_val.cone(), s_pred)
             for (lo, hi), c in self.vstores.get(obj, {}).items():
                 if lo < off + size and off < hi:
-                    extra = cone_union(extra, c)
+                    extra = cone_union(extra, self.reaching(c))
             if extra:
                 v = Val(w, [(lo, sw, cone_union(c, extra)) for lo, sw, c in v.segs])
             return self.cap(v, dbg)
@@ -513,11 +517,12 @@ class Model:
         c = cone_union(entries, cone_spread(ic, abits))
         stores = self.stores.get(obj, {})
         for s_off in range(lo, hi) if len(stores) > hi - lo else [o for o in stores if lo <= o < hi]:
-            for _, s_val, s_pred in stores.get(s_off, ()):
-                c = cone_union(c, s_val.cone(), s_pred)
+            for _, s_val, s_pred, s_blk in stores.get(s_off, ()):
+                if self.reaches(s_blk):
+                    c = cone_union(c, s_val.cone(), s_pred)
         for (vlo, vhi), vc in self.vstores.get(obj, {}).items():
             if vlo < hi and lo < vhi:
-                c = cone_union(c, vc)
+                c = cone_union(c, self.reaching(vc))
         return self.cap(Val(w, [(0, w, c)]), dbg)
 
     def rom_extra(self, abits):
@@ -539,7 +544,7 @@ class Model:
     def store(self, obj, off, ic, reg, size, v, pred, dbg):
         kind = self.obj_kind(obj)
         if ic is None:
-            self.stores.setdefault(obj, {}).setdefault(off, []).append((size, v, pred))
+            self.stores.setdefault(obj, {}).setdefault(off, []).append((size, v, pred, self.block))
             if kind in ("state", "port"):
                 self.endpoint(kind, cone_union(v.cone(), pred), (0, 0), dbg)
             return
@@ -547,12 +552,12 @@ class Model:
         nent = max(1, (hi - lo) // max(1, size))
         abits = max(1, (nent - 1).bit_length())
         c = cone_union(v.cone(), pred, cone_spread(ic, abits))
-        regions = self.vstores.setdefault(obj, {})
-        merged = cone_union(regions.get((lo, hi), {}), c)
+        blocks = self.vstores.setdefault(obj, {}).setdefault((lo, hi), {})
+        merged = cone_union(blocks.get(self.block, {}), c)
         if len(merged) > CONE_CAP:
             leaf = self.close(merged, 1, dbg=dbg)
             merged = {} if leaf is None else {leaf: 1 << BIAS}
-        regions[(lo, hi)] = merged
+        blocks[self.block] = merged
         if kind == "state" and hi - lo >= BRAM_MIN_BYTES:
             self.brams.add((lo, hi))
             self.endpoint("state", c, (PS["bram_setup"], 0), dbg)
@@ -592,13 +597,31 @@ class Model:
             self.loops.append(fn.blocks[src][-1].dbg)
         fwd = {b: [s for s in succs[b] if (b, s) not in back] for b in rpo}
         self.ctrl = control_dependence(rpo, fwd)
+        bit = {b: 1 << i for i, b in enumerate(rpo)}
+        for b in post:
+            r = 0
+            for n in fwd[b]:
+                r |= bit[n] | self.reach[n]
+            self.reach[b] = r
+        self.bit = bit
         self.preds = {order[0]: {}}
         for b in rpo:
             if b not in self.preds:
                 self.preds[b] = self.merge_pred(b)
             pred = self.preds[b]
+            self.block = b
             for inst in fn.blocks[b]:
                 self.step(inst, pred, back)
+
+    def reaches(self, b):
+        """whether a write in block b may be what the block being walked reads: b is it (the
+        write came first) or comes before it on a path (a write in a branch the reader is not on,
+        as an if's other arm, is not seen: each register's value is SSA, as the tool builds it)"""
+        return b == self.block or bool(self.reach[b] & self.bit[self.block])
+
+    def reaching(self, blocks):
+        """the cone of the writes at computed addresses, of the blocks that reach this one"""
+        return cone_union(*(c for b, c in blocks.items() if self.reaches(b)))
 
     def merge_pred(self, b):
         """the condition under which block b runs: the branches it is control dependent on (a
