@@ -162,12 +162,12 @@ void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t stat
 	st->posts.left |= RX_P_CPL;
 	if (RW_N(st, st->qpn))
 		st->rw_used[st->qpn]++;
-	st->hint_cpl = 1; /* its QP's prefetch hint, at the clock's end */
+	st->hint_cpl = 1; /* its QP's prefetch hint, at the next clock's end */
 	st->hint_cpl_q = (uint16_t)st->qpn;
 }
 
 /* The bus address of va in the MR whose MPT entry is e (admitted by rnic_mpt_live): 1 and *bus
- * (the lines after it read ahead); 0: its MTT line is on its way, or is asked for in this clock
+ * (the lines after it read ahead); 0: its MTT line is on its way, or is asked for as the next clock begins
  * (rx_tlb_issue), try again; -1: without context memory the line cannot be read. */
 static int xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, uint64_t *bus, uint32_t on)
 {
@@ -179,7 +179,10 @@ static int xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, u
 		return -1; /* its line's read was refused: as without context memory */
 	if (!hit && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF))
 		return -1;
-	st->tl_on = hit == 0 || (hit > 0 && st->t.ahead);
+	/* its line missing and not on its way (its read goes before the look-ahead's, even while the
+	 * reads on their way are as many as can be), or the lines after it to read ahead */
+	st->tl_on = hit == 0 || (hit > 0 && st->t.ahead) ||
+		    (hit < 0 && !st->t.cfg_mtt && !st->t.fill_land && !rnic_tlb_coming(&st->t, mi / RNIC_TLB_ENTRIES));
 	st->tl_kind = hit > 0 ? RNIC_TLB_NEXT : RNIC_TLB_MISS;
 	st->tl_mi = mi;
 	if (hit > 0)
@@ -777,7 +780,7 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 	     rnic_rx_rdntcq_t *ntcs, rnic_rx_out_t *out)
 {
 #pragma HLS PIPELINE II = 1
-	uint32_t commit, go, room = rnic_rx_cmdq_room(cmds);
+	uint32_t commit, go, hint, hint_q, room = rnic_rx_cmdq_room(cmds);
 
 	if (in->rst) {
 		rx_reset(st);
@@ -803,6 +806,9 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 		return;
 	}
 	st->now = in->cycle;
+	hint = st->hint_cpl;
+	hint_q = st->hint_cpl_q;
+	st->hint_cpl = 0;
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rnic_tlb_hint(&st->t);
 	rx_mpt_ahead(st);
@@ -845,24 +851,26 @@ void rx_core(rx_core_t *st, const rnic_rx_in_t *in, rnic_rx_passq_t *pass, rnic_
 		st->fence_pending = 0;
 		st->fence_wait++;
 	}
-	if (go && room && !st->cmd_on && !st->fence_wait)
-		process(st, in, ntcs);
+	/* the reads the last clock's processing asked for, before this clock's: a line or entry its
+	 * lookup found missing, the receive WQE or operand its frame waits for */
 	if (!commit) {
 		rx_tlb_issue(st);
+		rx_mpt_issue(st);
 		issue_wait(st);
-		rx_mpt_ahead_issue(st);
-		prefetch_rwqe(st);
 	}
+	if (go && room && !st->cmd_on && !st->fence_wait)
+		process(st, in, ntcs);
+	if (!commit)
+		prefetch_rwqe(st);
 	if (st->rq_on)
 		rnic_rx_rdreqq_push(reqs, &st->rq);
 	if (st->cmd_on) {
 		rnic_rx_cmdq_push(cmds, &st->cmd);
 		st->wr_out += st->cmd.kind == RX_CMD_SEG || st->cmd.kind == RX_CMD_DATA;
 	}
-	/* the clock's prefetch hints: a completion's QP, then a doorbell's */
-	if (st->hint_cpl)
-		prefetch_hint(st, st->hint_cpl_q);
-	st->hint_cpl = 0;
+	/* the clock's prefetch hints: the last clock's completion's QP, then this clock's doorbell's */
+	if (hint)
+		prefetch_hint(st, hint_q);
 	if (st->db_pend) {
 		st->rq_pi[st->db_q] = st->db_pi;
 		prefetch_hint(st, st->db_q);

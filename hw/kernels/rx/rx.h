@@ -141,10 +141,13 @@ typedef struct {
 	                             * requested */
 	uint16_t pf_q[RX_PF_HINTS]; /* QPs whose next receive WQEs to fetch ahead (a doorbell gave */
 	uint32_t pf_head, pf_tail;  /* them some, or they used one); a full queue forgets a hint */
-	uint8_t hint_cpl;           /* a completion's hint of this clock (hint_cpl_q), queued at its end */
+	uint8_t hint_cpl;           /* a completion's hint (hint_cpl_q), queued at the next clock's end */
 	uint16_t hint_cpl_q;
-	uint8_t tl_on, tl_kind;     /* this clock's translation asks for a line (tl_kind, of entry */
-	uint32_t tl_mi;             /* tl_mi), read in rx_tlb_issue */
+	/* what a clock's lookup found missing, read as the next clock begins (rx_tlb_issue,
+	 * rx_mpt_issue), before that clock's lookup: a line (tl_kind, of entry tl_mi), an MPT entry
+	 * (mm_key) */
+	uint8_t tl_on, tl_kind, mm_on;
+	uint32_t tl_mi, mm_key;
 	uint32_t src;               /* the next segment's first payload byte: the GRH's first, then the
 	                             * frame's from pay_off */
 	uint32_t pay_off, gh;       /* payload offset in the frame; GRH bytes before it (UD) */

@@ -67,7 +67,7 @@ void rx_notice(rx_core_t *st, uint32_t psn, uint32_t syndrome, uint32_t rd);
 void rx_completion(rx_core_t *st, uint64_t wr_id, uint32_t opcode, uint32_t status, uint32_t len);
 int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS]);
 void rx_mpt_ahead(rx_core_t *st);
-void rx_mpt_ahead_issue(rx_core_t *st);
+void rx_mpt_issue(rx_core_t *st);
 void rx_tlb_issue(rx_core_t *st);
 const rx_sge_t *rx_rwqe_next(rx_core_t *st, uint32_t qpn);
 int rx_rwqe_checked(rx_core_t *st, uint32_t qpn, const rx_look_t *lk);

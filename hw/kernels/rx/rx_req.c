@@ -528,15 +528,19 @@ static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 	}
 }
 
-/* The MPT entry of key into e: 1; 0: a miss, its read asked for now when the read channel has
- * room (rx_mpt_get again next clock); -1: wait (rnic_mpt_get). */
+/* The MPT entry of key into e: 1; 0: a miss, its read asked for as the next clock begins
+ * (rx_mpt_issue; rx_mpt_get again then); -1: wait (rnic_mpt_get). A miss not on its way waits
+ * for no other read: while the reads on their way are as many as can be, it is asked for too,
+ * and the look-ahead makes none. */
 int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
 {
 	int hit = rnic_mpt_get(&st->t, st->icm, key, e);
-	uint64_t bus;
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 
-	if (!hit && rx_rd_room(st) && (bus = rnic_mpt_read(&st->t, st->icm, key, 0, 0, (uint32_t)st->now)))
-		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, st->qpn);
+	if (!hit || (hit < 0 && i < RNIC_MAX_MPT && !st->t.cfg_mpt && !st->t.mf_land && !rnic_mpt_coming(&st->t, i))) {
+		st->mm_on = 1;
+		st->mm_key = key;
+	}
 	return hit;
 }
 
@@ -560,10 +564,20 @@ void rx_mpt_ahead(rx_core_t *st)
 	st->mk_want_xl = st->mk_cand_xl;
 }
 
-void rx_mpt_ahead_issue(rx_core_t *st)
+/* The MPT entry read of this clock, before its lookup: the last clock's miss (mm_key, asked again
+ * by the lookup while it misses; it does not wait for a fence, which may wait for the frame that
+ * needs it), else, none asked, the look-ahead's. */
+void rx_mpt_issue(rx_core_t *st)
 {
 	uint64_t bus;
 
+	if (st->mm_on) {
+		st->mm_on = 0;
+		if (rx_rd_room(st) && rnic_mpt_can_read(&st->t, st->mm_key) &&
+		    (bus = rnic_mpt_read(&st->t, st->icm, st->mm_key, 0, 0, (uint32_t)st->now)))
+			rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, 0);
+		return;
+	}
 	if (!st->mk_want || !rx_rd_room(st) || st->fence_pending)
 		return;
 	st->mk_want = 0;
@@ -572,9 +586,9 @@ void rx_mpt_ahead_issue(rx_core_t *st)
 		rx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, RD_MPT, 0);
 }
 
-/* The TLB's read of this clock, one place for all: the line this clock's translation missed, or
- * the lines after the one it hit (xlate), else the line the look-ahead found missing
- * (rnic_tlb_hint), which waits while a fence waits to be sent. */
+/* The TLB's read of this clock, one place for all, before its lookup: the line the last clock's
+ * translation missed, or the lines after the one it hit (xlate), else the line the look-ahead
+ * found missing (rnic_tlb_hint), which waits while a fence waits to be sent. */
 void rx_tlb_issue(rx_core_t *st)
 {
 	uint32_t kind = st->tl_on ? st->tl_kind : RNIC_TLB_HINT, len;
