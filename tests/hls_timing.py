@@ -62,10 +62,22 @@ class Report:
         self.calls = [model.di.where(e[5]) for e in ep if e[0] in ("call", "divide")]
         self.model = model
 
+    def chain(self, leaf, m):
+        """the source lines a path passes, from its end back, each with when it gets there (ns)"""
+        L, di = self.model.L, self.model.di
+        out, last = [], None
+        while leaf is not None and len(out) < 400:
+            w = di.where(L.dbg[leaf]) if L.dbg[leaf] else None
+            if w and w != last:
+                out.append((w, L.ns[m][leaf] / 1000))
+                last = w
+            leaf = L.par[m][leaf]
+        return out
+
     def ends(self, n=20):
         """the n deepest writes of the state, one a source line: (ns, line, the functions its path
         goes through with the time it reaches each)"""
-        L, di = self.model.L, self.model.di
+        di = self.model.di
         best = {}
         for e in self.model.endpoints:
             if e[0] == "state" and e[1] == 1:
@@ -75,14 +87,12 @@ class Report:
         out = []
         for w, (ps, leaf) in sorted(best.items(), key=lambda kv: -kv[1][0])[:n]:
             fns = []
-            while leaf is not None:
-                at = di.where(L.dbg[leaf]) if L.dbg[leaf] else None
-                f = at.split()[-1] if at else None
-                if f and (not fns or fns[-1][0] != f):
-                    fns.append((f, L.ns[1][leaf] / 1000))
-                elif f:
-                    fns[-1] = (f, L.ns[1][leaf] / 1000)
-                leaf = L.par[1][leaf]
+            for at, t in self.chain(leaf, 1):
+                f = at.split()[-1]
+                if fns and fns[-1][0] == f:
+                    fns[-1] = (f, t)
+                else:
+                    fns.append((f, t))
             out.append((ps / 1000, w, " > ".join(f"{f} {t:.1f}" for f, t in fns[::-1])))
         return out
 
@@ -91,15 +101,8 @@ class Report:
         if e is None:
             return []
         m = 1 if which == "rec" else 0
-        L, di = self.model.L, self.model.di
-        out, leaf, last = [di.where(e[5])], e[4], None
-        while leaf is not None and len(out) < 400:
-            w = di.where(L.dbg[leaf]) if L.dbg[leaf] else None
-            if w and w != last:
-                out.append(f"{w} ({L.ns[m][leaf] / 1000:.2f} ns)")
-                last = w
-            leaf = L.par[m][leaf]
-        return out[::-1]
+        out = [f"{w} ({t:.2f} ns)" for w, t in self.chain(e[4], m)]
+        return out[::-1] + [self.model.di.where(e[5])]
 
 
 def analyze(text, top, state_args=("%st",)):

@@ -319,6 +319,16 @@ static inline int rnic_mpt_get(rnic_tables_t *t, const uint64_t icm[RNIC_ICM_MAX
 	return 1;
 }
 
+/* After a lookup of key that did not find its entry (rnic_mpt_get 0 or -1): whether its read is
+ * still to be made, now or once fewer than RNIC_MPT_RQ reads are on their way (not on its way,
+ * the ports not the firmware's or a landing's) */
+static inline int rnic_mpt_wanted(const rnic_tables_t *t, uint32_t key)
+{
+	uint32_t i = key >> RNIC_KEY_TAG_BITS;
+
+	return i < RNIC_MAX_MPT && !t->cfg_mpt && !t->mf_land && !rnic_mpt_coming(t, i);
+}
+
 /* Whether to read key's entry ahead of its use (looked up in mpt_tagc, a read of its own): 1 when
  * the line holds no whole entry of it and no read of it is on its way (rnic_mpt_read then, which
  * makes none without context memory); 0 when it needs none; -1: ask again, it cannot be known or
@@ -463,6 +473,12 @@ static inline int rnic_tlb_get(rnic_tables_t *t, uint32_t mi, uint64_t *bus, uin
 		return 1;
 	}
 	return rnic_tlb_coming(t, line) || t->tq_tail - t->tq_head >= RNIC_TLB_RQ ? -1 : 0;
+}
+
+/* ... and of MTT entry mi after rnic_tlb_get 0 or -1 (as rnic_mpt_wanted) */
+static inline int rnic_tlb_wanted(const rnic_tables_t *t, uint32_t mi)
+{
+	return !t->cfg_mtt && !t->fill_land && !rnic_tlb_coming(t, mi / RNIC_TLB_ENTRIES);
 }
 
 /* The look-ahead, at the clock's start (before this clock's tag writes): a line asked for by work

@@ -181,8 +181,7 @@ static int xlate(rx_core_t *st, const uint32_t e[RNIC_MPT_WORDS], uint64_t va, u
 		return -1;
 	/* its line missing and not on its way (its read goes before the look-ahead's, even while the
 	 * reads on their way are as many as can be), or the lines after it to read ahead */
-	st->tl_on = hit == 0 || (hit > 0 && st->t.ahead) ||
-		    (hit < 0 && !st->t.cfg_mtt && !st->t.fill_land && !rnic_tlb_coming(&st->t, mi / RNIC_TLB_ENTRIES));
+	st->tl_on = (hit <= 0 && rnic_tlb_wanted(&st->t, mi)) || (hit > 0 && st->t.ahead);
 	st->tl_kind = hit > 0 ? RNIC_TLB_NEXT : RNIC_TLB_MISS;
 	st->tl_mi = mi;
 	if (hit > 0)

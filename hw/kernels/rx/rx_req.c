@@ -535,9 +535,8 @@ static void request(rx_core_t *st, const rnic_rx_in_t *in, const rx_head_t *x)
 int rx_mpt_get(rx_core_t *st, uint32_t key, uint32_t e[RNIC_MPT_WORDS])
 {
 	int hit = rnic_mpt_get(&st->t, st->icm, key, e);
-	uint32_t i = key >> RNIC_KEY_TAG_BITS;
 
-	if (!hit || (hit < 0 && i < RNIC_MAX_MPT && !st->t.cfg_mpt && !st->t.mf_land && !rnic_mpt_coming(&st->t, i))) {
+	if (hit <= 0 && rnic_mpt_wanted(&st->t, key)) {
 		st->mm_on = 1;
 		st->mm_key = key;
 	}
