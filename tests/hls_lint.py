@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 KDIR = ROOT / "hw" / "kernels"
 # synthesizable sources and the top function of each kernel (the *_dpi.c files are simulation glue)
 SOURCES = {"common/rnic_crc.c": None, "common/rnic_icrc.c": None,
-           "tx/tx_stages.c": "rnic_tx_step", "tx/tx.c": None, "tx/tx_build.c": None,
+           "tx/tx_stages.c": "rnic_tx_step", "tx/tx.c": None, "tx/tx_build.c": None, "tx/tx_sched.c": None,
            "tx/tx_reset.c": None, "tx/tx_egress.c": None, "tx/tx_emit.c": None, "tx/tx_rsq.c": None, "tx/tx_rdport.c": None,
            "tx/tx_wheel.c": None,
            "rx/rx_stages.c": "rnic_rx_step", "rx/rx_mac.c": None, "rx/rx_icrc.c": None, "rx/rx_parse.c": None,

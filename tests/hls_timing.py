@@ -116,7 +116,7 @@ def analyze(text, top, state_args=("%st",)):
 # kernel: (sources under hw/kernels, the functions the table reports): each stage (a pipeline of
 # its own, II=1), and what is not yet split into stages as one function (UNSTAGED).
 KERNELS = {
-    "tx": (["tx/tx.c", "tx/tx_build.c", "tx/tx_reset.c", "tx/tx_egress.c", "tx/tx_emit.c", "tx/tx_rsq.c", "tx/tx_rdport.c",
+    "tx": (["tx/tx.c", "tx/tx_build.c", "tx/tx_sched.c", "tx/tx_reset.c", "tx/tx_egress.c", "tx/tx_emit.c", "tx/tx_rsq.c", "tx/tx_rdport.c",
             "tx/tx_wheel.c", "common/rnic_icrc.c", "common/rnic_crc.c"],
            ["tx_core", "tx_emit", "rnic_icrc_fold", "rnic_icrc_shift", "rnic_icrc_sum", "tx_icrc_put", "tx_wheel", "tx_rsq", "tx_rdport"]),
     "rx": (["rx/rx_mac.c", "rx/rx_icrc.c", "rx/rx_parse.c", "rx/rx_store.c", "rx/rx_ctx.c", "rx/rx.c", "rx/rx_req.c",

@@ -17,7 +17,8 @@
  *     10.6.3.1) and an outstanding-WQE slot reserved;
  *   - the packets built go to the emitter (tx_emit.c), their payload beats as they come from
  *     the read channel.
- * The packet builder is tx_build.c; the scheduler, the acknowledgements and the timers are here.
+ * The packet builder is tx_build.c, the scheduler tx_sched.c; the acknowledgements and the timers
+ * are here.
  * Each QP's state is split between a send side (WQE start, go-back-N, pushed WQEs) and a
  * completion side (ACK notices, the ACK timer), a block RAM each with one event a clock, and
  * memories of their own for what one side writes and the other reads (tx.h); the doorbell and
@@ -170,19 +171,6 @@ static void ob_collect(tx_core_t *st)
 	st->g_n--;
 }
 
-/* QP q may send a further WQE: ready to send, room in its window (ob_n outstanding, as the
- * caller's side sees them), no READ/atomic or RNR wait */
-static uint32_t pf_n(const tx_core_t *st, uint32_t q)
-{
-	return (uint8_t)(st->pf_fetched[q] - st->pf_started[q]);
-}
-
-static int may_send(const tx_core_t *st, uint32_t q, uint32_t ob_n)
-{
-	return st->qstate[q] == RNIC_QPS_RTS && ob_n + pf_n(st, q) < TX_OB &&
-	       !(st->rd_wait[q] && st->rd_retired[q] == st->rd_mark[q]) && !st->held[q];
-}
-
 /* The read channel's slot is taken this clock: a read asked already, or rdreqq full as the clock
  * began */
 int tx_rd_busy(const tx_core_t *st)
@@ -245,16 +233,6 @@ static void unfetch_land(tx_core_t *st)
 	st->uf = (tx_uf_t){0};
 }
 
-/* Bits set in the low n of m (a slot mask: an adder tree) */
-static uint32_t bits_below(uint32_t m, uint32_t n)
-{
-	uint32_t i, c = 0;
-
-	for (i = 0; i < 16; i++)
-		c += i < n && ((m >> i) & 1);
-	return c;
-}
-
 /* Last clock's completions and events into the FIFO as this one begins, from their registers, in
  * slot order (tx_cpl_full kept room) */
 static void cpls_land(tx_core_t *st)
@@ -263,115 +241,9 @@ static void cpls_land(tx_core_t *st)
 
 	for (i = 0; i < TX_CPL_CLK; i++)
 		if ((st->cs_v >> i) & 1)
-			st->cpl[(st->cpl_tail + bits_below(st->cs_v, i)) % TX_CPL_FIFO] = st->cs[i];
-	st->cpl_tail += bits_below(st->cs_v, TX_CPL_CLK);
+			st->cpl[(st->cpl_tail + tx_bits_below(st->cs_v, i)) % TX_CPL_FIFO] = st->cs[i];
+	st->cpl_tail += tx_bits_below(st->cs_v, TX_CPL_CLK);
 	st->cs_v = 0;
-}
-
-/* Last clock's wakes, as this one begins: into `wake` in slot order, each unless its QP is there
- * already or in an earlier slot (the wakes are registers, all compared at once; each goes as far
- * along as the wakes kept before it). */
-static void wakes_land(tx_core_t *st)
-{
-	uint32_t i, j, there, keep = 0;
-
-	for (i = 0; i < TX_WAKE_CLK; i++) {
-		there = 0;
-		for (j = 0; j < TX_WAKE; j++)
-			there |= st->wake[j] == st->wk_q[i] && (j - st->wake_head) % TX_WAKE < st->wake_tail - st->wake_head;
-		for (j = 0; j < TX_WAKE_CLK; j++)
-			there |= j < i && ((st->wk_v >> j) & 1) && st->wk_q[j] == st->wk_q[i];
-		keep |= (uint32_t)(((st->wk_v >> i) & 1) && !there) << i;
-	}
-	for (i = 0; i < TX_WAKE_CLK; i++)
-		if ((keep >> i) & 1)
-			st->wake[(st->wake_tail + bits_below(keep, i)) % TX_WAKE] = st->wk_q[i];
-	st->wake_tail += bits_below(keep, TX_WAKE_CLK);
-	st->wk_v = 0;
-}
-
-/* One wake per clock joins the active list, unless its QP is in it already: act_set[q] !=
- * act_clr[q] (the scheduler's pop of this clock forwarded: its act_clr write lands at the clock's
- * end). The entry carries the act_set value, which the scheduler writes to act_clr as it pops it. */
-static void join(tx_core_t *st)
-{
-	uint32_t q, clr;
-
-	if (st->wake_head == st->wake_tail)
-		return;
-	q = st->wake[st->wake_head++ % TX_WAKE];
-	clr = st->pop_valid && st->pop_q == q ? st->pop_tok : st->act_clr[q];
-	if (st->act_set[q] != clr)
-		return;
-	st->act_set[q] = (uint8_t)!clr;
-	st->act[st->act_tail++ % RNIC_MAX_QP] = (uint16_t)(q | !clr << ACT_TOK);
-}
-
-/* Scheduler: the QP at the head of the active list fetches its next WQEs, up to a batch in one DMA
- * read of its own (wqreqq), while the message in progress is still being built; with more to
- * fetch it goes to the back of the list, else it leaves it (until an event wakes it again). Not
- * in a clock a drop lands in or a WQE is pushed in, which move the same counters, nor in a
- * doorbell's, which reads sq_ci too (a block RAM's two ports); nor in one where a drop is asked
- * (a go-back-N, a READ limit, an error), a QPC is committed, a go-back-N is decided or waits, or
- * a QP's timers are looked at (tmr): they write what it reads (a READ limit's wait, an RNR hold,
- * the state), and a block RAM's word is not read in the clock it is written. */
-static void schedule(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_wqreqq_t *wqs, uint32_t tmr)
-{
-	uint32_t a, q, mask, err, ob_n, posted, wroom, n, room, k;
-	uint64_t addr;
-
-	if (st->pf_tail - st->pf_head >= TX_PF || !rnic_tx_wqreqq_room(wqs) || st->rd_used + 1u >= TX_RD_FIFO ||
-	    tx_cpl_full(st) || st->act_head == st->act_tail || !st->wake_ok || st->uf_now || st->uf.valid || tmr ||
-	    st->rw_valid || st->commit_valid ||
-	    (in->push_valid && st->o.push_ready && in->push_last) || (in->db_valid && st->o.db_ready))
-		return;
-	a = st->act[st->act_head++ % RNIC_MAX_QP];
-	q = a & (RNIC_MAX_QP - 1);
-	st->pop_valid = 1;
-	st->pop_q = (uint16_t)q;
-	st->pop_tok = (uint8_t)(a >> ACT_TOK);
-	mask = (1u << st->sq_log[q]) - 1;
-	err = tx_fwd(&st->cw_err_s, q, st->err_s_k[q]) | tx_fwd(&st->cw_err_c, q, st->err_c_k[q]);
-	ob_n = (uint8_t)(tx_fwd(&st->cw_tail, q, st->ob_tail_k[q]) - tx_fwd(&st->cw_head, q, st->ob_head_k[q]));
-	posted = (uint16_t)(st->sq_pi[q] - st->sq_ci[q]);
-	wroom = TX_OB - ob_n - pf_n(st, q);
-	/* WQEs to fetch: to send, or to flush once those outstanding are */
-	if (!posted || (err ? ob_n : !may_send(st, q, ob_n))) {
-		if (err && posted)
-			tx_wake(st, WK_SCHED, q); /* in error: it stays in the list until its outstanding WQEs are flushed */
-		return;
-	}
-	addr = st->sq_base[q] + (uint64_t)(st->sq_ci[q] & mask) * RNIC_WQE_BYTES;
-	/* as many as are posted, fit the ring ahead, the outstanding-WQE window, the ring's end and
-	 * the 4 KiB page (a DMA read never crosses one) */
-	n = posted;
-	room = TX_PF - (st->pf_tail - st->pf_head);
-	n = n < room ? n : room;
-	if (!err)
-		n = n < wroom ? n : wroom;
-	room = mask + 1 - (st->sq_ci[q] & mask);
-	n = n < room ? n : room;
-	room = (4096 - (uint32_t)(addr & 4095)) / RNIC_WQE_BYTES;
-	n = n < room ? n : room;
-	n = n < TX_PF_BATCH ? n : TX_PF_BATCH;
-	*rnic_tx_wqreqq_slot(wqs) = (tx_rdreq_t){.bus = addr, .len = (uint16_t)(n * RNIC_WQE_BYTES), .kind = REQ_WQE};
-	rnic_tx_wqreqq_push(wqs, NULL);
-	st->wq_on = 1;
-	for (k = 0; k < TX_PF_BATCH; k++) {
-		tx_pf_t *f = &st->pf[(st->pf_tail + k) % TX_PF];
-
-		if (k < n) {
-			f->qpn = (uint16_t)q;
-			f->index = (uint16_t)(st->sq_ci[q] + k);
-			f->ready = 0;
-			f->discard = 0;
-		}
-	}
-	st->pf_tail += n;
-	st->sq_ci[q] = (uint16_t)(st->sq_ci[q] + n);
-	st->pf_fetched[q] = (uint8_t)(st->pf_fetched[q] + n);
-	if (n < posted && (err || n < wroom)) /* more to fetch */
-		tx_wake(st, WK_SCHED, q);
 }
 
 /* Go back N on QP q: its unacknowledged WQEs are fetched and sent again from the oldest, with
@@ -609,7 +481,7 @@ static void pushed(tx_core_t *st, const rnic_tx_in_t *in)
 	q = qe % RNIC_MAX_QP;
 	idx = RNIC_WQE_PUSH_INDEX_GET(w);
 	take = st->sq_pi[q] == st->sq_ci[q] && st->sq_ci[q] == idx && st->pf_fill == st->pf_tail &&
-	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && !st->rw_valid && may_send(st, q, tx_ob_n_s(st, q));
+	       st->pf_tail - st->pf_head < TX_PF && !tx_err_s(st, q) && !st->rw_valid && tx_may_send(st, q, tx_ob_n_s(st, q));
 	if (!ring(st, WK_PUSH, qe, in->push_ctx, idx + 1, in->cycle) || !take)
 		return;
 	f = &st->pf[st->pf_tail % TX_PF];
@@ -790,34 +662,41 @@ static uint64_t check_qp(tx_core_t *st, uint32_t q)
 		int resume = ob->op == RNIC_WQE_OP_RDMA_READ && rnic_psn_diff(p->rd_next, ob->first_psn) > 0 &&
 			     rnic_psn_diff(p->rd_next, ob->last_psn) <= 0;
 
-		rewind_qp(st, q, resume ? p->rd_next : ob->first_psn, 0);
+		st->tm_valid = 1;
+		st->tm_q = (uint16_t)q;
+		st->tm_psn = resume ? p->rd_next : ob->first_psn;
 		return soon;
 	}
 	return tick_cycle(st, from + (1u << t) + 1);
 }
 
+/* A QP's timers to look at: the one the send side found in error, or the wheel's next */
+static int timer_due(const tx_core_t *st, const rnic_tx_twdueq_t *due, const rnic_tx_twretq_t *ret)
+{
+	return st->fl_valid || (rnic_tx_twdueq_count(due) && rnic_tx_twretq_room(ret));
+}
+
 /* The completion side's spare clock: the QP the send side found in error, else the wheel's next
- * QP, answered with when to look at it again (or that it has nothing to time). 1: one was. */
-static uint32_t check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret)
+ * QP, answered with when to look at it again (or that it has nothing to time). */
+static void check_timer(tx_core_t *st, rnic_tx_twdueq_t *due, rnic_tx_twretq_t *ret)
 {
 	tx_twret_t *r = rnic_tx_twretq_slot(ret);
 	uint32_t fl = st->fl_valid, q;
 	uint64_t d;
 
-	if (!fl && (!rnic_tx_twdueq_count(due) || !rnic_tx_twretq_room(ret)))
-		return 0;
+	if (!timer_due(st, due, ret))
+		return;
 	q = fl ? st->fl_q : *rnic_tx_twdueq_head(due);
 	d = check_qp(st, q); /* one call: one QP's timers a clock, whichever asks */
 	if (fl) {
 		st->fl_valid = 0;
-		return 1;
+		return;
 	}
 	rnic_tx_twdueq_pop(due);
 	r->q = (uint16_t)q;
 	r->drop = d == UINT64_MAX;
 	r->tick = (uint32_t)((d + (1u << TW_SHIFT) - 1) >> TW_SHIFT);
 	rnic_tx_twretq_push(ret, NULL);
-	return 1;
 }
 
 /* A WQE's beat from the read channel into the prefetch ring */
@@ -840,6 +719,25 @@ static void wqe_beat(tx_core_t *st, const tx_rdbeat_t *b)
 	}
 }
 
+/* What the completion side takes this clock, from the registers as it begins: the go-back-N of an
+ * ACK timeout found last clock, else an ACK notice (the RX kernel holds the next one until this
+ * one is taken), else a UC/UD message whose last packet left (the emitter), else garbage to free
+ * or the ACK timer (idle); none while a go-back-N waits for the send side, nor in a commit's
+ * clock (it takes both sides' ports) */
+enum { CP_NONE, CP_TIMEOUT, CP_ACK, CP_RETIRE, CP_IDLE };
+static uint32_t cpl_pick(const tx_core_t *st, const rnic_tx_retq_t *retq)
+{
+	if (!st->wake_ok || st->qc_port)
+		return CP_NONE;
+	if (st->tm_valid)
+		return st->rw_valid ? CP_NONE : CP_TIMEOUT;
+	if (st->ack_busy && !st->rw_valid)
+		return CP_ACK;
+	if (rnic_tx_retq_count(retq) && !tx_cpl_full(st) && !(st->rw_valid && !st->qs_port))
+		return CP_RETIRE;
+	return st->ack_busy || st->rw_valid ? CP_NONE : CP_IDLE;
+}
+
 void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_rdreqq_t *reqs, rnic_tx_wqreqq_t *wqs,
 	     rnic_tx_rdbeatq_t *beats, rnic_tx_crdq_t *crd, rnic_tx_retq_t *retq, rnic_tx_fltq_t *fltq, rnic_tx_twaddq_t *twadd, rnic_tx_twdueq_t *twdue,
 	     rnic_tx_twretq_t *twret, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq, rnic_tx_rjcq_t *rjcq,
@@ -849,7 +747,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	const tx_rdbeat_t *b = rnic_tx_rdbeatq_head(beats);
 	uint32_t kind = rnic_tx_rdbeatq_count(beats) ? b->kind : REQ_PAYLOAD; /* none: no kind it brings */
 	tx_look_t lk;
-	uint32_t rw, start, tmr = 0;
+	uint32_t rw, start, pick;
 
 	if (in->rst || !(st->sweep & RNIC_SWEPT)) {
 		if (in->rst)
@@ -860,7 +758,7 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		return;
 	}
 	st->now = in->cycle;
-	wakes_land(st);
+	tx_wakes_land(st);
 	rnic_caches_clock(&st->t, in->cfg_valid, in->cfg_addr);
 	rnic_tlb_hint(&st->t);
 	st->obn_fw = 0;
@@ -893,6 +791,14 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		st->ack_syn = in->ack_syndrome;
 		st->ack_rd = in->ack_rd;
 	}
+	/* decided from the registers as the clock begins, before anything of this clock is: the
+	 * completion side's event, a go-back-N's send side (go_back), the WQE start (the message in
+	 * progress all built, its reads all made: a start is built from the next clock on) and the
+	 * scheduler's fetch */
+	pick = cpl_pick(st, retq);
+	rw = st->rw_valid && !st->qs_port;
+	start = start_ready(st, fltq);
+	tx_schedule(st, in, wqs, pick == CP_IDLE && !st->g_n && timer_due(st, twdue, twret));
 	/* an MTT line's or an MPT entry's beat before this clock's lookup (tx_lookup), once the
 	 * last has landed: its landing at the clock's end takes the cache's ports, the lookups of this
 	 * clock wait for it */
@@ -904,35 +810,32 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		rnic_tx_rdbeatq_pop(beats);
 	}
 	tx_lookup(st, &lk, rnic_tx_fltq_count(fltq));
-	/* the completion side first (it sees the outstanding WQEs as they were at the clock's
-	 * start; a go-back-N it decides is done by the send side from the next clock on, go_back):
-	 * an ACK notice (the RX kernel holds the next one until this one is taken), else a UC/UD
-	 * message whose last packet left (the emitter), else garbage to free, else the ACK timer;
-	 * none while a go-back-N waits for the send side */
-	rw = st->rw_valid && !st->qs_port;
-	if (st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
+	/* the completion side (it sees the outstanding WQEs as they were at the clock's start; a
+	 * go-back-N it decides is done by the send side from the next clock on, go_back) */
+	if (pick == CP_TIMEOUT) {
+		st->qc_port = 1;
+		st->tm_valid = 0;
+		rewind_qp(st, st->tm_q, st->tm_psn, 0);
+	} else if (pick == CP_ACK) {
 		st->qc_port = 1;
 		acknowledge(st);
-	} else if (rnic_tx_retq_count(retq) && !tx_cpl_full(st) && st->wake_ok && !st->qc_port && !rw) {
+	} else if (pick == CP_RETIRE) {
 		st->qc_port = 1;
 		ob_retire(st, rnic_tx_retq_head(retq)->qpn, rnic_tx_retq_head(retq)->status);
 		rnic_tx_retq_pop(retq);
-	} else if (!st->ack_busy && st->wake_ok && !st->qc_port && !st->rw_valid) {
+	} else if (pick == CP_IDLE) {
 		st->qc_port = 1;
 		if (st->g_n)
 			ob_collect(st);
 		else
-			tmr = check_timer(st, twdue, twret);
+			check_timer(st, twdue, twret);
 	}
 	if (rw)
 		go_back(st);
 	/* a QPC committed (its word 0 written) last clock: read back now, a clock after the write */
 	if (st->commit_valid)
 		commit_qp(st, st->commit_qpn);
-	/* the builder's clock, then the WQE start's, which it decides from the registers as the clock
-	 * began (the message in progress all built, its reads all made): a start is built from the
-	 * next clock on */
-	start = start_ready(st, fltq);
+	/* the builder's clock, then the WQE start's */
 	tx_build(st, &lk, pkq, fltq, rjq, rjxq, rjcq);
 	start_next(st, &lk, start);
 	if (in->db_valid && st->o.db_ready)
@@ -949,7 +852,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 		rnic_tx_rdbeatq_pop(beats);
 	}
 	st->la_fill = st->pf_fill;
-	schedule(st, in, wqs, tmr);
 	if (!st->o.cpl_valid && st->cpl_head != st->cpl_tail) {
 		st->o.cpl = st->cpl[st->cpl_head++ % TX_CPL_FIFO];
 		st->o.cpl_valid = 1;
@@ -958,11 +860,12 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	if (st->rq_on)
 		rnic_tx_rdreqq_push(reqs, &st->rq);
 	st->rd_used = (uint8_t)(st->rd_used + st->rq_on + st->wq_on);
-	join(st);
+	tx_join(st);
 	/* writes that land at the clock's edge, after this clock's reads */
 	if (st->ts_pending)
 		st->t_sent[st->ts_qpn] = tx_tick(st->now);
 	st->ts_pending = 0;
+	tx_fetch_land(st);
 	if (st->pop_valid)
 		st->act_clr[st->pop_q] = st->pop_tok;
 	st->pop_valid = 0;
@@ -982,6 +885,6 @@ void tx_core(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_pkq_t *pkq, rnic_tx_
 	st->wake_ok = TX_WAKE - (st->wake_tail - st->wake_head) >= 2 * TX_WAKE_CLK;
 	st->o.db_ready = st->wake_ok && !st->commit_valid && !st->push_half && !st->uf.valid;
 	st->o.push_ready = st->wake_ok && !(st->commit_valid && st->push_half) && !st->uf.valid;
-	st->o.ack_ready = !st->ack_busy;
+	st->o.ack_ready = !st->ack_busy && !st->tm_valid; /* a timeout's go-back-N may take ack_* (rewind_qp) */
 	*out = st->o;
 }

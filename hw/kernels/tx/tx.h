@@ -184,6 +184,9 @@ typedef struct {
 	uint8_t rw_valid;                /* a go-back-N for the send side: QP, the WQE and PSN to */
 	uint16_t rw_qpn, rw_index;       /* go back to, the PSN to resume at */
 	uint32_t rw_psn, rw_restart;
+	uint8_t tm_valid;                /* an ACK timeout found by the timer scan: the QP and the */
+	uint16_t tm_q;                   /* PSN it goes back to (rewind_qp, the completion side's */
+	uint32_t tm_psn;                 /* next event) */
 	/* the tick each QP last sent a packet in: with qc's t_prog, where the ACK timer runs from (a
 	 * memory of its own: the packet builder writes it, landing at the clock's end, ts_pending;
 	 * the ACK timer reads it) */
@@ -245,6 +248,9 @@ typedef struct {
 	uint8_t act_set[RNIC_MAX_QP], act_clr[RNIC_MAX_QP];
 	uint8_t pop_valid, pop_tok;
 	uint16_t pop_q;
+	/* the scheduler's fetch of this clock, its ring slots taken at the clock's end (fetch_land) */
+	uint16_t sf_q, sf_ci;
+	uint8_t sf_n;
 
 	/* WQEs fetched ahead in batches, in the order requested: slots [pf_head, pf_tail) are
 	 * taken, data fills them from pf_fill on (DMA reads return in request order) */
@@ -304,6 +310,17 @@ typedef struct {
 	uint32_t iss_sge, iss_sge_off;
 	uint64_t iss_va;
 	uint32_t iss_key;
+	/* the MPT entry of the issuer's key (ie_key), looked up in an earlier clock: its reads
+	 * translate from this register, and the lookup's port is the scatter check's meanwhile; a
+	 * write of the MPT drops it (ie_valid) */
+	uint8_t ie_valid;
+	uint32_t ie_key;
+	uint32_t ie_e[RNIC_MPT_WORDS];
+	/* the key whose entry the issuer's or the scatter check's lookup missed, to be read from the
+	 * next clock on (before the reads ahead, which wait for it; xl: the issuer's, at va) */
+	uint8_t mm_on, mm_xl;
+	uint32_t mm_key;
+	uint64_t mm_va;
 	uint32_t credit;             /* payload bytes requested and not yet taken into payq (crdq) */
 	/* the read of this clock for the read channel, pushed at its end (rq_on), into the room
 	 * rdreqq had as the clock began (rq_room) */

@@ -31,7 +31,7 @@ void tx_sge_check(tx_core_t *st, const tx_look_t *lk)
 		st->chk_k = st->chk_bad = st->chk_pd_any = 0;
 	}
 	if (RNIC_SGE_LEN_GET(s)) {
-		if (lk->iss || lk->hit <= 0) /* the lookup was the issuer's, or the entry is not there */
+		if (!lk->chk || lk->hit <= 0) /* the lookup was the issuer's, or the entry is not there */
 			return;
 		if (!rnic_mpt_live(lk->e, key, tx_is_rd(RNIC_WQE_OPCODE_GET(w)) ? RNIC_ACCESS_LOCAL_WRITE : 0,
 				   RNIC_SGE_ADDR_GET(s), RNIC_SGE_LEN_GET(s)) ||
@@ -43,51 +43,60 @@ void tx_sge_check(tx_core_t *st, const tx_look_t *lk)
 	st->chk_k++;
 }
 
-/* This clock's lookup of the MPT cache and of the TLB (a port each), made once, before the
- * consumers take its answer: for the read the issuer makes, when it may make one (the read slot
- * and the credit free, no refused packet to see to), else for the scatter entry the head WQE is
- * checked at (tx_sge_check), when there is a head. Made as the clock begins, from its
- * registers: a head that a go-back-N drops in this clock wastes it. */
+/* This clock's lookups, made once, before the consumers take their answers, as the clock begins,
+ * from its registers (a head that a go-back-N drops in this clock wastes its lookup). When the
+ * issuer may read (the read slot and the credit free, no refused packet to see to) and its key's
+ * entry is in ie_e, it translates its read in the TLB; the MPT cache's port is then the scatter
+ * check's (tx_sge_check: the entry the head WQE is checked at, when there is a head), else the
+ * issuer's key's, whose entry goes to ie_e for the next clock. */
 void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused)
 {
 	const tx_pf_t *f = &st->pf[st->pf_head % TX_PF];
 	const tx_sge_t *g = &st->sge[st->iss_sge];
-	const uint8_t *s;
-	uint32_t room, key, on;
+	const uint8_t *s = tx_sge_left(st);
+	uint32_t room, ikey = st->iss_rsp ? st->iss_key : g->key, on, iss, fill, k;
 
 	lk->la = st->la_slot - st->pf_head > st->la_fill - st->pf_head ? st->pf_head : st->la_slot;
 	lk->la_key = st->la_key[lk->la % TX_PF];
 	lk->la_addr = st->la_addr[lk->la % TX_PF];
 	lk->la_ok = st->la_ok[lk->la % TX_PF];
-	lk->hit = -1;
 	lk->x = -1;
 	lk->live = 0;
-	lk->iss = st->iss_left && !tx_rd_busy(st) && !tx_rd_full(st) && st->credit + RNIC_DMA_MAX_LEN <= TX_CREDIT &&
-		  !refused;
+	if (st->t.cfg_mpt)
+		st->ie_valid = 0; /* the MPT is written: looked up again */
+	iss = st->iss_left && !tx_rd_busy(st) && !tx_rd_full(st) && st->credit + RNIC_DMA_MAX_LEN <= TX_CREDIT &&
+	      !refused;
+	lk->iss = (uint8_t)(iss && st->ie_valid && st->ie_key == ikey);
+	lk->mine = (uint8_t)(iss && !lk->iss);
+	lk->chk = (uint8_t)(!lk->mine && st->pf_head != st->pf_tail && f->ready && !f->discard && s &&
+			    RNIC_SGE_LEN_GET(s));
+	lk->key = lk->mine ? ikey : lk->chk ? RNIC_SGE_LKEY_GET(s) : 0;
+	/* the TLB's port: the issuer's read, translated */
+	lk->addr = st->iss_rsp ? st->iss_va : g->addr + st->iss_sge_off;
+	lk->n = st->iss_rsp ? st->iss_left : g->len - st->iss_sge_off;
+	room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(lk->addr & (RNIC_PAGE_SIZE_BYTES - 1));
+	if (lk->n > room)
+		lk->n = room;
+	if (lk->n > st->iss_left)
+		lk->n = st->iss_left;
 	if (lk->iss) {
-		lk->addr = st->iss_rsp ? st->iss_va : g->addr + st->iss_sge_off;
-		lk->n = st->iss_rsp ? st->iss_left : g->len - st->iss_sge_off;
-		key = st->iss_rsp ? st->iss_key : g->key;
-		room = RNIC_PAGE_SIZE_BYTES - (uint32_t)(lk->addr & (RNIC_PAGE_SIZE_BYTES - 1));
-		if (lk->n > room)
-			lk->n = room;
-		if (lk->n > st->iss_left)
-			lk->n = st->iss_left;
-	} else {
-		if (st->pf_head == st->pf_tail || !f->ready || f->discard || !(s = tx_sge_left(st)) || !RNIC_SGE_LEN_GET(s))
-			return;
-		key = RNIC_SGE_LKEY_GET(s);
+		lk->live = (uint8_t)rnic_mpt_live(st->ie_e, ikey, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, lk->addr,
+						  lk->n);
+		on = st->iss_left > lk->n || (st->iss_rsp ? st->rj_open : g->len - st->iss_sge_off > lk->n);
+		lk->mi = rnic_mtt_index(st->ie_e, lk->addr, &lk->off);
+		if (lk->live)
+			lk->x = (int8_t)rnic_tlb_get(&st->t, lk->mi, &lk->bus, on);
+		st->t.mpt_hits++; /* the key's entry on chip, as a lookup that hits */
 	}
-	lk->key = key;
-	lk->hit = (int8_t)rnic_mpt_get(&st->t, st->icm, key, lk->e);
-	if (!lk->iss || lk->hit <= 0)
-		return;
-	lk->live = (uint8_t)rnic_mpt_live(lk->e, key, st->iss_rsp ? RNIC_ACCESS_REMOTE_READ : 0, lk->addr, lk->n);
-	if (!lk->live)
-		return;
-	on = st->iss_left > lk->n || (st->iss_rsp ? st->rj_open : g->len - st->iss_sge_off > lk->n);
-	lk->mi = rnic_mtt_index(lk->e, lk->addr, &lk->off);
-	lk->x = (int8_t)rnic_tlb_get(&st->t, lk->mi, &lk->bus, on);
+	/* the MPT cache's port (after the translation, which reads ie_e as the clock began) */
+	lk->hit = (int8_t)(lk->mine || lk->chk ? rnic_mpt_get(&st->t, st->icm, lk->key, lk->e) : -1);
+	/* the issuer's key's entry: its reads translate from it from the next clock on (the zeros of
+	 * no key too: its read poisons the packet and drops it); written as selects */
+	fill = lk->mine && lk->hit > 0;
+	st->ie_valid |= (uint8_t)fill;
+	st->ie_key = fill ? lk->key : st->ie_key;
+	for (k = 0; k < RNIC_MPT_WORDS; k++)
+		st->ie_e[k] = fill ? lk->e[k] : st->ie_e[k];
 }
 
 /* The SGEs of the WQE, checked already at the head of the prefetch ring (tx_sge_check: key,
@@ -507,14 +516,14 @@ static void stop_in_error(tx_core_t *st, uint32_t q)
  * (a frame cannot be taken back once its header is out); its message stops: a READ response
  * stream ends (the requester asks again and gets the NAK its key now earns), a request's WQE
  * completes with a protection error and its QP goes to error. */
-static int poison(tx_core_t *st)
+static int poison(tx_core_t *st, uint32_t left)
 {
 	uint32_t q = st->qpn;
 
 	if (!st->iss_rsp && (tx_cpl_full(st) || st->qs_port))
 		return -1; /* no room for the QP-fatal event yet, or the send side's port is taken */
-	tx_read_req(st, 0, st->iss_left, REQ_ZERO); /* its beats poison the packet (tx_emit) */
-	st->credit += st->iss_left;
+	tx_read_req(st, 0, left, REQ_ZERO); /* its beats poison the packet (tx_emit) */
+	st->credit += left;
 	st->iss_left = 0;
 	if (st->iss_rsp) {
 		rsp_stop(st);
@@ -536,6 +545,23 @@ static void mpt_miss(tx_core_t *st, uint32_t key, uint64_t va, uint32_t xl)
 
 	if (bus)
 		tx_read_req(st, bus, RNIC_ICM_MPT_STRIDE, REQ_MPT);
+}
+
+/* A lookup missed in an earlier clock (mm_key): 1 when its entry is to be read now (mpt_miss). It
+ * waits while RNIC_MPT_RQ reads are on their way or the MPT's ports are taken, and is forgotten
+ * once its read is on its way (asked since by another). */
+static int mm_read(tx_core_t *st)
+{
+	if (!st->mm_on)
+		return 0;
+	if (rnic_mpt_coming(&st->t, st->mm_key >> RNIC_KEY_TAG_BITS)) {
+		st->mm_on = 0;
+		return 0;
+	}
+	if (tx_rd_full(st) || !rnic_mpt_wanted(&st->t, st->mm_key) || !rnic_mpt_can_read(&st->t, st->mm_key))
+		return 0;
+	st->mm_on = 0;
+	return 1;
 }
 
 /* The WQEs fetched behind the head, a slot a clock: the first scatter entry's key not in the MPT
@@ -581,44 +607,45 @@ static void tx_refused(tx_core_t *st, rnic_tx_fltq_t *fltq)
 /* What the read slot does in a clock (build): one read, of one kind, made in one place */
 enum { RD_NONE, RD_PAY, RD_POISON, RD_MPT, RD_MTT };
 
-/* What the issuer asks of the read slot, with this clock's lookup (made for it): its payload's
- * read, its key's entry's or its page's line's (a miss), or the packet poisoned (the region gone,
- * its line refused, or no context memory to read the line from); RD_NONE while the entry or the
- * line is on its way (the slot is another's then). */
+/* What the issuer asks of the read slot, with this clock's translation (its key's entry in ie_e):
+ * its payload's read or its page's line's (a miss), or the packet poisoned (the region gone, no
+ * key, its line refused, or no context memory to read the line from); RD_NONE while the line is
+ * on its way (the slot is another's then). */
 static uint32_t issue_kind(const tx_core_t *st, const tx_look_t *lk)
 {
-	if (lk->hit < 0 || (lk->hit && lk->live && lk->x < 0))
+	if (lk->live && lk->x < 0)
 		return RD_NONE;
-	if (!lk->hit)
-		return RD_MPT;
 	if (!lk->live || (lk->x && lk->bus == RNIC_BUS_FAULT) || (!lk->x && !rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF)))
 		return RD_POISON;
 	return lk->x ? RD_PAY : RD_MTT;
 }
 
 /* The issuer's payload read */
-static void issue(tx_core_t *st, const tx_look_t *lk)
+static void issue(tx_core_t *st, const tx_look_t *lk, const tx_iss_t *c)
 {
+	uint32_t end = !st->iss_rsp && c->sge_off + lk->n == st->sge[c->sge].len; /* of its SGE */
+
 	tx_read_req(st, lk->bus + lk->off, lk->n, REQ_PAYLOAD);
 	st->credit += lk->n;
-	st->iss_left -= lk->n;
-	st->iss_va += lk->n;
-	st->iss_sge_off += lk->n;
-	if (!st->iss_rsp && st->iss_sge_off == st->sge[st->iss_sge].len) {
-		st->iss_sge++;
-		st->iss_sge_off = 0;
-	}
+	st->iss_left = c->left - lk->n;
+	st->iss_va = c->va + lk->n;
+	st->iss_sge = c->sge + end;
+	st->iss_sge_off = end ? 0 : c->sge_off + lk->n;
 }
 
-/* Packet builder and read issuer: one DMA read request, or one packet header, per clock: the
- * issuer's payload read first, then the reads ahead (an MPT entry the head WQE misses, the keys
- * and lines of WQEs further on), then, the message's reads all made, the next header. */
+/* Packet builder and read issuer, in a clock: the next header, once the packet built before has
+ * all its reads made as the clock begins, and one DMA read: the issuer's payload read first, then
+ * the reads ahead (an MPT entry a lookup missed, the keys and lines of WQEs further on, the lines
+ * ahead of the pages being read). The two never meet on a register (the issuer reads while a
+ * packet has reads left, the header is built when it has none): each takes what it reads as the
+ * clock began, the header first. */
 static void build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq)
 {
 	uint64_t bus, va = lk->addr;
 	uint32_t n, made = 0, rd = RD_NONE, key = lk->key, xl = 1, tk = RNIC_TLB_MISS;
 	uint32_t mtt = !tx_rd_full(st) && rnic_icm_bus(st->icm, RNIC_ICM_MTT_OFF) &&
 		       st->t.tq_tail - st->t.tq_head < RNIC_TLB_RQ; /* a line's read can be made */
+	tx_iss_t c = {st->iss_left, st->iss_sge, st->iss_sge_off, st->iss_va};
 	tx_bth_t h;
 	/* the packet to build, in registers: nothing of the one built before may leak into it (a
 	 * responder frame inheriting a UD packet's `retire` would retire a WQE of that QP) */
@@ -626,54 +653,54 @@ static void build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_t
 
 	if (rnic_tx_fltq_count(fltq))
 		tx_refused(st, fltq);
+	if (!c.left && rnic_tx_pkq_room(pkq)) {
+		if (rnic_tx_rjq_count(rjq)) {
+			made = build_response(st, rnic_tx_rjq_head(rjq), &k, &h);
+			rnic_tx_rjq_pop(rjq);
+		} else if (st->phase && st->cancel && st->wake_ok) {
+			st->phase = 0;
+			st->cancel = 0;
+			tx_wake(st, WK_CANCEL, st->qpn);
+		} else if (st->phase) {
+			build_request(st, &k, &h);
+			made = 1;
+		}
+		if (made) {
+			rnic_build_headers(h.q, st->t.port, k.hdr, h.op, k.pad, h.ackreq, h.psn, h.len, h.av);
+			pkt_push(&k, pkq);
+		}
+	}
 	if (tx_rd_busy(st))
-		return; /* one read a clock, or a header */
+		return; /* one read a clock */
 	if (lk->iss)
 		rd = issue_kind(st, lk);
-	if (rd == RD_NONE && !lk->iss && !lk->hit && !tx_rd_full(st)) {
-		/* the head WQE's scatter entry missed: its entry's read */
+	if (rd == RD_NONE && mm_read(st)) {
 		rd = RD_MPT;
-		va = xl = 0;
-	} else if (rd == RD_NONE && tx_mpt_ahead(st, lk)) {
+		key = st->mm_key;
+		va = st->mm_va;
+		xl = st->mm_xl;
+	} else if (rd == RD_NONE && !st->mm_on && tx_mpt_ahead(st, lk)) {
 		rd = RD_MPT;
 		key = lk->la_key;
 		va = lk->la_addr;
 	} else if (rd == RD_NONE && st->t.tw && mtt) {
 		rd = RD_MTT;
 		tk = RNIC_TLB_HINT;
-	} else if (rd == RD_NONE && st->iss_left && st->t.ahead && mtt) {
+	} else if (rd == RD_NONE && c.left && st->t.ahead && mtt) {
 		/* the issuer waits (the credit, the read list, a line or entry on its way): the lines
 		 * ahead of the pages being read */
 		rd = RD_MTT;
 		tk = RNIC_TLB_NEXT;
 	}
 	if (rd == RD_PAY) {
-		issue(st, lk);
+		issue(st, lk, &c);
 	} else if (rd == RD_POISON) {
-		poison(st);
+		poison(st, c.left);
+		st->ie_valid = 0; /* looked up again (a key refused once is read again) */
 	} else if (rd == RD_MPT) {
 		mpt_miss(st, key, va, xl);
 	} else if (rd == RD_MTT && (bus = rnic_tlb_read(&st->t, st->icm, lk->mi, tk, (uint32_t)st->now, &n))) {
 		tx_read_req(st, bus, n, REQ_MTT); /* none when the line was asked for since */
-	}
-	if (rd != RD_NONE || st->iss_left)
-		return;
-	if (!rnic_tx_pkq_room(pkq))
-		return;
-	if (rnic_tx_rjq_count(rjq)) {
-		made = build_response(st, rnic_tx_rjq_head(rjq), &k, &h);
-		rnic_tx_rjq_pop(rjq);
-	} else if (st->phase && st->cancel && st->wake_ok) {
-		st->phase = 0;
-		st->cancel = 0;
-		tx_wake(st, WK_CANCEL, st->qpn);
-	} else if (st->phase) {
-		build_request(st, &k, &h);
-		made = 1;
-	}
-	if (made) {
-		rnic_build_headers(h.q, st->t.port, k.hdr, h.op, k.pad, h.ackreq, h.psn, h.len, h.av);
-		pkt_push(&k, pkq);
 	}
 }
 
@@ -681,6 +708,8 @@ static void build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_t
 void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
 	      rnic_tx_rjcq_t *rjcq)
 {
+	uint32_t want;
+
 	if (rnic_tx_rjxq_count(rjxq)) {
 		/* a READ response asked for again: its packets still to come are dropped */
 		st->rj_drop = 1;
@@ -688,7 +717,14 @@ void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fl
 		st->rj_open &= st->rj_rid != st->rj_drop_rid;
 		rnic_tx_rjxq_pop(rjxq);
 	}
+	/* this clock's lookup's miss, to be read from the next clock on (as the reads on their way
+	 * were when the clock began; written as selects: nothing of this clock waits on it) */
+	want = (lk->chk || lk->mine) && lk->hit <= 0 && rnic_mpt_wanted(&st->t, lk->key);
 	build(st, lk, pkq, fltq, rjq);
+	st->mm_key = want ? lk->key : st->mm_key;
+	st->mm_va = want ? (lk->mine ? lk->addr : 0) : st->mm_va;
+	st->mm_xl = (uint8_t)(want ? lk->mine : st->mm_xl);
+	st->mm_on |= (uint8_t)want;
 	if (st->rj_stop) {
 		/* tx_rsq takes one every clock: there is room */
 		assert(rnic_tx_rjcq_room(rjcq));

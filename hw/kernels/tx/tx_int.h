@@ -35,6 +35,16 @@ static inline int tx_err_c(const tx_core_t *st, uint32_t q)
 	return tx_fwd(&st->cw_err_s, q, st->err_s_c[q]) | st->err_c[q];
 }
 
+/* Bits set in the low n of m (a slot mask: an adder tree) */
+static inline uint32_t tx_bits_below(uint32_t m, uint32_t n)
+{
+	uint32_t i, c = 0;
+
+	for (i = 0; i < 16; i++)
+		c += i < n && ((m >> i) & 1);
+	return c;
+}
+
 /* The oldest outstanding WQE's position, as the send side sees it */
 static inline uint32_t tx_head_s(const tx_core_t *st, uint32_t q)
 {
@@ -126,18 +136,26 @@ static inline uint32_t tx_ob_free(const tx_core_t *st)
 
 /* This clock's lookup of the MPT cache and the TLB (tx_lookup, tx_build.c) */
 typedef struct {
-	uint8_t iss;          /* made for the issuer's read (else for the head WQE's scatter entry) */
+	uint8_t iss;          /* the issuer's read translated, from its key's entry in ie_e */
 	uint8_t live;         /* the issuer's: the entry admits the read (rnic_mpt_live); then */
-	int8_t hit;           /* rnic_mpt_get's answer (-1 also when none was made), the entry in e */
 	int8_t x;             /* the issuer's translation: rnic_tlb_get's answer, the page in bus */
+	uint8_t mine;         /* the MPT lookup is the issuer's (its key's entry not in ie_e), or */
+	uint8_t chk;          /* the head WQE's scatter entry's */
+	int8_t hit;           /* rnic_mpt_get's answer (-1 also when none was made), the entry in e */
 	uint32_t e[RNIC_MPT_WORDS];
-	uint32_t key, n, mi;  /* the issuer's read: its key, length, MTT entry, */
+	uint32_t key, n, mi;  /* the MPT lookup's key; the issuer's read: its length, MTT entry, */
 	uint64_t addr, off, bus; /* address, and offset in its page */
 	/* the WQE further on whose key tx_mpt_ahead looks at (slot la), read as the clock begins */
 	uint32_t la, la_key;
 	uint64_t la_addr;
 	uint8_t la_ok;
 } tx_look_t;
+
+/* The read issuer's place in the packet being read (iss_*), as the clock began */
+typedef struct {
+	uint32_t left, sge, sge_off;
+	uint64_t va;
+} tx_iss_t;
 
 int tx_is_rd(uint32_t op);
 void tx_cpl_push(tx_core_t *st, uint32_t slot, uint32_t qpn, uint32_t cqn, uint64_t wr_id, uint32_t op, uint32_t len,
@@ -151,6 +169,11 @@ void tx_start_message(tx_core_t *st);
 const uint8_t *tx_sge_left(const tx_core_t *st);
 void tx_sge_check(tx_core_t *st, const tx_look_t *lk);
 void tx_lookup(tx_core_t *st, tx_look_t *lk, uint32_t refused);
+int tx_may_send(const tx_core_t *st, uint32_t q, uint32_t ob_n);
+void tx_wakes_land(tx_core_t *st);
+void tx_join(tx_core_t *st);
+void tx_schedule(tx_core_t *st, const rnic_tx_in_t *in, rnic_tx_wqreqq_t *wqs, uint32_t tmr);
+void tx_fetch_land(tx_core_t *st);
 void tx_stop_fetch(tx_core_t *st, uint32_t q, uint32_t first);
 void tx_build(tx_core_t *st, const tx_look_t *lk, rnic_tx_pkq_t *pkq, rnic_tx_fltq_t *fltq, rnic_tx_rjq_t *rjq, rnic_tx_rjxq_t *rjxq,
 	      rnic_tx_rjcq_t *rjcq);

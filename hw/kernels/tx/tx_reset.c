@@ -14,7 +14,7 @@ void tx_reset(tx_core_t *st)
 {
 	st->sweep = 0;
 	st->tw_add = 0;
-	st->rw_valid = 0;
+	st->rw_valid = st->tm_valid = 0;
 	st->ob_fresh = st->obf_head = st->obf_tail = st->g_n = 0;
 	st->obn_fw = 0;
 	st->phase = 0;
@@ -22,6 +22,7 @@ void tx_reset(tx_core_t *st)
 	st->pf_head = st->pf_fill = st->pf_tail = st->pf_beats = st->la_slot = st->la_fill = 0;
 	st->chk_head = ~0u; /* no head's scatter list checked */
 	st->iss_left = 0;
+	st->ie_valid = st->mm_on = 0;
 	st->rj_open = st->rj_drop = st->rj_stop = 0;
 	st->credit = st->rd_used = 0;
 	st->cpl_head = st->cpl_tail = 0;
@@ -31,7 +32,7 @@ void tx_reset(tx_core_t *st)
 	st->push_half = 0;
 	st->commit_valid = 0;
 	st->ts_pending = 0;
-	st->pop_valid = 0;
+	st->pop_valid = st->sf_n = 0;
 	st->fl_pend = st->fl_valid = 0;
 	st->uf = (tx_uf_t){0};
 	st->cw_head.valid = st->cw_tail.valid = st->cw_err_s.valid = st->cw_err_c.valid = 0;
