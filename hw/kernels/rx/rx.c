@@ -207,32 +207,55 @@ static const rx_sge_t *seg_next(const rx_core_t *st, uint64_t *addr, uint32_t *n
 }
 
 /* This clock's lookups, one of the MPT cache and one of the TLB (a port each), for what the
- * processing side does in it: B_SEG the cursor's segment, B_ATX the atomic's operand (each
- * checked against its region, rnic_mpt_live, and translated), or the key the frame at the head
- * is checked with before it is dispatched (head: it is this clock; rx_head_key). */
+ * processing side does in it: B_SEG the cursor's segment, B_ATX the atomic's operand, each
+ * checked against its region (rnic_mpt_live) and translated from its key's entry in se_e; the
+ * MPT cache's port is that key's when se_e holds another's (the write waits a clock: lk->hit 0),
+ * else the key the frame at the head is checked with before it is dispatched (head: it is this
+ * clock; rx_head_key). The entry a lookup finds goes to se_e for the next clock (written as
+ * selects: nothing of this clock waits on it). */
 static void lookup(rx_core_t *st, rx_look_t *lk, uint32_t head)
 {
 	const rx_sge_t *g = &st->wsge[0];
 	uint64_t addr = g->addr;
-	uint32_t key, n = 8, on = 0;
+	uint32_t key = 0, n = 8, on = 0, seg = st->busy == B_SEG || st->busy == B_ATX, mine, fill, i;
+	uint32_t e[RNIC_MPT_WORDS];
+	int hit = -1;
 
 	lk->hit = -1;
 	lk->live = 0;
 	lk->x = 0;
+	if (st->t.cfg_mpt)
+		st->se_valid = 0; /* the MPT is written: looked up again */
 	if (st->busy == B_SEG) {
 		g = seg_next(st, &addr, &n);
 		on = st->pay_left > n || st->seg_on;
-	} else if (st->busy != B_ATX && !(st->busy == B_IDLE && head && rx_head_key(st, &key))) {
-		return;
 	}
-	if (st->busy == B_SEG || st->busy == B_ATX)
+	mine = seg && !(st->se_valid && st->se_key == g->key);
+	if (seg && !mine) {
+		lk->hit = 1;
+		lk->live = (uint8_t)rnic_mpt_live(st->se_e, g->key, g->access, addr, n);
+		if (lk->live)
+			lk->x = xlate(st, st->se_e, addr, &lk->bus, on);
+		st->se_valid = lk->live; /* an entry that refuses is read again (a key refused once) */
+		st->t.mpt_hits++; /* the key's entry on chip, as a lookup that hits */
+	}
+	if (mine) {
 		key = g->key;
-	lk->hit = rx_mpt_get(st, key, lk->e);
-	if (lk->hit <= 0 || (st->busy != B_SEG && st->busy != B_ATX))
-		return;
-	lk->live = (uint8_t)rnic_mpt_live(lk->e, g->key, g->access, addr, n);
-	if (lk->live)
-		lk->x = xlate(st, lk->e, addr, &lk->bus, on);
+		lk->hit = 0;
+	}
+	if (mine || (!seg && st->busy == B_IDLE && head && rx_head_key(st, &key))) {
+		hit = rx_mpt_get(st, key, e);
+		if (!mine) {
+			lk->hit = hit;
+			for (i = 0; i < RNIC_MPT_WORDS; i++)
+				lk->e[i] = e[i];
+		}
+	}
+	fill = hit > 0;
+	st->se_valid |= (uint8_t)fill;
+	st->se_key = fill ? key : st->se_key;
+	for (i = 0; i < RNIC_MPT_WORDS; i++)
+		st->se_e[i] = fill ? e[i] : st->se_e[i];
 }
 
 /* Next DMA write segment of the frame's payload, to the store: cut at scatter entries and 4 KiB

@@ -68,6 +68,12 @@ typedef struct {
 	 * message starts with, an entry a clock (rg_k checked of the WQE rg_used of QP rg_qpn for
 	 * the frame at rg_frame; rg_err: one failed). */
 	uint32_t kg_e[RNIC_MPT_WORDS];
+	/* the last key the lookup found (se_key), its entry: the payload writes and an atomic's
+	 * operand translate from it, the MPT cache's port then the head's; a write of the MPT, or
+	 * an access it does not admit, drops it (se_valid) */
+	uint8_t se_valid;
+	uint32_t se_key;
+	uint32_t se_e[RNIC_MPT_WORDS];
 	uint32_t rg_frame;
 	uint16_t rg_qpn, rg_used;
 	uint8_t rg_k, rg_err;

@@ -19,7 +19,7 @@ void rx_reset(rx_core_t *st)
 	st->busy = B_IDLE;
 	st->redo = st->flush = st->back = st->rd_issue = st->fin = 0;
 	st->rq_on = 0;
-	st->pf_head = st->pf_tail = st->hint_cpl = st->tl_on = st->mm_on = 0;
+	st->pf_head = st->pf_tail = st->hint_cpl = st->tl_on = st->mm_on = st->se_valid = 0;
 	st->posts.left = 0;
 	st->fence_pending = st->fence_wait = 0;
 	st->commit_valid = 0;
